@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Data flows one way through these modules (see docs/ARCHITECTURE.md):
+// files → Store importers → Store → Engine snapshot → QueryLanguage / CLI.
+let package = Package(
+    name: "Vltava",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "vltava", targets: ["vltava"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // System libraries, found through pkg-config.
+        .systemLibrary(name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
+        .systemLibrary(name: "CPROJ", pkgConfig: "proj", providers: [.apt(["libproj-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+
+        // Value types, codecs, geodesy, GEOS and PROJ bridges.
+        .target(name: "Geometry", dependencies: ["CGEOS", "CPROJ"]),
+        // A small Swift wrapper over the SQLite C API, shared by the store and the MBTiles reader.
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .target(name: "SpatialIndex", dependencies: ["Geometry"]),
+        .target(name: "Store", dependencies: ["Geometry", "SQLite"]),
+        .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "CZlib"]),
+        .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "CZlib"]),
+        .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing"]),
+        .target(name: "QueryLanguage", dependencies: ["Geometry", "Engine"]),
+        .executableTarget(
+            name: "vltava",
+            dependencies: [
+                "Geometry", "Store", "SpatialIndex", "VectorTiles", "Routing", "Engine", "QueryLanguage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "vltava-bench",
+            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage"],
+            path: "Benchmarks/vltava-bench"
+        ),
+
+        // Tests: one target per module, plus end-to-end tests of the CLI.
+        .target(name: "TestSupport", dependencies: ["Geometry"], path: "Tests/TestSupport"),
+        .testTarget(name: "GeometryTests", dependencies: ["Geometry", "TestSupport"]),
+        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "TestSupport"]),
+        .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "TestSupport"]),
+        .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Geometry", "SpatialIndex", "TestSupport"]),
+        .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+    ]
+)

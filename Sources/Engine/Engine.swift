@@ -1,0 +1,1 @@
+// The Engine module; see docs/ARCHITECTURE.md.

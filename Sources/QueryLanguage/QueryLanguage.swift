@@ -1,0 +1,1 @@
+// The QueryLanguage module; see docs/ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// The Routing module; see docs/ARCHITECTURE.md.

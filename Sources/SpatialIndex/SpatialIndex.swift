@@ -1,0 +1,1 @@
+// The SpatialIndex module; see docs/ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// The Store module; see docs/ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// The VectorTiles module; see docs/ARCHITECTURE.md.

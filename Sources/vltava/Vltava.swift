@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Vltava: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vltava",
+        abstract: "A geospatial query engine: point lookups, nearest features, walking routes and MBTiles.",
+        subcommands: []
+    )
+}

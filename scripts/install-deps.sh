@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Vltava needs, only those that are missing.
+# Usage: scripts/install-deps.sh [--test]   (--test adds the tools the tests drive: GDAL, tmux)
+set -euo pipefail
+
+packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev)
+if [[ "${1:-}" == "--test" ]]; then
+    packages+=(gdal-bin tmux)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}"
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
