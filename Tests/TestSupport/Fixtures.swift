@@ -27,3 +27,45 @@ public enum Fixtures {
         return url
     }
 }
+
+/// Runs the built `vltava` executable, as a user would from a shell.
+public enum CLI {
+    /// The folder with the built products: beside the running test binary.
+    public static var binary: URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("vltava")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        return Fixtures.root.appendingPathComponent(".build/debug/vltava")
+    }
+
+    public struct Result {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// Runs `executable` (default: vltava) with `arguments` and returns its exit status and output.
+    public static func run(_ arguments: [String], executable: URL? = nil, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = executable ?? binary
+        process.arguments = arguments
+        process.currentDirectoryURL = Fixtures.root
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        // stderr goes to a file so that neither stream can fill a pipe and block the child.
+        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("vltava-stderr-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errURL) }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let errData = (try? Data(contentsOf: errURL)) ?? Data()
+        return Result(status: process.terminationStatus,
+                      stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+}

@@ -1,0 +1,113 @@
+// A bridge to PROJ: any CRS PROJ knows (by EPSG code) to EPSG:4326 and back. Axis order is
+// normalised with `proj_normalize_for_visualization`, so input and output are always
+// (easting, northing) or (longitude, latitude), as in GeoJSON. A transformer holds its own PROJ
+// context and is not thread-safe: make one per import or per task.
+
+import CPROJ
+
+public struct ProjectionError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { message }
+}
+
+public enum Projection {
+    /// "epsg:5514", "EPSG::5514", "urn:ogc:def:crs:EPSG::5514" → "EPSG:5514"; CRS84 → "EPSG:4326".
+    public static func normalizeCRS(_ crs: String) -> String {
+        GeoJSON.normalizeCRSName(crs)
+    }
+}
+
+public final class CoordinateTransformer {
+    public let source: String
+    public let target: String
+    private let context: OpaquePointer
+    private let transformation: OpaquePointer
+
+    public init(from source: String, to target: String) throws(ProjectionError) {
+        self.source = Projection.normalizeCRS(source)
+        self.target = Projection.normalizeCRS(target)
+        guard let context = proj_context_create() else { throw ProjectionError(message: "cannot create a PROJ context") }
+        proj_log_level(context, PJ_LOG_NONE)
+        // PROJ's own network grid fetching stays off: imports must not depend on the network.
+        proj_context_set_enable_network(context, 0)
+        func fail(_ what: String) -> ProjectionError {
+            let code = proj_context_errno(context)
+            let detail = code != 0 ? proj_context_errno_string(context, code).map { String(cString: $0) } : nil
+            return ProjectionError(message: what + (detail.map { " (\($0))" } ?? ""))
+        }
+        for crs in [self.source, self.target] {
+            guard let probe = proj_create(context, crs) else {
+                let error = fail("unknown CRS '\(crs)'")
+                proj_context_destroy(context)
+                throw error
+            }
+            proj_destroy(probe)
+        }
+        guard let raw = proj_create_crs_to_crs(context, self.source, self.target, nil) else {
+            let error = fail("no transformation from \(self.source) to \(self.target)")
+            proj_context_destroy(context)
+            throw error
+        }
+        let normalized = proj_normalize_for_visualization(context, raw)
+        proj_destroy(raw)
+        guard let normalized else {
+            let error = fail("cannot normalise the axis order of \(self.source) → \(self.target)")
+            proj_context_destroy(context)
+            throw error
+        }
+        self.context = context
+        self.transformation = normalized
+    }
+
+    deinit {
+        proj_destroy(transformation)
+        proj_context_destroy(context)
+    }
+
+    public func transform(x: Double, y: Double) throws(ProjectionError) -> (x: Double, y: Double) {
+        let out = try transform([x, y])
+        return (out[0], out[1])
+    }
+
+    /// Interleaved x, y pairs, transformed in one call.
+    public func transform(_ coordinates: [Double]) throws(ProjectionError) -> [Double] {
+        var values = coordinates
+        let count = values.count / 2
+        guard count > 0 else { return values }
+        proj_errno_reset(transformation)
+        let done = values.withUnsafeMutableBufferPointer { buffer -> Int in
+            guard let base = buffer.baseAddress else { return 0 }
+            let stride = 2 * MemoryLayout<Double>.stride
+            return proj_trans_generic(transformation, PJ_FWD, base, stride, count, base + 1, stride, count, nil, 0, 0, nil, 0, 0)
+        }
+        guard done == count else { throw ProjectionError(message: "PROJ transformed \(done) of \(count) positions from \(source) to \(target)") }
+        var i = 0
+        while i + 1 < values.count {
+            guard values[i].isFinite, values[i + 1].isFinite, abs(values[i]) < 1e300, abs(values[i + 1]) < 1e300 else {
+                throw ProjectionError(message: "(\(coordinates[i]), \(coordinates[i + 1])) cannot be transformed from \(source) to \(target): it is outside the area of use")
+            }
+            i += 2
+        }
+        return values
+    }
+
+    public func transform(_ geometry: Geometry) throws(ProjectionError) -> Geometry {
+        switch geometry {
+        case .point(let p):
+            let (x, y) = try transform(x: p.lon, y: p.lat)
+            return .point(Point(lon: x, lat: y))
+        case .lineString(let l): return .lineString(LineString(coordinates: try transform(l.coordinates)))
+        case .polygon(let p): return .polygon(Polygon(coordinates: try transform(p.coordinates), ringOffsets: p.ringOffsets))
+        case .multiPoint(let m): return .multiPoint(MultiPoint(coordinates: try transform(m.coordinates)))
+        case .multiLineString(let m): return .multiLineString(MultiLineString(coordinates: try transform(m.coordinates), lineOffsets: m.lineOffsets))
+        case .multiPolygon(let m):
+            var polygons: [Polygon] = []
+            for p in m.polygons { polygons.append(Polygon(coordinates: try transform(p.coordinates), ringOffsets: p.ringOffsets)) }
+            return .multiPolygon(MultiPolygon(polygons: polygons))
+        case .collection(let parts):
+            var out: [Geometry] = []
+            for part in parts { out.append(try transform(part)) }
+            return .collection(out)
+        }
+    }
+}

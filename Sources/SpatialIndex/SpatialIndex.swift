@@ -1,1 +1,0 @@
-// The SpatialIndex module; see docs/ARCHITECTURE.md.

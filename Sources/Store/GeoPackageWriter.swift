@@ -1,0 +1,197 @@
+// Writing layers: the GeoPackage 1.3 core tables, feature and attribute tables, typed columns.
+// Every write of a layer happens inside one transaction, so a failure leaves the file as it was.
+
+import Geometry
+import SQLite
+
+/// A layer ready to be written: importers produce it after validating every record.
+struct LayerData {
+    var name: String
+    var kind: LayerInfo.Kind
+    /// GeoPackage geometry type name; nil for attribute tables.
+    var geometryType: String?
+    var columns: [ColumnInfo]
+    var features: [Feature]
+    /// Use each feature's integer id as its fid (ids are unique integers).
+    var useFeatureIDsAsFID: Bool
+    var description: String
+    var timeSeries: TimeSeriesLink?
+}
+
+extension GeoPackage {
+    /// WKT of EPSG:4326 as the GeoPackage spec's own example row gives it.
+    static let wgs84Definition = """
+        GEOGCS["WGS 84",DATUM["WGS_1984",SPHEROID["WGS 84",6378137,298.257223563,AUTHORITY["EPSG","7030"]],AUTHORITY["EPSG","6326"]],PRIMEM["Greenwich",0,AUTHORITY["EPSG","8901"]],UNIT["degree",0.0174532925199433,AUTHORITY["EPSG","9122"]],AXIS["Latitude",NORTH],AXIS["Longitude",EAST],AUTHORITY["EPSG","4326"]]
+        """
+
+    func createSchema() throws {
+        try database.execute("""
+            PRAGMA application_id = \(GeoPackage.applicationID);
+            PRAGMA user_version = \(GeoPackage.userVersion);
+            PRAGMA journal_mode = WAL;
+            BEGIN;
+            CREATE TABLE gpkg_spatial_ref_sys (
+              srs_name TEXT NOT NULL,
+              srs_id INTEGER NOT NULL PRIMARY KEY,
+              organization TEXT NOT NULL,
+              organization_coordsys_id INTEGER NOT NULL,
+              definition TEXT NOT NULL,
+              description TEXT
+            );
+            CREATE TABLE gpkg_contents (
+              table_name TEXT NOT NULL PRIMARY KEY,
+              data_type TEXT NOT NULL,
+              identifier TEXT UNIQUE,
+              description TEXT DEFAULT '',
+              last_change DATETIME NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+              min_x DOUBLE, min_y DOUBLE, max_x DOUBLE, max_y DOUBLE,
+              srs_id INTEGER,
+              CONSTRAINT fk_gc_r_srs_id FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys(srs_id)
+            );
+            CREATE TABLE gpkg_geometry_columns (
+              table_name TEXT NOT NULL,
+              column_name TEXT NOT NULL,
+              geometry_type_name TEXT NOT NULL,
+              srs_id INTEGER NOT NULL,
+              z TINYINT NOT NULL,
+              m TINYINT NOT NULL,
+              CONSTRAINT pk_geom_cols PRIMARY KEY (table_name, column_name),
+              CONSTRAINT uk_gc_table_name UNIQUE (table_name),
+              CONSTRAINT fk_gc_tn FOREIGN KEY (table_name) REFERENCES gpkg_contents(table_name),
+              CONSTRAINT fk_gc_srs FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys (srs_id)
+            );
+            CREATE TABLE gpkg_extensions (
+              table_name TEXT,
+              column_name TEXT,
+              extension_name TEXT NOT NULL,
+              definition TEXT NOT NULL,
+              scope TEXT NOT NULL,
+              CONSTRAINT ge_tce UNIQUE (table_name, column_name, extension_name)
+            );
+            CREATE TABLE gpkg_data_columns (
+              table_name TEXT NOT NULL,
+              column_name TEXT NOT NULL,
+              name TEXT,
+              title TEXT,
+              description TEXT,
+              mime_type TEXT,
+              constraint_name TEXT,
+              CONSTRAINT pk_gdc PRIMARY KEY (table_name, column_name),
+              CONSTRAINT gdc_tn UNIQUE (table_name, name)
+            );
+            CREATE TABLE vltava_time_series (
+              table_name TEXT NOT NULL PRIMARY KEY,
+              key_layer TEXT NOT NULL,
+              layer_key_column TEXT NOT NULL,
+              key_column TEXT NOT NULL,
+              start_column TEXT NOT NULL,
+              end_column TEXT NOT NULL
+            );
+            INSERT INTO gpkg_spatial_ref_sys VALUES
+              ('Undefined cartesian SRS', -1, 'NONE', -1, 'undefined', 'undefined cartesian coordinate reference system'),
+              ('Undefined geographic SRS', 0, 'NONE', 0, 'undefined', 'undefined geographic coordinate reference system'),
+              ('WGS 84 geodetic', 4326, 'EPSG', 4326, '\(GeoPackage.wgs84Definition)', 'longitude/latitude coordinates in decimal degrees on the WGS 84 spheroid');
+            INSERT INTO gpkg_extensions VALUES
+              ('gpkg_data_columns', NULL, 'gpkg_schema', 'http://www.geopackage.org/spec/#extension_schema', 'read-write');
+            COMMIT;
+            """)
+    }
+
+    /// Writes one layer in a single transaction. With `replace`, an existing layer of the same
+    /// name is dropped in that same transaction; without it, an existing layer is an error.
+    func write(_ layer: LayerData, replace: Bool) throws(StoreError) {
+        if database.isReadOnly { throw .readOnly(path) }
+        let exists = try hasLayer(layer.name)
+        if exists && !replace { throw .layerExists(layer.name) }
+        if !exists, try sqlite({ try database.hasTable(layer.name) }) {
+            throw .invalidLayerName(layer.name, reason: "a table of that name exists in the file but is not a GeoPackage layer")
+        }
+        try sqlite {
+            try database.transaction {
+                if exists { try drop(layer.name) }
+                try create(layer)
+                try insertRows(of: layer)
+            }
+        }
+    }
+
+    /// Removes a layer and its catalog rows.
+    func drop(_ name: String) throws {
+        try database.execute("DROP TABLE IF EXISTS \(quoted(name))")
+        for table in ["gpkg_geometry_columns", "gpkg_data_columns", "gpkg_contents", "vltava_time_series"] {
+            guard try database.hasTable(table) else { continue }
+            try database.prepare("DELETE FROM \(table) WHERE table_name = ?").run([.text(name)])
+        }
+    }
+
+    private func create(_ layer: LayerData) throws {
+        var definitions = ["fid INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL"]
+        if let geometryType = layer.geometryType { definitions.append("geom \(geometryType)") }
+        definitions += layer.columns.map { "\(quoted($0.name)) \($0.type.rawValue)" }
+        try database.execute("CREATE TABLE \(quoted(layer.name)) (\(definitions.joined(separator: ", ")))")
+
+        var box = BBox.empty
+        for feature in layer.features { if let g = feature.geometry { box.extend(g.bbox) } }
+        let hasBox = layer.kind == .features && !box.isEmpty
+        try database.prepare("""
+            INSERT INTO gpkg_contents (table_name, data_type, identifier, description, min_x, min_y, max_x, max_y, srs_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run([
+                .text(layer.name), .text(layer.kind.rawValue), .text(layer.name), .text(layer.description),
+                hasBox ? .real(box.minLon) : .null, hasBox ? .real(box.minLat) : .null,
+                hasBox ? .real(box.maxLon) : .null, hasBox ? .real(box.maxLat) : .null,
+                layer.kind == .features ? .integer(4326) : .null,
+            ])
+        if let geometryType = layer.geometryType {
+            try database.prepare("INSERT INTO gpkg_geometry_columns VALUES (?, 'geom', ?, 4326, 0, 0)")
+                .run([.text(layer.name), .text(geometryType)])
+        }
+        let addDataColumn = try database.prepare("""
+            INSERT INTO gpkg_data_columns (table_name, column_name, name, mime_type) VALUES (?, ?, ?, 'application/json')
+            """)
+        for column in layer.columns where column.isJSON {
+            try addDataColumn.run([.text(layer.name), .text(column.name), .text(column.name)])
+        }
+        if let link = layer.timeSeries {
+            try database.prepare("INSERT INTO vltava_time_series VALUES (?, ?, ?, ?, ?, ?)").run([
+                .text(layer.name), .text(link.keyLayer), .text(link.layerKeyColumn),
+                .text(link.keyColumn), .text(link.startColumn), .text(link.endColumn),
+            ])
+        }
+    }
+
+    private func insertRows(of layer: LayerData) throws {
+        var names = ["fid"]
+        if layer.geometryType != nil { names.append("geom") }
+        names += layer.columns.map(\.name)
+        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        let insert = try database.prepare("INSERT INTO \(quoted(layer.name)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(placeholders))")
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(names.count)
+        for feature in layer.features {
+            values.removeAll(keepingCapacity: true)
+            if layer.useFeatureIDsAsFID, case .integer(let id) = feature.id {
+                values.append(.integer(id))
+            } else {
+                values.append(.null)  // SQLite assigns the next fid
+            }
+            if layer.geometryType != nil {
+                values.append(feature.geometry.map { .blob(GeoPackageBinary.encode($0, srsID: 4326)) } ?? .null)
+            }
+            for column in layer.columns {
+                values.append(sqliteValue(feature.properties[column.name] ?? .null, as: column))
+            }
+            try insert.run(values)
+        }
+    }
+
+    private func sqliteValue(_ value: AttributeValue, as column: ColumnInfo) -> SQLiteValue {
+        switch value {
+        case .null: .null
+        case .bool(let b): column.type == .text ? .text(b ? "true" : "false") : .integer(b ? 1 : 0)
+        case .integer(let i): column.type == .text ? .text(String(i)) : column.type == .real ? .real(Double(i)) : .integer(i)
+        case .real(let d): column.type == .text ? .text(String(d)) : .real(d)
+        case .text(let s), .json(let s): .text(s)
+        }
+    }
+}

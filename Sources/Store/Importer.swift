@@ -1,0 +1,329 @@
+// Importers: files → validated features → one layer written in one transaction.
+//
+// Every import reads and checks the whole input first (parse, reproject to EPSG:4326, check
+// coordinate ranges, check validity with GEOS) and writes nothing unless every record passed,
+// so a failed import leaves the store exactly as it was. Invalid polygons are repaired with
+// GEOS make-valid and reported, or rejected under `strict`.
+
+import Foundation
+import Geometry
+
+public enum ImportFormat: String, CaseIterable, Sendable {
+    /// A GeoJSON FeatureCollection (or one Feature), in EPSG:4326 or the CRS its old-style
+    /// `crs` member or `--crs` names.
+    case geojson
+    /// A CSV of points with longitude/latitude columns.
+    case csv
+    /// Hourly observations (CSV) as a time series keyed to a point layer.
+    case observations
+    /// Zoo Praha's footpath network (`paths-graph.json`) as a line layer.
+    case zooPaths = "zoo-paths"
+    /// Zoo Praha's animal lexicon (`animals.json`) as a table linked to pens and pavilions.
+    case zooAnimals = "zoo-animals"
+}
+
+/// Keep only features of one geometry family, e.g. pavilions (polygons) and pens (points)
+/// from the same zoo file.
+public enum GeometryFamily: String, CaseIterable, Sendable {
+    case point, line, polygon
+
+    func matches(_ geometry: Geometry) -> Bool {
+        switch (self, geometry) {
+        case (.point, .point), (.point, .multiPoint): true
+        case (.line, .lineString), (.line, .multiLineString): true
+        case (.polygon, .polygon), (.polygon, .multiPolygon): true
+        default: false
+        }
+    }
+}
+
+public struct ImportOptions: Sendable {
+    public var layer: String
+    /// Detected from the file's name and content when nil.
+    public var format: ImportFormat?
+    /// The input's CRS ("EPSG:5514"); overrides a GeoJSON `crs` member.
+    public var crs: String?
+    public var strict: Bool
+    public var replace: Bool
+    public var only: GeometryFamily?
+    /// CSV: the longitude and latitude columns; detected from common names when nil.
+    public var lonColumn: String?
+    public var latColumn: String?
+    /// Observations: the point layer the series belongs to, and the column that names the
+    /// point (detected: code, station, station_code, id).
+    public var timeSeriesOf: String?
+    public var keyColumn: String?
+    public var description: String
+
+    public init(layer: String, format: ImportFormat? = nil, crs: String? = nil, strict: Bool = false,
+                replace: Bool = false, only: GeometryFamily? = nil, lonColumn: String? = nil,
+                latColumn: String? = nil, timeSeriesOf: String? = nil, keyColumn: String? = nil,
+                description: String = "") {
+        self.layer = layer
+        self.format = format
+        self.crs = crs
+        self.strict = strict
+        self.replace = replace
+        self.only = only
+        self.lonColumn = lonColumn
+        self.latColumn = latColumn
+        self.timeSeriesOf = timeSeriesOf
+        self.keyColumn = keyColumn
+        self.description = description
+    }
+}
+
+public struct ImportReport: Sendable {
+    public var layer: String
+    public var format: ImportFormat
+    public var kind: LayerInfo.Kind
+    public var geometryType: String?
+    public var featureCount: Int
+    /// The CRS the input was read in, before reprojection to EPSG:4326.
+    public var sourceCRS: String?
+    /// Features repaired with make-valid, and other non-fatal notes, per feature.
+    public var warnings: [ImportProblem]
+}
+
+public enum Importer {
+    public static func importFile(_ path: String, into store: GeoPackage, options: ImportOptions) throws(StoreError) -> ImportReport {
+        try checkLayerName(options.layer)
+        guard FileManager.default.fileExists(atPath: path) else { throw .fileNotFound(path) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw .fileNotFound(path) }
+        let bytes = [UInt8](data)
+        let format: ImportFormat
+        if let explicit = options.format { format = explicit } else { format = try detectFormat(path: path, bytes: bytes) }
+        // Fail early, before any parsing, on a name clash.
+        if !options.replace, try store.hasLayer(options.layer) { throw .layerExists(options.layer) }
+
+        let file = (path as NSString).lastPathComponent
+        var prepared: Prepared
+        switch format {
+        case .geojson: prepared = try readGeoJSON(bytes, file: file, options: options)
+        case .csv: prepared = try readPointCSV(bytes, file: file, options: options)
+        case .zooPaths: prepared = try readZooPaths(bytes, file: file)
+        case .zooAnimals: prepared = try readZooAnimals(bytes, file: file)
+        case .observations: prepared = try readObservations(bytes, file: file, store: store, options: options)
+        }
+
+        var warnings: [ImportProblem] = []
+        if prepared.kind == .features {
+            if let only = options.only {
+                prepared.features.removeAll { feature in feature.geometry.map { !only.matches($0) } ?? false }
+            }
+            warnings = try validate(&prepared, file: file, options: options)
+        }
+        guard !prepared.features.isEmpty else {
+            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "no features to import" + (options.only.map { " with \($0.rawValue) geometry" } ?? ""))])
+        }
+
+        let (columns, renames) = inferColumns(prepared.features, reserved: prepared.kind == .features ? ["fid", "geom"] : ["fid"])
+        if !renames.isEmpty {
+            for index in prepared.features.indices {
+                for (from, to) in renames {
+                    if let value = prepared.features[index].properties[from] {
+                        prepared.features[index].properties[from] = nil
+                        prepared.features[index].properties[to] = value
+                    }
+                }
+            }
+            warnings += renames.map { ImportProblem(location: "", message: "attribute '\($0.from)' renamed to '\($0.to)' (the name is taken)") }
+        }
+        let ids = prepared.features.compactMap { feature -> Int64? in if case .integer(let i) = feature.id { i } else { nil } }
+        let idsAreFIDs = ids.count == prepared.features.count && Set(ids).count == ids.count
+
+        let layer = LayerData(
+            name: options.layer, kind: prepared.kind,
+            geometryType: prepared.kind == .features ? geometryTypeName(prepared.features) : nil,
+            columns: columns, features: prepared.features, useFeatureIDsAsFID: idsAreFIDs,
+            description: options.description.isEmpty ? "imported from \(file)" : options.description,
+            timeSeries: prepared.timeSeries)
+        try store.write(layer, replace: options.replace)
+        return ImportReport(
+            layer: options.layer, format: format, kind: layer.kind, geometryType: layer.geometryType,
+            featureCount: layer.features.count, sourceCRS: prepared.sourceCRS, warnings: warnings)
+    }
+
+    /// What a format reader hands over: records not yet validated.
+    struct Prepared {
+        var kind: LayerInfo.Kind
+        var features: [Feature]
+        var sourceCRS: String?
+        var timeSeries: TimeSeriesLink?
+    }
+
+    static func checkLayerName(_ name: String) throws(StoreError) {
+        guard let first = name.unicodeScalars.first, first == "_" || (first.properties.isAlphabetic && first.isASCII) else {
+            throw .invalidLayerName(name, reason: "it must start with a letter or '_'")
+        }
+        guard name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }) else {
+            throw .invalidLayerName(name, reason: "use only ASCII letters, digits and '_'")
+        }
+        let lowered = name.lowercased()
+        for prefix in ["gpkg_", "sqlite_", "rtree_", "vltava_"] where lowered.hasPrefix(prefix) {
+            throw .invalidLayerName(name, reason: "names starting with '\(prefix)' are reserved")
+        }
+    }
+
+    static func detectFormat(path: String, bytes: [UInt8]) throws(StoreError) -> ImportFormat {
+        let lowered = path.lowercased()
+        let head = String(decoding: bytes.prefix(4096), as: UTF8.self)
+        if lowered.hasSuffix(".csv") || lowered.hasSuffix(".tsv") {
+            let firstLine = head.split(whereSeparator: \.isNewline).first.map { $0.lowercased() } ?? ""
+            let intervalNames = ["datefromutc", "interval_start", "start_utc"]
+            return intervalNames.contains(where: firstLine.contains) ? .observations : .csv
+        }
+        if lowered.hasSuffix(".json") || lowered.hasSuffix(".geojson") {
+            if head.contains("\"roads\"") || head.contains("\"nodes\"") && !head.contains("\"FeatureCollection\"") { return .zooPaths }
+            if head.contains("\"latin_name\"") { return .zooAnimals }
+            return .geojson
+        }
+        throw .unsupportedFormat(file: path, reason: "cannot tell the format from the name; pass --format (\(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+    }
+
+    // MARK: - Validation
+
+    /// Reprojects to EPSG:4326, checks ranges and validity. Fatal problems abort the import
+    /// with every problem listed; repairs are returned as warnings.
+    static func validate(_ prepared: inout Prepared, file: String, options: ImportOptions) throws(StoreError) -> [ImportProblem] {
+        var problems: [ImportProblem] = []
+        var warnings: [ImportProblem] = []
+
+        var transformer: CoordinateTransformer?
+        if let crs = prepared.sourceCRS, Projection.normalizeCRS(crs) != "EPSG:4326" {
+            do {
+                transformer = try CoordinateTransformer(from: crs, to: "EPSG:4326")
+            } catch {
+                throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
+            }
+        }
+        let geos: GEOSContext
+        do {
+            geos = try GEOSContext()
+        } catch {
+            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
+        }
+
+        for index in prepared.features.indices {
+            let feature = prepared.features[index]
+            let location = featureLocation(index, feature)
+            guard var geometry = feature.geometry else {
+                problems.append(ImportProblem(location: location, message: "the feature has no geometry"))
+                continue
+            }
+            if let transformer {
+                do {
+                    geometry = try transformer.transform(geometry)
+                } catch {
+                    problems.append(ImportProblem(location: location, message: "cannot reproject: \(error)"))
+                    continue
+                }
+            }
+            if let rangeProblem = coordinateRangeProblem(geometry) {
+                problems.append(ImportProblem(location: location, message: rangeProblem))
+                continue
+            }
+            do {
+                let validity = try geos.validity(geometry)
+                if !validity.isValid {
+                    let reason = validity.reason ?? "invalid geometry"
+                    let at = validity.location.map { " at (\($0.lon) \($0.lat))" } ?? ""
+                    if options.strict {
+                        problems.append(ImportProblem(location: location, message: "invalid \(geometry.typeName): \(reason)\(at) (rejected under --strict)"))
+                        continue
+                    }
+                    geometry = try geos.makeValid(geometry)
+                    warnings.append(ImportProblem(location: location, message: "invalid \(geometry.typeName): \(reason)\(at); repaired with make-valid"))
+                }
+            } catch {
+                problems.append(ImportProblem(location: location, message: "cannot check validity: \(error)"))
+                continue
+            }
+            prepared.features[index].geometry = geometry
+        }
+        if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
+        return warnings
+    }
+
+    static func featureLocation(_ index: Int, _ feature: Feature) -> String {
+        "feature \(index)" + (feature.id.map { " (id \($0))" } ?? "")
+    }
+
+    /// Longitude within ±180 and latitude within ±90, finite; with the swap hint when the
+    /// latitude is out of range but would be a valid longitude.
+    static func coordinateRangeProblem(_ geometry: Geometry) -> String? {
+        var problem: String?
+        geometry.forEachCoordinateArray { coordinates in
+            guard problem == nil else { return }
+            var i = 0
+            while i + 1 < coordinates.count {
+                problem = coordinateProblem(lon: coordinates[i], lat: coordinates[i + 1])
+                if problem != nil { return }
+                i += 2
+            }
+        }
+        return problem
+    }
+
+    static func coordinateProblem(lon: Double, lat: Double) -> String? {
+        if !lon.isFinite || !lat.isFinite { return "coordinate (\(lon), \(lat)) is not a finite number" }
+        if abs(lat) > 90 {
+            let hint = abs(lon) <= 90 ? " — did you swap longitude and latitude?" : ""
+            return "latitude \(lat) is outside -90…90\(hint)"
+        }
+        if abs(lon) > 180 { return "longitude \(lon) is outside -180…180" }
+        return nil
+    }
+
+    // MARK: - Schema inference
+
+    /// Columns in order of first appearance, typed from every value; names clashing
+    /// (case-insensitively, as SQLite compares them) with a reserved or earlier name are renamed.
+    static func inferColumns(_ features: [Feature], reserved: Set<String>) -> ([ColumnInfo], renames: [(from: String, to: String)]) {
+        var order: [String] = []
+        var kinds: [String: Set<String>] = [:]
+        for feature in features {
+            for (name, value) in feature.properties {
+                if kinds[name] == nil { order.append(name) }
+                let kind: String? = switch value {
+                case .null: nil
+                case .bool: "bool"
+                case .integer: "integer"
+                case .real: "real"
+                case .text: "text"
+                case .json: "json"
+                }
+                kinds[name, default: []].formUnion(kind.map { [$0] } ?? [])
+            }
+        }
+        var taken = Set(reserved)
+        var columns: [ColumnInfo] = []
+        var renames: [(String, String)] = []
+        for name in order {
+            var columnName = name
+            var suffix = 1
+            while taken.contains(columnName.lowercased()) {
+                columnName = "\(name)_\(suffix)"
+                suffix += 1
+            }
+            if columnName != name { renames.append((name, columnName)) }
+            taken.insert(columnName.lowercased())
+            let seen = kinds[name] ?? []
+            let column: ColumnInfo = switch seen {
+            case ["integer"]: ColumnInfo(name: columnName, type: .integer)
+            case ["real"], ["integer", "real"]: ColumnInfo(name: columnName, type: .real)
+            case ["bool"]: ColumnInfo(name: columnName, type: .boolean)
+            case ["json"]: ColumnInfo(name: columnName, type: .text, isJSON: true)
+            default: ColumnInfo(name: columnName, type: .text)
+            }
+            columns.append(column)
+        }
+        return (columns, renames)
+    }
+
+    /// The GeoPackage geometry type name: the single type of all features, or GEOMETRY.
+    static func geometryTypeName(_ features: [Feature]) -> String {
+        let names = Set(features.compactMap { $0.geometry?.typeName.uppercased() })
+        return names.count == 1 ? names.first ?? "GEOMETRY" : "GEOMETRY"
+    }
+}

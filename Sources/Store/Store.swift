@@ -1,1 +1,0 @@
-// The Store module; see docs/ARCHITECTURE.md.

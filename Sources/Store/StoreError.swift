@@ -1,0 +1,92 @@
+import SQLite
+
+/// Everything that can go wrong opening, reading or importing into a store. Each message says
+/// what is wrong and where (file, layer, feature index or id, line and column).
+public enum StoreError: Error, CustomStringConvertible, Sendable {
+    case fileNotFound(String)
+    case notAGeoPackage(path: String, reason: String)
+    case sqlite(SQLiteError)
+    case unknownLayer(String, known: [String])
+    case layerExists(String)
+    case invalidLayerName(String, reason: String)
+    case corruptGeometry(String)
+    case readOnly(String)
+    /// An import failed; nothing was written.
+    case importFailed(file: String, problems: [ImportProblem])
+    case unsupportedFormat(file: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .fileNotFound(let path):
+            return "no such file: \(path)"
+        case .notAGeoPackage(let path, let reason):
+            return "\(path) is not a GeoPackage: \(reason)"
+        case .sqlite(let error):
+            return error.description
+        case .unknownLayer(let name, let known):
+            var message = "unknown layer '\(name)'"
+            if let suggestion = Suggestion.closest(to: name, in: known) { message += " — did you mean '\(suggestion)'?" }
+            if !known.isEmpty { message += " (layers: \(known.joined(separator: ", ")))" }
+            return message
+        case .layerExists(let name):
+            return "layer '\(name)' already exists; use --replace to overwrite it"
+        case .invalidLayerName(let name, let reason):
+            return "invalid layer name '\(name)': \(reason)"
+        case .corruptGeometry(let reason):
+            return "corrupt geometry: \(reason)"
+        case .readOnly(let path):
+            return "\(path) is open read-only"
+        case .importFailed(let file, let problems):
+            let shown = problems.prefix(20).map { "  - \($0)" }.joined(separator: "\n")
+            let more = problems.count > 20 ? "\n  … and \(problems.count - 20) more" : ""
+            return "import of \(file) failed; the store is unchanged:\n\(shown)\(more)"
+        case .unsupportedFormat(let file, let reason):
+            return "cannot import \(file): \(reason)"
+        }
+    }
+}
+
+/// One problem with one input record. `location` names the feature (index and id) or the
+/// line of a CSV file.
+public struct ImportProblem: Sendable, CustomStringConvertible, Equatable {
+    public var location: String
+    public var message: String
+
+    public init(location: String, message: String) {
+        self.location = location
+        self.message = message
+    }
+
+    public var description: String { location.isEmpty ? message : "\(location): \(message)" }
+}
+
+/// "Did you mean …?" for names: the closest candidate by edit distance, when close enough to
+/// be a likely typo (at most 2 edits, or a third of the name).
+public enum Suggestion {
+    public static func closest(to name: String, in candidates: [String]) -> String? {
+        let lowered = name.lowercased()
+        var best: (name: String, distance: Int)?
+        for candidate in candidates {
+            let d = distance(lowered, candidate.lowercased())
+            if d <= max(2, lowered.count / 3), d < (best?.distance ?? .max) { best = (candidate, d) }
+        }
+        return best?.name
+    }
+
+    /// Levenshtein distance over Unicode scalars.
+    public static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}

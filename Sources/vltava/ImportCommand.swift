@@ -1,0 +1,50 @@
+import ArgumentParser
+import Store
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import a file into the store as a layer (in one transaction: a failed import changes nothing).",
+        discussion: """
+            Formats: \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")); detected from the file when --format is not given.
+            Examples:
+              vltava import districts.sjtsk-epsg5514.geojson --layer districts
+              vltava import stations-prague.csv --layer stations
+              vltava import observations.csv --layer observations --time-series-of stations
+              vltava import pavilions-and-pens.geojson --layer pens --only point
+            """
+    )
+
+    @Argument(help: "The file to import.") var file: String
+    @Option(help: "The layer to create.") var layer: String
+    @Option(help: "The input's coordinate reference system, e.g. EPSG:5514 (default: the file's own, else EPSG:4326).") var crs: String?
+    @Option(help: "The input format.") var format: ImportFormat?
+    @Flag(help: "Reject invalid geometries instead of repairing them.") var strict = false
+    @Flag(help: "Replace an existing layer of the same name.") var replace = false
+    @Option(help: "Keep only features of one geometry family: point, line or polygon.") var only: GeometryFamily?
+    @Option(help: "CSV: the longitude column (default: detected).") var lon: String?
+    @Option(help: "CSV: the latitude column (default: detected).") var lat: String?
+    @Option(help: "Observations: the point layer this time series belongs to.") var timeSeriesOf: String?
+    @Option(help: "Observations: the column naming the point (default: detected).") var key: String?
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        do {
+            let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
+            let options = ImportOptions(
+                layer: layer, format: format, crs: crs, strict: strict, replace: replace, only: only,
+                lonColumn: lon, latColumn: lat, timeSeriesOf: timeSeriesOf, keyColumn: key)
+            let report = try Importer.importFile(file, into: geoPackage, options: options)
+            for warning in report.warnings { printError("warning: \(warning)") }
+            let what = report.kind == .features ? "\(report.geometryType ?? "GEOMETRY") features" : "rows"
+            let from = report.sourceCRS.map { $0 == "EPSG:4326" ? "" : ", reprojected from \($0) to EPSG:4326" } ?? ""
+            print("imported \(report.featureCount) \(what) into layer '\(report.layer)' (\(report.format.rawValue)\(from))"
+                  + (report.warnings.isEmpty ? "" : ", \(report.warnings.count) warning(s)"))
+        } catch {
+            throw CLIError("\(error)")
+        }
+    }
+}
+
+extension ImportFormat: ExpressibleByArgument {}
+extension GeometryFamily: ExpressibleByArgument {}

@@ -1,0 +1,24 @@
+import ArgumentParser
+import Foundation
+
+/// `--db`, shared by every command that reads or writes the store.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The GeoPackage store.", valueName: "file"))
+    var db: String = StoreOptions.defaultPath
+
+    /// `$VLTAVA_DB`, or `vltava.gpkg` in the current directory.
+    static var defaultPath: String {
+        ProcessInfo.processInfo.environment["VLTAVA_DB"] ?? "vltava.gpkg"
+    }
+}
+
+/// Prints a message to standard error and exits with status 1: the CLI's way to report a
+/// user error without a stack trace.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

@@ -1,0 +1,60 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The CLI end to end: every fixture imported into a fresh store through `vltava import`
+/// (scripts/build-demo-store.sh, the same script the demo uses), then `vltava layers`.
+@Suite struct ImportCLITests {
+    @Test func importEveryFixtureThenListLayers() throws {
+        let db = try Fixtures.temporaryDirectory("cli").appendingPathComponent("demo.gpkg").path
+        let build = try CLI.run([db, CLI.binary.path], executable: Fixtures.root.appendingPathComponent("scripts/build-demo-store.sh"))
+        #expect(build.status == 0, "\(build.stderr)")
+        #expect(build.stdout.contains("imported 57 POLYGON features into layer 'districts_sjtsk' (geojson, reprojected from EPSG:5514 to EPSG:4326)"))
+        #expect(build.stdout.contains("imported 816 rows into layer 'observations' (observations)"))
+
+        let layers = try CLI.run(["layers", "--db", db])
+        #expect(layers.status == 0, "\(layers.stderr)")
+        // The bounding boxes were checked against a plain Python min/max over each source file.
+        #expect(layers.stdout == """
+            layer            type                     features  bbox (min lon, min lat, max lon, max lat)  crs
+            ---------------  -----------------------  --------  -----------------------------------------  ---------
+            animals          table                         605
+            districts        POLYGON                        57  14.224437 49.941900 14.706788 50.177425    EPSG:4326
+            districts_sjtsk  POLYGON                        57  14.224436 49.941900 14.706787 50.177430    EPSG:4326
+            observations     time series of stations       816
+            parking          GEOMETRY                     1548  14.337907 50.055247 14.499431 50.133283    EPSG:4326
+            paths            LINESTRING                    892  14.392090 50.106488 14.414062 50.127622    EPSG:4326
+            pavilions        POLYGON                        13  14.402919 50.115238 14.410570 50.119818    EPSG:4326
+            pens             POINT                          77  14.401247 50.115365 14.410650 50.120863    EPSG:4326
+            stations         POINT                          17  14.257226 50.007305 14.537820 50.126530    EPSG:4326
+
+            """)
+    }
+
+    @Test func describeShowsColumnsAndTypes() throws {
+        let db = try Fixtures.temporaryDirectory("cli").appendingPathComponent("s.gpkg").path
+        #expect(try CLI.run(["import", Fixtures.path("zoo/pavilions-and-pens.geojson"), "--layer", "pens", "--only", "point", "--db", db]).status == 0)
+        let describe = try CLI.run(["describe", "pens", "--db", db])
+        #expect(describe.stdout == """
+            pens: 77 features, EPSG:4326
+            column         type
+            -------------  -------
+            geom           POINT
+            name           TEXT
+            is_animal_pen  BOOLEAN
+            is_building    BOOLEAN
+            animals        JSON
+
+            """)
+    }
+
+    @Test func errorsAreClearAndExitNonZero() throws {
+        let db = try Fixtures.temporaryDirectory("cli").appendingPathComponent("e.gpkg").path
+        let missing = try CLI.run(["import", "/no/such/file.geojson", "--layer", "x", "--db", db])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("no such file: /no/such/file.geojson"))
+        let unknown = try CLI.run(["describe", "nothing", "--db", db])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("unknown layer 'nothing'"))
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Geometry
+import SQLite
+import Store
+import TestSupport
+import Testing
+
+/// Every bad input gives a clear error naming the problem and where it is, and leaves the
+/// store exactly as it was: the same layers with the same row counts.
+@Suite struct BadInputTests {
+    /// A store with one layer already in it, and a snapshot of every table's row count.
+    func populatedStore() throws -> (GeoPackage, String, [String: Int]) {
+        let (store, path) = try freshStore()
+        try importFixture("air/stations-prague.csv", as: "stations", into: store)
+        return (store, path, try rowCounts(path))
+    }
+
+    func rowCounts(_ path: String) throws -> [String: Int] {
+        let database = try Database(path: path, mode: .readOnly)
+        let tables = try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        var counts: [String: Int] = [:]
+        while try tables.step() {
+            let name = tables.text(0) ?? ""
+            if case .integer(let n)? = try database.scalar("SELECT count(*) FROM \"\(name)\"") { counts[name] = Int(n) }
+        }
+        return counts
+    }
+
+    func write(_ text: String, name: String) throws -> String {
+        let url = try Fixtures.temporaryDirectory("bad").appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    /// Imports `path`, expects it to fail with a message containing every fragment, and checks
+    /// that the store did not change.
+    func expectFailure(_ path: String, layer: String = "new_layer", _ fragments: [String], _ configure: (inout ImportOptions) -> Void = { _ in }) throws {
+        let (store, storePath, before) = try populatedStore()
+        var options = ImportOptions(layer: layer)
+        configure(&options)
+        do {
+            _ = try Importer.importFile(path, into: store, options: options)
+            Issue.record("import of \(path) succeeded")
+        } catch {
+            let message = "\(error)"
+            for fragment in fragments {
+                #expect(message.contains(fragment), "«\(fragment)» not in «\(message)»")
+            }
+        }
+        #expect(try rowCounts(storePath) == before)
+        #expect(try store.layerNames() == ["stations"])
+    }
+
+    @Test func malformedJSONNamesLineAndColumn() throws {
+        let path = try write("{\"type\": \"FeatureCollection\",\n  \"features\": [\n    {\"type\": \"Feature\" \"geometry\": null}\n]}", name: "bad.geojson")
+        try expectFailure(path, ["bad.geojson", "line 3", "column 24"])
+    }
+
+    @Test func featureWithoutGeometry() throws {
+        let path = try write("""
+            {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "id": 7, "geometry": {"type": "Point", "coordinates": [14.4, 50.1]}, "properties": {}},
+              {"type": "Feature", "id": 8, "geometry": null, "properties": {"name": "nowhere"}}
+            ]}
+            """, name: "nogeom.geojson")
+        try expectFailure(path, ["feature 1 (id 8)", "has no geometry"])
+    }
+
+    @Test func selfIntersectingPolygonUnderStrict() throws {
+        let path = try write("""
+            {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "properties": {"name": "bow tie"}, "geometry": {"type": "Polygon",
+               "coordinates": [[[14.40, 50.10], [14.41, 50.11], [14.41, 50.10], [14.40, 50.11], [14.40, 50.10]]]}}
+            ]}
+            """, name: "bowtie.geojson")
+        try expectFailure(path, ["feature 0", "Self-intersection", "--strict"]) { $0.strict = true }
+
+        // Without --strict it is repaired and reported.
+        let (store, _) = try freshStore()
+        let report = try Importer.importFile(path, into: store, options: ImportOptions(layer: "bowtie"))
+        #expect(report.warnings.count == 1)
+        #expect(report.warnings.first?.message.contains("repaired with make-valid") == true)
+        let geometry = try #require(try store.features(of: "bowtie").first?.feature.geometry)
+        guard case .multiPolygon(let parts) = geometry else { Issue.record("expected a MultiPolygon, got \(geometry.typeName)"); return }
+        #expect(parts.polygons.count == 2)
+    }
+
+    @Test func swappedLatitudeInCSV() throws {
+        let path = try write("code,name,latitude,longitude\nX1,ok,50.1,14.4\nX2,far,14.4,214.4\n", name: "far.csv")
+        let swapped = try write("code,name,latitude,longitude\nX1,ok,50.1,14.4\nX2,swapped,114.4,50.1\n", name: "swapped2.csv")
+        try expectFailure(swapped, ["line 3", "latitude 114.4 is outside -90…90", "did you swap longitude and latitude?"])
+        try expectFailure(path, ["line 3", "longitude 214.4 is outside -180…180"])
+    }
+
+    @Test func unknownEPSGCode() throws {
+        try expectFailure(Fixtures.path("prague/districts.wgs84.geojson"), ["EPSG:99999"]) { $0.crs = "EPSG:99999" }
+    }
+
+    @Test func duplicateLayerNameWithoutReplace() throws {
+        try expectFailure(Fixtures.path("air/stations-prague.csv"), layer: "stations", ["layer 'stations' already exists", "--replace"])
+
+        // With --replace the layer is replaced, in one transaction.
+        let (store, _) = try freshStore()
+        try importFixture("air/stations-prague.csv", as: "stations", into: store)
+        try importFixture("prague/districts.wgs84.geojson", as: "stations", into: store) { $0.replace = true }
+        #expect(try store.layer("stations").featureCount == 57)
+        #expect(try store.layer("stations").geometryType == "POLYGON")
+    }
+
+    @Test func fileThatDoesNotExist() throws {
+        try expectFailure("/nonexistent/districts.geojson", ["no such file: /nonexistent/districts.geojson"])
+    }
+
+    @Test func unknownStationInObservations() throws {
+        let path = try write("code,datefromutc,datetoutc,no2\nABREA,2019-04-14 21:00:00.0 UTC,2019-04-14 22:00:00.0 UTC,3\nXXXXX,2019-04-14 21:00:00.0 UTC,2019-04-14 22:00:00.0 UTC,4\n", name: "obs.csv")
+        try expectFailure(path, ["line 3", "'XXXXX' is not a code of layer 'stations'"]) { $0.timeSeriesOf = "stations" }
+    }
+
+    @Test func invalidLayerNames() throws {
+        try expectFailure(Fixtures.path("air/stations-prague.csv"), layer: "gpkg_contents", ["reserved"])
+        try expectFailure(Fixtures.path("air/stations-prague.csv"), layer: "my layer", ["invalid layer name 'my layer'"])
+    }
+
+    @Test func unknownLayerSuggestsTheClosestName() throws {
+        let (store, _, _) = try populatedStore()
+        #expect(throws: StoreError.self) { try store.layer("station") }
+        do {
+            _ = try store.layer("station")
+        } catch {
+            #expect("\(error)" == "unknown layer 'station' — did you mean 'stations'? (layers: stations)")
+        }
+    }
+
+    @Test func aFileThatIsNotAGeoPackage() throws {
+        let path = try write("this is not sqlite", name: "not.gpkg")
+        #expect(throws: StoreError.self) { try GeoPackage(path: path) }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Geometry
+import SQLite
+import Store
+import TestSupport
+import Testing
+
+/// A fresh store in a temporary directory.
+func freshStore() throws -> (GeoPackage, String) {
+    let path = try Fixtures.temporaryDirectory("store").appendingPathComponent("test.gpkg").path
+    return (try GeoPackage(path: path, mode: .readWrite), path)
+}
+
+@discardableResult
+func importFixture(_ fixture: String, as layer: String, into store: GeoPackage, _ configure: (inout ImportOptions) -> Void = { _ in }) throws -> ImportReport {
+    var options = ImportOptions(layer: layer)
+    configure(&options)
+    return try Importer.importFile(Fixtures.path(fixture), into: store, options: options)
+}
+
+@Suite struct CoordinateSystemTests {
+    @Test func sjtskAndWGS84DistrictsMatchByCode() throws {
+        let (store, _) = try freshStore()
+        let sjtsk = try importFixture("prague/districts.sjtsk-epsg5514.geojson", as: "districts_sjtsk", into: store)
+        let wgs84 = try importFixture("prague/districts.wgs84.geojson", as: "districts", into: store)
+        #expect(sjtsk.featureCount == 57)
+        #expect(wgs84.featureCount == 57)
+        #expect(sjtsk.sourceCRS == "EPSG:5514")
+        #expect(wgs84.sourceCRS == "EPSG:4326")
+        #expect(try store.layer("districts_sjtsk").crs == "EPSG:4326")
+
+        let a = Dictionary(uniqueKeysWithValues: try store.features(of: "districts_sjtsk").map { ($0.feature.properties["KOD_MC"], $0.feature) })
+        let b = Dictionary(uniqueKeysWithValues: try store.features(of: "districts").map { ($0.feature.properties["KOD_MC"], $0.feature) })
+        #expect(a.count == 57)
+        #expect(Set(a.keys) == Set(b.keys))
+
+        // The two files are different vintages (2016 and 2019 cuts of the same IPR layer); the
+        // boundaries were redrawn in places, so areas agree only approximately. The largest
+        // relative difference measured here is asserted with a little headroom: 0.5 %.
+        var worst = 0.0
+        for (code, districtA) in a {
+            let areaA = Measure.area(try #require(districtA.geometry))
+            let areaB = Measure.area(try #require(b[code]?.geometry))
+            worst = max(worst, abs(areaA - areaB) / areaB)
+        }
+        #expect(worst < 0.005, "largest relative area difference \(worst)")
+
+        // The S-JTSK file carries its own area (PLOCHA, m², computed in the Křovák plane): the
+        // reprojected polygon's ellipsoidal area agrees within the projection's scale error.
+        for feature in a.values {
+            let plocha = try #require(feature.properties["PLOCHA"]?.doubleValue)
+            let area = Measure.area(try #require(feature.geometry))
+            #expect(abs(area - plocha) / plocha < 0.001, "\(feature.properties["NAZEV_MC"] ?? .null): \(area) vs \(plocha)")
+        }
+    }
+
+    @Test func sjtskVertexLandsOnIndependentReference() throws {
+        // First vertex of Praha-Čakovice in districts.sjtsk-epsg5514.geojson, transformed once with
+        //   echo "-733714.400049571 -1035864.4000071399" | cs2cs -f %.9f EPSG:5514 EPSG:4326
+        // (PROJ 9.1.1), which prints latitude then longitude: 50.162231456 14.533724751;
+        // pyproj 3.x (`Transformer.from_crs(5514, 4326, always_xy=True)`) agrees to 1e-9°.
+        let (store, _) = try freshStore()
+        try importFixture("prague/districts.sjtsk-epsg5514.geojson", as: "districts", into: store)
+        let cakovice = try #require(try store.features(of: "districts").first { $0.feature.properties["NAZEV_MC"] == .text("Praha-Čakovice") })
+        guard case .polygon(let polygon) = cakovice.feature.geometry else { Issue.record("not a polygon"); return }
+        let metres = Geodesy.haversine(lon1: polygon.coordinates[0], lat1: polygon.coordinates[1], lon2: 14.533724751, lat2: 50.162231456)
+        #expect(metres < 1.0)
+    }
+}
+
+@Suite struct RoundTripTests {
+    /// GeoJSON → store → features: the same coordinates to 1e-9° and the same properties.
+    @Test(arguments: ["prague/districts.wgs84.geojson", "prague/parking-zones.wgs84.geojson", "zoo/pavilions-and-pens.geojson"])
+    func geoJSONThroughTheStore(fixture: String) throws {
+        let original = try GeoJSON.parseDocument([UInt8](try Data(contentsOf: Fixtures.url(fixture)))).features
+        let (store, _) = try freshStore()
+        try importFixture(fixture, as: "layer", into: store)
+        let stored = try store.features(of: "layer")
+        #expect(stored.count == original.count)
+        // Features with unique integer ids (the zoo's OSM ids) keep them as fids, and the store
+        // reads in fid order; the others keep file order.
+        let byFID = Dictionary(uniqueKeysWithValues: stored.map { ($0.fid, $0) })
+        for (index, before) in original.enumerated() {
+            let match: StoredFeature? = if case .integer(let id)? = before.id { byFID[id] } else { stored[index] }
+            let after = try #require(match)
+            #expect(after.feature.properties == before.properties)
+            let a = try #require(before.geometry), b = try #require(after.feature.geometry)
+            #expect(a.typeName == b.typeName)
+            #expect(maxCoordinateDifference(a, b) <= 1e-9)
+        }
+    }
+
+    @Test func holesAndMultiPolygonsSurvive() throws {
+        let (store, _) = try freshStore()
+        try importFixture("prague/parking-zones.wgs84.geojson", as: "parking", into: store)
+        let geometries = try store.features(of: "parking").compactMap(\.feature.geometry)
+        let multi = geometries.filter { if case .multiPolygon = $0 { true } else { false } }
+        #expect(multi.count == 2)
+        #expect(try store.layer("parking").geometryType == "GEOMETRY")
+    }
+
+    @Test func zooIDsBecomeFIDsAndJSONAttributesRoundTrip() throws {
+        let (store, _) = try freshStore()
+        try importFixture("zoo/pavilions-and-pens.geojson", as: "pens", into: store) { $0.only = .point }
+        try importFixture("zoo/pavilions-and-pens.geojson", as: "pavilions", into: store) { $0.only = .polygon }
+        #expect(try store.layer("pens").featureCount == 77)
+        #expect(try store.layer("pens").geometryType == "POINT")
+        #expect(try store.layer("pavilions").featureCount == 13)
+        #expect(try store.layer("pavilions").geometryType == "POLYGON")
+        let gorillas = try #require(try store.features(of: "pavilions").first { $0.fid == 30000629 })
+        #expect(gorillas.feature.properties["name"] == .text("Pavilon goril"))
+        let animals = try store.layer("pens").columns.first { $0.name == "animals" }
+        #expect(animals?.isJSON == true)
+        #expect(animals?.typeDescription == "JSON")
+        let adax = try #require(try store.features(of: "pens").first { $0.fid == 4638766183 })
+        #expect(adax.feature.properties["animals"] == .json("[\"Adax\"]"))
+        #expect(adax.feature.properties["is_animal_pen"] == .bool(true))
+    }
+
+    @Test func zooAnimalsLinkToPensAndPavilions() throws {
+        let (store, _) = try freshStore()
+        try importFixture("zoo/animals.json", as: "animals", into: store)
+        let info = try store.layer("animals")
+        #expect(info.kind == .attributes)
+        #expect(info.featureCount == 605)
+        #expect(info.columns.map(\.name).contains("class"))
+        let adax = try #require(try store.features(of: "animals").first { $0.fid == 3 })
+        #expect(adax.feature.properties["name"] == .text("Adax"))
+        #expect(adax.feature.properties["class"] == .text("Savci"))
+        #expect(adax.feature.properties["location_ids"] == .json("[4638766183]"))
+    }
+
+    @Test func zooPathsBecomeALineLayer() throws {
+        let (store, _) = try freshStore()
+        let report = try importFixture("zoo/paths-graph.json", as: "paths", into: store)
+        #expect(report.format == .zooPaths)
+        #expect(report.featureCount == 892)
+        #expect(try store.layer("paths").geometryType == "LINESTRING")
+        let road = try #require(try store.features(of: "paths").first { $0.fid == 659327047 })
+        #expect(road.feature.properties["kind"] == .text("path"))
+        guard case .json(let ids)? = road.feature.properties["node_ids"] else { Issue.record("no node_ids"); return }
+        #expect(ids.hasPrefix("[105553969,588485178,"))
+    }
+
+    @Test func stationsAndObservations() throws {
+        let (store, _) = try freshStore()
+        let stations = try importFixture("air/stations-prague.csv", as: "stations", into: store)
+        #expect(stations.featureCount == 17)
+        let observations = try importFixture("air/observations-2019-04-15-16.csv", as: "observations", into: store) { $0.timeSeriesOf = "stations" }
+        #expect(observations.format == .observations)
+        #expect(observations.featureCount == 816)
+        let info = try store.layer("observations")
+        #expect(info.timeSeries == TimeSeriesLink(keyLayer: "stations", layerKeyColumn: "code", keyColumn: "code", startColumn: "interval_start", endColumn: "interval_end"))
+        // The columns describing the station (name, classif, owner, coordinates) are dropped.
+        #expect(info.columns.map(\.name) == ["code", "interval_start", "interval_end", "aqi", "aqidescription", "no2", "o3", "pm10", "pm10_24", "pm2_5", "so2", "co"])
+        let first = try #require(try store.features(of: "observations").first)
+        #expect(first.feature.properties["code"] == .text("ABREA"))
+        #expect(first.feature.properties["interval_start"] == .text("2019-04-14T21:00:00Z"))
+        #expect(first.feature.properties["no2"] == .real(32.7))
+        #expect(first.feature.properties["aqi"] == .integer(2))
+        let arepa = try #require(try store.features(of: "stations").first { $0.feature.properties["code"] == .text("AREPA") })
+        #expect(arepa.feature.geometry == .point(Point(lon: 14.42922, lat: 50.088066)))
+    }
+}
+
+/// The largest absolute difference between the coordinates of two geometries of equal shape.
+func maxCoordinateDifference(_ a: Geometry, _ b: Geometry) -> Double {
+    var arraysA: [[Double]] = [], arraysB: [[Double]] = []
+    a.forEachCoordinateArray { arraysA.append($0) }
+    b.forEachCoordinateArray { arraysB.append($0) }
+    guard arraysA.count == arraysB.count else { return .infinity }
+    var worst = 0.0
+    for (x, y) in zip(arraysA, arraysB) {
+        guard x.count == y.count else { return .infinity }
+        for (u, v) in zip(x, y) { worst = max(worst, abs(u - v)) }
+    }
+    return worst
+}

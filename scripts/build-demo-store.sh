@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the demo GeoPackage from Fixtures/ through the CLI, one `vltava import` per layer.
+# Usage: scripts/build-demo-store.sh OUT.gpkg [VLTAVA_BINARY]
+# Idempotent: it writes a new file next to OUT and moves it into place only when every import
+# succeeded, so a reader of OUT never sees a half-built store.
+set -euo pipefail
+out=${1:?usage: build-demo-store.sh OUT.gpkg [VLTAVA_BINARY]}
+vltava=${2:-.build/release/vltava}
+fixtures="$(cd "$(dirname "$0")/.." && pwd)/Fixtures"
+
+tmp="$out.building"
+rm -f "$tmp" "$tmp-wal" "$tmp-shm"
+mkdir -p "$(dirname "$out")"
+import() { "$vltava" import --db "$tmp" "$@"; }
+
+import "$fixtures/prague/districts.wgs84.geojson" --layer districts
+import "$fixtures/prague/districts.sjtsk-epsg5514.geojson" --layer districts_sjtsk
+import "$fixtures/prague/parking-zones.wgs84.geojson" --layer parking
+import "$fixtures/air/stations-prague.csv" --layer stations
+import "$fixtures/air/observations-2019-04-15-16.csv" --layer observations --time-series-of stations
+import "$fixtures/zoo/pavilions-and-pens.geojson" --layer pavilions --only polygon
+import "$fixtures/zoo/pavilions-and-pens.geojson" --layer pens --only point
+import "$fixtures/zoo/animals.json" --layer animals
+import "$fixtures/zoo/paths-graph.json" --layer paths
+
+rm -f "$out-wal" "$out-shm"
+mv "$tmp" "$out"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The main job on the bundled demo data: builds demo/vltava.gpkg from Fixtures/ and shows
+# what is in it. (Assumes `swift build -c release` has run; `make demo` does both.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+vltava=.build/release/vltava
+db=demo/vltava.gpkg
+
+start=$(date +%s%N)
+scripts/build-demo-store.sh "$db" "$vltava"
+echo "built $db in $(( ($(date +%s%N) - start) / 1000000 )) ms"
+echo
+
+"$vltava" layers --db "$db"
+echo
+"$vltava" describe stations --db "$db"
