@@ -62,7 +62,8 @@ public enum Measure {
             sum += (lon2 - lon1) * rad * (sinPrevious + sinNext)
             sinPrevious = sinNext
         }
-        return sum * authalicRadius * authalicRadius / 2
+        // The sum runs clockwise-positive; negate so counter-clockwise rings are positive.
+        return -sum * authalicRadius * authalicRadius / 2
     }
 
     /// Length in metres: lines summed segment by segment (haversine); polygons give the
