@@ -1,0 +1,337 @@
+// A static packed Hilbert R-tree, after mourner/flatbush: items are sorted by the Hilbert
+// value of their box centres and packed bottom-up into nodes of `nodeSize` children. The whole
+// tree is four flat arrays of box bounds plus one of indices, built once at load and never
+// changed, so it is Sendable and lock-free to query.
+//
+// Layout: level 0 holds the items (in Hilbert order), each level above holds the nodes of the
+// level below; `boxes[i]` of a node covers its children at `indices[i] ..< indices[i] + nodeSize`
+// of the level below. The root is the last box.
+
+import Geometry
+
+public struct PackedRTree: Sendable {
+    public let nodeSize: Int
+    /// Items indexed (empty boxes are left out and never returned).
+    public let count: Int
+    var minX: [Double]
+    var minY: [Double]
+    var maxX: [Double]
+    var maxY: [Double]
+    /// For an item slot: the item's original index. For a node: the first slot of its children.
+    var indices: [Int32]
+    /// Slot offsets where each level ends, from the leaves up.
+    var levelBounds: [Int]
+
+    public init(boxes: [BBox], nodeSize: Int = 16) {
+        let nodeSize = min(max(nodeSize, 2), 65_535)
+        self.nodeSize = nodeSize
+        let items = boxes.indices.filter { !boxes[$0].isEmpty }
+        count = items.count
+
+        var extent = BBox.empty
+        for i in items { extent.extend(boxes[i]) }
+        // Hilbert order of the box centres on a 2^16 grid over the extent.
+        let hilbertMax = Double((1 << 16) - 1)
+        let width = extent.maxLon - extent.minLon, height = extent.maxLat - extent.minLat
+        let keyed: [(UInt32, Int32)] = items.map { i in
+            let b = boxes[i]
+            let x = width > 0 ? UInt32(hilbertMax * ((b.minLon + b.maxLon) / 2 - extent.minLon) / width) : 0
+            let y = height > 0 ? UInt32(hilbertMax * ((b.minLat + b.maxLat) / 2 - extent.minLat) / height) : 0
+            return (hilbert(x, y), Int32(i))
+        }.sorted { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
+
+        // Level sizes: items, then ceil(n / nodeSize) per level up to a single root.
+        var levelBounds: [Int] = []
+        var n = count
+        var total = n
+        levelBounds.append(total)
+        while n > 1 {
+            n = (n + nodeSize - 1) / nodeSize
+            total += n
+            levelBounds.append(total)
+        }
+        var minX = [Double](repeating: 0, count: total), minY = minX, maxX = minX, maxY = minX
+        var indices = [Int32](repeating: 0, count: total)
+        for (slot, (_, item)) in keyed.enumerated() {
+            let b = boxes[Int(item)]
+            minX[slot] = b.minLon; minY[slot] = b.minLat; maxX[slot] = b.maxLon; maxY[slot] = b.maxLat
+            indices[slot] = item
+        }
+        // Pack each level's boxes into parents.
+        var start = 0
+        for level in 0..<(levelBounds.count - 1) {
+            let end = levelBounds[level]
+            var parent = end
+            var child = start
+            while child < end {
+                var box = BBox.empty
+                let first = child
+                for c in child..<min(child + nodeSize, end) {
+                    box.extend(BBox(minLon: minX[c], minLat: minY[c], maxLon: maxX[c], maxLat: maxY[c]))
+                }
+                minX[parent] = box.minLon; minY[parent] = box.minLat; maxX[parent] = box.maxLon; maxY[parent] = box.maxLat
+                indices[parent] = Int32(first)
+                parent += 1
+                child += nodeSize
+            }
+            start = end
+        }
+        self.minX = minX
+        self.minY = minY
+        self.maxX = maxX
+        self.maxY = maxY
+        self.indices = indices
+        self.levelBounds = levelBounds
+    }
+
+    /// The level a slot belongs to (0 = items).
+    @inline(__always)
+    func upperBound(ofLevelContaining slot: Int) -> Int {
+        var level = 0
+        while levelBounds[level] <= slot { level += 1 }
+        return levelBounds[level]
+    }
+
+    /// Calls `visit` with every item whose box intersects `box` (closed intervals). Returns the
+    /// number of tree nodes visited, for EXPLAIN.
+    @discardableResult
+    public func search(_ box: BBox, _ visit: (Int) -> Void) -> Int {
+        let root = minX.count - 1
+        guard count > 0, !box.isEmpty,
+              maxX[root] >= box.minLon && minX[root] <= box.maxLon && maxY[root] >= box.minLat && minY[root] <= box.maxLat else { return 0 }
+        var visited = 0
+        var stack: [Int] = [root]
+        while let node = stack.popLast() {
+            visited += 1
+            if node < count {
+                visit(Int(indices[node]))
+                continue
+            }
+            let first = Int(indices[node])
+            let end = min(first + nodeSize, upperBound(ofLevelContaining: first))
+            for c in first..<end where maxX[c] >= box.minLon && minX[c] <= box.maxLon && maxY[c] >= box.minLat && minY[c] <= box.maxLat {
+                stack.append(c)
+            }
+        }
+        return visited
+    }
+
+    public func search(_ box: BBox) -> [Int] {
+        var found: [Int] = []
+        search(box) { found.append($0) }
+        return found.sorted()
+    }
+
+    /// Best-first k-nearest with a pluggable distance (Hjaltason & Samet): nodes and items
+    /// share one priority queue keyed by `boxDistance` (a lower bound for anything inside the
+    /// box) or `itemDistance` (exact), so an item is reported only when nothing left in the
+    /// queue can be nearer. Stops at `maxDistance`; `filter` rejects items. Nearest first, ties
+    /// by smaller index. `visited` counts the nodes expanded, for EXPLAIN.
+    public func nearest(k: Int, maxDistance: Double = .infinity,
+                        boxDistance: (BBox) -> Double, itemDistance: (Int) -> Double,
+                        filter: ((Int) -> Bool)? = nil, visited: UnsafeMutablePointer<Int>? = nil) -> [(index: Int, distance: Double)] {
+        guard count > 0, k > 0 else { return [] }
+        var result: [(index: Int, distance: Double)] = []
+        var queue = MinQueue()
+        var expanded = 0
+        // Entries: slot >= 0 is a tree slot to expand; an item is pushed as -(index + 1) with
+        // its exact distance.
+        queue.push(distance: 0, id: minX.count - 1)
+        while let (distance, id) = queue.pop() {
+            if distance > maxDistance { break }
+            if id < 0 {
+                result.append((-id - 1, distance))
+                if result.count == k { break }
+                continue
+            }
+            expanded += 1
+            if id < count {
+                let item = Int(indices[id])
+                if filter?(item) ?? true {
+                    let d = itemDistance(item)
+                    if d <= maxDistance { queue.push(distance: d, id: -item - 1) }
+                }
+                continue
+            }
+            let first = Int(indices[id])
+            let end = min(first + nodeSize, upperBound(ofLevelContaining: first))
+            for c in first..<end {
+                let d = boxDistance(BBox(minLon: minX[c], minLat: minY[c], maxLon: maxX[c], maxLat: maxY[c]))
+                if d <= maxDistance { queue.push(distance: d, id: c) }
+            }
+        }
+        visited?.pointee = expanded
+        return result
+    }
+
+    // MARK: Serialisation
+
+    static let magic: [UInt8] = Array("VLTRTREE".utf8)
+    static let version: UInt32 = 1
+
+    /// Little-endian: magic, version, nodeSize, count, slot count, then the five arrays.
+    public func serialized() -> [UInt8] {
+        var out = PackedRTree.magic
+        func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
+        put(PackedRTree.version)
+        put(UInt32(nodeSize))
+        put(UInt32(count))
+        put(UInt32(minX.count))
+        for array in [minX, minY, maxX, maxY] { for v in array { put(v.bitPattern) } }
+        for v in indices { put(v) }
+        return out
+    }
+
+    public init(serialized bytes: [UInt8]) throws(SpatialIndexError) {
+        var offset = 0
+        func take(_ n: Int) throws(SpatialIndexError) -> ArraySlice<UInt8> {
+            guard n >= 0, offset + n <= bytes.count else { throw .corrupt("truncated at byte \(offset)") }
+            defer { offset += n }
+            return bytes[offset..<(offset + n)]
+        }
+        func u32() throws(SpatialIndexError) -> UInt32 {
+            try take(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        func u64() throws(SpatialIndexError) -> UInt64 {
+            try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        guard Array(try take(8)) == PackedRTree.magic else { throw .corrupt("not a Vltava R-tree (bad magic)") }
+        let version = try u32()
+        guard version == PackedRTree.version else { throw .corrupt("unsupported version \(version)") }
+        let nodeSize = Int(try u32()), count = Int(try u32()), slots = Int(try u32())
+        guard nodeSize >= 2, count <= slots, bytes.count - offset == slots * 36 else {
+            throw .corrupt("sizes do not match (node size \(nodeSize), \(count) items, \(slots) slots, \(bytes.count) bytes)")
+        }
+        var arrays: [[Double]] = []
+        for _ in 0..<4 {
+            var array = [Double](repeating: 0, count: slots)
+            for i in 0..<slots { array[i] = Double(bitPattern: try u64()) }
+            arrays.append(array)
+        }
+        var indices = [Int32](repeating: 0, count: slots)
+        for i in 0..<slots { indices[i] = Int32(bitPattern: try u32()) }
+        // Recompute the level layout and check that every node points inside its child level.
+        var levelBounds = [count]
+        var n = count, total = count
+        while n > 1 {
+            n = (n + nodeSize - 1) / nodeSize
+            total += n
+            levelBounds.append(total)
+        }
+        guard total == slots else { throw .corrupt("\(slots) slots do not fit \(count) items with node size \(nodeSize)") }
+        var levelStart = 0
+        for (level, end) in levelBounds.enumerated() {
+            for slot in levelStart..<end {
+                let value = Int(indices[slot])
+                let ok = level == 0 ? value >= 0 : value >= (level >= 2 ? levelBounds[level - 2] : 0) && value < levelBounds[level - 1]
+                guard ok else { throw .corrupt("slot \(slot) points outside its child level") }
+            }
+            levelStart = end
+        }
+        self.nodeSize = nodeSize
+        self.count = count
+        minX = arrays[0]; minY = arrays[1]; maxX = arrays[2]; maxY = arrays[3]
+        self.indices = indices
+        self.levelBounds = levelBounds
+    }
+}
+
+public enum SpatialIndexError: Error, CustomStringConvertible, Sendable {
+    case corrupt(String)
+    public var description: String {
+        switch self {
+        case .corrupt(let reason): "corrupt spatial index: \(reason)"
+        }
+    }
+}
+
+/// A binary min-heap of (distance, id), ties broken by smaller id so results are deterministic.
+struct MinQueue {
+    private var distances: [Double] = []
+    private var ids: [Int] = []
+
+    var isEmpty: Bool { ids.isEmpty }
+
+    @inline(__always)
+    private func less(_ a: Int, _ b: Int) -> Bool {
+        distances[a] < distances[b] || (distances[a] == distances[b] && ids[a] > ids[b])
+    }
+
+    mutating func push(distance: Double, id: Int) {
+        distances.append(distance)
+        ids.append(id)
+        var i = ids.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard less(i, parent) else { break }
+            distances.swapAt(i, parent)
+            ids.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func pop() -> (Double, Int)? {
+        guard let top = ids.first, let d = distances.first else { return nil }
+        let last = ids.count - 1
+        distances.swapAt(0, last)
+        ids.swapAt(0, last)
+        distances.removeLast()
+        ids.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < ids.count && less(l, m) { m = l }
+            if r < ids.count && less(r, m) { m = r }
+            if m == i { break }
+            distances.swapAt(i, m)
+            ids.swapAt(i, m)
+            i = m
+        }
+        return (d, top)
+    }
+
+    mutating func removeAll() {
+        distances.removeAll(keepingCapacity: true)
+        ids.removeAll(keepingCapacity: true)
+    }
+}
+
+/// The Hilbert curve index of (x, y) on a 2^16 grid (after flatbush, from Rawrunprotected's
+/// "2D Hilbert curves in O(1)").
+func hilbert(_ x: UInt32, _ y: UInt32) -> UInt32 {
+    var a = x ^ y
+    var b = 0xFFFF ^ a
+    var c = 0xFFFF ^ (x | y)
+    var d = x & (y ^ 0xFFFF)
+    var A = a | (b >> 1)
+    var B = (a >> 1) ^ a
+    var C = ((c >> 1) ^ (b & (d >> 1))) ^ c
+    var D = ((a & (c >> 1)) ^ (d >> 1)) ^ d
+    a = A; b = B; c = C; d = D
+    A = (a & (a >> 2)) ^ (b & (b >> 2))
+    B = (a & (b >> 2)) ^ (b & ((a ^ b) >> 2))
+    C ^= (a & (c >> 2)) ^ (b & (d >> 2))
+    D ^= (b & (c >> 2)) ^ ((a ^ b) & (d >> 2))
+    a = A; b = B; c = C; d = D
+    A = (a & (a >> 4)) ^ (b & (b >> 4))
+    B = (a & (b >> 4)) ^ (b & ((a ^ b) >> 4))
+    C ^= (a & (c >> 4)) ^ (b & (d >> 4))
+    D ^= (b & (c >> 4)) ^ ((a ^ b) & (d >> 4))
+    a = A; b = B; c = C; d = D
+    C ^= (a & (c >> 8)) ^ (b & (d >> 8))
+    D ^= (b & (c >> 8)) ^ ((a ^ b) & (d >> 8))
+    a = C ^ (C >> 1)
+    b = D ^ (D >> 1)
+    var i0 = x ^ y
+    var i1 = b | (0xFFFF ^ (i0 | a))
+    i0 = (i0 | (i0 << 8)) & 0x00FF00FF
+    i0 = (i0 | (i0 << 4)) & 0x0F0F0F0F
+    i0 = (i0 | (i0 << 2)) & 0x33333333
+    i0 = (i0 | (i0 << 1)) & 0x55555555
+    i1 = (i1 | (i1 << 8)) & 0x00FF00FF
+    i1 = (i1 | (i1 << 4)) & 0x0F0F0F0F
+    i1 = (i1 | (i1 << 2)) & 0x33333333
+    i1 = (i1 | (i1 << 1)) & 0x55555555
+    return (i1 << 1) | i0
+}

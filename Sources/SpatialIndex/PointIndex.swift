@@ -1,0 +1,206 @@
+// Exact k-nearest over points on the sphere. Each point is stored as its unit vector (x, y, z);
+// the chord between two unit vectors grows monotonically with their great-circle distance, so
+// ranking by squared chord is exact and needs no trigonometry per candidate. The vectors sit
+// in an implicit 3-d k-d tree (a median-split array, no node objects): pruning by the squared
+// distance to a splitting plane is exact in chord space too. Only the answers are converted to
+// metres (haversine, R = 6,371,008.8 m).
+
+import Foundation
+import Geometry
+
+public struct PointIndex: Sendable {
+    /// Unit vectors in tree order, three doubles per point.
+    private let xyz: [Double]
+    /// Original index of the point at each tree position.
+    private let order: [Int32]
+    private let lons: [Double]
+    private let lats: [Double]
+    /// Points with a non-finite coordinate are left out.
+    public let count: Int
+
+    public init(lons: [Double], lats: [Double]) {
+        precondition(lons.count == lats.count, "PointIndex: lons and lats differ in length")  // programmer error, not input
+        self.lons = lons
+        self.lats = lats
+        var items = lons.indices.filter { lons[$0].isFinite && lats[$0].isFinite }.map { i -> (Double, Double, Double, Int32) in
+            let v = Geodesy.unitVector(lon: lons[i], lat: lats[i])
+            return (v.x, v.y, v.z, Int32(i))
+        }
+        count = items.count
+        // Build the implicit tree: the median of [lo, hi) along axis depth % 3 goes to the middle.
+        func build(_ lo: Int, _ hi: Int, _ depth: Int) {
+            guard hi - lo > 1 else { return }
+            let mid = (lo + hi) / 2
+            let axis = depth % 3
+            items[lo..<hi].sort { a, b in
+                let ka = axis == 0 ? a.0 : axis == 1 ? a.1 : a.2
+                let kb = axis == 0 ? b.0 : axis == 1 ? b.1 : b.2
+                return ka < kb || (ka == kb && a.3 < b.3)
+            }
+            build(lo, mid, depth + 1)
+            build(mid + 1, hi, depth + 1)
+        }
+        build(0, items.count, 0)
+        xyz = items.flatMap { [$0.0, $0.1, $0.2] }
+        order = items.map(\.3)
+    }
+
+    /// The k nearest points, nearest first (ties by smaller index), optionally within
+    /// `maxMetres` and passing `filter`. Distances in metres (haversine).
+    public func nearest(k: Int, lon: Double, lat: Double, maxMetres: Double = .infinity,
+                        filter: ((Int) -> Bool)? = nil) -> [(index: Int, metres: Double)] {
+        guard k > 0, count > 0 else { return [] }
+        let q = Geodesy.unitVector(lon: lon, lat: lat)
+        let limitChord = maxMetres.isFinite ? Geodesy.chord(fromMetres: maxMetres) : 3
+        var best = Best(capacity: min(k, count), limit: limitChord * limitChord)
+        xyz.withUnsafeBufferPointer { xyz in
+            order.withUnsafeBufferPointer { order in
+                search(xyz, order, 0, count, 0, q.x, q.y, q.z, &best, filter)
+            }
+        }
+        return best.sorted().map { entry in
+            let i = Int(entry.index)
+            return (i, Geodesy.haversine(lon1: lon, lat1: lat, lon2: lons[i], lat2: lats[i]))
+        }
+    }
+
+    /// Every point within `metres`, nearest first.
+    public func within(metres: Double, lon: Double, lat: Double, filter: ((Int) -> Bool)? = nil) -> [(index: Int, metres: Double)] {
+        nearest(k: count, lon: lon, lat: lat, maxMetres: metres, filter: filter)
+    }
+
+    /// Writes the indices of the k nearest points (nearest first) into `result`, which must
+    /// hold k entries; returns how many were found. No allocation per query beyond the
+    /// caller's buffer: the benchmark's and the server's hot path.
+    public func nearestIndices(k: Int, lon: Double, lat: Double, into result: UnsafeMutableBufferPointer<Int32>) -> Int {
+        guard k > 0, count > 0 else { return 0 }
+        let q = Geodesy.unitVector(lon: lon, lat: lat)
+        return withUnsafeTemporaryAllocation(of: (Double, Int32).self, capacity: min(k, count)) { storage in
+            var best = Best(storage: storage, limit: 9)
+            xyz.withUnsafeBufferPointer { xyz in
+                order.withUnsafeBufferPointer { order in
+                    search(xyz, order, 0, count, 0, q.x, q.y, q.z, &best, nil)
+                }
+            }
+            best.sortInPlace()
+            for i in 0..<best.size { result[i] = best.storage[i].1 }
+            return best.size
+        }
+    }
+
+    private func search(_ xyz: UnsafeBufferPointer<Double>, _ order: UnsafeBufferPointer<Int32>, _ lo: Int, _ hi: Int, _ depth: Int,
+                        _ qx: Double, _ qy: Double, _ qz: Double, _ best: inout Best, _ filter: ((Int) -> Bool)?) {
+        guard lo < hi else { return }
+        let mid = (lo + hi) / 2
+        let px = xyz[3 * mid], py = xyz[3 * mid + 1], pz = xyz[3 * mid + 2]
+        let dx = px - qx, dy = py - qy, dz = pz - qz
+        let d2 = dx * dx + dy * dy + dz * dz
+        if d2 <= best.bound, filter?(Int(order[mid])) ?? true { best.insert(d2, order[mid]) }
+        guard hi - lo > 1 else { return }
+        let axis = depth % 3
+        let delta = axis == 0 ? qx - px : axis == 1 ? qy - py : qz - pz
+        // Near side first; the far side only if the splitting plane is within the bound.
+        if delta < 0 {
+            search(xyz, order, lo, mid, depth + 1, qx, qy, qz, &best, filter)
+            if delta * delta <= best.bound { search(xyz, order, mid + 1, hi, depth + 1, qx, qy, qz, &best, filter) }
+        } else {
+            search(xyz, order, mid + 1, hi, depth + 1, qx, qy, qz, &best, filter)
+            if delta * delta <= best.bound { search(xyz, order, lo, mid, depth + 1, qx, qy, qz, &best, filter) }
+        }
+    }
+}
+
+/// The k best (squared chord, index) pairs seen so far, kept as an unsorted array with its
+/// worst entry tracked: k is small (a handful of stations), so a linear replace beats a heap.
+private struct Best {
+    var storage: UnsafeMutableBufferPointer<(Double, Int32)>
+    var size = 0
+    let limit: Double
+
+    init(storage: UnsafeMutableBufferPointer<(Double, Int32)>, limit: Double) {
+        self.storage = storage
+        self.limit = limit
+    }
+
+    init(capacity: Int, limit: Double) {
+        let buffer = UnsafeMutableBufferPointer<(Double, Int32)>.allocate(capacity: capacity)
+        self.storage = buffer
+        self.limit = limit
+    }
+
+    /// Anything farther than this cannot enter.
+    var bound: Double {
+        size < storage.count ? limit : storage[worst].0
+    }
+
+    private var worst: Int {
+        var w = 0
+        for i in 1..<size where Best.worse(storage[i], storage[w]) { w = i }
+        return w
+    }
+
+    static func worse(_ a: (Double, Int32), _ b: (Double, Int32)) -> Bool {
+        a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)
+    }
+
+    mutating func insert(_ d2: Double, _ index: Int32) {
+        if size < storage.count {
+            storage[size] = (d2, index)
+            size += 1
+        } else {
+            let w = worst
+            if Best.worse(storage[w], (d2, index)) { storage[w] = (d2, index) }
+        }
+    }
+
+    mutating func sortInPlace() {
+        // Insertion sort: k is small.
+        guard size > 1 else { return }
+        for i in 1..<size {
+            let item = storage[i]
+            var j = i - 1
+            while j >= 0 && Best.worse(storage[j], item) {
+                storage[j + 1] = storage[j]
+                j -= 1
+            }
+            storage[j + 1] = item
+        }
+    }
+
+    /// Sorted entries; frees the storage this value allocated itself.
+    mutating func sorted() -> [(d2: Double, index: Int32)] {
+        sortInPlace()
+        let out = (0..<size).map { (storage[$0].0, storage[$0].1) }
+        storage.deallocate()
+        return out
+    }
+}
+
+/// Lower bounds on great-circle distances, for pruning R-tree searches over lon/lat boxes.
+public enum SphericalDistance {
+    /// The great-circle metres from a point to the nearest point of a lon/lat box: 0 inside;
+    /// along the meridian when the point's longitude is within the box's; otherwise the
+    /// distance to the nearer meridian edge of the box (the perpendicular foot on that meridian,
+    /// or the edge's nearer corner). Exact for boxes less than 90° of longitude away from the
+    /// point and not crossing the antimeridian, which covers every layer this engine serves.
+    public static func toBox(lon: Double, lat: Double, _ box: BBox) -> Double {
+        if lon >= box.minLon && lon <= box.maxLon {
+            if lat < box.minLat { return Geodesy.earthRadius * (box.minLat - lat) * .pi / 180 }
+            if lat > box.maxLat { return Geodesy.earthRadius * (lat - box.maxLat) * .pi / 180 }
+            return 0
+        }
+        let edge = lon < box.minLon ? box.minLon : box.maxLon
+        let dLambda = (lon - edge) * .pi / 180
+        let phi = lat * .pi / 180
+        let cosD = cos(dLambda)
+        if cosD > 0 {
+            // The foot of the perpendicular from the point to the meridian's great circle.
+            let footLat = atan2(tan(phi), cosD) * 180 / .pi
+            if footLat >= box.minLat && footLat <= box.maxLat {
+                return Geodesy.earthRadius * asin(min(1, abs(sin(dLambda)) * cos(phi)))
+            }
+        }
+        return min(Geodesy.haversine(lon1: lon, lat1: lat, lon2: edge, lat2: box.minLat),
+                   Geodesy.haversine(lon1: lon, lat1: lat, lon2: edge, lat2: box.maxLat))
+    }
+}

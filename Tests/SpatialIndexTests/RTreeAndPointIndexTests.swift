@@ -1,0 +1,157 @@
+import Foundation
+import Geometry
+@testable import SpatialIndex
+import TestSupport
+import Testing
+
+/// The R-tree and the point index cross-checked against brute force on real and random data.
+@Suite struct RTreeAndPointIndexTests {
+    static func stations() throws -> (codes: [String], lons: [Double], lats: [Double]) {
+        let text = try String(contentsOf: Fixtures.url("air/stations-prague.csv"), encoding: .utf8)
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let header = lines[0]
+        let code = try #require(header.firstIndex(of: "code")), lon = try #require(header.firstIndex(of: "longitude")), lat = try #require(header.firstIndex(of: "latitude"))
+        let rows = lines.dropFirst()
+        return (rows.map { $0[code] }, rows.compactMap { Double($0[lon]) }, rows.compactMap { Double($0[lat]) })
+    }
+
+    static func randomBox(_ g: inout SplitMix) -> BBox {
+        let x = Double.random(in: 12...18.5, using: &g), y = Double.random(in: 48.5...51, using: &g)
+        let w = Double.random(in: 0...0.3, using: &g), h = Double.random(in: 0...0.2, using: &g)
+        return BBox(minLon: x, minLat: y, maxLon: x + w, maxLat: y + h)
+    }
+
+    /// Brute force: every index sorted by (haversine, index).
+    static func bruteNearest(_ lons: [Double], _ lats: [Double], lon: Double, lat: Double, k: Int, max: Double = .infinity, filter: (Int) -> Bool = { _ in true }) -> [Int] {
+        lons.indices.filter(filter)
+            .map { (Geodesy.haversine(lon1: lon, lat1: lat, lon2: lons[$0], lat2: lats[$0]), $0) }
+            .filter { $0.0 <= max }
+            .sorted { $0 < $1 }.prefix(k).map(\.1)
+    }
+
+    @Test func bboxSearchEqualsBruteForce() {
+        var g = SplitMix(state: 7)
+        let boxes = (0..<10_000).map { _ in Self.randomBox(&g) } + [.empty]
+        for nodeSize in [4, 16] {
+            let tree = PackedRTree(boxes: boxes, nodeSize: nodeSize)
+            #expect(tree.count == 10_000)
+            for _ in 0..<1_000 {
+                let query = Self.randomBox(&g)
+                let expected = boxes.indices.filter { !boxes[$0].isEmpty && boxes[$0].intersects(query) }
+                #expect(tree.search(query) == expected)
+            }
+        }
+    }
+
+    @Test func treeKNearestEqualsBruteForce() {
+        var g = SplitMix(state: 11)
+        let lons = (0..<20_000).map { _ in Double.random(in: 12.09...18.86, using: &g) }
+        let lats = (0..<20_000).map { _ in Double.random(in: 48.55...51.06, using: &g) }
+        let tree = PackedRTree(boxes: zip(lons, lats).map { BBox(minLon: $0, minLat: $1, maxLon: $0, maxLat: $1) })
+        for q in 0..<500 {
+            let lon = Double.random(in: 12.09...18.86, using: &g), lat = Double.random(in: 48.55...51.06, using: &g)
+            let k = [1, 3, 10][q % 3]
+            let max: Double = q % 2 == 0 ? .infinity : 5_000
+            let odd: (Int) -> Bool = { $0 % 2 == 1 }
+            let found = tree.nearest(k: k, maxDistance: max,
+                                     boxDistance: { SphericalDistance.toBox(lon: lon, lat: lat, $0) },
+                                     itemDistance: { Geodesy.haversine(lon1: lon, lat1: lat, lon2: lons[$0], lat2: lats[$0]) },
+                                     filter: q % 4 == 3 ? odd : nil)
+            let expected = Self.bruteNearest(lons, lats, lon: lon, lat: lat, k: k, max: max, filter: q % 4 == 3 ? odd : { _ in true })
+            #expect(found.map(\.index) == expected)
+        }
+    }
+
+    @Test func pointIndexEqualsBruteForce() {
+        var g = SplitMix(state: 13)
+        let lons = (0..<5_000).map { _ in Double.random(in: 12.09...18.86, using: &g) }
+        let lats = (0..<5_000).map { _ in Double.random(in: 48.55...51.06, using: &g) }
+        let index = PointIndex(lons: lons, lats: lats)
+        var buffer = [Int32](repeating: -1, count: 10)
+        for q in 0..<1_000 {
+            let lon = Double.random(in: 12.09...18.86, using: &g), lat = Double.random(in: 48.55...51.06, using: &g)
+            let k = [1, 3, 10][q % 3]
+            let max: Double = q % 2 == 0 ? .infinity : 3_000
+            let expected = Self.bruteNearest(lons, lats, lon: lon, lat: lat, k: k, max: max)
+            #expect(index.nearest(k: k, lon: lon, lat: lat, maxMetres: max).map(\.index) == expected)
+            if max == .infinity {
+                let n = buffer.withUnsafeMutableBufferPointer { index.nearestIndices(k: k, lon: lon, lat: lat, into: $0) }
+                #expect(buffer.prefix(n).map(Int.init) == expected)
+            }
+        }
+    }
+
+    /// The three stations nearest to Old Town (14.4208, 50.0880), by code and distance to the
+    /// metre: computed once by brute-force haversine in Python over the same CSV.
+    @Test func nearestStationsToOldTown() throws {
+        let (codes, lons, lats) = try Self.stations()
+        #expect(codes.count == 17)
+        let index = PointIndex(lons: lons, lats: lats)
+        let found = index.nearest(k: 3, lon: 14.4208, lat: 50.0880)
+        #expect(found.map { codes[$0.index] } == ["AREPA", "AKALA", "ARIEA"])
+        #expect(found.map { ($0.metres).rounded() } == [601, 1667, 1722])
+        #expect(index.nearest(k: 3, lon: 14.4208, lat: 50.0880, maxMetres: 1_000).map { codes[$0.index] } == ["AREPA"])
+        let all = index.within(metres: 1_800, lon: 14.4208, lat: 50.0880, filter: { codes[$0] != "AKALA" })
+        #expect(all.map { codes[$0.index] } == ["AREPA", "ARIEA"])
+    }
+
+    /// The box bound never exceeds the true minimum distance to the box (sampled densely on its
+    /// boundary), so pruning never loses an answer; and it is tight (within 1 m of the sample).
+    @Test func boxDistanceIsATightLowerBound() {
+        var g = SplitMix(state: 17)
+        for _ in 0..<300 {
+            let box = Self.randomBox(&g)
+            let lon = Double.random(in: 10...21, using: &g), lat = Double.random(in: 47...53, using: &g)
+            var sampled = Double.infinity
+            let n = 400
+            for i in 0...n {
+                let t = Double(i) / Double(n)
+                let x = box.minLon + t * (box.maxLon - box.minLon), y = box.minLat + t * (box.maxLat - box.minLat)
+                for (px, py) in [(x, box.minLat), (x, box.maxLat), (box.minLon, y), (box.maxLon, y)] {
+                    sampled = min(sampled, Geodesy.haversine(lon1: lon, lat1: lat, lon2: px, lat2: py))
+                }
+            }
+            if box.contains(lon: lon, lat: lat) { sampled = 0 }
+            let bound = SphericalDistance.toBox(lon: lon, lat: lat, box)
+            #expect(bound <= sampled + 1e-6)
+            #expect(sampled - bound < 1.0)
+        }
+    }
+
+    @Test func serialisationRoundTripsAndRejectsCorruption() throws {
+        var g = SplitMix(state: 19)
+        let boxes = (0..<5_000).map { _ in Self.randomBox(&g) }
+        let tree = PackedRTree(boxes: boxes, nodeSize: 8)
+        let bytes = tree.serialized()
+        let again = try PackedRTree(serialized: bytes)
+        for _ in 0..<200 {
+            let query = Self.randomBox(&g)
+            #expect(again.search(query) == tree.search(query))
+        }
+        #expect(throws: SpatialIndexError.self) { try PackedRTree(serialized: Array(bytes.prefix(bytes.count - 3))) }
+        #expect(throws: SpatialIndexError.self) { try PackedRTree(serialized: Array("NOTATREE".utf8) + bytes.dropFirst(8)) }
+        var pointingOutside = bytes
+        pointingOutside[pointingOutside.count - 1] = 0x7F  // the root's child pointer
+        #expect(throws: SpatialIndexError.self) { try PackedRTree(serialized: pointingOutside) }
+    }
+
+    @Test func tinyTrees() {
+        let one = PackedRTree(boxes: [BBox(minLon: 1, minLat: 1, maxLon: 2, maxLat: 2)])
+        #expect(one.search(BBox(minLon: 0, minLat: 0, maxLon: 0.5, maxLat: 0.5)) == [])
+        #expect(one.search(BBox(minLon: 2, minLat: 2, maxLon: 3, maxLat: 3)) == [0])
+        #expect(PackedRTree(boxes: []).search(BBox(minLon: 0, minLat: 0, maxLon: 9, maxLat: 9)) == [])
+        #expect(PointIndex(lons: [], lats: []).nearest(k: 3, lon: 0, lat: 0).isEmpty)
+    }
+}
+
+/// A deterministic generator, so a failure can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
