@@ -162,3 +162,18 @@ extension Geodesy {
         return inside
     }
 }
+
+extension Polygon {
+    /// Even-odd point-in-polygon over every ring, in lon/lat (a point on an edge may fall
+    /// either way). For one-off tests; layers use the engine's prepared index.
+    public func contains(lon: Double, lat: Double) -> Bool {
+        Geodesy.evenOddContains(self, lon, lat)
+    }
+}
+
+extension Geometry {
+    /// Great-circle metres from the point to the nearest point of this geometry; 0 inside.
+    public func distance(toLon lon: Double, lat: Double) -> Double {
+        Geodesy.distance(from: Point(lon: lon, lat: lat), to: self)
+    }
+}

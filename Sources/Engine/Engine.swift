@@ -1,1 +1,0 @@
-// The Engine module; see docs/ARCHITECTURE.md.

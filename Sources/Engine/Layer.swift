@@ -1,0 +1,142 @@
+// A layer loaded into memory: its features in flat arrays, plus the indexes built once at load.
+
+import Geometry
+import SpatialIndex
+import Store
+
+public final class Layer: Sendable {
+    /// What kind of geometries a layer holds decides which operations apply to it.
+    public enum Family: String, Sendable {
+        case points, lines, polygons, mixed
+        /// An attribute table: no geometry.
+        case table
+    }
+
+    public let info: LayerInfo
+    public let family: Family
+    /// GeoPackage fids, in load order; a feature's *index* is its position here.
+    public let fids: [Int64]
+    public let geometries: [Geometry?]
+    public let properties: [Attributes]
+    /// Each polygon's area in m² (0 for other geometries): `containing` answers smallest first.
+    public let areas: [Double]
+    /// The extent of all geometries.
+    public let bounds: BBox
+
+    let fidIndex: [Int64: Int]
+    /// Over every feature's bounding box.
+    let tree: PackedRTree?
+    /// Point-in-polygon over the polygonal features (polygon and mixed layers).
+    let polygons: PolygonIndex?
+    /// Exact k-nearest over point features (point layers).
+    let points: PointIndex?
+    /// For the inside-the-area check of point and line layers: the convex hull of all vertices.
+    let hull: Polygon?
+
+    public var name: String { info.name }
+    public var count: Int { fids.count }
+
+    init(info: LayerInfo, features: [StoredFeature]) {
+        self.info = info
+        fids = features.map(\.fid)
+        geometries = features.map(\.feature.geometry)
+        properties = features.map(\.feature.properties)
+        var index: [Int64: Int] = [:]
+        for (i, fid) in fids.enumerated() { index[fid] = i }
+        fidIndex = index
+
+        let family = Layer.family(of: geometries, kind: info.kind)
+        self.family = family
+        areas = geometries.map { geometry in
+            switch geometry {
+            case let polygonal? where polygonal.isPolygonal: Measure.area(polygonal)
+            default: 0
+            }
+        }
+        guard family != .table else {
+            bounds = .empty
+            tree = nil
+            polygons = nil
+            points = nil
+            hull = nil
+            return
+        }
+        let boxes = geometries.map { $0?.bbox ?? .empty }
+        bounds = boxes.reduce(into: BBox.empty) { $0.extend($1) }
+        tree = PackedRTree(boxes: boxes)
+        polygons = family == .polygons || family == .mixed ? PolygonIndex(geometries: geometries.map { $0 ?? .collection([]) }) : nil
+        if family == .points {
+            let points = geometries.map { geometry in
+                if case .point(let p)? = geometry { p } else { Point(lon: .nan, lat: .nan) }
+            }
+            self.points = PointIndex(lons: points.map(\.lon), lats: points.map(\.lat))
+        } else {
+            points = nil
+        }
+        hull = family == .polygons ? nil : ConvexHull.of(geometries)
+    }
+
+    public func index(ofFID fid: Int64) -> Int? { fidIndex[fid] }
+
+    static func family(of geometries: [Geometry?], kind: LayerInfo.Kind) -> Family {
+        guard kind == .features else { return .table }
+        var seen: Set<Family> = []
+        for geometry in geometries {
+            switch geometry {
+            case .point?, .multiPoint?: seen.insert(.points)
+            case .lineString?, .multiLineString?: seen.insert(.lines)
+            case .polygon?, .multiPolygon?: seen.insert(.polygons)
+            case .collection?: seen.insert(.mixed)
+            case nil: break
+            }
+        }
+        return seen.count == 1 ? seen.first ?? .mixed : .mixed
+    }
+}
+
+/// The convex hull of every vertex of some geometries (Andrew's monotone chain), as a closed
+/// counter-clockwise ring. In lon/lat: fine for areas the size of a zoo or a city.
+enum ConvexHull {
+    static func of(_ geometries: [Geometry?]) -> Polygon? {
+        var points: [(Double, Double)] = []
+        for geometry in geometries {
+            geometry?.forEachCoordinateArray { coordinates in
+                var i = 0
+                while i + 1 < coordinates.count {
+                    points.append((coordinates[i], coordinates[i + 1]))
+                    i += 2
+                }
+            }
+        }
+        points.sort { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
+        guard points.count >= 3 else { return nil }
+        func cross(_ o: (Double, Double), _ a: (Double, Double), _ b: (Double, Double)) -> Double {
+            (a.0 - o.0) * (b.1 - o.1) - (a.1 - o.1) * (b.0 - o.0)
+        }
+        var lower: [(Double, Double)] = []
+        for p in points {
+            while lower.count >= 2 && cross(lower[lower.count - 2], lower[lower.count - 1], p) <= 0 { lower.removeLast() }
+            lower.append(p)
+        }
+        var upper: [(Double, Double)] = []
+        for p in points.reversed() {
+            while upper.count >= 2 && cross(upper[upper.count - 2], upper[upper.count - 1], p) <= 0 { upper.removeLast() }
+            upper.append(p)
+        }
+        let ring = lower.dropLast() + upper.dropLast()
+        guard ring.count >= 3 else { return nil }
+        var coordinates: [Double] = []
+        for p in ring { coordinates += [p.0, p.1] }
+        coordinates += [ring[ring.startIndex].0, ring[ring.startIndex].1]
+        return Polygon(rings: [coordinates])
+    }
+}
+
+extension Geometry {
+    var isPolygonal: Bool {
+        switch self {
+        case .polygon, .multiPolygon: true
+        default: false
+        }
+    }
+}

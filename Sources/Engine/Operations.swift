@@ -1,0 +1,139 @@
+// The engine's operations on a snapshot. Distances are great-circle metres on the sphere
+// (haversine, R = 6,371,008.8 m); every answer that carries one says so through `Match.metres`.
+
+import Geometry
+import SpatialIndex
+import Store
+
+/// One feature in an answer.
+public struct Match: Sendable, Equatable {
+    /// The feature's position in its layer's arrays.
+    public let index: Int
+    public let fid: Int64
+    /// Great-circle metres from the query point, for distance-based operations.
+    public let metres: Double?
+}
+
+/// Whether a point lies in the area a layer covers, and why not.
+public struct AreaCheck: Sendable, Equatable {
+    public let inside: Bool
+    /// `outside_area` when outside; nil when inside.
+    public let reason: String?
+    /// Metres from the point to the area's edge when outside (0 inside).
+    public let metresOutside: Double
+    public let message: String
+}
+
+/// A filter over feature indices of one layer (the compiled WHERE clause).
+public typealias FeatureFilter = @Sendable (Int) -> Bool
+
+extension Snapshot {
+    /// The features of a polygon layer that contain the point, smallest area first, so the pen
+    /// comes before the zoo around it. Boundary rule: see `PolygonIndex`.
+    public func containing(_ layerName: String, lon: Double, lat: Double, filter: FeatureFilter? = nil) throws(EngineError) -> [Match] {
+        try Check.point(lon: lon, lat: lat)
+        let layer = try layer(layerName)
+        guard let polygons = layer.polygons else {
+            throw .unsupportedGeometry(layer: layer.name, operation: "CONTAINING", needs: "polygons", has: layer.family.rawValue)
+        }
+        var found: [Int] = []
+        polygons.containing(lon: lon, lat: lat) { index in
+            if filter?(index) ?? true { found.append(index) }
+        }
+        found.sort { (layer.areas[$0], $0) < (layer.areas[$1], $1) }
+        return found.map { Match(index: $0, fid: layer.fids[$0], metres: nil) }
+    }
+
+    /// The k features nearest to the point, nearest first (ties by load order), optionally only
+    /// within `maxMetres` and matching `filter`. Points use an exact chord-distance index; other
+    /// geometries the R-tree with the distance to the nearest point of the geometry (0 inside a
+    /// polygon).
+    public func nearest(_ layerName: String, lon: Double, lat: Double, k: Int, within maxMetres: Double? = nil, filter: FeatureFilter? = nil) throws(EngineError) -> [Match] {
+        try Check.point(lon: lon, lat: lat)
+        try Check.k(k)
+        if let maxMetres { try Check.distance(maxMetres, parameter: "within") }
+        let layer = try layer(layerName)
+        let limit = maxMetres ?? .infinity
+        if let points = layer.points {
+            return points.nearest(k: k, lon: lon, lat: lat, maxMetres: limit, filter: filter)
+                .map { Match(index: $0.index, fid: layer.fids[$0.index], metres: $0.metres) }
+        }
+        guard let tree = layer.tree else {
+            throw .unsupportedGeometry(layer: layer.name, operation: "NEAREST", needs: "geometries", has: "none (it is a table)")
+        }
+        let query = Point(lon: lon, lat: lat)
+        return tree.nearest(
+            k: k, maxDistance: limit,
+            boxDistance: { box in SphericalDistance.toBox(lon: lon, lat: lat, box) },
+            itemDistance: { index in layer.geometries[index].map { Geodesy.distance(from: query, to: $0) } ?? .infinity },
+            filter: filter
+        ).map { Match(index: $0.index, fid: layer.fids[$0.index], metres: $0.distance) }
+    }
+
+    /// Every feature within `metres` of the point, nearest first.
+    public func within(_ layerName: String, metres: Double, ofLon lon: Double, lat: Double, filter: FeatureFilter? = nil) throws(EngineError) -> [Match] {
+        try Check.distance(metres, parameter: "within")
+        let layer = try layer(layerName)
+        return try nearest(layerName, lon: lon, lat: lat, k: max(1, min(layer.count, Check.maxK)), within: metres, filter: filter)
+    }
+
+    /// Every feature whose bounding box intersects `box`, in load order.
+    public func intersecting(_ layerName: String, box: BBox, filter: FeatureFilter? = nil) throws(EngineError) -> [Match] {
+        for (value, name) in [(box.minLon, "minLon"), (box.minLat, "minLat"), (box.maxLon, "maxLon"), (box.maxLat, "maxLat")] where !value.isFinite {
+            throw .invalidArgument(parameter: "bbox", message: "\(name) is not a finite number")
+        }
+        try Check.point(lon: box.minLon, lat: box.minLat)
+        try Check.point(lon: box.maxLon, lat: box.maxLat)
+        guard box.minLon <= box.maxLon, box.minLat <= box.maxLat else {
+            throw .invalidArgument(parameter: "bbox", message: "the minimum corner must be south-west of the maximum corner")
+        }
+        let layer = try layer(layerName)
+        guard let tree = layer.tree else {
+            throw .unsupportedGeometry(layer: layer.name, operation: "INTERSECTING", needs: "geometries", has: "none (it is a table)")
+        }
+        var found: [Int] = []
+        tree.search(box) { index in
+            if filter?(index) ?? true { found.append(index) }
+        }
+        found.sort()
+        return found.map { Match(index: $0, fid: layer.fids[$0], metres: nil) }
+    }
+
+    /// Great-circle metres from the point to a feature (0 inside a polygon).
+    public func distance(lon: Double, lat: Double, to layerName: String, fid: Int64) throws(EngineError) -> Double {
+        try Check.point(lon: lon, lat: lat)
+        let layer = try layer(layerName)
+        guard let index = layer.index(ofFID: fid) else { throw .unknownFeature(layer: layer.name, fid: fid) }
+        guard let geometry = layer.geometries[index] else {
+            throw .unsupportedGeometry(layer: layer.name, operation: "DISTANCE", needs: "geometries", has: "none (it is a table)")
+        }
+        return geometry.distance(toLon: lon, lat: lat)
+    }
+
+    /// Whether the point lies in the area the layer covers: inside one of its polygons for a
+    /// polygon layer, inside the convex hull of its features otherwise. The zoo app uses it on
+    /// the paths layer to disable navigation outside its map.
+    public func areaCheck(_ layerName: String, lon: Double, lat: Double) throws(EngineError) -> AreaCheck {
+        try Check.point(lon: lon, lat: lat)
+        let layer = try layer(layerName)
+        let inside: Bool
+        let outline: Geometry
+        if let polygons = layer.polygons {
+            var any = false
+            polygons.containing(lon: lon, lat: lat) { _ in any = true }
+            inside = any
+            outline = .collection(layer.geometries.compactMap { $0 })
+        } else if let hull = layer.hull {
+            inside = hull.contains(lon: lon, lat: lat)
+            outline = .polygon(hull)
+        } else {
+            throw .unsupportedGeometry(layer: layer.name, operation: "the area check", needs: "geometries", has: "none (it is a table)")
+        }
+        if inside {
+            return AreaCheck(inside: true, reason: nil, metresOutside: 0, message: "inside the area of '\(layer.name)'")
+        }
+        let metres = outline.distance(toLon: lon, lat: lat)
+        return AreaCheck(inside: false, reason: "outside_area", metresOutside: metres,
+                         message: "the point is \(Int(metres.rounded())) m outside the area covered by '\(layer.name)'")
+    }
+}

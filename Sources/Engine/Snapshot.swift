@@ -1,0 +1,91 @@
+// The engine serves from an immutable snapshot: every layer of the store loaded into flat
+// arrays, with its indexes built once. Queries never lock and never touch SQLite. A reload
+// builds a new snapshot and swaps it in (`EngineHost`); queries in flight finish on the old one.
+
+import Foundation
+import Geometry
+import SpatialIndex
+import Store
+import Synchronization
+
+public final class Snapshot: Sendable {
+    public let storePath: String
+    /// Layers in name order.
+    public let layers: [Layer]
+    /// Time series by the name of their table and by the name of their point layer.
+    public let timeSeriesByTable: [String: TimeSeries]
+    public let timeSeriesByLayer: [String: TimeSeries]
+    /// When this snapshot was built (wall clock).
+    public let loadedAt: Date
+    /// Seconds spent loading and indexing.
+    public let loadSeconds: Double
+
+    let layersByName: [String: Layer]
+
+    /// Loads every layer of the store at `path` (opened read-only) and builds its indexes.
+    public static func load(storePath path: String) throws(EngineError) -> Snapshot {
+        let start = DispatchTime.now()
+        do {
+            let store = try GeoPackage(path: path, mode: .readOnly)
+            var layers: [Layer] = []
+            for info in try store.layers() {
+                layers.append(Layer(info: info, features: try store.features(of: info.name)))
+            }
+            var byTable: [String: TimeSeries] = [:]
+            var byLayer: [String: TimeSeries] = [:]
+            for layer in layers {
+                guard let link = layer.info.timeSeries else { continue }
+                let series = TimeSeries(table: layer.name, link: link, info: layer.info, rows: layer.properties)
+                byTable[layer.name] = series
+                byLayer[link.keyLayer] = series
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+            return Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer, loadSeconds: seconds)
+        } catch {
+            throw .store("\(error)")
+        }
+    }
+
+    init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries], loadSeconds: Double) {
+        self.storePath = storePath
+        self.layers = layers
+        self.timeSeriesByTable = timeSeriesByTable
+        self.timeSeriesByLayer = timeSeriesByLayer
+        self.loadSeconds = loadSeconds
+        loadedAt = Date()
+        var byName: [String: Layer] = [:]
+        for layer in layers { byName[layer.name.lowercased()] = layer }
+        layersByName = byName
+    }
+
+    public var layerNames: [String] { layers.map(\.name) }
+
+    /// The layer of that name (case-insensitive), or an error suggesting the closest name.
+    public func layer(_ name: String) throws(EngineError) -> Layer {
+        guard let layer = layersByName[name.lowercased()] else { throw .unknownLayer(name, known: layerNames) }
+        return layer
+    }
+}
+
+/// Holds the current snapshot and swaps in a new one on reload. Readers take a reference to the
+/// snapshot at the start of a request and keep it to the end, so a swap never disturbs them.
+public final class EngineHost: Sendable {
+    private let current: Mutex<Snapshot>
+    public let storePath: String
+
+    public init(storePath: String) throws(EngineError) {
+        self.storePath = storePath
+        current = Mutex(try Snapshot.load(storePath: storePath))
+    }
+
+    public var snapshot: Snapshot { current.withLock { $0 } }
+
+    /// Builds a new snapshot from the store and swaps it in. If loading fails, the old snapshot
+    /// stays and the error is thrown.
+    @discardableResult
+    public func reload() throws(EngineError) -> Snapshot {
+        let fresh = try Snapshot.load(storePath: storePath)
+        current.withLock { $0 = fresh }
+        return fresh
+    }
+}
