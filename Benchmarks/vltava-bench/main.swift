@@ -1,2 +1,38 @@
-// Runs the shared benchmark workloads (../shared/bench/README.md) and prints RESULT lines.
-print("usage: vltava-bench WORKDIR [--only W1,...]")
+// vltava-bench: runs the shared workloads (../shared/bench/README.md) on the files that
+// gen_workloads.py writes, and prints one RESULT line per workload in the anchors' format, so
+// `anchors.py WORKDIR --verify results.txt` checks the answers and prints the ratios.
+//
+//   swift run -c release vltava-bench WORKDIR [--only W1,W4]
+
+import Foundation
+
+let workloads: [(id: String, run: (String) throws -> String)] = [
+    ("W1", { try runPointInPolygon(workdir: $0, id: "W1", folder: "W1-pip-districts") }),
+    ("W2", { try runPointInPolygon(workdir: $0, id: "W2", folder: "W2-pip-parking") }),
+    ("W3", { try runPointInPolygon(workdir: $0, id: "W3", folder: "W3-pip-synthetic-200k") }),
+    ("W4", { try runNearest(workdir: $0, id: "W4", folder: "W4-knn-stations") }),
+    ("W5", { try runNearest(workdir: $0, id: "W5", folder: "W5-knn-100k") }),
+]
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var only: Set<String>?
+if let flag = arguments.firstIndex(of: "--only"), flag + 1 < arguments.count {
+    only = Set(arguments[flag + 1].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() })
+    arguments.removeSubrange(flag...(flag + 1))
+}
+guard arguments.count == 1 else {
+    FileHandle.standardError.write(Data("usage: vltava-bench WORKDIR [--only W1,W4]\n".utf8))
+    exit(2)
+}
+let workdir = arguments[0]
+var failed = false
+for workload in workloads where only?.contains(workload.id) ?? true {
+    let folder = URL(fileURLWithPath: workdir)
+    do {
+        print(try workload.run(folder.path))
+    } catch {
+        FileHandle.standardError.write(Data("\(workload.id): \(error)\n".utf8))
+        failed = true
+    }
+}
+exit(failed ? 1 : 0)

@@ -1,0 +1,49 @@
+// W1–W3 (point in polygon) and W4–W5 (k nearest stations) on the engine's own indexes.
+
+import Foundation
+import Geometry
+import SpatialIndex
+
+/// W1–W3: the smallest index of a polygon containing each point, or -1.
+func runPointInPolygon(workdir: String, id: String, folder: String) throws -> String {
+    let dir = "\(workdir)/\(folder)"
+    guard let json = FileManager.default.contents(atPath: "\(dir)/polygons.geojson") else { throw BenchError(description: "cannot read \(dir)/polygons.geojson") }
+    let geometries = try GeoJSON.parseDocument([UInt8](json)).features.map { $0.geometry ?? .collection([]) }
+    let points = try readFloat64("\(dir)/points.lonlat.f64")
+    let n = points.count / 2
+    var index: PolygonIndex?
+    let build = seconds { index = PolygonIndex(geometries: geometries) }
+    guard let index else { throw BenchError(description: "no index") }
+    var answers = [Int32](repeating: -1, count: n)
+    let query = seconds {
+        for i in 0..<n {
+            answers[i] = index.firstContaining(lon: points[2 * i], lat: points[2 * i + 1]).map(Int32.init) ?? -1
+        }
+    }
+    return resultLine(id: id, impl: "vltava-polygon-index", build: build, query: query, queries: n, checksum: checksum(answers))
+}
+
+/// W4–W5: the 3 nearest stations of each query, nearest first.
+func runNearest(workdir: String, id: String, folder: String) throws -> String {
+    let dir = "\(workdir)/\(folder)"
+    let stations = try readFloat64("\(dir)/stations.lonlat.f64")
+    let queries = try readFloat64("\(dir)/queries.lonlat.f64")
+    let n = queries.count / 2
+    let k = 3
+    var index: PointIndex?
+    let build = seconds {
+        index = PointIndex(lons: stride(from: 0, to: stations.count, by: 2).map { stations[$0] },
+                           lats: stride(from: 1, to: stations.count, by: 2).map { stations[$0] })
+    }
+    guard let index else { throw BenchError(description: "no index") }
+    var answers = [Int32](repeating: -1, count: n * k)
+    let query = seconds {
+        answers.withUnsafeMutableBufferPointer { all in
+            for i in 0..<n {
+                let slice = UnsafeMutableBufferPointer(rebasing: all[(k * i)..<(k * i + k)])
+                _ = index.nearestIndices(k: k, lon: queries[2 * i], lat: queries[2 * i + 1], into: slice)
+            }
+        }
+    }
+    return resultLine(id: id, impl: "vltava-point-index", build: build, query: query, queries: n, checksum: checksum(answers))
+}
