@@ -51,6 +51,6 @@ let package = Package(
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["vltava", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["vltava", "Geometry", "TestSupport"]),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import Geometry
 import TestSupport
 import Testing
 
@@ -56,5 +57,26 @@ import Testing
         let unknown = try CLI.run(["describe", "nothing", "--db", db])
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains("unknown layer 'nothing'"))
+    }
+}
+
+@Suite struct ExportCLITests {
+    /// GeoJSON → store → GeoJSON through the CLI: the same coordinates (bit for bit: the store
+    /// keeps IEEE doubles and the writer prints the shortest round-trip form) and the same
+    /// properties, holes and MultiPolygons included.
+    @Test(arguments: ["prague/parking-zones.wgs84.geojson", "prague/districts.wgs84.geojson"])
+    func exportGivesBackTheImportedFile(fixture: String) throws {
+        let db = try Fixtures.temporaryDirectory("cli").appendingPathComponent("x.gpkg").path
+        let imported = try CLI.run(["import", Fixtures.path(fixture), "--layer", "layer", "--db", db])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let exported = try CLI.run(["export", "layer", "--db", db])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let original = try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url(fixture)))).features
+        let again = try GeoJSON.parseDocument(Array(exported.stdout.utf8)).features
+        #expect(again.count == original.count)
+        for (a, b) in zip(original, again) {
+            #expect(a.geometry == b.geometry)
+            #expect(a.properties == b.properties)
+        }
     }
 }
