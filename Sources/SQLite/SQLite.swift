@@ -151,6 +151,11 @@ public final class Statement {
     }
 
     /// Resets the statement and binds `values` to parameters 1…n.
+    /// Ends the current execution (releasing its read transaction) so the statement can run again.
+    public func reset() {
+        sqlite3_reset(handle)
+    }
+
     public func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)

@@ -1,0 +1,483 @@
+// Mapbox Vector Tile 2.1 decoder, written against the spec's vector_tile.proto with a small
+// protobuf wire-format reader. Every read is bounds-checked and every count is checked against
+// the bytes left, so a hostile tile gives an error, never a crash, a hang or a huge allocation.
+//
+// Decoding is lazy where it pays: `MVTTile(bytes:)` only records where each layer's bytes are;
+// a layer is decoded when it is asked for.
+//
+// Recoveries (the conformance suite's "recoverable" cases), documented here:
+// - a feature without a type, or with a type outside 0–3, is of type `unknown`: its raw
+//   geometry is kept, and it has no lon/lat geometry;
+// - a feature without a geometry has an empty one;
+// - an odd number of tags: the unpaired last tag is ignored;
+// - two layers with the same name: both are kept; `layer(named:)` returns the first;
+// - repeated geometry or tags fields are concatenated, as protobuf merges repeated fields.
+
+import Foundation
+import Geometry
+
+public struct MVTError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public var description: String { "invalid vector tile: \(message)" }
+}
+
+/// A value in a layer's value table.
+public enum MVTValue: Hashable, Sendable {
+    case string(String)
+    case float(Float)
+    case double(Double)
+    case int(Int64)
+    case uint(UInt64)
+    case sint(Int64)
+    case bool(Bool)
+
+    public var attribute: AttributeValue {
+        switch self {
+        case .string(let s): .text(s)
+        case .float(let f): .real(Double(f))
+        case .double(let d): .real(d)
+        case .int(let i), .sint(let i): .integer(i)
+        case .uint(let u): u <= UInt64(Int64.max) ? .integer(Int64(u)) : .real(Double(u))
+        case .bool(let b): .bool(b)
+        }
+    }
+}
+
+public enum MVTGeometryType: Int, Sendable {
+    case unknown = 0, point = 1, lineString = 2, polygon = 3
+}
+
+public struct MVTFeature: Sendable, Equatable {
+    public var id: UInt64?
+    public var type: MVTGeometryType
+    /// Key and value indices in pairs, as encoded.
+    public var tags: [UInt32]
+    /// The raw command integers, as encoded.
+    public var geometry: [UInt32]
+}
+
+public struct MVTLayer: Sendable {
+    public var version: Int
+    public var name: String
+    public var extent: Int
+    public var keys: [String]
+    public var values: [MVTValue]
+    public var features: [MVTFeature]
+
+    /// A feature's attributes: its tags resolved through the key and value tables.
+    public func properties(of feature: MVTFeature) -> Attributes {
+        var attributes = Attributes()
+        var i = 0
+        while i + 1 < feature.tags.count {
+            attributes[keys[Int(feature.tags[i])]] = values[Int(feature.tags[i + 1])].attribute
+            i += 2
+        }
+        return attributes
+    }
+
+    /// Every feature in lon/lat for tile z/x/y (XYZ). Features of unknown type are left out.
+    public func features(z: Int, x: Int, y: Int) throws(MVTError) -> [Feature] {
+        var out: [Feature] = []
+        out.reserveCapacity(features.count)
+        let transform = TileTransform(z: z, x: x, y: y, extent: extent)
+        for feature in features {
+            guard let geometry = try MVTGeometry.decode(feature, transform: transform) else { continue }
+            let id: FeatureID? = feature.id.map { $0 <= UInt64(Int64.max) ? .integer(Int64($0)) : .string(String($0)) }
+            out.append(Feature(id: id, geometry: geometry, properties: properties(of: feature)))
+        }
+        return out
+    }
+}
+
+/// A tile's layers, located but not decoded.
+public struct MVTTile: Sendable {
+    let bytes: [UInt8]
+    /// Name and byte range of each layer, in tile order.
+    public let layerRanges: [(name: String, range: Range<Int>)]
+
+    public init(bytes: [UInt8]) throws(MVTError) {
+        self.bytes = bytes
+        var ranges: [(String, Range<Int>)] = []
+        var reader = ProtobufReader(bytes: bytes, range: 0..<bytes.count)
+        while let (field, wire) = try reader.nextField() {
+            if field == 3 && wire == 2 {
+                let range = try reader.lengthDelimited()
+                ranges.append((try MVTTile.layerName(bytes, range), range))
+            } else {
+                try reader.skip(wire)
+            }
+        }
+        layerRanges = ranges
+    }
+
+    public var layerNames: [String] { layerRanges.map(\.name) }
+
+    public func layer(named name: String) throws(MVTError) -> MVTLayer? {
+        guard let entry = layerRanges.first(where: { $0.name == name }) else { return nil }
+        return try MVTTile.decodeLayer(bytes, entry.range)
+    }
+
+    public func layers() throws(MVTError) -> [MVTLayer] {
+        var out: [MVTLayer] = []
+        for entry in layerRanges { out.append(try MVTTile.decodeLayer(bytes, entry.range)) }
+        return out
+    }
+
+    /// The number of features and of coordinate pairs (MoveTo/LineTo parameters) in the whole
+    /// tile, walking the raw commands: the shared benchmark's W8 count.
+    public func countFeaturesAndVertices() throws(MVTError) -> (features: Int, vertices: Int) {
+        var features = 0, vertices = 0
+        for layer in try layers() {
+            features += layer.features.count
+            for feature in layer.features {
+                var i = 0
+                let g = feature.geometry
+                while i < g.count {
+                    let command = g[i] & 7, count = Int(g[i] >> 3)
+                    i += 1
+                    if command == 1 || command == 2 {
+                        vertices += count
+                        i += 2 * count
+                    }
+                }
+            }
+        }
+        return (features, vertices)
+    }
+
+    static func layerName(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> String {
+        var reader = ProtobufReader(bytes: bytes, range: range)
+        var name: String?
+        while let (field, wire) = try reader.nextField() {
+            if field == 1 {
+                guard wire == 2 else { throw MVTError(message: "a layer name is not a string") }
+                name = try reader.string()
+            } else {
+                try reader.skip(wire)
+            }
+        }
+        guard let name else { throw MVTError(message: "a layer has no name") }
+        return name
+    }
+
+    static func decodeLayer(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> MVTLayer {
+        var reader = ProtobufReader(bytes: bytes, range: range)
+        var version: Int?
+        var name: String?
+        var extent = 4096
+        var keys: [String] = []
+        var values: [MVTValue] = []
+        var features: [MVTFeature] = []
+        while let (field, wire) = try reader.nextField() {
+            switch field {
+            case 15:
+                guard wire == 0 else { throw MVTError(message: "the layer version is not an integer") }
+                version = Int(clamping: try reader.varint())
+            case 1:
+                guard wire == 2 else { throw MVTError(message: "a layer name is not a string") }
+                name = try reader.string()
+            case 2:
+                guard wire == 2 else { throw MVTError(message: "a feature is not a message") }
+                features.append(try decodeFeature(bytes, try reader.lengthDelimited()))
+            case 3:
+                guard wire == 2 else { throw MVTError(message: "a key is not a string") }
+                keys.append(try reader.string())
+            case 4:
+                guard wire == 2 else { throw MVTError(message: "a value is not a message") }
+                values.append(try decodeValue(bytes, try reader.lengthDelimited()))
+            case 5:
+                guard wire == 0 else { throw MVTError(message: "the layer extent is not an integer") }
+                extent = Int(clamping: try reader.varint())
+            default:
+                try reader.skip(wire)
+            }
+        }
+        guard let name else { throw MVTError(message: "a layer has no name") }
+        guard let version else { throw MVTError(message: "layer '\(name)' has no version") }
+        guard version == 1 || version == 2 else { throw MVTError(message: "layer '\(name)' has version \(version); only 1 and 2 exist") }
+        guard extent > 0 else { throw MVTError(message: "layer '\(name)' has extent \(extent)") }
+        for feature in features {
+            var i = 0
+            while i + 1 < feature.tags.count {
+                guard Int(feature.tags[i]) < keys.count else { throw MVTError(message: "layer '\(name)': a tag names key \(feature.tags[i]) of \(keys.count)") }
+                guard Int(feature.tags[i + 1]) < values.count else { throw MVTError(message: "layer '\(name)': a tag names value \(feature.tags[i + 1]) of \(values.count)") }
+                i += 2
+            }
+        }
+        return MVTLayer(version: version, name: name, extent: extent, keys: keys, values: values, features: features)
+    }
+
+    static func decodeFeature(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> MVTFeature {
+        var reader = ProtobufReader(bytes: bytes, range: range)
+        var feature = MVTFeature(id: nil, type: .unknown, tags: [], geometry: [])
+        while let (field, wire) = try reader.nextField() {
+            switch field {
+            case 1:
+                guard wire == 0 else { throw MVTError(message: "a feature id is not an integer") }
+                feature.id = try reader.varint()
+            case 2:
+                try reader.appendUInt32s(wire, to: &feature.tags, what: "tags")
+            case 3:
+                guard wire == 0 else { throw MVTError(message: "a feature type is not an integer") }
+                feature.type = MVTGeometryType(rawValue: Int(clamping: try reader.varint())) ?? .unknown
+            case 4:
+                try reader.appendUInt32s(wire, to: &feature.geometry, what: "geometry")
+            default:
+                try reader.skip(wire)
+            }
+        }
+        return feature
+    }
+
+    static func decodeValue(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> MVTValue {
+        var reader = ProtobufReader(bytes: bytes, range: range)
+        var value: MVTValue?
+        while let (field, wire) = try reader.nextField() {
+            func expect(_ expected: Int, _ what: String) throws(MVTError) {
+                guard wire == expected else { throw MVTError(message: "a \(what) value has the wrong wire type \(wire)") }
+            }
+            switch field {
+            case 1: try expect(2, "string"); value = .string(try reader.string())
+            case 2: try expect(5, "float"); value = .float(Float(bitPattern: try reader.fixed32()))
+            case 3: try expect(1, "double"); value = .double(Double(bitPattern: try reader.fixed64()))
+            case 4: try expect(0, "int"); value = .int(Int64(bitPattern: try reader.varint()))
+            case 5: try expect(0, "uint"); value = .uint(try reader.varint())
+            case 6:
+                try expect(0, "sint")
+                let raw = try reader.varint()
+                value = .sint(Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
+            case 7: try expect(0, "bool"); value = .bool(try reader.varint() != 0)
+            default:
+                throw MVTError(message: "a value of unknown type (field \(field))")
+            }
+        }
+        guard let value else { throw MVTError(message: "a value without a type") }
+        return value
+    }
+}
+
+/// Tile coordinates → lon/lat through Web Mercator: a tile position is a fraction of the
+/// world square, (x + px / extent) / 2^z across and likewise down.
+struct TileTransform {
+    let originX: Double
+    let originY: Double
+    let scale: Double
+
+    init(z: Int, x: Int, y: Int, extent: Int) {
+        let n = Double(1 << max(0, min(z, 30)))
+        originX = Double(x) / n
+        originY = Double(y) / n
+        scale = 1 / (n * Double(extent))
+    }
+
+    @inline(__always)
+    func lonLat(_ px: Int64, _ py: Int64) -> (Double, Double) {
+        let fx = originX + Double(px) * scale
+        let fy = originY + Double(py) * scale
+        return (fx * 360 - 180, atan(sinh(Double.pi * (1 - 2 * fy))) * 180 / Double.pi)
+    }
+}
+
+/// Geometry commands → Geometry, validated against the feature's type.
+enum MVTGeometry {
+    static func decode(_ feature: MVTFeature, transform: TileTransform) throws(MVTError) -> Geometry? {
+        guard feature.type != .unknown else { return nil }
+        let parts = try commands(feature.geometry, type: feature.type)
+        guard !parts.isEmpty else { return nil }
+        func flat(_ part: [(Int64, Int64)]) -> [Double] {
+            var out: [Double] = []
+            out.reserveCapacity(part.count * 2)
+            for (x, y) in part {
+                let (lon, lat) = transform.lonLat(x, y)
+                out.append(lon)
+                out.append(lat)
+            }
+            return out
+        }
+        switch feature.type {
+        case .point:
+            let points = parts.flatMap { $0 }
+            if points.count == 1 { return .point(Point(lon: flat(points)[0], lat: flat(points)[1])) }
+            return .multiPoint(MultiPoint(coordinates: flat(points)))
+        case .lineString:
+            if parts.count == 1 { return .lineString(LineString(coordinates: flat(parts[0]))) }
+            return .multiLineString(MultiLineString(lines: parts.map(flat)))
+        case .polygon:
+            // Spec 4.3.4.4: positive surveyor's area (y down) = exterior ring; negative = hole of
+            // the preceding exterior; zero-area rings carry nothing and are dropped. Going to
+            // lon/lat flips y and so each ring's orientation; rings are reversed back so that
+            // exteriors run counter-clockwise and holes clockwise (RFC 7946's right-hand rule).
+            var polygons: [[[Double]]] = []
+            for ring in parts {
+                let area = signedArea(ring)
+                guard area != 0 else { continue }
+                var closed = Array(ring.reversed())
+                if let first = closed.first { closed.append(first) }
+                if area > 0 {
+                    polygons.append([flat(closed)])
+                } else if !polygons.isEmpty {
+                    polygons[polygons.count - 1].append(flat(closed))
+                } else {
+                    throw MVTError(message: "a polygon starts with an interior ring")
+                }
+            }
+            guard !polygons.isEmpty else { return nil }
+            if polygons.count == 1 { return .polygon(Polygon(rings: polygons[0])) }
+            return .multiPolygon(MultiPolygon(polygons: polygons.map { Polygon(rings: $0) }))
+        case .unknown:
+            return nil
+        }
+    }
+
+    /// Twice the surveyor's area in tile coordinates (y down), without the closing position.
+    static func signedArea(_ ring: [(Int64, Int64)]) -> Int64 {
+        var sum: Int64 = 0
+        for i in ring.indices {
+            let (x1, y1) = ring[i], (x2, y2) = ring[(i + 1) % ring.count]
+            sum &+= x1 &* y2 &- x2 &* y1
+        }
+        return sum
+    }
+
+    /// Splits the command stream into parts (points of a MoveTo; lines; rings without their
+    /// closing position), checking the command grammar of each geometry type.
+    static func commands(_ g: [UInt32], type: MVTGeometryType) throws(MVTError) -> [[(Int64, Int64)]] {
+        var parts: [[(Int64, Int64)]] = []
+        var x: Int64 = 0, y: Int64 = 0
+        var i = 0
+        func zigzag(_ v: UInt32) -> Int64 { Int64(Int32(bitPattern: (v >> 1) ^ (0 &- (v & 1)))) }
+        func take(_ count: Int, into part: inout [(Int64, Int64)]) throws(MVTError) {
+            guard count <= (g.count - i) / 2 else { throw MVTError(message: "a command needs \(count) positions but the geometry has \((g.count - i) / 2) left") }
+            for _ in 0..<count {
+                x += zigzag(g[i])
+                y += zigzag(g[i + 1])
+                part.append((x, y))
+                i += 2
+            }
+        }
+        while i < g.count {
+            let command = g[i] & 7, count = Int(g[i] >> 3)
+            i += 1
+            guard command == 1 else {
+                throw MVTError(message: command == 7 ? "a geometry part starts with ClosePath" : "a geometry part starts with command \(command), not MoveTo")
+            }
+            switch type {
+            case .point:
+                guard count >= 1 else { throw MVTError(message: "a MoveTo with count 0") }
+                var part: [(Int64, Int64)] = []
+                try take(count, into: &part)
+                parts.append(part)
+            case .lineString, .polygon:
+                guard count == 1 else { throw MVTError(message: "a MoveTo of a line or ring must have count 1, not \(count)") }
+                var part: [(Int64, Int64)] = []
+                try take(1, into: &part)
+                guard i < g.count, g[i] & 7 == 2 else { throw MVTError(message: "a MoveTo of a line or ring must be followed by LineTo") }
+                let lineCount = Int(g[i] >> 3)
+                i += 1
+                guard lineCount >= 1 else { throw MVTError(message: "a LineTo with count 0") }
+                try take(lineCount, into: &part)
+                if type == .polygon {
+                    guard i < g.count, g[i] & 7 == 7 else { throw MVTError(message: "a ring does not end with ClosePath") }
+                    guard g[i] >> 3 == 1 else { throw MVTError(message: "a ClosePath must have count 1, not \(g[i] >> 3)") }
+                    i += 1
+                    guard part.count >= 3 else { throw MVTError(message: "a ring with fewer than 3 positions") }
+                } else if i < g.count, g[i] & 7 == 7 {
+                    throw MVTError(message: "a line contains ClosePath")
+                }
+                parts.append(part)
+            case .unknown:
+                return []
+            }
+        }
+        return parts
+    }
+}
+
+/// The protobuf wire format: varints, fixed 32/64-bit values and length-delimited fields.
+struct ProtobufReader {
+    let bytes: [UInt8]
+    var position: Int
+    let end: Int
+
+    init(bytes: [UInt8], range: Range<Int>) {
+        self.bytes = bytes
+        position = range.lowerBound
+        end = range.upperBound
+    }
+
+    /// The next field number and wire type, or nil at the end.
+    mutating func nextField() throws(MVTError) -> (Int, Int)? {
+        guard position < end else { return nil }
+        let key = try varint()
+        let field = Int(key >> 3), wire = Int(key & 7)
+        guard field > 0 else { throw MVTError(message: "field number 0 at byte \(position)") }
+        return (field, wire)
+    }
+
+    mutating func varint() throws(MVTError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard position < end else { throw MVTError(message: "truncated varint") }
+            let b = bytes[position]
+            position += 1
+            guard shift < 64 else { throw MVTError(message: "varint longer than 10 bytes") }
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+        }
+    }
+
+    mutating func fixed32() throws(MVTError) -> UInt32 {
+        guard end - position >= 4 else { throw MVTError(message: "truncated fixed32") }
+        var v: UInt32 = 0
+        for k in 0..<4 { v |= UInt32(bytes[position + k]) << (8 * UInt32(k)) }
+        position += 4
+        return v
+    }
+
+    mutating func fixed64() throws(MVTError) -> UInt64 {
+        guard end - position >= 8 else { throw MVTError(message: "truncated fixed64") }
+        var v: UInt64 = 0
+        for k in 0..<8 { v |= UInt64(bytes[position + k]) << (8 * UInt64(k)) }
+        position += 8
+        return v
+    }
+
+    mutating func lengthDelimited() throws(MVTError) -> Range<Int> {
+        let length = try varint()
+        guard length <= UInt64(end - position) else { throw MVTError(message: "a field of \(length) bytes overruns its message") }
+        let range = position..<(position + Int(length))
+        position += Int(length)
+        return range
+    }
+
+    mutating func string() throws(MVTError) -> String {
+        let range = try lengthDelimited()
+        return String(decoding: bytes[range], as: UTF8.self)
+    }
+
+    /// A repeated uint32 field: packed (wire type 2) or one value at a time (wire type 0).
+    mutating func appendUInt32s(_ wire: Int, to array: inout [UInt32], what: String) throws(MVTError) {
+        switch wire {
+        case 0:
+            array.append(UInt32(truncatingIfNeeded: try varint()))
+        case 2:
+            let range = try lengthDelimited()
+            var inner = ProtobufReader(bytes: bytes, range: range)
+            while inner.position < inner.end { array.append(UInt32(truncatingIfNeeded: try inner.varint())) }
+        default:
+            throw MVTError(message: "\(what) have the wrong wire type \(wire)")
+        }
+    }
+
+    mutating func skip(_ wire: Int) throws(MVTError) {
+        switch wire {
+        case 0: _ = try varint()
+        case 1: _ = try fixed64()
+        case 2: _ = try lengthDelimited()
+        case 5: _ = try fixed32()
+        default: throw MVTError(message: "unsupported wire type \(wire)")
+        }
+    }
+}

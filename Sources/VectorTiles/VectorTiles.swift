@@ -1,1 +1,0 @@
-// The VectorTiles module; see docs/ARCHITECTURE.md.
