@@ -1,0 +1,140 @@
+import Foundation
+import Geometry
+import TestSupport
+import Testing
+@testable import VectorTiles
+
+@Suite struct MBTilesTests {
+    static func open(_ name: String) throws -> MBTiles { try MBTiles(path: Fixtures.path(name)) }
+
+    @Test func worldCities() throws {
+        let set = try Self.open("mbtiles/mbtileserver-world_cities.mbtiles")
+        let addresses = try set.tileAddresses()
+        #expect(addresses.count == 196)
+        #expect(set.metadata["format"] == "pbf")
+        // Every zoom holds all 68 cities (checked with mapbox-vector-tile in Python).
+        var namesByZoom: [Int: Set<String>] = [:]
+        for (z, x, y) in addresses {
+            let stored = try #require(try set.tile(z: z, x: x, y: y))
+            #expect(TileEncoding.detect(stored) == TileEncoding(compression: .gzip, format: .mvt))
+            for item in try #require(try set.features(z: z, x: x, y: y)) {
+                #expect(item.layer == "cities")
+                if case .text(let name)? = item.feature.properties["name"] { namesByZoom[z, default: []].insert(name) }
+            }
+        }
+        #expect(namesByZoom.keys.sorted() == Array(0...6))
+        #expect(namesByZoom.values.allSatisfy { $0.count == 68 })
+    }
+
+    /// Vienna at z6 (tile 34/22, position 3724, 792 of 4096): the same lon/lat as Python's
+    /// mapbox-vector-tile decoder gives through the standard Web Mercator formulas; at z0 it is
+    /// within one tile unit (360° / 4096) of that.
+    @Test func viennaDecodesToItsCoordinates() throws {
+        let set = try Self.open("mbtiles/mbtileserver-world_cities.mbtiles")
+        func vienna(_ z: Int, _ x: Int, _ y: Int) throws -> Point? {
+            let features = try #require(try set.features(z: z, x: x, y: y))
+            guard case .point(let p)? = features.first(where: { $0.feature.properties["name"] == .text("Vienna") })?.feature.geometry else { return nil }
+            return p
+        }
+        let z6 = try #require(try vienna(6, 34, 22))
+        #expect(abs(z6.lon - 16.3641357421875) < 1e-9 && abs(z6.lat - 48.20271028869972) < 1e-9)
+        let z0 = try #require(try vienna(0, 0, 0))
+        #expect(abs(z0.lon - z6.lon) < 360.0 / 4096 && abs(z0.lat - z6.lat) < 360.0 / 4096)
+    }
+
+    @Test func missingTileIsNilNotAnError() throws {
+        let set = try Self.open("mbtiles/mbtileserver-world_cities.mbtiles")
+        #expect(try set.tile(z: 6, x: 0, y: 0) == nil)
+        #expect(try set.tile(z: 7, x: 0, y: 0) == nil)
+        #expect(try set.tile(z: 3, x: 99, y: 0) == nil)  // outside the zoom's range
+        #expect(try set.features(atLon: 14.42, lat: 50.09, zoom: 12).isEmpty)
+    }
+
+    @Test func tileJSON() throws {
+        let set = try Self.open("mbtiles/mbtileserver-world_cities.mbtiles")
+        guard case .object(let doc) = set.tileJSON(tilesURL: "http://localhost/v1/tiles/cities/{z}/{x}/{y}") else { Issue.record("not an object"); return }
+        #expect(doc["tilejson"] == .string("3.0.0"))
+        #expect(doc["minzoom"] == .integer(0) && doc["maxzoom"] == .integer(6))
+        #expect(doc["center"] == .array([.double(-75.9375), .double(38.788894), .integer(6)]))
+        guard case .array(let layers)? = doc["vector_layers"], case .object(let cities)? = layers.first else { Issue.record("no vector_layers"); return }
+        #expect(cities["id"] == .string("cities"))
+
+        // Without a center row, the middle of the bounds at the lowest zoom.
+        let noCenter = try Self.open("mbtiles/mbtileserver-world_cities_missing_center.mbtiles")
+        guard case .object(let doc2) = noCenter.tileJSON(tilesURL: "x") else { Issue.record("not an object"); return }
+        #expect(doc2["center"] == .array([.double((-123.12359 + 174.763027) / 2), .double((-37.818085 + 59.352706) / 2), .integer(0)]))
+    }
+
+    @Test func brokenFilesGiveClearErrors() throws {
+        do {
+            _ = try Self.open("mbtiles/mbtileserver-invalid.mbtiles")
+            Issue.record("opened an invalid file")
+        } catch {
+            // An empty SQLite database: no tables at all.
+            #expect("\(error)" == "mbtileserver-invalid.mbtiles: not an MBTiles file: it has no tiles table or view")
+        }
+        do {
+            _ = try MBTiles(path: "/no/such.mbtiles")
+            Issue.record("opened a missing file")
+        } catch {
+            #expect("\(error)" == "such.mbtiles: no such file")
+        }
+        // Tiles of 0xFF bytes: the set opens, and decoding a tile says what is wrong.
+        let badTiles = try Self.open("mbtiles/mbtileserver-invalid-tile-format.mbtiles")
+        let stored = try #require(try badTiles.tile(z: 0, x: 0, y: 0))
+        #expect(TileEncoding.detect(stored).format == .unknown)
+        #expect(throws: MVTError.self) { try badTiles.features(z: 0, x: 0, y: 0) }
+    }
+
+    /// The older view-based schema (map + images behind a tiles view) with PNG tiles.
+    @Test func rasterSetInTheViewSchema() throws {
+        let set = try Self.open("mbtiles/mbtileserver-geography-class-png.mbtiles")
+        let first = try #require(try set.tileAddresses().first)
+        let stored = try #require(try set.tile(z: first.z, x: first.x, y: first.y))
+        #expect(TileEncoding.detect(stored) == TileEncoding(compression: .none, format: .png))
+        #expect(TileEncoding.detect(stored).format.contentType == "image/png")
+        #expect(throws: MVTError.self) { try set.features(z: first.z, x: first.x, y: first.y) }
+    }
+
+    /// The zoo's file says MVT in its metadata but holds uncompressed Tilezen GeoJSON.
+    @Test func zooGeoJSONTilesAreDetectedFromTheBytes() throws {
+        let set = try Self.open("zoo/zoo-prague-geojson-tiles.mbtiles")
+        #expect(set.metadata["format"] == "application/vnd.mapbox-vector-tile")
+        let addresses = try set.tileAddresses()
+        #expect(addresses.count == 22)
+        var layers: Set<String> = []
+        for (z, x, y) in addresses {
+            let stored = try #require(try set.tile(z: z, x: x, y: y))
+            #expect(TileEncoding.detect(stored) == TileEncoding(compression: .none, format: .geojson))
+            for item in try #require(try set.features(z: z, x: x, y: y)) { layers.insert(item.layer) }
+        }
+        #expect(layers.isSuperset(of: ["water", "buildings", "pois", "roads", "landuse"]))
+        // Inside the gorilla pavilion (a point shapely picks inside its OSM polygon), at zoom 16:
+        // the tile's building polygon of that name, and Tilezen's label point for it 0.4 mm
+        // away, within the 8-pixel tolerance for points (as shapely finds them in the same tile).
+        let here = try set.features(atLon: 14.404891514, lat: 50.115400110, zoom: 16, layer: "buildings")
+        #expect(here.map { $0.feature.properties["name"] } == [.text("Pavilon goril"), .text("Pavilon goril")])
+        #expect(here.map { $0.feature.geometry?.typeName } == ["Polygon", "Point"])
+    }
+
+    @Test func zooTopoJSONTiles() throws {
+        let set = try Self.open("zoo/zoo-prague-topojson-tiles.mbtiles")
+        let addresses = try set.tileAddresses()
+        #expect(addresses.count == 16)
+        let (z, x, y) = try #require(addresses.first)
+        let stored = try #require(try set.tile(z: z, x: x, y: y))
+        #expect(TileEncoding.detect(stored).format == .topojson)
+        let features = try #require(try set.features(z: z, x: x, y: y))
+        #expect(Set(features.map(\.layer)).isSuperset(of: ["water", "buildings", "roads"]))
+        // Every position decodes near the zoo (the tiles reach a little beyond it).
+        var box = BBox.empty
+        for item in features { if let g = item.feature.geometry { box.extend(g.bbox) } }
+        #expect(box.minLon > 14.38 && box.maxLon < 14.43 && box.minLat > 50.10 && box.maxLat < 50.13, "\(box)")
+    }
+
+    @Test func tileMath() {
+        #expect(TileMath.tile(lon: 16.3641, lat: 48.2027, zoom: 6) == (34, 22))
+        #expect(TileMath.tile(lon: 14.4057, lat: 50.1160, zoom: 16) == (35390, 22193))
+        #expect(TileMath.tile(lon: 180, lat: -90, zoom: 2) == (3, 3))
+    }
+}
