@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import Geometry
+import VectorTiles
+
+struct TilesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tiles",
+        abstract: "Read MBTiles tile sets: metadata, one tile's features, the features at a point.",
+        subcommands: [Info.self, Get.self, At.self]
+    )
+
+    struct Info: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Metadata, tile count per zoom, the encoding found in the tiles, and TileJSON.")
+        @Argument(help: "The .mbtiles file.") var file: String
+
+        func run() throws {
+            do {
+                let set = try MBTiles(path: file)
+                let addresses = try set.tileAddresses()
+                var perZoom: [Int: Int] = [:]
+                for a in addresses { perZoom[a.z, default: 0] += 1 }
+                print("\(set.name): \(addresses.count) tiles")
+                print(Table(header: ["zoom", "tiles"], rows: perZoom.keys.sorted().map { [String($0), String(perZoom[$0] ?? 0)] }, rightAligned: [0, 1]).rendered)
+                if let first = addresses.first, let stored = try set.tile(z: first.z, x: first.x, y: first.y) {
+                    let encoding = TileEncoding.detect(stored)
+                    let claimed = set.metadata["format"].map { " (metadata says '\($0)')" } ?? ""
+                    print("encoding: \(encoding.format.rawValue), compression \(encoding.compression.rawValue)\(claimed)")
+                }
+                print(Table(header: ["metadata", "value"], rows: set.metadata.keys.sorted().filter { $0 != "json" }.map { [$0, set.metadata[$0] ?? ""] }).rendered)
+                print(JSON.serialize(set.tileJSON(tilesURL: "{z}/{x}/{y}"), pretty: true))
+            } catch {
+                throw CLIError("\(error)")
+            }
+        }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One tile (z/x/y, XYZ) as GeoJSON in lon/lat, or its raw stored bytes.")
+        enum Format: String, ExpressibleByArgument { case geojson, raw }
+        @Argument(help: "The .mbtiles file.") var file: String
+        @Argument(help: "The tile, z/x/y.") var tile: String
+        @Option(help: "Only this layer.") var layer: String?
+        @Option(help: "geojson or raw.") var format: Format = .geojson
+
+        func run() throws {
+            let parts = tile.split(separator: "/").compactMap { Int($0) }
+            guard parts.count == 3 else { throw CLIError("expected the tile as z/x/y, e.g. 16/35390/22193; got '\(tile)'") }
+            do {
+                let set = try MBTiles(path: file)
+                guard let stored = try set.tile(z: parts[0], x: parts[1], y: parts[2]) else {
+                    throw CLIError("\(set.name) has no tile \(tile)")
+                }
+                if format == .raw {
+                    FileHandle.standardOutput.write(Data(stored))
+                    return
+                }
+                let features = try TileDecoder.features(of: stored, z: parts[0], x: parts[1], y: parts[2], layer: layer)
+                print(JSON.serialize(layeredCollection(features)))
+            } catch let error as CLIError {
+                throw error
+            } catch {
+                throw CLIError("\(error)")
+            }
+        }
+    }
+
+    struct At: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The features at a point: polygons containing it, points and lines within 8 pixels.")
+        @Argument(help: "The .mbtiles file.") var file: String
+        @Argument(help: "The point as LON,LAT (longitude first).") var point: String
+        @Option(help: "The zoom level.") var zoom: Int
+        @Option(help: "Only this layer.") var layer: String?
+
+        func run() throws {
+            let (lon, lat) = try parsePoint(point)
+            do {
+                let set = try MBTiles(path: file)
+                let features = try set.features(atLon: lon, lat: lat, zoom: zoom, layer: layer)
+                let rows = features.map { item -> [String] in
+                    let name = item.feature.properties["name"]?.stringValue ?? ""
+                    let kind = item.feature.properties["kind"]?.stringValue ?? ""
+                    return [item.layer, item.feature.geometry?.typeName ?? "", name, kind]
+                }
+                print(Table(header: ["layer", "geometry", "name", "kind"], rows: rows).rendered)
+            } catch {
+                throw CLIError("\(error)")
+            }
+        }
+    }
+}
+
+/// A FeatureCollection with each feature's tile layer as the property `layer`.
+func layeredCollection(_ features: [TileFeature]) -> JSONValue {
+    GeoJSON.featureCollection(features.map { item in
+        var feature = item.feature
+        feature.properties["layer"] = .text(item.layer)
+        return feature
+    })
+}
+
+/// "LON,LAT" with a clear error for the classic swap.
+func parsePoint(_ text: String) throws -> (Double, Double) {
+    let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+    guard parts.count == 2, let lon = parts[0], let lat = parts[1] else {
+        throw CLIError("expected a point as LON,LAT, e.g. 14.4057,50.1160; got '\(text)'")
+    }
+    guard abs(lat) <= 90 else {
+        throw CLIError("latitude \(lat) is outside -90…90" + (abs(lon) <= 90 ? " — did you swap longitude and latitude? Write LON,LAT." : ""))
+    }
+    guard abs(lon) <= 180 else { throw CLIError("longitude \(lon) is outside -180…180") }
+    return (lon, lat)
+}

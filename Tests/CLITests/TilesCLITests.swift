@@ -1,0 +1,47 @@
+import Foundation
+import Geometry
+import TestSupport
+import Testing
+
+@Suite struct TilesCLITests {
+    @Test func infoTellsTheRealEncoding() throws {
+        let info = try CLI.run(["tiles", "info", Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles")])
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdout.hasPrefix("zoo_prague_map: 22 tiles\n"))
+        #expect(info.stdout.contains("encoding: geojson, compression none (metadata says 'application/vnd.mapbox-vector-tile')"))
+        #expect(info.stdout.contains("\"tilejson\": \"3.0.0\""))
+    }
+
+    @Test func getDecodesATileToGeoJSON() throws {
+        let get = try CLI.run(["tiles", "get", Fixtures.path("mbtiles/mbtileserver-world_cities.mbtiles"), "6/34/22", "--layer", "cities"])
+        #expect(get.status == 0, "\(get.stderr)")
+        let features = try GeoJSON.parseDocument(Array(get.stdout.utf8)).features
+        let vienna = try #require(features.first { $0.properties["name"] == .text("Vienna") })
+        #expect(vienna.geometry == .point(Point(lon: 16.3641357421875, lat: 48.20271028869972)))
+        #expect(vienna.properties["layer"] == .text("cities"))
+    }
+
+    @Test func atListsWhatIsThere() throws {
+        let at = try CLI.run(["tiles", "at", Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), "14.404891514,50.115400110", "--zoom", "16", "--layer", "buildings"])
+        #expect(at.status == 0, "\(at.stderr)")
+        #expect(at.stdout == """
+            layer      geometry  name           kind
+            ---------  --------  -------------  --------
+            buildings  Polygon   Pavilon goril  building
+            buildings  Point     Pavilon goril  building
+
+            """)
+    }
+
+    @Test func errorsAreClear() throws {
+        let swapped = try CLI.run(["tiles", "at", Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), "50.1154,114.4", "--zoom", "16"])
+        #expect(swapped.status != 0)
+        #expect(swapped.stderr.contains("latitude 114.4 is outside -90…90 — did you swap longitude and latitude?"))
+        let missing = try CLI.run(["tiles", "get", Fixtures.path("mbtiles/mbtileserver-world_cities.mbtiles"), "6/0/0"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("has no tile 6/0/0"))
+        let broken = try CLI.run(["tiles", "info", Fixtures.path("mbtiles/mbtileserver-invalid.mbtiles")])
+        #expect(broken.status != 0)
+        #expect(broken.stderr.contains("not an MBTiles file"))
+    }
+}
