@@ -88,13 +88,13 @@ public struct DecompressionError: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
-enum Decompression {
+public enum Decompression {
     /// 64 MiB: far above any real tile, and a bound against decompression bombs.
-    static let defaultLimit = 64 << 20
+    public static let defaultLimit = 64 << 20
 
     /// Inflates gzip or zlib data (zlib detects which). With `truncate`, stops quietly at
     /// `limit` bytes; otherwise exceeding it is an error.
-    static func inflate(_ input: [UInt8], limit: Int = defaultLimit, truncate: Bool = false) throws(DecompressionError) -> [UInt8] {
+    public static func inflate(_ input: [UInt8], limit: Int = defaultLimit, truncate: Bool = false) throws(DecompressionError) -> [UInt8] {
         var stream = z_stream()
         // 15 + 32: a 32 KiB window and automatic gzip/zlib header detection.
         guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
