@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "TestSupport"]),
         .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Geometry", "SpatialIndex", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["vltava", "Geometry", "TestSupport"]),
     ]

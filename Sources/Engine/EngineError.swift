@@ -8,6 +8,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     case unsupportedGeometry(layer: String, operation: String, needs: String, has: String)
     case unknownFeature(layer: String, fid: Int64)
     case store(String)
+    case unknownTileSet(String, known: [String])
+    case tiles(String)
 
     public var code: String {
         switch self {
@@ -16,6 +18,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .unsupportedGeometry: "unsupported_geometry"
         case .unknownFeature: "unknown_feature"
         case .store: "store_error"
+        case .unknownTileSet: "unknown_tileset"
+        case .tiles: "tiles_error"
         }
     }
 
@@ -31,7 +35,11 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
             return "\(operation) needs a layer of \(needs); '\(layer)' has \(has)"
         case .unknownFeature(let layer, let fid):
             return "layer '\(layer)' has no feature \(fid)"
-        case .store(let message):
+        case .store(let message), .tiles(let message):
+            return message
+        case .unknownTileSet(let name, let known):
+            var message = "unknown tile set '\(name)'"
+            if let suggestion = Suggestion.closest(to: name, in: known) { message += " — did you mean '\(suggestion)'?" }
             return message
         }
     }

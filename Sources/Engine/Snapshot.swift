@@ -7,6 +7,7 @@ import Geometry
 import SpatialIndex
 import Store
 import Synchronization
+import VectorTiles
 
 public final class Snapshot: Sendable {
     public let storePath: String
@@ -15,6 +16,9 @@ public final class Snapshot: Sendable {
     /// Time series by the name of their table and by the name of their point layer.
     public let timeSeriesByTable: [String: TimeSeries]
     public let timeSeriesByLayer: [String: TimeSeries]
+    /// MBTiles tile sets by the name they are registered under, so the language and the
+    /// server can name them like layers.
+    public let tileSets: [String: MBTiles]
     /// When this snapshot was built (wall clock).
     public let loadedAt: Date
     /// Seconds spent loading and indexing.
@@ -22,8 +26,9 @@ public final class Snapshot: Sendable {
 
     let layersByName: [String: Layer]
 
-    /// Loads every layer of the store at `path` (opened read-only) and builds its indexes.
-    public static func load(storePath path: String) throws(EngineError) -> Snapshot {
+    /// Loads every layer of the store at `path` (opened read-only) and builds its indexes, and
+    /// opens the tile sets (`name → .mbtiles path`).
+    public static func load(storePath path: String, tileSets tileSetPaths: [String: String] = [:]) throws(EngineError) -> Snapshot {
         let start = DispatchTime.now()
         do {
             let store = try GeoPackage(path: path, mode: .readOnly)
@@ -39,14 +44,27 @@ public final class Snapshot: Sendable {
                 byTable[layer.name] = series
                 byLayer[link.keyLayer] = series
             }
+            var tileSets: [String: MBTiles] = [:]
+            for (name, file) in tileSetPaths {
+                do {
+                    tileSets[name] = try MBTiles(path: file)
+                } catch {
+                    throw EngineError.tiles("tile set '\(name)': \(error)")
+                }
+            }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-            return Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer, loadSeconds: seconds)
+            return Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
+                            tileSets: tileSets, loadSeconds: seconds)
+        } catch let error as EngineError {
+            throw error
         } catch {
             throw .store("\(error)")
         }
     }
 
-    init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries], loadSeconds: Double) {
+    init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
+         tileSets: [String: MBTiles], loadSeconds: Double) {
+        self.tileSets = tileSets
         self.storePath = storePath
         self.layers = layers
         self.timeSeriesByTable = timeSeriesByTable
@@ -59,6 +77,12 @@ public final class Snapshot: Sendable {
     }
 
     public var layerNames: [String] { layers.map(\.name) }
+
+    /// The tile set of that name, or an error suggesting the closest name.
+    public func tileSet(_ name: String) throws(EngineError) -> MBTiles {
+        guard let set = tileSets[name] else { throw .unknownTileSet(name, known: tileSets.keys.sorted()) }
+        return set
+    }
 
     /// The layer of that name (case-insensitive), or an error suggesting the closest name.
     public func layer(_ name: String) throws(EngineError) -> Layer {
@@ -73,9 +97,12 @@ public final class EngineHost: Sendable {
     private let current: Mutex<Snapshot>
     public let storePath: String
 
-    public init(storePath: String) throws(EngineError) {
+    public let tileSetPaths: [String: String]
+
+    public init(storePath: String, tileSets: [String: String] = [:]) throws(EngineError) {
         self.storePath = storePath
-        current = Mutex(try Snapshot.load(storePath: storePath))
+        tileSetPaths = tileSets
+        current = Mutex(try Snapshot.load(storePath: storePath, tileSets: tileSets))
     }
 
     public var snapshot: Snapshot { current.withLock { $0 } }
@@ -84,7 +111,7 @@ public final class EngineHost: Sendable {
     /// stays and the error is thrown.
     @discardableResult
     public func reload() throws(EngineError) -> Snapshot {
-        let fresh = try Snapshot.load(storePath: storePath)
+        let fresh = try Snapshot.load(storePath: storePath, tileSets: tileSetPaths)
         current.withLock { $0 = fresh }
         return fresh
     }

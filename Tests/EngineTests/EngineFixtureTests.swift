@@ -4,6 +4,7 @@ import Geometry
 import Store
 import TestSupport
 import Testing
+import VectorTiles
 
 /// One store with every Prague and zoo fixture, built once for all engine tests.
 enum DemoStore {
@@ -296,5 +297,19 @@ extension Snapshot {
 extension Snapshot {
     func layer0Code(_ index: Int) -> String? {
         (try? layer("stations"))?.properties[index]["code"]?.stringValue
+    }
+}
+
+@Suite struct TileSetTests {
+    @Test func tileSetsAreNamedLikeLayers() throws {
+        let path = try Fixtures.temporaryDirectory("tilesets").appendingPathComponent("s.gpkg").path
+        _ = try Importer.importFile(Fixtures.path("air/stations-prague.csv"), into: GeoPackage(path: path, mode: .readWrite), options: ImportOptions(layer: "stations"))
+        let snapshot = try Snapshot.load(storePath: path, tileSets: ["zoo_map": Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles")])
+        let zoo = try snapshot.tileSet("zoo_map")
+        let here = try zoo.features(atLon: 14.404891514, lat: 50.115400110, zoom: 16, layer: "buildings")
+        #expect(here.first?.feature.properties["name"] == .text("Pavilon goril"))
+        #expect(throws: EngineError.unknownTileSet("zoo_mpa", known: ["zoo_map"])) { try snapshot.tileSet("zoo_mpa") }
+        #expect("\(EngineError.unknownTileSet("zoo_mpa", known: ["zoo_map"]))" == "unknown tile set 'zoo_mpa' — did you mean 'zoo_map'?")
+        #expect(throws: EngineError.self) { try Snapshot.load(storePath: path, tileSets: ["bad": Fixtures.path("mbtiles/mbtileserver-invalid.mbtiles")]) }
     }
 }

@@ -138,3 +138,57 @@ import Testing
         #expect(TileMath.tile(lon: 180, lat: -90, zoom: 2) == (3, 3))
     }
 }
+
+@Suite struct BrokenTileTests {
+    /// A copy of world_cities cut to its first 16 KiB: opening or reading says so.
+    @Test func truncatedFile() throws {
+        let bytes = try Data(contentsOf: Fixtures.url("mbtiles/mbtileserver-world_cities.mbtiles"))
+        let url = try Fixtures.temporaryDirectory("tiles").appendingPathComponent("truncated.mbtiles")
+        try bytes.prefix(16 * 1024).write(to: url)
+        do {
+            let set = try MBTiles(path: url.path)
+            for (z, x, y) in try set.tileAddresses() { _ = try set.features(z: z, x: x, y: y) }
+            Issue.record("a truncated file read cleanly")
+        } catch {
+            let message = "\(error)"
+            #expect(message.hasPrefix("truncated.mbtiles: "), "\(message)")
+            #expect(message.contains("malformed") || message.contains("not an MBTiles file"), "\(message)")
+        }
+    }
+
+    /// Random bytes, raw and gzipped: a clear error, never a crash.
+    @Test func randomBytes() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let bytes = (0..<Int.random(in: 1..<512, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = try? TileDecoder.features(of: bytes, z: 14, x: 8800, y: 5900)
+        }
+        let garbage: [UInt8] = [0x1A, 0xFF, 0xFF, 0xFF, 0x0F, 0x01, 0x02]
+        #expect(throws: MVTError.self) { try TileDecoder.features(of: garbage, z: 0, x: 0, y: 0) }
+    }
+
+    /// 100 MiB of zeros gzipped to about 100 KiB: decoding stops at the 64 MiB limit.
+    @Test func gzipBomb() throws {
+        let dir = try Fixtures.temporaryDirectory("tiles")
+        let zeros = dir.appendingPathComponent("zeros")
+        FileManager.default.createFile(atPath: zeros.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: zeros)
+        let block = Data(count: 1 << 20)
+        for _ in 0..<100 { handle.write(block) }
+        try handle.close()
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        gzip.arguments = ["gzip", "-9", zeros.path]
+        try gzip.run()
+        gzip.waitUntilExit()
+        let bomb = [UInt8](try Data(contentsOf: dir.appendingPathComponent("zeros.gz")))
+        #expect(bomb.count < 200_000)
+        #expect(TileEncoding.detect(bomb).compression == .gzip)
+        do {
+            _ = try TileDecoder.features(of: bomb, z: 0, x: 0, y: 0)
+            Issue.record("the bomb decoded")
+        } catch {
+            #expect(error.description == "invalid vector tile: the tile inflates to more than 67108864 bytes")
+        }
+    }
+}
