@@ -280,3 +280,37 @@ public final class GEOSContext {
         return flat
     }
 }
+
+/// GEOS prepared geometries for many point tests against the same polygons: the reference
+/// that property tests compare the engine's own point-in-polygon with. Tied to its context
+/// (same thread).
+public final class GEOSPreparedLayer {
+    let context: GEOSContext
+    private var geometries: [OpaquePointer?] = []
+    private var prepared: [OpaquePointer?] = []
+
+    public init(context: GEOSContext, geometries: [Geometry]) throws(GEOSError) {
+        self.context = context
+        for geometry in geometries {
+            let g = try context.make(geometry)
+            self.geometries.append(g)
+            prepared.append(GEOSPrepare_r(context.handle, g))
+        }
+    }
+
+    deinit {
+        for p in prepared { GEOSPreparedGeom_destroy_r(context.handle, p) }
+        for g in geometries { GEOSGeom_destroy_r(context.handle, g) }
+    }
+
+    /// GEOS `contains` of geometry `index` (a point on the boundary is not contained).
+    public func contains(_ index: Int, lon: Double, lat: Double) throws(GEOSError) -> Bool {
+        guard let point = GEOSGeom_createPointFromXY_r(context.handle, lon, lat) else { throw context.failure("cannot build a point") }
+        defer { GEOSGeom_destroy_r(context.handle, point) }
+        switch GEOSPreparedContains_r(context.handle, prepared[index], point) {
+        case 1: return true
+        case 0: return false
+        default: throw context.failure("prepared contains failed")
+        }
+    }
+}
