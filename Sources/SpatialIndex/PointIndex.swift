@@ -17,6 +17,8 @@ public struct PointIndex: Sendable {
     private let lats: [Double]
     /// Points with a non-finite coordinate are left out.
     public let count: Int
+    /// Leaves this small are cheaper to scan than to descend.
+    static let leafSize = 8
 
     public init(lons: [Double], lats: [Double]) {
         precondition(lons.count == lats.count, "PointIndex: lons and lats differ in length")  // programmer error, not input
@@ -27,9 +29,10 @@ public struct PointIndex: Sendable {
             return (v.x, v.y, v.z, Int32(i))
         }
         count = items.count
-        // Build the implicit tree: the median of [lo, hi) along axis depth % 3 goes to the middle.
+        // Build the implicit tree: the median of [lo, hi) along axis depth % 3 goes to the middle;
+        // ranges of at most `leafSize` points stay as unsorted leaves, scanned whole.
         func build(_ lo: Int, _ hi: Int, _ depth: Int) {
-            guard hi - lo > 1 else { return }
+            guard hi - lo > PointIndex.leafSize else { return }
             let mid = (lo + hi) / 2
             let axis = depth % 3
             items[lo..<hi].sort { a, b in
@@ -82,7 +85,6 @@ public struct PointIndex: Sendable {
                     search(xyz, order, 0, count, 0, q.x, q.y, q.z, &best, nil)
                 }
             }
-            best.sortInPlace()
             for i in 0..<best.size { result[i] = best.storage[i].1 }
             return best.size
         }
@@ -90,13 +92,19 @@ public struct PointIndex: Sendable {
 
     private func search(_ xyz: UnsafeBufferPointer<Double>, _ order: UnsafeBufferPointer<Int32>, _ lo: Int, _ hi: Int, _ depth: Int,
                         _ qx: Double, _ qy: Double, _ qz: Double, _ best: inout Best, _ filter: ((Int) -> Bool)?) {
-        guard lo < hi else { return }
+        if hi - lo <= PointIndex.leafSize {
+            for i in lo..<hi {
+                let dx = xyz[3 * i] - qx, dy = xyz[3 * i + 1] - qy, dz = xyz[3 * i + 2] - qz
+                let d2 = dx * dx + dy * dy + dz * dz
+                if d2 <= best.bound, filter?(Int(order[i])) ?? true { best.insert(d2, order[i]) }
+            }
+            return
+        }
         let mid = (lo + hi) / 2
         let px = xyz[3 * mid], py = xyz[3 * mid + 1], pz = xyz[3 * mid + 2]
         let dx = px - qx, dy = py - qy, dz = pz - qz
         let d2 = dx * dx + dy * dy + dz * dz
         if d2 <= best.bound, filter?(Int(order[mid])) ?? true { best.insert(d2, order[mid]) }
-        guard hi - lo > 1 else { return }
         let axis = depth % 3
         let delta = axis == 0 ? qx - px : axis == 1 ? qy - py : qz - pz
         // Near side first; the far side only if the splitting plane is within the bound.
@@ -110,33 +118,23 @@ public struct PointIndex: Sendable {
     }
 }
 
-/// The k best (squared chord, index) pairs seen so far, kept as an unsorted array with its
-/// worst entry tracked: k is small (a handful of stations), so a linear replace beats a heap.
+/// The k best (squared chord, index) pairs seen so far, kept sorted (k is small: a handful of
+/// stations), with the admission bound cached.
 private struct Best {
     var storage: UnsafeMutableBufferPointer<(Double, Int32)>
     var size = 0
     let limit: Double
+    /// Anything farther than this cannot enter.
+    private(set) var bound: Double
 
     init(storage: UnsafeMutableBufferPointer<(Double, Int32)>, limit: Double) {
         self.storage = storage
         self.limit = limit
+        bound = limit
     }
 
     init(capacity: Int, limit: Double) {
-        let buffer = UnsafeMutableBufferPointer<(Double, Int32)>.allocate(capacity: capacity)
-        self.storage = buffer
-        self.limit = limit
-    }
-
-    /// Anything farther than this cannot enter.
-    var bound: Double {
-        size < storage.count ? limit : storage[worst].0
-    }
-
-    private var worst: Int {
-        var w = 0
-        for i in 1..<size where Best.worse(storage[i], storage[w]) { w = i }
-        return w
+        self.init(storage: UnsafeMutableBufferPointer<(Double, Int32)>.allocate(capacity: capacity), limit: limit)
     }
 
     static func worse(_ a: (Double, Int32), _ b: (Double, Int32)) -> Bool {
@@ -144,32 +142,25 @@ private struct Best {
     }
 
     mutating func insert(_ d2: Double, _ index: Int32) {
+        let item = (d2, index)
+        var j: Int
         if size < storage.count {
-            storage[size] = (d2, index)
+            j = size
             size += 1
         } else {
-            let w = worst
-            if Best.worse(storage[w], (d2, index)) { storage[w] = (d2, index) }
+            guard Best.worse(storage[size - 1], item) else { return }
+            j = size - 1
         }
-    }
-
-    mutating func sortInPlace() {
-        // Insertion sort: k is small.
-        guard size > 1 else { return }
-        for i in 1..<size {
-            let item = storage[i]
-            var j = i - 1
-            while j >= 0 && Best.worse(storage[j], item) {
-                storage[j + 1] = storage[j]
-                j -= 1
-            }
-            storage[j + 1] = item
+        while j > 0 && Best.worse(storage[j - 1], item) {
+            storage[j] = storage[j - 1]
+            j -= 1
         }
+        storage[j] = item
+        if size == storage.count { bound = storage[size - 1].0 }
     }
 
     /// Sorted entries; frees the storage this value allocated itself.
     mutating func sorted() -> [(d2: Double, index: Int32)] {
-        sortInPlace()
         let out = (0..<size).map { (storage[$0].0, storage[$0].1) }
         storage.deallocate()
         return out
