@@ -15,6 +15,21 @@ func readFloat64(_ path: String) throws -> [Double] {
     }
 }
 
+/// A little-endian float64 file in chunks of 65,536 values, so a large query file is never
+/// held whole.
+func forEachChunk(of path: String, _ body: ([Double]) throws -> Void) throws {
+    guard let handle = FileHandle(forReadingAtPath: path) else { throw BenchError(description: "cannot read \(path) (run gen_workloads.py first)") }
+    defer { try? handle.close() }
+    while true {
+        let data = handle.readData(ofLength: 8 * 65_536)
+        if data.isEmpty { break }
+        let values = data.withUnsafeBytes { raw in
+            (0..<(data.count / 8)).map { Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8 * $0, as: UInt64.self))) }
+        }
+        try body(values)
+    }
+}
+
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
     try body()
@@ -23,10 +38,9 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 
 /// "sha256:<hex>" of int32 answers written little-endian, as benchlib.sha256_i32 computes it.
 func checksum(_ answers: [Int32]) -> String {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(answers.count * 4)
-    for a in answers { withUnsafeBytes(of: a.littleEndian) { bytes.append(contentsOf: $0) } }
-    return "sha256:" + SHA256.hex(bytes)
+    var hash = SHA256()
+    for a in answers { hash.update(a) }
+    return hash.finish()
 }
 
 /// The anchors' RESULT line (anchors.py `Run.result_line`), with numbers in %.6g.
@@ -35,8 +49,9 @@ func resultLine(id: String, impl: String, build: Double, query: Double, queries:
     return "RESULT workload=\(id) impl=\(impl) build_s=\(g(build)) query_s=\(g(query)) qps=\(g(Double(queries) / query)) checksum=\(checksum) ok=1 n=\(queries)/\(queries)"
 }
 
-/// SHA-256 (FIPS 180-4), enough for checksums: Foundation on Linux has no CryptoKit.
-enum SHA256 {
+/// SHA-256 (FIPS 180-4), incremental, enough for checksums: Foundation on Linux has no
+/// CryptoKit. Answers are fed as they are computed, so they need not be kept.
+struct SHA256 {
     static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -47,33 +62,48 @@ enum SHA256 {
         0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
+    var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+    var block: [UInt8] = []
+    var length: UInt64 = 0
+    var w = [UInt32](repeating: 0, count: 64)
 
-    static func hex(_ message: [UInt8]) -> String {
-        var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var data = message
-        let bitLength = UInt64(message.count) * 8
-        data.append(0x80)
-        while data.count % 64 != 56 { data.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { data.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        var w = [UInt32](repeating: 0, count: 64)
+    init() { block.reserveCapacity(64) }
+
+    mutating func update(_ value: Int32) {
+        withUnsafeBytes(of: value.littleEndian) { for b in $0 { update(byte: b) } }
+    }
+
+    mutating func update(byte: UInt8) {
+        block.append(byte)
+        length += 1
+        if block.count == 64 { compress() }
+    }
+
+    mutating func finish() -> String {
+        let bits = length * 8
+        update(byte: 0x80)
+        while block.count != 56 { update(byte: 0) }
+        for shift in stride(from: 56, through: 0, by: -8) { update(byte: UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        return "sha256:" + h.map { String(format: "%08x", $0) }.joined()
+    }
+
+    private mutating func compress() {
         func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
-        for chunk in stride(from: 0, to: data.count, by: 64) {
-            for i in 0..<16 {
-                w[i] = UInt32(data[chunk + 4 * i]) << 24 | UInt32(data[chunk + 4 * i + 1]) << 16 | UInt32(data[chunk + 4 * i + 2]) << 8 | UInt32(data[chunk + 4 * i + 3])
-            }
-            for i in 16..<64 {
-                let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-                let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, hh) = (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7])
-            for i in 0..<64 {
-                let t1 = hh &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[i] &+ w[i]
-                let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
-                (hh, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            h = [h[0] &+ a, h[1] &+ b, h[2] &+ c, h[3] &+ d, h[4] &+ e, h[5] &+ f, h[6] &+ g, h[7] &+ hh]
+        for i in 0..<16 {
+            w[i] = UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8 | UInt32(block[4 * i + 3])
         }
-        return h.map { String(format: "%08x", $0) }.joined()
+        for i in 16..<64 {
+            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+        }
+        var (a, b, c, d, e, f, g, hh) = (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7])
+        for i in 0..<64 {
+            let t1 = hh &+ (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) &+ ((e & f) ^ (~e & g)) &+ SHA256.k[i] &+ w[i]
+            let t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
+            (hh, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+        }
+        h = [h[0] &+ a, h[1] &+ b, h[2] &+ c, h[3] &+ d, h[4] &+ e, h[5] &+ f, h[6] &+ g, h[7] &+ hh]
+        block.removeAll(keepingCapacity: true)
     }
 }

@@ -192,3 +192,33 @@ func fixtureFeatures(_ name: String) throws -> [Feature] {
         #expect(throws: WKTError.self) { try WKT.decode("LINESTRING (1 2, 3 4) junk") }
     }
 }
+
+@Suite struct GeoJSONStreamTests {
+    /// Streaming a file feature by feature gives exactly what the whole-file parser gives.
+    @Test(arguments: ["prague/districts.sjtsk-epsg5514.geojson", "prague/parking-zones.wgs84.geojson", "zoo/pavilions-and-pens.geojson"])
+    func streamEqualsWholeFile(fixture: String) throws {
+        let whole = try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url(fixture))))
+        var streamed: [Feature] = []
+        // A small chunk size, so features straddle chunks.
+        let (crs, name) = try GeoJSONStream.read(path: Fixtures.path(fixture), chunkSize: 4096) { index, feature in
+            #expect(index == streamed.count)
+            streamed.append(feature)
+        }
+        #expect(streamed == whole.features)
+        #expect(crs == whole.crs)
+        #expect(name == whole.name)
+    }
+
+    @Test func errorsGiveTheFeatureAndAbsolutePosition() throws {
+        let url = try Fixtures.temporaryDirectory("stream").appendingPathComponent("bad.geojson")
+        try Data("{\"type\": \"FeatureCollection\",\n  \"features\": [\n    {\"type\": \"Feature\" \"geometry\": null}\n]}".utf8).write(to: url)
+        do {
+            try GeoJSONStream.read(path: url.path) { _, _ in }
+            Issue.record("a malformed file streamed")
+        } catch {
+            #expect("\(error)" == "features[0]: malformed JSON at line 3, column 24: unexpected '\"', expected ',' or '}' after an object member")
+        }
+        try Data("{\"type\": \"FeatureCollection\", \"features\": [{\"type\": \"Feature\", \"geometry\": null, ".utf8).write(to: url)
+        #expect(throws: GeoJSONError.self) { try GeoJSONStream.read(path: url.path) { _, _ in } }
+    }
+}
