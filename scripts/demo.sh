@@ -14,3 +14,5 @@ echo
 "$vltava" layers --db "$db"
 echo
 "$vltava" describe stations --db "$db"
+echo
+"$vltava" tiles at Fixtures/zoo/zoo-prague-geojson-tiles.mbtiles 14.404891,50.115400 --zoom 16

@@ -481,3 +481,148 @@ struct ProtobufReader {
         }
     }
 }
+
+/// A feature read in place: its tags and geometry stay in the tile's bytes and are decoded on
+/// the fly, with no arrays built. For callers that walk whole tile sets (the W8 benchmark, a
+/// server counting or filtering features); `MVTTile.layers()` is the general API.
+public struct MVTFeatureView {
+    public let id: UInt64?
+    public let type: MVTGeometryType
+    let bytes: UnsafeBufferPointer<UInt8>
+    let tags: Range<Int>
+    let geometry: Range<Int>
+
+    /// Calls `body` with each (key index, value index) pair; an unpaired last tag is ignored.
+    public func forEachTag(_ body: (Int, Int) -> Void) throws(MVTError) {
+        var reader = PackedReader(bytes: bytes, position: tags.lowerBound, end: tags.upperBound)
+        while reader.position < reader.end {
+            let key = try reader.next()
+            guard reader.position < reader.end else { return }
+            body(Int(key), Int(try reader.next()))
+        }
+    }
+
+    /// Decodes every MoveTo/LineTo position into `positions` (x, y in tile coordinates,
+    /// replacing its contents) and returns their number. ClosePath adds none.
+    public func decodeGeometry(into positions: inout [Int64]) throws(MVTError) -> Int {
+        positions.removeAll(keepingCapacity: true)
+        var reader = PackedReader(bytes: bytes, position: geometry.lowerBound, end: geometry.upperBound)
+        var x: Int64 = 0, y: Int64 = 0
+        while reader.position < reader.end {
+            let command = try reader.next()
+            let id = command & 7, count = Int(command >> 3)
+            guard id == 1 || id == 2 else {
+                guard id == 7 else { throw MVTError(message: "unknown geometry command \(id)") }
+                continue
+            }
+            for _ in 0..<count {
+                guard reader.position < reader.end else { throw MVTError(message: "a command needs \(count) positions but the geometry ends") }
+                let dx = try reader.next()
+                guard reader.position < reader.end else { throw MVTError(message: "a position has no y") }
+                let dy = try reader.next()
+                x += Int64(Int32(bitPattern: (dx >> 1) ^ (0 &- (dx & 1))))
+                y += Int64(Int32(bitPattern: (dy >> 1) ^ (0 &- (dy & 1))))
+                positions.append(x)
+                positions.append(y)
+            }
+        }
+        return positions.count / 2
+    }
+}
+
+/// Varints of a packed field.
+struct PackedReader {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position: Int
+    let end: Int
+
+    @inline(__always)
+    mutating func next() throws(MVTError) -> UInt32 {
+        var result: UInt32 = 0
+        var shift: UInt32 = 0
+        while position < end {
+            let b = bytes[position]
+            position += 1
+            if shift < 32 { result |= UInt32(b & 0x7F) << shift }
+            if b & 0x80 == 0 { return result }
+            shift += 7
+            guard shift < 70 else { throw MVTError(message: "varint longer than 10 bytes") }
+        }
+        throw MVTError(message: "truncated varint")
+    }
+}
+
+extension MVTTile {
+    /// Walks every feature of every layer in place (see `MVTFeatureView`), with each layer's
+    /// name, extent, keys and values decoded once. A feature that repeats its tags or geometry
+    /// field (protobuf would merge them) is refused here; `layers()` merges them.
+    public func forEachFeature(_ body: (_ layer: MVTLayerHeader, _ feature: MVTFeatureView) throws(MVTError) -> Void) throws(MVTError) {
+        let result: Result<Void, MVTError> = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(MVTError) in
+                for entry in layerRanges {
+                    let header = try MVTTile.decodeLayerHeader(bytes, entry.range)
+                    var reader = ProtobufReader(bytes: bytes, range: entry.range)
+                    while let (field, wire) = try reader.nextField() {
+                        guard field == 2 && wire == 2 else {
+                            try reader.skip(wire)
+                            continue
+                        }
+                        let range = try reader.lengthDelimited()
+                        var inner = ProtobufReader(bytes: bytes, range: range)
+                        var id: UInt64?
+                        var type = MVTGeometryType.unknown
+                        var tags: Range<Int>?, geometry: Range<Int>?
+                        while let (f, w) = try inner.nextField() {
+                            switch (f, w) {
+                            case (1, 0): id = try inner.varint()
+                            case (3, 0): type = MVTGeometryType(rawValue: Int(clamping: try inner.varint())) ?? .unknown
+                            case (2, 2):
+                                guard tags == nil else { throw MVTError(message: "a feature repeats its tags field") }
+                                tags = try inner.lengthDelimited()
+                            case (4, 2):
+                                guard geometry == nil else { throw MVTError(message: "a feature repeats its geometry field") }
+                                geometry = try inner.lengthDelimited()
+                            case (1, _), (2, _), (3, _), (4, _): throw MVTError(message: "a feature field of the wrong wire type \(w)")
+                            default: try inner.skip(w)
+                            }
+                        }
+                        try body(header, MVTFeatureView(id: id, type: type, bytes: buffer, tags: tags ?? 0..<0, geometry: geometry ?? 0..<0))
+                    }
+                }
+            }
+        }
+        try result.get()
+    }
+
+    /// A layer's name, version, extent, keys and values, without its features.
+    static func decodeLayerHeader(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> MVTLayerHeader {
+        var reader = ProtobufReader(bytes: bytes, range: range)
+        var header = MVTLayerHeader(version: 0, name: "", extent: 4096, keys: [], values: [])
+        var version: Int?, name: String?
+        while let (field, wire) = try reader.nextField() {
+            switch (field, wire) {
+            case (15, 0): version = Int(clamping: try reader.varint())
+            case (1, 2): name = try reader.string()
+            case (3, 2): header.keys.append(try reader.string())
+            case (4, 2): header.values.append(try decodeValue(bytes, try reader.lengthDelimited()))
+            case (5, 0): header.extent = Int(clamping: try reader.varint())
+            case (15, _), (1, _), (3, _), (4, _), (5, _): throw MVTError(message: "a layer field of the wrong wire type \(wire)")
+            default: try reader.skip(wire)
+            }
+        }
+        guard let name else { throw MVTError(message: "a layer has no name") }
+        guard let version, version == 1 || version == 2 else { throw MVTError(message: "layer '\(name)' has no valid version") }
+        header.name = name
+        header.version = version
+        return header
+    }
+}
+
+/// What `forEachFeature` tells about a layer.
+public struct MVTLayerHeader: Sendable {
+    public var version: Int
+    public var name: String
+    public var extent: Int
+    public var keys: [String]
+    public var values: [MVTValue]
+}
