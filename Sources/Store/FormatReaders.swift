@@ -205,7 +205,7 @@ extension Importer {
             }
             var properties = Attributes()
             if case .object(let tags)? = roadObject["properties"] {
-                for (key, value) in tags { properties[key] = attributeValue(value) }
+                for (key, value) in tags { properties[key] = GeoJSON.attribute(value) }
             }
             properties["node_ids"] = .json(JSON.serialize(.array(nodeIDs)))
             let id: FeatureID? = if case .integer(let i)? = roadObject["_id"] { .integer(i) } else { nil }
@@ -232,7 +232,7 @@ extension Importer {
             }
             var properties = Attributes()
             for (key, value) in object where key != "_id" && key != "map_locations" {
-                properties[key == "class_" ? "class" : key] = attributeValue(value)
+                properties[key == "class_" ? "class" : key] = GeoJSON.attribute(value)
             }
             var locationIDs: [JSONValue] = []
             if case .array(let locations)? = object["map_locations"] {
@@ -252,18 +252,6 @@ extension Importer {
             return try JSON.parse(bytes)
         } catch {
             throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
-        }
-    }
-
-    /// The attribute for a JSON value, as GeoJSON properties map: arrays and objects as JSON text.
-    static func attributeValue(_ value: JSONValue) -> AttributeValue {
-        switch value {
-        case .null: .null
-        case .bool(let b): .bool(b)
-        case .integer(let i): .integer(i)
-        case .double(let d): .real(d)
-        case .string(let s): .text(s)
-        case .array, .object: .json(JSON.serialize(value))
         }
     }
 }

@@ -10,17 +10,6 @@ import Testing
 /// with a reference implementation (GEOS for point-in-polygon, haversine for k-nearest, a
 /// linear scan for bounding boxes).
 @Suite struct PropertyTests {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let count = 100_000
 
     @Test(arguments: ["districts", "parking"])

@@ -1,5 +1,5 @@
 // Locates the repository's Fixtures/ folder from this source file, so tests read the project's
-// own copies of the data and never ../shared.
+// own copies of the data and never the team's shared data folder.
 
 import Foundation
 
@@ -67,5 +67,18 @@ public enum CLI {
         return Result(status: process.terminationStatus,
                       stdout: String(decoding: outData, as: UTF8.self),
                       stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// A deterministic random generator (SplitMix64), so a failing property test can be replayed.
+public struct SplitMix: RandomNumberGenerator {
+    public var state: UInt64
+    public init(state: UInt64) { self.state = state }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
