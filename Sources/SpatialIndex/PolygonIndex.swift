@@ -30,7 +30,7 @@ public struct PolygonIndex: Sendable {
     /// Closed rings back to back, x, y per vertex, in blocks of about 8 MB; a polygon's run
     /// never straddles two blocks. Blocks rather than one array: the builder fills them in
     /// place, so the coordinates are never copied and never exist twice.
-    private let blocks: [[Double]]
+    private let blocks: CoordinateBlocks
     private let polygons: [PolygonEntry]
     /// Band lists of the large polygons: `bandOffsets[firstBand + b] ..< bandOffsets[firstBand + b + 1]`
     /// indexes `bandEdges`, which holds the first vertex of each edge in the band.
@@ -103,7 +103,7 @@ public struct PolygonIndex: Sendable {
     /// Builds an index one geometry at a time, so a caller streaming a large file never holds
     /// its geometries and the index at once.
     public struct Builder {
-        var blocks: [[Double]] = []
+        var blocks = BlockAllocator()
         var polygons: [PolygonEntry] = []
         var bandOffsets: [UInt32] = [0]
         var bandEdges: [UInt32] = []
@@ -149,15 +149,8 @@ public struct PolygonIndex: Sendable {
                 run.append(run[0])
                 run.append(run[1])
             }
-            // A new block when the run does not fit in the current one.
-            if blocks.isEmpty || blocks[blocks.count - 1].count + run.count > max(Builder.blockSize, run.count) {
-                var block: [Double] = []
-                block.reserveCapacity(max(Builder.blockSize, run.count))
-                blocks.append(block)
-            }
-            let b = blocks.count - 1
-            let first = blocks[b].count / 2
-            blocks[b].append(contentsOf: run)
+            let (b, firstDouble) = blocks.append(run, blockSize: Builder.blockSize)
+            let first = firstDouble / 2
             let edges = run.count / 2 - 1
             var firstBand: UInt32 = 0, bandCount: UInt32 = 0
             if edges > PolygonIndex.smallPolygonEdges {
@@ -174,7 +167,7 @@ public struct PolygonIndex: Sendable {
             let edges = run.count / 2 - 1
             // About four edges per band keeps each test short; capped so that long edges
             // spanning every band cannot blow up the lists.
-            let count = max(1, min(edges / 4, 4096))
+            let count = max(1, min(edges / 2, 4096))
             let scale = Double(count) / (box.maxLat - box.minLat)
             func band(_ y: Double) -> Int { max(0, min(count - 1, Int((y - box.minLat) * scale))) }
             var counts = [UInt32](repeating: 0, count: count + 1)
@@ -197,12 +190,12 @@ public struct PolygonIndex: Sendable {
         }
 
         public consuming func build() -> PolygonIndex {
-            PolygonIndex(blocks: blocks, polygons: polygons, bandOffsets: bandOffsets, bandEdges: bandEdges,
+            PolygonIndex(blocks: blocks.freeze(), polygons: polygons, bandOffsets: bandOffsets, bandEdges: bandEdges,
                          grid: PolygonIndex.buildGrid(polygons))
         }
     }
 
-    private init(blocks: [[Double]], polygons: [PolygonEntry], bandOffsets: [UInt32], bandEdges: [UInt32], grid: Grid) {
+    private init(blocks: CoordinateBlocks, polygons: [PolygonEntry], bandOffsets: [UInt32], bandEdges: [UInt32], grid: Grid) {
         self.blocks = blocks
         self.polygons = polygons
         self.bandOffsets = bandOffsets
@@ -221,8 +214,10 @@ public struct PolygonIndex: Sendable {
         guard nonEmpty > 0 else {
             return Grid(box: .empty, columns: 1, rows: 1, scaleX: 0, scaleY: 0, cellOffsets: [0, 0], cellItems: [])
         }
-        // About one polygon per cell for evenly spread layers; at most 2^20 cells.
-        let side = max(1, min(1024, Int(Double(nonEmpty).squareRoot() * 1.5)))
+        // A few cells per polygon for small layers (fewer candidates per point); for large ones
+        // at most two cells per polygon, to keep the grid small next to the coordinates.
+        let n = Double(nonEmpty)
+        let side = max(1, min(1024, Int(min(2.5 * n.squareRoot(), max(4096, 2 * n).squareRoot()))))
         let width = max(extent.maxLon - extent.minLon, 1e-12)
         let height = max(extent.maxLat - extent.minLat, 1e-12)
         let columns = side, rows = side
@@ -264,25 +259,24 @@ public struct PolygonIndex: Sendable {
         let entry = polygons[index]
         guard entry.endVertex > entry.firstVertex,
               x >= Double(entry.minX), x <= Double(entry.maxX), y >= Double(entry.minY), y <= Double(entry.maxY) else { return false }
-        return blocks[Int(entry.block)].withUnsafeBufferPointer { p in
-            @inline(__always) func crosses(_ v: Int) -> Bool {
-                var x1 = p[2 * v], y1 = p[2 * v + 1], x2 = p[2 * v + 2], y2 = p[2 * v + 3]
-                guard (y1 > y) != (y2 > y) else { return false }
-                if y1 > y2 { swap(&x1, &x2); swap(&y1, &y2) }  // from the lower end: direction-free
-                return x < x1 + (y - y1) * (x2 - x1) / (y2 - y1)
-            }
-            var inside = false
-            if entry.bandCount == 0 {
-                for v in Int(entry.firstVertex)..<(Int(entry.endVertex) - 1) where crosses(v) { inside.toggle() }
-                return inside
-            }
-            let minY = Double(entry.minY)
-            let scale = Double(entry.bandCount) / (Double(entry.maxY) - minY)
-            let band = Int(entry.firstBand) + max(0, min(Int((y - minY) * scale), Int(entry.bandCount) - 1))
-            return bandEdges.withUnsafeBufferPointer { list in
-                for k in Int(bandOffsets[band])..<Int(bandOffsets[band + 1]) where crosses(Int(list[k])) { inside.toggle() }
-                return inside
-            }
+        let p = blocks.pointers[Int(entry.block)]
+        @inline(__always) func crosses(_ v: Int) -> Bool {
+            var x1 = p[2 * v], y1 = p[2 * v + 1], x2 = p[2 * v + 2], y2 = p[2 * v + 3]
+            guard (y1 > y) != (y2 > y) else { return false }
+            if y1 > y2 { swap(&x1, &x2); swap(&y1, &y2) }  // from the lower end: direction-free
+            return x < x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+        }
+        var inside = false
+        if entry.bandCount == 0 {
+            for v in Int(entry.firstVertex)..<(Int(entry.endVertex) - 1) where crosses(v) { inside.toggle() }
+            return inside
+        }
+        let minY = Double(entry.minY)
+        let scale = Double(entry.bandCount) / (Double(entry.maxY) - minY)
+        let band = Int(entry.firstBand) + max(0, min(Int((y - minY) * scale), Int(entry.bandCount) - 1))
+        return bandEdges.withUnsafeBufferPointer { list in
+            for k in Int(bandOffsets[band])..<Int(bandOffsets[band + 1]) where crosses(Int(list[k])) { inside.toggle() }
+            return inside
         }
     }
 
@@ -304,4 +298,46 @@ public struct PolygonIndex: Sendable {
         }
         return nil
     }
+}
+
+/// The coordinate blocks of a built index: allocated by the builder, never changed after, freed
+/// with the index. Raw memory rather than arrays, so a point test reads coordinates with no
+/// reference counting.
+final class CoordinateBlocks: @unchecked Sendable {
+    let pointers: [UnsafeMutablePointer<Double>]
+
+    init(pointers: [UnsafeMutablePointer<Double>]) { self.pointers = pointers }
+
+    deinit { for p in pointers { p.deallocate() } }
+}
+
+/// Fills blocks during the build; hands them to `CoordinateBlocks` at the end (or frees them
+/// if the builder is dropped unbuilt).
+final class BlockAllocator {
+    private var pointers: [UnsafeMutablePointer<Double>] = []
+    private var capacity = 0
+    private var used = 0
+
+    /// Copies `values` into the current block, or a new one if they do not fit (a run never
+    /// straddles blocks); returns the block and the offset of the first value.
+    func append(_ values: [Double], blockSize: Int) -> (block: Int, offset: Int) {
+        if pointers.isEmpty || used + values.count > capacity {
+            capacity = max(blockSize, values.count)
+            pointers.append(UnsafeMutablePointer<Double>.allocate(capacity: capacity))
+            used = 0
+        }
+        let offset = used
+        values.withUnsafeBufferPointer { source in
+            if let base = source.baseAddress { (pointers[pointers.count - 1] + offset).update(from: base, count: source.count) }
+        }
+        used += values.count
+        return (pointers.count - 1, offset)
+    }
+
+    func freeze() -> CoordinateBlocks {
+        defer { pointers = [] }
+        return CoordinateBlocks(pointers: pointers)
+    }
+
+    deinit { for p in pointers { p.deallocate() } }
 }
