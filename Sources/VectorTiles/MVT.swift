@@ -502,31 +502,40 @@ public struct MVTFeatureView {
         }
     }
 
-    /// Decodes every MoveTo/LineTo position into `positions` (x, y in tile coordinates,
-    /// replacing its contents) and returns their number. ClosePath adds none.
+    /// Decodes every MoveTo/LineTo position into the first entries of `positions` (x, y in
+    /// tile coordinates; the array only grows, so one buffer serves a whole tile set) and
+    /// returns their number. ClosePath adds none.
     public func decodeGeometry(into positions: inout [Int64]) throws(MVTError) -> Int {
-        positions.removeAll(keepingCapacity: true)
-        var reader = PackedReader(bytes: bytes, position: geometry.lowerBound, end: geometry.upperBound)
-        var x: Int64 = 0, y: Int64 = 0
-        while reader.position < reader.end {
-            let command = try reader.next()
-            let id = command & 7, count = Int(command >> 3)
-            guard id == 1 || id == 2 else {
-                guard id == 7 else { throw MVTError(message: "unknown geometry command \(id)") }
-                continue
-            }
-            for _ in 0..<count {
-                guard reader.position < reader.end else { throw MVTError(message: "a command needs \(count) positions but the geometry ends") }
-                let dx = try reader.next()
-                guard reader.position < reader.end else { throw MVTError(message: "a position has no y") }
-                let dy = try reader.next()
-                x += Int64(Int32(bitPattern: (dx >> 1) ^ (0 &- (dx & 1))))
-                y += Int64(Int32(bitPattern: (dy >> 1) ^ (0 &- (dy & 1))))
-                positions.append(x)
-                positions.append(y)
+        // Every value takes at least one byte: the byte count bounds the values.
+        if positions.count < geometry.count { positions = [Int64](repeating: 0, count: max(geometry.count, 2 * positions.count)) }
+        let (bytes, geometry) = (self.bytes, self.geometry)
+        let result = positions.withUnsafeMutableBufferPointer { out in
+            Result { () throws(MVTError) -> Int in
+                var reader = PackedReader(bytes: bytes, position: geometry.lowerBound, end: geometry.upperBound)
+                var x: Int64 = 0, y: Int64 = 0
+                var n = 0
+                while reader.position < reader.end {
+                    let command = try reader.next()
+                    let id = command & 7, count = Int(command >> 3)
+                    guard id == 1 || id == 2 else {
+                        guard id == 7 else { throw MVTError(message: "unknown geometry command \(id)") }
+                        continue
+                    }
+                    guard count <= (reader.end - reader.position) / 2 else { throw MVTError(message: "a command needs \(count) positions but the geometry ends") }
+                    for _ in 0..<count {
+                        let dx = try reader.next()
+                        let dy = try reader.next()
+                        x += Int64(Int32(bitPattern: (dx >> 1) ^ (0 &- (dx & 1))))
+                        y += Int64(Int32(bitPattern: (dy >> 1) ^ (0 &- (dy & 1))))
+                        out[2 * n] = x
+                        out[2 * n + 1] = y
+                        n += 1
+                    }
+                }
+                return n
             }
         }
-        return positions.count / 2
+        return try result.get()
     }
 }
 
@@ -560,19 +569,21 @@ extension MVTTile {
         let result: Result<Void, MVTError> = bytes.withUnsafeBufferPointer { buffer in
             Result { () throws(MVTError) in
                 for entry in layerRanges {
-                    let header = try MVTTile.decodeLayerHeader(bytes, entry.range)
-                    var reader = ProtobufReader(bytes: bytes, range: entry.range)
-                    while let (field, wire) = try reader.nextField() {
+                    let header = try MVTTile.decodeLayerHeader(bytes, entry.range, name: entry.name)
+                    var reader = FieldReader(bytes: buffer, position: entry.range.lowerBound, end: entry.range.upperBound)
+                    while reader.position < reader.end {
+                        let (field, wire) = try reader.key()
                         guard field == 2 && wire == 2 else {
                             try reader.skip(wire)
                             continue
                         }
                         let range = try reader.lengthDelimited()
-                        var inner = ProtobufReader(bytes: bytes, range: range)
+                        var inner = FieldReader(bytes: buffer, position: range.lowerBound, end: range.upperBound)
                         var id: UInt64?
                         var type = MVTGeometryType.unknown
                         var tags: Range<Int>?, geometry: Range<Int>?
-                        while let (f, w) = try inner.nextField() {
+                        while inner.position < inner.end {
+                            let (f, w) = try inner.key()
                             switch (f, w) {
                             case (1, 0): id = try inner.varint()
                             case (3, 0): type = MVTGeometryType(rawValue: Int(clamping: try inner.varint())) ?? .unknown
@@ -594,27 +605,72 @@ extension MVTTile {
         try result.get()
     }
 
-    /// A layer's name, version, extent, keys and values, without its features.
-    static func decodeLayerHeader(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> MVTLayerHeader {
+    /// A layer's version, extent, keys and values, without its features (its name is known).
+    static func decodeLayerHeader(_ bytes: [UInt8], _ range: Range<Int>, name: String) throws(MVTError) -> MVTLayerHeader {
         var reader = ProtobufReader(bytes: bytes, range: range)
-        var header = MVTLayerHeader(version: 0, name: "", extent: 4096, keys: [], values: [])
-        var version: Int?, name: String?
+        var header = MVTLayerHeader(version: 0, name: name, extent: 4096, keys: [], values: [])
+        var version: Int?
         while let (field, wire) = try reader.nextField() {
             switch (field, wire) {
             case (15, 0): version = Int(clamping: try reader.varint())
-            case (1, 2): name = try reader.string()
             case (3, 2): header.keys.append(try reader.string())
             case (4, 2): header.values.append(try decodeValue(bytes, try reader.lengthDelimited()))
             case (5, 0): header.extent = Int(clamping: try reader.varint())
-            case (15, _), (1, _), (3, _), (4, _), (5, _): throw MVTError(message: "a layer field of the wrong wire type \(wire)")
+            case (15, _), (1, 0), (1, 1), (1, 5), (3, _), (4, _), (5, _): throw MVTError(message: "a layer field of the wrong wire type \(wire)")
             default: try reader.skip(wire)
             }
         }
-        guard let name else { throw MVTError(message: "a layer has no name") }
         guard let version, version == 1 || version == 2 else { throw MVTError(message: "layer '\(name)' has no valid version") }
-        header.name = name
         header.version = version
         return header
+    }
+}
+
+/// The protobuf wire format over raw bytes, for the in-place walk: no array bounds checks or
+/// reference counting per byte (every read is still checked against `end`).
+struct FieldReader {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position: Int
+    let end: Int
+
+    @inline(__always)
+    mutating func varint() throws(MVTError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while position < end {
+            let b = bytes[position]
+            position += 1
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+            guard shift < 64 else { throw MVTError(message: "varint longer than 10 bytes") }
+        }
+        throw MVTError(message: "truncated varint")
+    }
+
+    @inline(__always)
+    mutating func key() throws(MVTError) -> (Int, Int) {
+        let key = try varint()
+        guard key >> 3 > 0 else { throw MVTError(message: "field number 0") }
+        return (Int(truncatingIfNeeded: key >> 3), Int(key & 7))
+    }
+
+    @inline(__always)
+    mutating func lengthDelimited() throws(MVTError) -> Range<Int> {
+        let length = try varint()
+        guard length <= UInt64(end - position) else { throw MVTError(message: "a field of \(length) bytes overruns its message") }
+        defer { position += Int(length) }
+        return position..<(position + Int(length))
+    }
+
+    mutating func skip(_ wire: Int) throws(MVTError) {
+        switch wire {
+        case 0: _ = try varint()
+        case 1: guard end - position >= 8 else { throw MVTError(message: "truncated fixed64") }; position += 8
+        case 2: _ = try lengthDelimited()
+        case 5: guard end - position >= 4 else { throw MVTError(message: "truncated fixed32") }; position += 4
+        default: throw MVTError(message: "unsupported wire type \(wire)")
+        }
     }
 }
 
