@@ -36,21 +36,24 @@ func importFixture(_ fixture: String, as layer: String, into store: GeoPackage, 
 
         // The two files are different vintages (2016 and 2019 cuts of the same IPR layer); the
         // boundaries were redrawn in places, so areas agree only approximately. The largest
-        // relative difference measured here is asserted with a little headroom: 0.5 %.
+        // relative difference measured is 0.214 % (Praha-Velká Chuchle); 0.3 % is asserted.
         var worst = 0.0
         for (code, districtA) in a {
             let areaA = Measure.area(try #require(districtA.geometry))
             let areaB = Measure.area(try #require(b[code]?.geometry))
             worst = max(worst, abs(areaA - areaB) / areaB)
         }
-        #expect(worst < 0.005, "largest relative area difference \(worst)")
+        #expect(worst < 0.003, "largest relative area difference \(worst)")
 
         // The S-JTSK file carries its own area (PLOCHA, m², computed in the Křovák plane): the
-        // reprojected polygon's ellipsoidal area agrees within the projection's scale error.
+        // reprojected polygon's ellipsoidal area agrees within the projection's area scale
+        // error. Křovák's scale is 0.9999 on its central parallel and within ±1·10⁻⁴ of 1 across
+        // Prague, so areas differ by up to about 2·10⁻⁴ (measured worst: 1.93·10⁻⁴, Praha-Lipence);
+        // 3·10⁻⁴ is asserted.
         for feature in a.values {
             let plocha = try #require(feature.properties["PLOCHA"]?.doubleValue)
             let area = Measure.area(try #require(feature.geometry))
-            #expect(abs(area - plocha) / plocha < 0.001, "\(feature.properties["NAZEV_MC"] ?? .null): \(area) vs \(plocha)")
+            #expect(abs(area - plocha) / plocha < 3e-4, "\(feature.properties["NAZEV_MC"] ?? .null): \(area) vs \(plocha)")
         }
     }
 
