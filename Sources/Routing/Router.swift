@@ -1,0 +1,198 @@
+// Routes between map points: each point snaps to the nearest point on the nearest edge (not the
+// nearest node), through an R-tree over the edges; the search starts from both ends of that
+// edge with the partial lengths as starting costs. Answers follow the shape routing clients
+// know (OSRM, GraphHopper): metres, seconds, a LineString from snapped start to snapped end,
+// the waypoints with their snap distances, and the nodes passed.
+
+import Foundation
+import Geometry
+import SpatialIndex
+
+public struct Route: Sendable {
+    public var metres: Double
+    public var seconds: Double
+    /// From the snapped start to the snapped end, lon/lat.
+    public var geometry: LineString
+    public var waypoints: [Waypoint]
+    /// The source ids (OSM node ids) of the graph nodes passed, in order.
+    public var nodeIDs: [Int64]
+    /// Nodes the search settled: its work.
+    public var settled: Int
+}
+
+public struct Waypoint: Sendable, Equatable {
+    /// The point asked for.
+    public var input: Point
+    /// Where it joins the network.
+    public var location: Point
+    /// Great-circle metres from `input` to `location`.
+    public var snapMetres: Double
+}
+
+public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No edge within the snap radius of a waypoint (OSRM's NoSegment).
+    case noSegment(waypoint: Int, nearestMetres: Double?, maxSnapMetres: Double)
+    /// The waypoints lie in different parts of the network (OSRM's NoRoute).
+    case noRoute(reason: String)
+    case tooMuchWork(settled: Int)
+    case invalidPoint(String)
+
+    public var code: String {
+        switch self {
+        case .noSegment: "NoSegment"
+        case .noRoute: "NoRoute"
+        case .tooMuchWork: "TooBig"
+        case .invalidPoint: "InvalidValue"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .noSegment(let waypoint, let nearest, let max):
+            let which = waypoint == 0 ? "the start" : "the destination"
+            return "\(which) is not within \(Int(max)) m of the network" + (nearest.map { " (the nearest path is \(Int($0.rounded())) m away)" } ?? "")
+        case .noRoute(let reason): return "no route: \(reason)"
+        case .tooMuchWork(let settled): return "the route search gave up after settling \(settled) nodes"
+        case .invalidPoint(let message): return message
+        }
+    }
+}
+
+/// A point where a query joins the network: on edge (u, v) at fraction `t` from u.
+struct Snap {
+    var u: Int
+    var v: Int
+    var t: Double
+    var edgeMetres: Double
+    var location: Point
+    var metres: Double
+}
+
+public final class Router {
+    public let graph: Graph
+    /// Undirected edges, each once: u, v, metres.
+    private let edgeU: [Int32]
+    private let edgeV: [Int32]
+    private let edgeMetres: [Double]
+    private let edgeTree: PackedRTree
+    private let search: Search
+    /// Walking speed, m/s (5 km/h by default).
+    public var metresPerSecond: Double
+    public var maxSnapMetres: Double
+
+    public init(graph: Graph, metresPerSecond: Double = 5.0 / 3.6, maxSnapMetres: Double = 500) {
+        self.graph = graph
+        self.metresPerSecond = metresPerSecond
+        self.maxSnapMetres = maxSnapMetres
+        var us: [Int32] = [], vs: [Int32] = [], ms: [Double] = [], boxes: [BBox] = []
+        for u in 0..<graph.nodeCount {
+            graph.forEachNeighbour(of: u) { v, metres in
+                guard u < v else { return }
+                us.append(Int32(u)); vs.append(Int32(v)); ms.append(metres)
+                var box = BBox.empty
+                box.extend(lon: graph.lons[u], lat: graph.lats[u])
+                box.extend(lon: graph.lons[v], lat: graph.lats[v])
+                boxes.append(box)
+            }
+        }
+        edgeU = us
+        edgeV = vs
+        edgeMetres = ms
+        edgeTree = PackedRTree(boxes: boxes)
+        search = Search(graph: graph)
+    }
+
+    /// The point on the network nearest to (lon, lat), or nil beyond `maxMetres`.
+    func snap(lon: Double, lat: Double, maxMetres: Double) -> Snap? {
+        let found = edgeTree.nearest(
+            k: 1, maxDistance: maxMetres,
+            boxDistance: { SphericalDistance.toBox(lon: lon, lat: lat, $0) },
+            itemDistance: { e in
+                let u = Int(self.edgeU[e]), v = Int(self.edgeV[e])
+                return Geodesy.pointToSegment(lon: lon, lat: lat, ax: self.graph.lons[u], ay: self.graph.lats[u], bx: self.graph.lons[v], by: self.graph.lats[v])
+            })
+        guard let best = found.first else { return nil }
+        let u = Int(edgeU[best.index]), v = Int(edgeV[best.index])
+        // The foot's fraction along the edge, in a local equirectangular plane (edges are
+        // metres long: the plane's error is far below a millimetre).
+        let k = cos(lat * .pi / 180)
+        let ax = graph.lons[u] * k, ay = graph.lats[u], bx = graph.lons[v] * k, by = graph.lats[v]
+        let dx = bx - ax, dy = by - ay
+        let length2 = dx * dx + dy * dy
+        let t = length2 > 0 ? max(0, min(1, ((lon * k - ax) * dx + (lat - ay) * dy) / length2)) : 0
+        let location = Point(lon: graph.lons[u] + t * (graph.lons[v] - graph.lons[u]), lat: graph.lats[u] + t * (graph.lats[v] - graph.lats[u]))
+        return Snap(u: u, v: v, t: t, edgeMetres: edgeMetres[best.index], location: location,
+                    metres: Geodesy.haversine(lon1: lon, lat1: lat, lon2: location.lon, lat2: location.lat))
+    }
+
+    /// The walking route between two points.
+    public func route(from start: Point, to end: Point) throws(RouteError) -> Route {
+        try route(from: start, toAny: [end])
+    }
+
+    /// The walking route from `start` to the nearest (by route) of several destinations, e.g.
+    /// every pen of an animal, or points on a pavilion's outline.
+    public func route(from start: Point, toAny ends: [Point]) throws(RouteError) -> Route {
+        for (i, p) in ([start] + ends).enumerated() {
+            guard p.lat.isFinite, p.lon.isFinite, abs(p.lat) <= 90, abs(p.lon) <= 180 else {
+                throw .invalidPoint("waypoint \(i): (\(p.lon), \(p.lat)) is not a longitude/latitude" + (abs(p.lat) > 90 && abs(p.lon) <= 90 ? " — did you swap them?" : ""))
+            }
+        }
+        guard let a = snap(lon: start.lon, lat: start.lat, maxMetres: maxSnapMetres) else {
+            throw .noSegment(waypoint: 0, nearestMetres: snap(lon: start.lon, lat: start.lat, maxMetres: .infinity)?.metres, maxSnapMetres: maxSnapMetres)
+        }
+        var snaps: [(Point, Snap)] = []
+        for end in ends {
+            if let b = snap(lon: end.lon, lat: end.lat, maxMetres: maxSnapMetres) { snaps.append((end, b)) }
+        }
+        guard !snaps.isEmpty else {
+            let nearest = ends.compactMap { snap(lon: $0.lon, lat: $0.lat, maxMetres: .infinity)?.metres }.min()
+            throw .noSegment(waypoint: 1, nearestMetres: nearest, maxSnapMetres: maxSnapMetres)
+        }
+        let reachable = snaps.filter { graph.component[$0.1.u] == graph.component[a.u] }
+        guard !reachable.isEmpty else {
+            throw .noRoute(reason: "the start and the destination lie in different, unconnected parts of the network (components \(graph.component[a.u]) and \(graph.component[snaps[0].1.u]))")
+        }
+        // Along the shared edge directly, when start and destination snap to the same edge.
+        var direct: (metres: Double, end: Point, snap: Snap)?
+        for (end, b) in reachable where (b.u, b.v) == (a.u, a.v) {
+            let metres = abs(b.t - a.t) * a.edgeMetres
+            if metres < (direct?.metres ?? .infinity) { direct = (metres, end, b) }
+        }
+        let sources = [(node: a.u, cost: a.t * a.edgeMetres), (node: a.v, cost: (1 - a.t) * a.edgeMetres)]
+        var targets: [(node: Int, cost: Double)] = []
+        for (_, b) in reachable {
+            targets.append((b.u, b.t * b.edgeMetres))
+            targets.append((b.v, (1 - b.t) * b.edgeMetres))
+        }
+        let path: Search.Path
+        do {
+            path = try search.shortestPath(from: sources, to: targets)
+        } catch {
+            switch error {
+            case .unreachable: throw .noRoute(reason: "no path connects the two points")
+            case .tooMuchWork(let settled): throw .tooMuchWork(settled: settled)
+            }
+        }
+        if let direct, direct.metres <= path.metres {
+            return Route(metres: direct.metres, seconds: direct.metres / metresPerSecond,
+                         geometry: LineString(coordinates: [a.location.lon, a.location.lat, direct.snap.location.lon, direct.snap.location.lat]),
+                         waypoints: [Waypoint(input: start, location: a.location, snapMetres: a.metres),
+                                     Waypoint(input: direct.end, location: direct.snap.location, snapMetres: direct.snap.metres)],
+                         nodeIDs: [], settled: search.settled)
+        }
+        // Which destination the path reached: the one whose edge ends at the last node.
+        let last = path.nodes[path.nodes.count - 1]
+        let reached = reachable.min { x, y in
+            func cost(_ s: Snap) -> Double { s.u == last ? s.t * s.edgeMetres : s.v == last ? (1 - s.t) * s.edgeMetres : .infinity }
+            return cost(x.1) < cost(y.1)
+        } ?? reachable[0]
+        var coordinates = [a.location.lon, a.location.lat]
+        for node in path.nodes { coordinates += [graph.lons[node], graph.lats[node]] }
+        coordinates += [reached.1.location.lon, reached.1.location.lat]
+        return Route(metres: path.metres, seconds: path.metres / metresPerSecond, geometry: LineString(coordinates: coordinates),
+                     waypoints: [Waypoint(input: start, location: a.location, snapMetres: a.metres),
+                                 Waypoint(input: reached.0, location: reached.1.location, snapMetres: reached.1.metres)],
+                     nodeIDs: path.nodes.map { graph.nodeIDs[$0] }, settled: search.settled)
+    }
+}

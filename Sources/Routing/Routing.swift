@@ -1,1 +1,0 @@
-// The Routing module; see docs/ARCHITECTURE.md.

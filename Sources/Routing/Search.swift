@@ -1,0 +1,168 @@
+// Shortest paths: A* with a haversine heuristic, and plain Dijkstra as its reference.
+//
+// Admissibility: every edge's cost is its length in metres (times a factor ≥ 1 where a
+// penalty applies), and an edge is never shorter than the great-circle distance between its
+// ends, because its length is a sum of great-circle segments along the way. So the
+// great-circle distance from a node to the nearest target never exceeds the true remaining
+// cost: the heuristic is admissible (and consistent, by the triangle inequality on the
+// sphere), and A* returns exactly Dijkstra's lengths.
+//
+// Per-query state (distance, parent, settled) lives in arrays owned by a reusable `Search`;
+// a generation stamp marks which entries belong to the current query, so starting a query
+// costs O(1), not O(nodes).
+
+import Geometry
+
+public final class Search {
+    public let graph: Graph
+    private var distance: [Double]
+    private var parent: [Int32]
+    private var stamp: [UInt32]
+    private var settledStamp: [UInt32]
+    private var generation: UInt32 = 0
+    private var heap = NodeHeap()
+    /// Nodes settled by the last query, for comparing A* with Dijkstra.
+    public private(set) var settled = 0
+    /// The most nodes a query may settle before it gives up: a bound on work.
+    public var maxSettled: Int
+
+    public init(graph: Graph, maxSettled: Int = 5_000_000) {
+        self.graph = graph
+        let n = graph.nodeCount
+        distance = [Double](repeating: .infinity, count: n)
+        parent = [Int32](repeating: -1, count: n)
+        stamp = [UInt32](repeating: 0, count: n)
+        settledStamp = [UInt32](repeating: 0, count: n)
+        self.maxSettled = maxSettled
+    }
+
+    public struct Path: Sendable, Equatable {
+        public var metres: Double
+        /// Node indices from a source to the target reached.
+        public var nodes: [Int]
+    }
+
+    public enum Failure: Error, Equatable, Sendable {
+        /// No path: the sources and targets lie in different components.
+        case unreachable
+        /// The search hit `maxSettled`.
+        case tooMuchWork(settled: Int)
+    }
+
+    /// The shortest path from any of `sources` (with a starting cost each, e.g. the distance
+    /// along the snapped edge) to any of `targets` (with an extra cost each). With
+    /// `heuristic` false it is Dijkstra. `edgeFactor` multiplies an edge's length (≥ 1), or
+    /// returns nil to forbid it.
+    public func shortestPath(from sources: [(node: Int, cost: Double)], to targets: [(node: Int, cost: Double)],
+                             heuristic: Bool = true, edgeFactor: ((Int, Int) -> Double?)? = nil) throws(Failure) -> Path {
+        generation &+= 1
+        if generation == 0 {  // wrapped: clear once every 4 billion queries
+            for i in stamp.indices { stamp[i] = 0; settledStamp[i] = 0 }
+            generation = 1
+        }
+        heap.removeAll()
+        settled = 0
+        var targetCost: [Int: Double] = [:]
+        for t in targets { targetCost[t.node] = min(targetCost[t.node] ?? .infinity, t.cost) }
+        let targetPoints = targets.map { (graph.lons[$0.node], graph.lats[$0.node]) }
+        func h(_ u: Int) -> Double {
+            guard heuristic else { return 0 }
+            var best = Double.infinity
+            for (lon, lat) in targetPoints {
+                best = min(best, Geodesy.haversine(lon1: graph.lons[u], lat1: graph.lats[u], lon2: lon, lat2: lat))
+            }
+            // The targets' own extra costs are ≥ 0, so leaving them out keeps h admissible.
+            return best.isFinite ? best * (1 - 1e-12) : 0
+        }
+        for s in sources {
+            if stamp[s.node] != generation || s.cost < distance[s.node] {
+                stamp[s.node] = generation
+                distance[s.node] = s.cost
+                parent[s.node] = -1
+                heap.push(s.node, s.cost + h(s.node))
+            }
+        }
+        var best = Double.infinity
+        var bestTarget = -1
+        while let (u, key) = heap.pop() {
+            if key >= best { break }
+            if settledStamp[u] == generation { continue }
+            settledStamp[u] = generation
+            settled += 1
+            if settled > maxSettled { throw .tooMuchWork(settled: settled) }
+            let du = distance[u]
+            if let extra = targetCost[u], du + extra < best {
+                best = du + extra
+                bestTarget = u
+            }
+            for e in Int(graph.firstEdge[u])..<Int(graph.firstEdge[u + 1]) {
+                let v = Int(graph.targets[e])
+                var w = graph.lengths[e]
+                if let edgeFactor {
+                    guard let factor = edgeFactor(u, v) else { continue }
+                    w *= factor
+                }
+                let dv = du + w
+                if stamp[v] != generation || dv < distance[v] {
+                    stamp[v] = generation
+                    distance[v] = dv
+                    parent[v] = Int32(u)
+                    heap.push(v, dv + h(v))
+                }
+            }
+        }
+        guard bestTarget >= 0 else { throw .unreachable }
+        var nodes: [Int] = []
+        var u = bestTarget
+        while u >= 0 {
+            nodes.append(u)
+            u = Int(parent[u])
+        }
+        return Path(metres: best, nodes: nodes.reversed())
+    }
+}
+
+/// A binary min-heap of (node, key); stale entries are skipped by the caller.
+struct NodeHeap {
+    private var nodes: [Int32] = []
+    private var keys: [Double] = []
+
+    mutating func removeAll() {
+        nodes.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
+    }
+
+    mutating func push(_ node: Int, _ key: Double) {
+        nodes.append(Int32(node))
+        keys.append(key)
+        var i = nodes.count - 1
+        while i > 0 {
+            let p = (i - 1) / 2
+            guard keys[i] < keys[p] else { break }
+            nodes.swapAt(i, p)
+            keys.swapAt(i, p)
+            i = p
+        }
+    }
+
+    mutating func pop() -> (Int, Double)? {
+        guard let top = nodes.first, let key = keys.first else { return nil }
+        let last = nodes.count - 1
+        nodes.swapAt(0, last)
+        keys.swapAt(0, last)
+        nodes.removeLast()
+        keys.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < nodes.count && keys[l] < keys[m] { m = l }
+            if r < nodes.count && keys[r] < keys[m] { m = r }
+            if m == i { break }
+            nodes.swapAt(i, m)
+            keys.swapAt(i, m)
+            i = m
+        }
+        return (Int(top), key)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Geometry
+import Routing
+import TestSupport
+import Testing
+
+/// The zoo's footpath graph (paths-graph.json), read the way the importer stores it: each road
+/// a line with the ids of its nodes, so roads meet where they share an OSM node.
+enum ZooNetwork {
+    static let graph: Result<Graph, any Error> = Result {
+        let root = try JSON.parse([UInt8](Data(contentsOf: Fixtures.url("zoo/paths-graph.json"))))
+        guard case .object(let object) = root, case .array(let roads)? = object["roads"] else { throw CocoaError(.fileReadCorruptFile) }
+        var lines: [[Double]] = [], ids: [[Int64]] = []
+        for road in roads {
+            guard case .object(let r) = road, case .object(let g)? = r["geometry"], case .array(let nodes)? = g["coordinates"] else { continue }
+            var line: [Double] = [], lineIDs: [Int64] = []
+            for node in nodes {
+                guard case .object(let n) = node, let lon = n["lon"]?.number, let lat = n["lat"]?.number, case .integer(let id)? = n["_id"] else { continue }
+                line += [lon, lat]
+                lineIDs.append(id)
+            }
+            lines.append(line)
+            ids.append(lineIDs)
+        }
+        return Graph.fromLines(lines, vertexIDs: ids)
+    }
+}
+
+@Suite struct ZooRoutingTests {
+    @Test func componentsOfTheZooNetwork() throws {
+        let graph = try ZooNetwork.graph.get()
+        #expect(graph.nodeCount == 3361)
+        #expect(graph.componentCount == 61)
+        #expect(graph.componentSizes.first == 1212)
+        // The shared benchmark's generator counts 3,573 undirected edges after merging duplicates.
+        #expect(graph.edgeCount == 2 * 3573)
+    }
+
+    /// A* against Dijkstra on 2,000 random pairs of the largest component: the same length to
+    /// 1e-9 relative, every route's LineString as long as its reported distance, and fewer
+    /// nodes settled.
+    @Test func aStarEqualsDijkstraAndSettlesFewer() throws {
+        let graph = try ZooNetwork.graph.get()
+        let search = Search(graph: graph)
+        let largest = (0..<graph.nodeCount).filter { graph.component[$0] == 0 }
+        var g = SplitMix(state: 5)
+        var settledAStar = 0, settledDijkstra = 0
+        for _ in 0..<2_000 {
+            let s = largest[Int.random(in: 0..<largest.count, using: &g)], t = largest[Int.random(in: 0..<largest.count, using: &g)]
+            let a = try search.shortestPath(from: [(s, 0)], to: [(t, 0)])
+            settledAStar += search.settled
+            let d = try search.shortestPath(from: [(s, 0)], to: [(t, 0)], heuristic: false)
+            settledDijkstra += search.settled
+            #expect(abs(a.metres - d.metres) <= 1e-9 * max(1, d.metres))
+            var along = 0.0
+            for (u, v) in zip(a.nodes, a.nodes.dropFirst()) {
+                along += Geodesy.haversine(lon1: graph.lons[u], lat1: graph.lats[u], lon2: graph.lons[v], lat2: graph.lats[v])
+            }
+            #expect(abs(along - a.metres) <= 1e-9 * max(1, a.metres))
+        }
+        let ratio = Double(settledAStar) / Double(settledDijkstra)
+        print("A* settled \(settledAStar), Dijkstra \(settledDijkstra): ratio \(ratio)")
+        #expect(ratio < 0.5)
+    }
+
+    /// From the main entrance (the design brief's example point) to "Pavilon goril": to the
+    /// network points nearest to the pavilion's outline, the nearest by route winning.
+    @Test func fromTheEntranceToTheGorillas() throws {
+        let graph = try ZooNetwork.graph.get()
+        let router = Router(graph: graph)
+        let zoo = try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url("zoo/pavilions-and-pens.geojson"))))
+        guard case .polygon(let pavilion)? = zoo.features.first(where: { $0.properties["name"] == .text("Pavilon goril") })?.geometry else {
+            Issue.record("no gorilla pavilion"); return
+        }
+        let outline = stride(from: 0, to: pavilion.ring(0).count, by: 2).map { i in
+            Point(lon: pavilion.coordinates[i], lat: pavilion.coordinates[i + 1])
+        }
+        let route = try router.route(from: Point(lon: 14.4109, lat: 50.1167), toAny: outline)
+        // It ends at the pavilion: its last position is within 30 m of the outline.
+        let end = route.geometry.point(at: route.geometry.pointCount - 1)
+        #expect(Geodesy.distance(from: end, to: .polygon(pavilion)) < 30)
+        // The LineString is as long as the reported distance.
+        #expect(abs(Geodesy.length(of: route.geometry.coordinates) - route.metres) < 0.01)
+        #expect(abs(route.seconds - route.metres / (5.0 / 3.6)) < 1e-9)
+        // Reference: NetworkX on the same graph, the start snapped to the nearest edge and the
+        // outline's vertices snapped likewise, joined by virtual edges of the partial lengths:
+        // 565.3682578559761 m, start snap 12.773933059523221 m.
+        #expect(abs(route.metres - 565.3682578559761) < 1e-6)
+        #expect(abs(route.waypoints[0].snapMetres - 12.773933059523221) < 1e-6)
+    }
+
+    @Test func clearErrors() throws {
+        let router = Router(graph: try ZooNetwork.graph.get())
+        // Old Town Square is kilometres from the zoo's paths.
+        #expect(throws: RouteError.self) { try router.route(from: Point(lon: 14.4213, lat: 50.0875), to: Point(lon: 14.4109, lat: 50.1167)) }
+        do {
+            _ = try router.route(from: Point(lon: 14.4213, lat: 50.0875), to: Point(lon: 14.4109, lat: 50.1167))
+        } catch {
+            #expect(error.code == "NoSegment")
+            #expect(error.description.hasPrefix("the start is not within 500 m of the network (the nearest path is "))
+        }
+        // The same start and end: a zero-length route, not an error.
+        let here = Point(lon: 14.4070, lat: 50.1170)
+        let zero = try router.route(from: here, to: here)
+        #expect(zero.metres == 0)
+        #expect(throws: RouteError.invalidPoint("waypoint 0: (50.117, 114.407) is not a longitude/latitude — did you swap them?")) {
+            try router.route(from: Point(lon: 50.117, lat: 14.407 + 100), to: here)
+        }
+    }
+}
