@@ -2,6 +2,7 @@
 
 import Foundation
 import Geometry
+import Routing
 import SpatialIndex
 import VectorTiles
 
@@ -93,4 +94,46 @@ func runDecodeTiles(workdir: String) throws -> String {
     guard tags > 0 else { throw BenchError(description: "no tags decoded") }
     return resultLine(id: "W8", impl: "vltava-mvt", build: 0, query: query, queries: blobs.count,
                       checksum: "tiles=\(blobs.count);features=\(features);vertices=\(vertices)")
+}
+
+/// W6–W7: shortest-path length for every pair, by A* on the graph built from nodes.csv and
+/// edges.csv. build_s counts building the graph from the parsed rows.
+func runRoutes(workdir: String, id: String, folder: String) throws -> String {
+    let dir = "\(workdir)/\(folder)"
+    func rows(_ file: String) throws -> [[Substring]] {
+        guard let data = FileManager.default.contents(atPath: "\(dir)/\(file)") else { throw BenchError(description: "cannot read \(dir)/\(file)") }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst().map { $0.split(separator: ",") }
+    }
+    let nodes = try rows("nodes.csv")
+    var lons = [Double](repeating: 0, count: nodes.count), lats = lons
+    for row in nodes {
+        guard row.count >= 3, let i = Int(row[0]), let lon = Double(row[1]), let lat = Double(row[2]), i < nodes.count else { throw BenchError(description: "bad node row \(row)") }
+        lons[i] = lon
+        lats[i] = lat
+    }
+    let edges = try rows("edges.csv").compactMap { row -> Graph.Edge? in
+        guard row.count >= 3, let u = Int(row[0]), let v = Int(row[1]), let m = Double(row[2]) else { return nil }
+        return Graph.Edge(u: u, v: v, metres: m)
+    }
+    let pairs = try rows("pairs.csv").compactMap { row -> (Int, Int)? in
+        guard row.count >= 2, let s = Int(row[0]), let t = Int(row[1]) else { return nil }
+        return (s, t)
+    }
+    var graph: Graph?
+    let build = seconds { graph = Graph(lons: lons, lats: lats, edges: edges) }
+    guard let graph else { throw BenchError(description: "no graph") }
+    let search = Search(graph: graph)
+    var answers = [Double](repeating: .infinity, count: pairs.count)
+    let query = seconds {
+        for (i, (s, t)) in pairs.enumerated() {
+            answers[i] = (try? search.shortestPath(from: [(s, 0)], to: [(t, 0)]).metres) ?? .infinity
+        }
+    }
+    // benchlib.route_checksum: sums of reachable lengths, weighted 1 + (i mod 10), unreachable count.
+    var sum = 0.0, weighted = 0.0, unreachable = 0
+    for (i, d) in answers.enumerated() {
+        if d.isFinite { sum += d; weighted += d * Double(1 + i % 10) } else { unreachable += 1 }
+    }
+    return resultLine(id: id, impl: "vltava-astar", build: build, query: query, queries: pairs.count,
+                      checksum: String(format: "sum_m=%.3f;wsum_m=%.3f;unreachable=%d", sum, weighted, unreachable))
 }

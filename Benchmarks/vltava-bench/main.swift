@@ -12,6 +12,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("W3", { try runPointInPolygon(workdir: $0, id: "W3", folder: "W3-pip-synthetic-200k") }),
     ("W4", { try runNearest(workdir: $0, id: "W4", folder: "W4-knn-stations") }),
     ("W5", { try runNearest(workdir: $0, id: "W5", folder: "W5-knn-100k") }),
+    ("W6", { try runRoutes(workdir: $0, id: "W6", folder: "W6-route-zoo") }),
     ("W8", { try runDecodeTiles(workdir: $0) }),
 ]
 

@@ -16,6 +16,8 @@ public struct Graph: Sendable {
     let targets: [Int32]
     /// Metres (haversine between the ends, or along the way's vertices).
     let lengths: [Double]
+    /// Each node's unit vector (x, y, z): the A* heuristic's chord needs no trigonometry.
+    let xyz: [Double]
     /// Component label of each node; components are numbered by decreasing size.
     public let component: [Int32]
     public let componentCount: Int
@@ -42,6 +44,10 @@ public struct Graph: Sendable {
         self.lons = lons
         self.lats = lats
         self.nodeIDs = nodeIDs ?? (0..<Int64(n)).map { $0 }
+        xyz = (0..<n).flatMap { i -> [Double] in
+            let v = Geodesy.unitVector(lon: lons[i], lat: lats[i])
+            return [v.x, v.y, v.z]
+        }
         // Keep the shortest of parallel edges.
         var best: [UInt64: Double] = [:]
         for e in edges where e.u != e.v && e.u >= 0 && e.v >= 0 && e.u < n && e.v < n {

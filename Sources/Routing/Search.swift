@@ -2,10 +2,12 @@
 //
 // Admissibility: every edge's cost is its length in metres (times a factor ≥ 1 where a
 // penalty applies), and an edge is never shorter than the great-circle distance between its
-// ends, because its length is a sum of great-circle segments along the way. So the
-// great-circle distance from a node to the nearest target never exceeds the true remaining
-// cost: the heuristic is admissible (and consistent, by the triangle inequality on the
-// sphere), and A* returns exactly Dijkstra's lengths.
+// ends, because its length is a sum of great-circle segments along the way. The heuristic is
+// R times the straight (chord) distance through the sphere to the nearest target, which is
+// never more than the great-circle distance, so it never exceeds the true remaining cost: it
+// is admissible, and consistent (the chord is a Euclidean distance, so the triangle
+// inequality holds), and A* returns exactly Dijkstra's lengths. The chord needs no
+// trigonometry per node, only the unit vectors computed once per graph.
 //
 // Per-query state (distance, parent, settled) lives in arrays owned by a reusable `Search`;
 // a generation stamp marks which entries belong to the current query, so starting a query
@@ -60,57 +62,87 @@ public final class Search {
             for i in stamp.indices { stamp[i] = 0; settledStamp[i] = 0 }
             generation = 1
         }
+        // The heap is moved into a local for the search (and back after), so the loop does not
+        // go through the class's storage.
+        var heap = NodeHeap()
+        swap(&heap, &self.heap)
+        defer { swap(&heap, &self.heap) }
         heap.removeAll()
         settled = 0
-        var targetCost: [Int: Double] = [:]
-        for t in targets { targetCost[t.node] = min(targetCost[t.node] ?? .infinity, t.cost) }
-        let targetPoints = targets.map { (graph.lons[$0.node], graph.lats[$0.node]) }
+        let xyz = graph.xyz
+        let targetVectors = targets.flatMap { [xyz[3 * $0.node], xyz[3 * $0.node + 1], xyz[3 * $0.node + 2]] }
+        /// The extra cost at a target node, or nil when u is no target.
+        func targetCost(_ u: Int) -> Double? {
+            var best: Double?
+            for t in targets where t.node == u { best = min(best ?? .infinity, t.cost) }
+            return best
+        }
         func h(_ u: Int) -> Double {
             guard heuristic else { return 0 }
             var best = Double.infinity
-            for (lon, lat) in targetPoints {
-                best = min(best, Geodesy.haversine(lon1: graph.lons[u], lat1: graph.lats[u], lon2: lon, lat2: lat))
+            var k = 0
+            while k < targetVectors.count {
+                let dx = xyz[3 * u] - targetVectors[k], dy = xyz[3 * u + 1] - targetVectors[k + 1], dz = xyz[3 * u + 2] - targetVectors[k + 2]
+                best = min(best, dx * dx + dy * dy + dz * dz)
+                k += 3
             }
-            // The targets' own extra costs are ≥ 0, so leaving them out keeps h admissible.
-            return best.isFinite ? best * (1 - 1e-12) : 0
+            // The targets' own extra costs are ≥ 0, so leaving them out keeps h admissible;
+            // the factor keeps rounding from ever making it exceed the arc.
+            return best.isFinite ? Geodesy.earthRadius * best.squareRoot() * (1 - 1e-12) : 0
         }
-        for s in sources {
-            if stamp[s.node] != generation || s.cost < distance[s.node] {
-                stamp[s.node] = generation
-                distance[s.node] = s.cost
-                parent[s.node] = -1
-                heap.push(s.node, s.cost + h(s.node))
-            }
-        }
+        // The loop works on raw buffers: no exclusivity checks or reference counting per
+        // access to the class's arrays.
+        let generation = self.generation
         var best = Double.infinity
         var bestTarget = -1
-        while let (u, key) = heap.pop() {
-            if key >= best { break }
-            if settledStamp[u] == generation { continue }
-            settledStamp[u] = generation
-            settled += 1
-            if settled > maxSettled { throw .tooMuchWork(settled: settled) }
-            let du = distance[u]
-            if let extra = targetCost[u], du + extra < best {
-                best = du + extra
-                bestTarget = u
-            }
-            for e in Int(graph.firstEdge[u])..<Int(graph.firstEdge[u + 1]) {
-                let v = Int(graph.targets[e])
-                var w = graph.lengths[e]
-                if let edgeFactor {
-                    guard let factor = edgeFactor(u, v) else { continue }
-                    w *= factor
-                }
-                let dv = du + w
-                if stamp[v] != generation || dv < distance[v] {
-                    stamp[v] = generation
-                    distance[v] = dv
-                    parent[v] = Int32(u)
-                    heap.push(v, dv + h(v))
+        var settledCount = 0
+        var overLimit = false
+        let maxSettled = self.maxSettled
+        distance.withUnsafeMutableBufferPointer { distance in
+        parent.withUnsafeMutableBufferPointer { parent in
+        stamp.withUnsafeMutableBufferPointer { stamp in
+        settledStamp.withUnsafeMutableBufferPointer { settledStamp in
+        graph.firstEdge.withUnsafeBufferPointer { firstEdge in
+        graph.targets.withUnsafeBufferPointer { edgeTargets in
+        graph.lengths.withUnsafeBufferPointer { lengths in
+            for s in sources {
+                if stamp[s.node] != generation || s.cost < distance[s.node] {
+                    stamp[s.node] = generation
+                    distance[s.node] = s.cost
+                    parent[s.node] = -1
+                    heap.push(s.node, s.cost + h(s.node))
                 }
             }
-        }
+            while let (u, key) = heap.pop() {
+                if key >= best { break }
+                if settledStamp[u] == generation { continue }
+                settledStamp[u] = generation
+                settledCount += 1
+                if settledCount > maxSettled { overLimit = true; break }
+                let du = distance[u]
+                if let extra = targetCost(u), du + extra < best {
+                    best = du + extra
+                    bestTarget = u
+                }
+                for e in Int(firstEdge[u])..<Int(firstEdge[u + 1]) {
+                    let v = Int(edgeTargets[e])
+                    var w = lengths[e]
+                    if let edgeFactor {
+                        guard let factor = edgeFactor(u, v) else { continue }
+                        w *= factor
+                    }
+                    let dv = du + w
+                    if stamp[v] != generation || dv < distance[v] {
+                        stamp[v] = generation
+                        distance[v] = dv
+                        parent[v] = Int32(u)
+                        heap.push(v, dv + h(v))
+                    }
+                }
+            }
+        }}}}}}}
+        settled = settledCount
+        if overLimit { throw .tooMuchWork(settled: settledCount) }
         guard bestTarget >= 0 else { throw .unreachable }
         var nodes: [Int] = []
         var u = bestTarget
