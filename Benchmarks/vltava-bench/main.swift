@@ -13,6 +13,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("W4", { try runNearest(workdir: $0, id: "W4", folder: "W4-knn-stations") }),
     ("W5", { try runNearest(workdir: $0, id: "W5", folder: "W5-knn-100k") }),
     ("W6", { try runRoutes(workdir: $0, id: "W6", folder: "W6-route-zoo") }),
+    ("W7", { try runRoutes(workdir: $0, id: "W7", folder: "W7-route-andorra") }),
     ("W8", { try runDecodeTiles(workdir: $0) }),
 ]
 

@@ -21,6 +21,8 @@ public struct Graph: Sendable {
     /// Component label of each node; components are numbered by decreasing size.
     public let component: [Int32]
     public let componentCount: Int
+    /// ALT landmarks for the A* heuristic (8, in the largest component).
+    public private(set) var landmarks = Landmarks()
 
     public var nodeCount: Int { lons.count }
     /// Directed edge count (an undirected edge counts twice).
@@ -75,6 +77,7 @@ public struct Graph: Sendable {
         self.targets = targets
         self.lengths = lengths
         (component, componentCount) = Graph.components(n: n, firstEdge: degree, targets: targets)
+        landmarks = Landmarks(graph: self, count: 8)
     }
 
     /// Connected components by breadth-first search, relabelled by decreasing size.

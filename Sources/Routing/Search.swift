@@ -77,18 +77,27 @@ public final class Search {
             for t in targets where t.node == u { best = min(best ?? .infinity, t.cost) }
             return best
         }
+        // Landmark distances of each target, for the ALT bound.
+        let landmarks = graph.landmarks
+        let L = landmarks.count
+        let targetLandmarks = targets.flatMap { t in (0..<L).map { landmarks.distances[t.node * L + $0] } }
         func h(_ u: Int) -> Double {
             guard heuristic else { return 0 }
             var best = Double.infinity
-            var k = 0
-            while k < targetVectors.count {
-                let dx = xyz[3 * u] - targetVectors[k], dy = xyz[3 * u + 1] - targetVectors[k + 1], dz = xyz[3 * u + 2] - targetVectors[k + 2]
-                best = min(best, dx * dx + dy * dy + dz * dz)
-                k += 3
+            for t in 0..<(targetVectors.count / 3) {
+                let dx = xyz[3 * u] - targetVectors[3 * t], dy = xyz[3 * u + 1] - targetVectors[3 * t + 1], dz = xyz[3 * u + 2] - targetVectors[3 * t + 2]
+                // The straight line through the sphere: never longer than the arc.
+                var bound = Geodesy.earthRadius * (dx * dx + dy * dy + dz * dz).squareRoot()
+                // ALT: |d(L, t) − d(L, u)| for every landmark reaching both.
+                for l in 0..<L {
+                    let du = landmarks.distances[u * L + l], dt = targetLandmarks[t * L + l]
+                    if du.isFinite && dt.isFinite { bound = max(bound, abs(dt - du)) }
+                }
+                best = min(best, bound)
             }
             // The targets' own extra costs are ≥ 0, so leaving them out keeps h admissible;
-            // the factor keeps rounding from ever making it exceed the arc.
-            return best.isFinite ? Geodesy.earthRadius * best.squareRoot() * (1 - 1e-12) : 0
+            // the factor keeps rounding from ever making it exceed the true distance.
+            return best.isFinite ? best * (1 - 1e-9) : 0
         }
         // The loop works on raw buffers: no exclusivity checks or reference counting per
         // access to the class's arrays.

@@ -60,7 +60,7 @@ enum ZooNetwork {
         }
         let ratio = Double(settledAStar) / Double(settledDijkstra)
         print("A* settled \(settledAStar), Dijkstra \(settledDijkstra): ratio \(ratio)")
-        #expect(ratio < 0.5)
+        #expect(ratio < 0.25)  // measured 0.140 with 8 ALT landmarks
     }
 
     /// From the main entrance (the design brief's example point) to "Pavilon goril": to the
