@@ -28,20 +28,27 @@ public struct Graph: Sendable {
     /// Directed edge count (an undirected edge counts twice).
     public var edgeCount: Int { targets.count }
 
-    /// An undirected edge between two nodes (by index) with its length in metres.
+    /// An edge between two nodes (by index) with its length in metres; both ways unless
+    /// `oneway` (then only u → v).
     public struct Edge: Sendable, Equatable {
         public var u: Int
         public var v: Int
         public var metres: Double
-        public init(u: Int, v: Int, metres: Double) {
+        public var oneway: Bool
+        public init(u: Int, v: Int, metres: Double, oneway: Bool = false) {
             self.u = u
             self.v = v
             self.metres = metres
+            self.oneway = oneway
         }
     }
 
+    /// The edges after dropping self-loops and keeping the shortest of parallel edges, each
+    /// once (u < v for two-way edges): for snapping and drawing.
+    public let edges: [Edge]
+
     /// Builds the graph. Self-loops are dropped and parallel edges keep the shortest.
-    public init(lons: [Double], lats: [Double], nodeIDs: [Int64]? = nil, edges: [Edge]) {
+    public init(lons: [Double], lats: [Double], nodeIDs: [Int64]? = nil, edges input: [Edge]) {
         let n = lons.count
         self.lons = lons
         self.lats = lats
@@ -50,61 +57,70 @@ public struct Graph: Sendable {
             let v = Geodesy.unitVector(lon: lons[i], lat: lats[i])
             return [v.x, v.y, v.z]
         }
-        // Keep the shortest of parallel edges.
+        // Keep the shortest of parallel edges: two-way ones keyed by their sorted ends, one-way
+        // ones by their direction (the top bit tells them apart).
         var best: [UInt64: Double] = [:]
-        for e in edges where e.u != e.v && e.u >= 0 && e.v >= 0 && e.u < n && e.v < n {
-            let key = UInt64(min(e.u, e.v)) << 32 | UInt64(max(e.u, e.v))
+        for e in input where e.u != e.v && e.u >= 0 && e.v >= 0 && e.u < n && e.v < n {
+            let key = e.oneway ? 1 << 63 | UInt64(e.u) << 31 | UInt64(e.v) : UInt64(min(e.u, e.v)) << 31 | UInt64(max(e.u, e.v))
             if let existing = best[key], existing <= e.metres { continue }
             best[key] = e.metres
         }
+        // Deterministic order: by key.
+        let kept = best.keys.sorted().map { key -> Edge in
+            let u = Int((key >> 31) & 0x7FFF_FFFF), v = Int(key & 0x7FFF_FFFF)
+            return Edge(u: u, v: v, metres: best[key] ?? 0, oneway: key >> 63 == 1)
+        }
         var degree = [Int32](repeating: 0, count: n + 1)
-        for key in best.keys {
-            degree[Int(key >> 32) + 1] += 1
-            degree[Int(key & 0xFFFF_FFFF) + 1] += 1
+        for e in kept {
+            degree[e.u + 1] += 1
+            if !e.oneway { degree[e.v + 1] += 1 }
         }
         for i in 0..<n { degree[i + 1] += degree[i] }
         var fill = degree
         var targets = [Int32](repeating: 0, count: Int(degree[n]))
         var lengths = [Double](repeating: 0, count: Int(degree[n]))
-        // Deterministic order: by key.
-        for key in best.keys.sorted() {
-            let u = Int(key >> 32), v = Int(key & 0xFFFF_FFFF)
-            let metres = best[key] ?? 0
-            targets[Int(fill[u])] = Int32(v); lengths[Int(fill[u])] = metres; fill[u] += 1
-            targets[Int(fill[v])] = Int32(u); lengths[Int(fill[v])] = metres; fill[v] += 1
+        for e in kept {
+            targets[Int(fill[e.u])] = Int32(e.v); lengths[Int(fill[e.u])] = e.metres; fill[e.u] += 1
+            if !e.oneway { targets[Int(fill[e.v])] = Int32(e.u); lengths[Int(fill[e.v])] = e.metres; fill[e.v] += 1 }
         }
         firstEdge = degree
         self.targets = targets
         self.lengths = lengths
-        (component, componentCount) = Graph.components(n: n, firstEdge: degree, targets: targets)
-        landmarks = Landmarks(graph: self, count: 8)
+        edges = kept
+        (component, componentCount) = Graph.components(n: n, edges: kept)
+        // The landmark bound needs distances that are the same both ways.
+        landmarks = kept.contains(where: \.oneway) ? Landmarks() : Landmarks(graph: self, count: 8)
     }
 
-    /// Connected components by breadth-first search, relabelled by decreasing size.
-    static func components(n: Int, firstEdge: [Int32], targets: [Int32]) -> ([Int32], Int) {
-        var label = [Int32](repeating: -1, count: n)
-        var sizes: [Int] = []
-        var queue: [Int32] = []
-        for start in 0..<n where label[start] < 0 {
-            let id = Int32(sizes.count)
-            label[start] = id
-            queue.removeAll(keepingCapacity: true)
-            queue.append(Int32(start))
-            var head = 0
-            while head < queue.count {
-                let u = Int(queue[head])
-                head += 1
-                for e in Int(firstEdge[u])..<Int(firstEdge[u + 1]) where label[Int(targets[e])] < 0 {
-                    label[Int(targets[e])] = id
-                    queue.append(targets[e])
-                }
+    /// Connected components (ignoring edge direction) by union-find, relabelled by decreasing size.
+    static func components(n: Int, edges: [Edge]) -> ([Int32], Int) {
+        var parent = Array(0..<n)
+        func root(_ x: Int) -> Int {
+            var x = x
+            while parent[x] != x {
+                parent[x] = parent[parent[x]]
+                x = parent[x]
             }
-            sizes.append(queue.count)
+            return x
+        }
+        for e in edges {
+            let a = root(e.u), b = root(e.v)
+            if a != b { parent[max(a, b)] = min(a, b) }
+        }
+        var label = [Int](repeating: -1, count: n)
+        var sizes: [Int] = []
+        for v in 0..<n {
+            let r = root(v)
+            if label[r] < 0 {
+                label[r] = sizes.count
+                sizes.append(0)
+            }
+            sizes[label[r]] += 1
         }
         let order = sizes.indices.sorted { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }
         var rename = [Int32](repeating: 0, count: sizes.count)
         for (newID, oldID) in order.enumerated() { rename[oldID] = Int32(newID) }
-        return (label.map { rename[Int($0)] }, sizes.count)
+        return ((0..<n).map { rename[label[root($0)]] }, sizes.count)
     }
 
     /// Nodes per component, largest first.
@@ -114,8 +130,8 @@ public struct Graph: Sendable {
         return sizes
     }
 
-    /// The total length of the network in metres (each undirected edge once).
-    public var totalMetres: Double { lengths.reduce(0, +) / 2 }
+    /// The total length of the network in metres (each edge once).
+    public var totalMetres: Double { edges.reduce(0) { $0 + $1.metres } }
 
     /// Neighbours of node `u` with edge lengths.
     public func forEachNeighbour(of u: Int, _ body: (Int, Double) -> Void) {

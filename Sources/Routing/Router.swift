@@ -85,15 +85,12 @@ public final class Router {
         self.metresPerSecond = metresPerSecond
         self.maxSnapMetres = maxSnapMetres
         var us: [Int32] = [], vs: [Int32] = [], ms: [Double] = [], boxes: [BBox] = []
-        for u in 0..<graph.nodeCount {
-            graph.forEachNeighbour(of: u) { v, metres in
-                guard u < v else { return }
-                us.append(Int32(u)); vs.append(Int32(v)); ms.append(metres)
-                var box = BBox.empty
-                box.extend(lon: graph.lons[u], lat: graph.lats[u])
-                box.extend(lon: graph.lons[v], lat: graph.lats[v])
-                boxes.append(box)
-            }
+        for e in graph.edges {
+            us.append(Int32(e.u)); vs.append(Int32(e.v)); ms.append(e.metres)
+            var box = BBox.empty
+            box.extend(lon: graph.lons[e.u], lat: graph.lats[e.u])
+            box.extend(lon: graph.lons[e.v], lat: graph.lats[e.v])
+            boxes.append(box)
         }
         edgeU = us
         edgeV = vs
