@@ -1,0 +1,52 @@
+import Foundation
+import Geometry
+import TestSupport
+import Testing
+
+@Suite struct RouteCLITests {
+    /// Over the zoo's paths imported into a store: the entrance to the gorilla pen. Reference:
+    /// NetworkX on the same graph with the same snapping, 559.5569643307563 m; the start snaps
+    /// 12.774 m, the end 18.709 m.
+    @Test func zooRouteAsJSON() throws {
+        let db = try Fixtures.temporaryDirectory("route").appendingPathComponent("zoo.gpkg").path
+        #expect(try CLI.run(["import", Fixtures.path("zoo/paths-graph.json"), "--layer", "paths", "--db", db]).status == 0)
+        let route = try CLI.run(["route", "--from", "14.4109,50.1167", "--to", "14.40519,50.11576", "--network", "paths", "--format", "json", "--db", db])
+        #expect(route.status == 0, "\(route.stderr)")
+        guard case .object(let answer) = try JSON.parse(route.stdout) else { Issue.record("not JSON: \(route.stdout)"); return }
+        #expect(answer["code"] == .string("Ok"))
+        #expect(abs((answer["distance"]?.number ?? 0) - 559.557) < 0.001)
+        #expect(abs((answer["duration"]?.number ?? 0) - 402.9) < 0.1)  // 559.557 m at 5 km/h
+        guard case .array(let waypoints)? = answer["waypoints"], case .object(let first)? = waypoints.first, case .object(let last)? = waypoints.last else {
+            Issue.record("no waypoints"); return
+        }
+        #expect(abs((first["distance"]?.number ?? 0) - 12.774) < 0.001)
+        #expect(abs((last["distance"]?.number ?? 0) - 18.709) < 0.001)
+        let geometry = try GeoJSON.geometry(from: answer["geometry"] ?? .null)
+        guard case .lineString(let line) = geometry else { Issue.record("no LineString"); return }
+        #expect(abs(Geodesy.length(of: line.coordinates) - 559.557) < 0.01)
+    }
+
+    @Test func clearErrors() throws {
+        let db = try Fixtures.temporaryDirectory("route").appendingPathComponent("zoo.gpkg").path
+        #expect(try CLI.run(["import", Fixtures.path("zoo/paths-graph.json"), "--layer", "paths", "--db", db]).status == 0)
+        let far = try CLI.run(["route", "--from", "14.4213,50.0875", "--to", "14.40519,50.11576", "--network", "paths", "--db", db])
+        #expect(far.status != 0)
+        #expect(far.stderr.contains("NoSegment: the start is not within 500 m of the network"))
+        let unknown = try CLI.run(["route", "--from", "14.4109,50.1167", "--to", "14.40519,50.11576", "--network", "path", "--db", db])
+        #expect(unknown.stderr.contains("unknown layer 'path' — did you mean 'paths'?"))
+        // Latitude first by mistake: a valid position in Somalia, far from the network.
+        let swapped = try CLI.run(["route", "--from", "50.1167,14.4109", "--to", "14.40519,50.11576", "--network", "paths", "--db", db])
+        #expect(swapped.status != 0)
+        #expect(swapped.stderr.contains("NoSegment"))
+        let osm = try CLI.run(["route", "--from", "1.5211,42.5063", "--to", "1.5340,42.5100", "--network", Fixtures.path("osm/andorra.osm.pbf"), "--profile", "bike"])
+        #expect(osm.stderr.contains("unknown profile 'bike' (profiles: foot, any)"))
+    }
+
+    /// End to end over the Andorra PBF with the foot profile. The value is pinned from this
+    /// implementation (the search itself is checked against Dijkstra and NetworkX on the zoo).
+    @Test func andorraOnFoot() throws {
+        let route = try CLI.run(["route", "--from", "1.5211,42.5063", "--to", "1.5340,42.5100", "--network", Fixtures.path("osm/andorra.osm.pbf")])
+        #expect(route.status == 0, "\(route.stderr)")
+        #expect(route.stdout.hasPrefix("1174.6 m, 846 s (14.1 min) on foot at 5.0 km/h"))
+    }
+}
