@@ -122,14 +122,26 @@ public final class Router {
                     metres: Geodesy.haversine(lon1: lon, lat1: lat, lon2: location.lon, lat2: location.lat))
     }
 
+    /// Areas a route keeps out of (e.g. air-quality zones of class 4 and 5): an edge whose
+    /// midpoint lies in one of `polygons` costs `factor` times its length, or is forbidden when
+    /// `factor` is nil. The answer's distance stays in real metres.
+    public struct Avoid {
+        public var polygons: PolygonIndex
+        public var factor: Double?
+        public init(polygons: PolygonIndex, factor: Double?) {
+            self.polygons = polygons
+            self.factor = factor
+        }
+    }
+
     /// The walking route between two points.
-    public func route(from start: Point, to end: Point) throws(RouteError) -> Route {
-        try route(from: start, toAny: [end])
+    public func route(from start: Point, to end: Point, avoiding avoid: Avoid? = nil) throws(RouteError) -> Route {
+        try route(from: start, toAny: [end], avoiding: avoid)
     }
 
     /// The walking route from `start` to the nearest (by route) of several destinations, e.g.
     /// every pen of an animal, or points on a pavilion's outline.
-    public func route(from start: Point, toAny ends: [Point]) throws(RouteError) -> Route {
+    public func route(from start: Point, toAny ends: [Point], avoiding avoid: Avoid? = nil) throws(RouteError) -> Route {
         for (i, p) in ([start] + ends).enumerated() {
             guard p.lat.isFinite, p.lon.isFinite, abs(p.lat) <= 90, abs(p.lon) <= 180 else {
                 throw .invalidPoint("waypoint \(i): (\(p.lon), \(p.lat)) is not a longitude/latitude" + (abs(p.lat) > 90 && abs(p.lon) <= 90 ? " — did you swap them?" : ""))
@@ -152,7 +164,10 @@ public final class Router {
         }
         // Along the shared edge directly, when start and destination snap to the same edge.
         var direct: (metres: Double, end: Point, snap: Snap)?
-        for (end, b) in reachable where (b.u, b.v) == (a.u, a.v) {
+        let directAllowed = avoid.map { avoid in
+            avoid.factor != nil || avoid.polygons.firstContaining(lon: (graph.lons[a.u] + graph.lons[a.v]) / 2, lat: (graph.lats[a.u] + graph.lats[a.v]) / 2) == nil
+        } ?? true
+        for (end, b) in reachable where directAllowed && (b.u, b.v) == (a.u, a.v) {
             let metres = abs(b.t - a.t) * a.edgeMetres
             if metres < (direct?.metres ?? .infinity) { direct = (metres, end, b) }
         }
@@ -162,9 +177,31 @@ public final class Router {
             targets.append((b.u, b.t * b.edgeMetres))
             targets.append((b.v, (1 - b.t) * b.edgeMetres))
         }
-        let path: Search.Path
+        var edgeFactor: ((Int, Int) -> Double?)?
+        if let avoid {
+            let graph = self.graph
+            edgeFactor = { u, v in
+                let inside = avoid.polygons.firstContaining(lon: (graph.lons[u] + graph.lons[v]) / 2, lat: (graph.lats[u] + graph.lats[v]) / 2) != nil
+                guard inside else { return 1 }
+                return avoid.factor.map { max(1, $0) }
+            }
+        }
+        var path: Search.Path
         do {
-            path = try search.shortestPath(from: sources, to: targets)
+            path = try search.shortestPath(from: sources, to: targets, edgeFactor: edgeFactor)
+            if avoid != nil {
+                // The search ranked by penalised cost; report the real length walked.
+                var metres = 0.0
+                for (u, v) in zip(path.nodes, path.nodes.dropFirst()) {
+                    var best = Double.infinity
+                    graph.forEachNeighbour(of: u) { w, m in if w == v { best = min(best, m) } }
+                    metres += best
+                }
+                let first = path.nodes[0], last = path.nodes[path.nodes.count - 1]
+                let startCost = sources.filter { $0.node == first }.map(\.cost).min() ?? 0
+                let endCost = targets.filter { $0.node == last }.map(\.cost).min() ?? 0
+                path.metres = startCost + metres + endCost
+            }
         } catch {
             switch error {
             case .unreachable: throw .noRoute(reason: "no path connects the two points")

@@ -13,6 +13,7 @@
 // a generation stamp marks which entries belong to the current query, so starting a query
 // costs O(1), not O(nodes).
 
+import Dispatch
 import Geometry
 
 public final class Search {
@@ -27,6 +28,8 @@ public final class Search {
     public private(set) var settled = 0
     /// The most nodes a query may settle before it gives up: a bound on work.
     public var maxSettled: Int
+    /// The longest a query may run, in seconds: a bound on time (checked every 4,096 nodes).
+    public var maxSeconds: Double = 5
 
     public init(graph: Graph, maxSettled: Int = 5_000_000) {
         self.graph = graph
@@ -47,7 +50,7 @@ public final class Search {
     public enum Failure: Error, Equatable, Sendable {
         /// No path: the sources and targets lie in different components.
         case unreachable
-        /// The search hit `maxSettled`.
+        /// The search hit `maxSettled` or `maxSeconds`.
         case tooMuchWork(settled: Int)
     }
 
@@ -107,6 +110,7 @@ public final class Search {
         var settledCount = 0
         var overLimit = false
         let maxSettled = self.maxSettled
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(maxSeconds, 3600)) * 1e9)
         distance.withUnsafeMutableBufferPointer { distance in
         parent.withUnsafeMutableBufferPointer { parent in
         stamp.withUnsafeMutableBufferPointer { stamp in
@@ -128,6 +132,7 @@ public final class Search {
                 settledStamp[u] = generation
                 settledCount += 1
                 if settledCount > maxSettled { overLimit = true; break }
+                if settledCount & 4095 == 0 && DispatchTime.now().uptimeNanoseconds > deadline { overLimit = true; break }
                 let du = distance[u]
                 if let extra = targetCost(u), du + extra < best {
                     best = du + extra

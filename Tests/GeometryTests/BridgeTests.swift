@@ -49,7 +49,8 @@ import Testing
 
 @Suite struct ProjectionTests {
     /// Reference computed once with PROJ 9.1.1's command-line tool, which picks the same
-    /// operation (Krovak East North + "S-JTSK to WGS 84 (3)"):
+    /// operation (Krovak East North + "S-JTSK to WGS 84 (5)", a 7-parameter Helmert, 1 m;
+    /// `PROJ_DEBUG=2 cs2cs …` names it):
     ///   echo "-743000 -1043000" | cs2cs -f %.9f EPSG:5514 EPSG:4326
     ///   → 50.087346615 14.418593891   (latitude, longitude)
     @Test func sjtskPointLandsOnTheReference() throws {

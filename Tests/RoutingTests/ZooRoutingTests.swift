@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
 import Routing
+import SpatialIndex
 import TestSupport
 import Testing
 
@@ -105,6 +106,62 @@ enum ZooNetwork {
         #expect(zero.metres == 0)
         #expect(throws: RouteError.invalidPoint("waypoint 0: (50.117, 114.407) is not a longitude/latitude — did you swap them?")) {
             try router.route(from: Point(lon: 50.117, lat: 14.407 + 100), to: here)
+        }
+    }
+}
+
+@Suite struct AvoidAndComponentTests {
+    static let entrance = Point(lon: 14.4109, lat: 50.1167)
+    static let gorillaPen = Point(lon: 14.40519, lat: 50.11576)
+
+    /// A box around the middle of the direct route: forbidding it gives a longer route that
+    /// never enters it; a penalty factor gives the same detour or the direct way, and the
+    /// answer's distance is always real metres along its LineString.
+    @Test func avoidingAnArea() throws {
+        let router = Router(graph: try ZooNetwork.graph.get())
+        let direct = try router.route(from: Self.entrance, to: Self.gorillaPen)
+        let middle = direct.geometry.point(at: direct.geometry.pointCount / 2)
+        let d = 0.0004
+        let (x0, x1, y0, y1) = (middle.lon - d, middle.lon + d, middle.lat - d, middle.lat + d)
+        let ring: [Double] = [x0, y0, x1, y0, x1, y1, x0, y1, x0, y0]
+        let box = Geometry.polygon(Polygon(rings: [ring]))
+        let zone = PolygonIndex(geometries: [box])
+        let forbidden = try router.route(from: Self.entrance, to: Self.gorillaPen, avoiding: Router.Avoid(polygons: zone, factor: nil))
+        #expect(forbidden.metres > direct.metres)
+        let line = forbidden.geometry
+        for i in 1..<(line.pointCount - 1) {
+            let a = line.point(at: i), b = line.point(at: i + 1)
+            #expect(zone.firstContaining(lon: (a.lon + b.lon) / 2, lat: (a.lat + b.lat) / 2) == nil)
+        }
+        #expect(abs(Geodesy.length(of: forbidden.geometry.coordinates) - forbidden.metres) < 0.01)
+        let weighted = try router.route(from: Self.entrance, to: Self.gorillaPen, avoiding: Router.Avoid(polygons: zone, factor: 1.01))
+        #expect(abs(weighted.metres - direct.metres) < 1e-6)  // a 1 % penalty is not worth the detour
+        let heavy = try router.route(from: Self.entrance, to: Self.gorillaPen, avoiding: Router.Avoid(polygons: zone, factor: 100))
+        #expect(abs(heavy.metres - forbidden.metres) < 1e-6)
+    }
+
+    /// Two points on different pieces of the network: NoRoute, saying so.
+    @Test func differentComponents() throws {
+        let graph = try ZooNetwork.graph.get()
+        let router = Router(graph: graph)
+        let inLargest = try #require((0..<graph.nodeCount).first(where: { graph.component[$0] == 0 }))
+        let inSecond = try #require((0..<graph.nodeCount).first(where: { graph.component[$0] == 1 }))
+        do {
+            _ = try router.route(from: Point(lon: graph.lons[inLargest], lat: graph.lats[inLargest]),
+                                 to: Point(lon: graph.lons[inSecond], lat: graph.lats[inSecond]))
+            Issue.record("a route between components")
+        } catch {
+            #expect(error.code == "NoRoute")
+            #expect(error.description.contains("lie in different, unconnected parts of the network"))
+        }
+    }
+
+    @Test func searchesAreBoundedInWork() throws {
+        let graph = try ZooNetwork.graph.get()
+        let search = Search(graph: graph, maxSettled: 10)
+        let largest = (0..<graph.nodeCount).filter { graph.component[$0] == 0 }
+        #expect(throws: Search.Failure.tooMuchWork(settled: 11)) {
+            try search.shortestPath(from: [(largest[0], 0)], to: [(largest[largest.count - 1], 0)], heuristic: false)
         }
     }
 }
