@@ -21,7 +21,7 @@ public struct Graph: Sendable {
     /// Component label of each node; components are numbered by decreasing size.
     public let component: [Int32]
     public let componentCount: Int
-    /// ALT landmarks for the A* heuristic (8, in the largest component).
+    /// ALT landmarks for the A* heuristic (in the largest component).
     public private(set) var landmarks = Landmarks()
 
     public var nodeCount: Int { lons.count }
@@ -89,7 +89,8 @@ public struct Graph: Sendable {
         edges = kept
         (component, componentCount) = Graph.components(n: n, edges: kept)
         // The landmark bound needs distances that are the same both ways.
-        landmarks = kept.contains(where: \.oneway) ? Landmarks() : Landmarks(graph: self, count: 8)
+        // 16 landmarks (1 MB per 8,000 nodes); fewer on very large graphs.
+        landmarks = kept.contains(where: \.oneway) ? Landmarks() : Landmarks(graph: self, count: n <= 1_000_000 ? 16 : 6)
     }
 
     /// Connected components (ignoring edge direction) by union-find, relabelled by decreasing size.

@@ -24,6 +24,8 @@ public final class Search {
     private var settledStamp: [UInt32]
     private var generation: UInt32 = 0
     private var heap = NodeHeap()
+    private var targetData: [Double] = []
+    private var active: [Int] = []
     /// Nodes settled by the last query, for comparing A* with Dijkstra.
     public private(set) var settled = 0
     /// The most nodes a query may settle before it gives up: a bound on work.
@@ -72,35 +74,28 @@ public final class Search {
         defer { swap(&heap, &self.heap) }
         heap.removeAll()
         settled = 0
-        let xyz = graph.xyz
-        let targetVectors = targets.flatMap { [xyz[3 * $0.node], xyz[3 * $0.node + 1], xyz[3 * $0.node + 2]] }
+        // Per target: its unit vector, then its distance from each landmark (the ALT bound),
+        // in a buffer reused across queries.
+        let landmarks = graph.landmarks
+        let L = landmarks.count
+        // Every landmark bounds every node (choosing a few "active" ones per query settled more
+        // nodes than it saved here).
+        active.removeAll(keepingCapacity: true)
+        if heuristic { active.append(contentsOf: 0..<L) }
+        let activeCount = active.count
+        let stride = 3 + activeCount
+        targetData.removeAll(keepingCapacity: true)
+        for t in targets {
+            targetData.append(graph.xyz[3 * t.node])
+            targetData.append(graph.xyz[3 * t.node + 1])
+            targetData.append(graph.xyz[3 * t.node + 2])
+            for l in active { targetData.append(landmarks.distances[t.node * L + l]) }
+        }
         /// The extra cost at a target node, or nil when u is no target.
         func targetCost(_ u: Int) -> Double? {
             var best: Double?
             for t in targets where t.node == u { best = min(best ?? .infinity, t.cost) }
             return best
-        }
-        // Landmark distances of each target, for the ALT bound.
-        let landmarks = graph.landmarks
-        let L = landmarks.count
-        let targetLandmarks = targets.flatMap { t in (0..<L).map { landmarks.distances[t.node * L + $0] } }
-        func h(_ u: Int) -> Double {
-            guard heuristic else { return 0 }
-            var best = Double.infinity
-            for t in 0..<(targetVectors.count / 3) {
-                let dx = xyz[3 * u] - targetVectors[3 * t], dy = xyz[3 * u + 1] - targetVectors[3 * t + 1], dz = xyz[3 * u + 2] - targetVectors[3 * t + 2]
-                // The straight line through the sphere: never longer than the arc.
-                var bound = Geodesy.earthRadius * (dx * dx + dy * dy + dz * dz).squareRoot()
-                // ALT: |d(L, t) − d(L, u)| for every landmark reaching both.
-                for l in 0..<L {
-                    let du = landmarks.distances[u * L + l], dt = targetLandmarks[t * L + l]
-                    if du.isFinite && dt.isFinite { bound = max(bound, abs(dt - du)) }
-                }
-                best = min(best, bound)
-            }
-            // The targets' own extra costs are ≥ 0, so leaving them out keeps h admissible;
-            // the factor keeps rounding from ever making it exceed the true distance.
-            return best.isFinite ? best * (1 - 1e-9) : 0
         }
         // The loop works on raw buffers: no exclusivity checks or reference counting per
         // access to the class's arrays.
@@ -118,6 +113,31 @@ public final class Search {
         graph.firstEdge.withUnsafeBufferPointer { firstEdge in
         graph.targets.withUnsafeBufferPointer { edgeTargets in
         graph.lengths.withUnsafeBufferPointer { lengths in
+        graph.xyz.withUnsafeBufferPointer { xyz in
+        landmarks.distances.withUnsafeBufferPointer { landmarkDistances in
+        targetData.withUnsafeBufferPointer { targetData in
+        active.withUnsafeBufferPointer { active in
+            let targetCount = targets.count
+            /// The A* bound: for the nearest target, the larger of the chord and ALT bounds.
+            func h(_ u: Int) -> Double {
+                guard heuristic else { return 0 }
+                var best = Double.infinity
+                for t in 0..<targetCount {
+                    let base = t * stride
+                    let dx = xyz[3 * u] - targetData[base], dy = xyz[3 * u + 1] - targetData[base + 1], dz = xyz[3 * u + 2] - targetData[base + 2]
+                    // The straight line through the sphere: never longer than the arc.
+                    var bound = Geodesy.earthRadius * (dx * dx + dy * dy + dz * dz).squareRoot()
+                    // ALT: |d(L, t) − d(L, u)| for every landmark reaching both.
+                    for k in 0..<activeCount {
+                        let du = landmarkDistances[u * L + active[k]], dt = targetData[base + 3 + k]
+                        if du.isFinite && dt.isFinite { bound = max(bound, abs(dt - du)) }
+                    }
+                    best = min(best, bound)
+                }
+                // The targets' own extra costs are ≥ 0, so leaving them out keeps h admissible;
+                // the factor keeps rounding from ever making it exceed the true distance.
+                return best.isFinite ? best * (1 - 1e-9) : 0
+            }
             for s in sources {
                 if stamp[s.node] != generation || s.cost < distance[s.node] {
                     stamp[s.node] = generation
@@ -154,7 +174,7 @@ public final class Search {
                     }
                 }
             }
-        }}}}}}}
+        }}}}}}}}}}}
         settled = settledCount
         if overLimit { throw .tooMuchWork(settled: settledCount) }
         guard bestTarget >= 0 else { throw .unreachable }
