@@ -25,6 +25,9 @@ public final class Search {
     private var generation: UInt32 = 0
     private var heap = NodeHeap()
     private var targetData: [Double] = []
+    /// Per node: the query generation that made it a target, and its extra cost then.
+    private var targetStamp: [UInt32]
+    private var targetExtra: [Double]
     private var active: [Int] = []
     /// Nodes settled by the last query, for comparing A* with Dijkstra.
     public private(set) var settled = 0
@@ -40,6 +43,8 @@ public final class Search {
         parent = [Int32](repeating: -1, count: n)
         stamp = [UInt32](repeating: 0, count: n)
         settledStamp = [UInt32](repeating: 0, count: n)
+        targetStamp = [UInt32](repeating: 0, count: n)
+        targetExtra = [Double](repeating: 0, count: n)
         self.maxSettled = maxSettled
     }
 
@@ -64,7 +69,7 @@ public final class Search {
                              heuristic: Bool = true, edgeFactor: ((Int, Int) -> Double?)? = nil) throws(Failure) -> Path {
         generation &+= 1
         if generation == 0 {  // wrapped: clear once every 4 billion queries
-            for i in stamp.indices { stamp[i] = 0; settledStamp[i] = 0 }
+            for i in stamp.indices { stamp[i] = 0; settledStamp[i] = 0; targetStamp[i] = 0 }
             generation = 1
         }
         // The heap is moved into a local for the search (and back after), so the loop does not
@@ -91,11 +96,11 @@ public final class Search {
             targetData.append(graph.xyz[3 * t.node + 2])
             for l in active { targetData.append(landmarks.distances[t.node * L + l]) }
         }
-        /// The extra cost at a target node, or nil when u is no target.
-        func targetCost(_ u: Int) -> Double? {
-            var best: Double?
-            for t in targets where t.node == u { best = min(best ?? .infinity, t.cost) }
-            return best
+        for t in targets where t.node >= 0 && t.node < graph.nodeCount {
+            if targetStamp[t.node] != generation || t.cost < targetExtra[t.node] {
+                targetStamp[t.node] = generation
+                targetExtra[t.node] = t.cost
+            }
         }
         // The loop works on raw buffers: no exclusivity checks or reference counting per
         // access to the class's arrays.
@@ -117,6 +122,8 @@ public final class Search {
         landmarks.distances.withUnsafeBufferPointer { landmarkDistances in
         targetData.withUnsafeBufferPointer { targetData in
         active.withUnsafeBufferPointer { active in
+        targetStamp.withUnsafeBufferPointer { targetStamp in
+        targetExtra.withUnsafeBufferPointer { targetExtra in
             let targetCount = targets.count
             /// The A* bound: for the nearest target, the larger of the chord and ALT bounds.
             func h(_ u: Int) -> Double {
@@ -154,8 +161,8 @@ public final class Search {
                 if settledCount > maxSettled { overLimit = true; break }
                 if settledCount & 4095 == 0 && DispatchTime.now().uptimeNanoseconds > deadline { overLimit = true; break }
                 let du = distance[u]
-                if let extra = targetCost(u), du + extra < best {
-                    best = du + extra
+                if targetStamp[u] == generation, du + targetExtra[u] < best {
+                    best = du + targetExtra[u]
                     bestTarget = u
                 }
                 for e in Int(firstEdge[u])..<Int(firstEdge[u + 1]) {
@@ -174,7 +181,7 @@ public final class Search {
                     }
                 }
             }
-        }}}}}}}}}}}
+        }}}}}}}}}}}}}
         settled = settledCount
         if overLimit { throw .tooMuchWork(settled: settledCount) }
         guard bestTarget >= 0 else { throw .unreachable }
