@@ -36,6 +36,8 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
     case noRoute(reason: String)
     case tooMuchWork(settled: Int)
     case invalidPoint(String)
+    /// Nothing to route to (e.g. a target predicate that matched no feature).
+    case noTarget(String)
 
     public var code: String {
         switch self {
@@ -43,6 +45,7 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noRoute: "NoRoute"
         case .tooMuchWork: "TooBig"
         case .invalidPoint: "InvalidValue"
+        case .noTarget: "NoTarget"
         }
     }
 
@@ -53,7 +56,7 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(which) is not within \(Int(max)) m of the network" + (nearest.map { " (the nearest path is \(Int($0.rounded())) m away)" } ?? "")
         case .noRoute(let reason): return "no route: \(reason)"
         case .tooMuchWork(let settled): return "the route search gave up after settling \(settled) nodes"
-        case .invalidPoint(let message): return message
+        case .invalidPoint(let message), .noTarget(let message): return message
         }
     }
 }
@@ -142,6 +145,7 @@ public final class Router {
     /// The walking route from `start` to the nearest (by route) of several destinations, e.g.
     /// every pen of an animal, or points on a pavilion's outline.
     public func route(from start: Point, toAny ends: [Point], avoiding avoid: Avoid? = nil) throws(RouteError) -> Route {
+        guard !ends.isEmpty else { throw .noTarget("no destination to route to: the target matched nothing") }
         for (i, p) in ([start] + ends).enumerated() {
             guard p.lat.isFinite, p.lon.isFinite, abs(p.lat) <= 90, abs(p.lon) <= 180 else {
                 throw .invalidPoint("waypoint \(i): (\(p.lon), \(p.lat)) is not a longitude/latitude" + (abs(p.lat) > 90 && abs(p.lon) <= 90 ? " — did you swap them?" : ""))

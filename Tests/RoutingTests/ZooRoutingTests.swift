@@ -156,6 +156,13 @@ enum ZooNetwork {
         }
     }
 
+    @Test func aTargetThatMatchesNothing() throws {
+        let router = Router(graph: try ZooNetwork.graph.get())
+        #expect(throws: RouteError.noTarget("no destination to route to: the target matched nothing")) {
+            try router.route(from: Self.entrance, toAny: [])
+        }
+    }
+
     @Test func searchesAreBoundedInWork() throws {
         let graph = try ZooNetwork.graph.get()
         let search = Search(graph: graph, maxSettled: 10)
