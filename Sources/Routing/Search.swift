@@ -28,7 +28,6 @@ public final class Search {
     /// Per node: the query generation that made it a target, and its extra cost then.
     private var targetStamp: [UInt32]
     private var targetExtra: [Double]
-    private var active: [Int] = []
     /// Nodes settled by the last query, for comparing A* with Dijkstra.
     public private(set) var settled = 0
     /// The most nodes a query may settle before it gives up: a bound on work.
@@ -83,18 +82,21 @@ public final class Search {
         // in a buffer reused across queries.
         let landmarks = graph.landmarks
         let L = landmarks.count
-        // Every landmark bounds every node (choosing a few "active" ones per query settled more
-        // nodes than it saved here).
-        active.removeAll(keepingCapacity: true)
-        if heuristic { active.append(contentsOf: 0..<L) }
-        let activeCount = active.count
+        // Sources and targets in no common component: no search needed.
+        let sourceComponents = Set(sources.map { graph.component[$0.node] })
+        guard targets.contains(where: { sourceComponents.contains(graph.component[$0.node]) }) else { throw .unreachable }
+        // The landmarks live in the largest component (0): their bounds apply, with every
+        // distance finite, when the whole search stays there. Every landmark bounds every node
+        // (choosing a few "active" ones per query settled more nodes than it saved here).
+        let useLandmarks = heuristic && L > 0 && sourceComponents == [0] && targets.allSatisfy { graph.component[$0.node] == 0 }
+        let activeCount = useLandmarks ? L : 0
         let stride = 3 + activeCount
         targetData.removeAll(keepingCapacity: true)
         for t in targets {
             targetData.append(graph.xyz[3 * t.node])
             targetData.append(graph.xyz[3 * t.node + 1])
             targetData.append(graph.xyz[3 * t.node + 2])
-            for l in active { targetData.append(landmarks.distances[t.node * L + l]) }
+            for l in 0..<activeCount { targetData.append(landmarks.distances[t.node * L + l]) }
         }
         for t in targets where t.node >= 0 && t.node < graph.nodeCount {
             if targetStamp[t.node] != generation || t.cost < targetExtra[t.node] {
@@ -121,7 +123,6 @@ public final class Search {
         graph.xyz.withUnsafeBufferPointer { xyz in
         landmarks.distances.withUnsafeBufferPointer { landmarkDistances in
         targetData.withUnsafeBufferPointer { targetData in
-        active.withUnsafeBufferPointer { active in
         targetStamp.withUnsafeBufferPointer { targetStamp in
         targetExtra.withUnsafeBufferPointer { targetExtra in
             let targetCount = targets.count
@@ -134,10 +135,10 @@ public final class Search {
                     let dx = xyz[3 * u] - targetData[base], dy = xyz[3 * u + 1] - targetData[base + 1], dz = xyz[3 * u + 2] - targetData[base + 2]
                     // The straight line through the sphere: never longer than the arc.
                     var bound = Geodesy.earthRadius * (dx * dx + dy * dy + dz * dz).squareRoot()
-                    // ALT: |d(L, t) − d(L, u)| for every landmark reaching both.
+                    // ALT: |d(L, t) − d(L, u)| for every landmark (all finite here, see above).
+                    let row = u * L
                     for k in 0..<activeCount {
-                        let du = landmarkDistances[u * L + active[k]], dt = targetData[base + 3 + k]
-                        if du.isFinite && dt.isFinite { bound = max(bound, abs(dt - du)) }
+                        bound = max(bound, abs(targetData[base + 3 + k] - landmarkDistances[row + k]))
                     }
                     best = min(best, bound)
                 }
@@ -181,7 +182,7 @@ public final class Search {
                     }
                 }
             }
-        }}}}}}}}}}}}}
+        }}}}}}}}}}}}
         settled = settledCount
         if overLimit { throw .tooMuchWork(settled: settledCount) }
         guard bestTarget >= 0 else { throw .unreachable }
