@@ -126,7 +126,7 @@ func runRoutes(workdir: String, id: String, folder: String) throws -> String {
     var answers = [Double](repeating: .infinity, count: pairs.count)
     let query = seconds {
         for (i, (s, t)) in pairs.enumerated() {
-            answers[i] = (try? search.shortestPath(from: [(s, 0)], to: [(t, 0)]).metres) ?? .infinity
+            answers[i] = (try? search.metres(from: s, to: t)) ?? .infinity
         }
     }
     // benchlib.route_checksum: sums of reachable lengths, weighted 1 + (i mod 10), unreachable count.

@@ -66,6 +66,25 @@ public final class Search {
     /// returns nil to forbid it.
     public func shortestPath(from sources: [(node: Int, cost: Double)], to targets: [(node: Int, cost: Double)],
                              heuristic: Bool = true, edgeFactor: ((Int, Int) -> Double?)? = nil) throws(Failure) -> Path {
+        let (metres, target) = try search(from: sources, to: targets, heuristic: heuristic, edgeFactor: edgeFactor)
+        var nodes: [Int] = []
+        var u = target
+        while u >= 0 {
+            nodes.append(u)
+            u = Int(parent[u])
+        }
+        return Path(metres: metres, nodes: nodes.reversed())
+    }
+
+    /// The length of the shortest path between two nodes, without building the path (for
+    /// distance matrices and the benchmark).
+    public func metres(from source: Int, to target: Int) throws(Failure) -> Double {
+        try search(from: [(source, 0)], to: [(target, 0)], heuristic: true, edgeFactor: nil).metres
+    }
+
+    /// The search itself: the best cost and the target node reached (parents are left set).
+    private func search(from sources: [(node: Int, cost: Double)], to targets: [(node: Int, cost: Double)],
+                        heuristic: Bool, edgeFactor: ((Int, Int) -> Double?)?) throws(Failure) -> (metres: Double, target: Int) {
         generation &+= 1
         if generation == 0 {  // wrapped: clear once every 4 billion queries
             for i in stamp.indices { stamp[i] = 0; settledStamp[i] = 0; targetStamp[i] = 0 }
@@ -83,12 +102,12 @@ public final class Search {
         let landmarks = graph.landmarks
         let L = landmarks.count
         // Sources and targets in no common component: no search needed.
-        let sourceComponents = Set(sources.map { graph.component[$0.node] })
-        guard targets.contains(where: { sourceComponents.contains(graph.component[$0.node]) }) else { throw .unreachable }
+        let component = graph.component
+        guard targets.contains(where: { t in sources.contains { component[$0.node] == component[t.node] } }) else { throw .unreachable }
         // The landmarks live in the largest component (0): their bounds apply, with every
         // distance finite, when the whole search stays there. Every landmark bounds every node
         // (choosing a few "active" ones per query settled more nodes than it saved here).
-        let useLandmarks = heuristic && L > 0 && sourceComponents == [0] && targets.allSatisfy { graph.component[$0.node] == 0 }
+        let useLandmarks = heuristic && L > 0 && sources.allSatisfy { component[$0.node] == 0 } && targets.allSatisfy { component[$0.node] == 0 }
         let activeCount = useLandmarks ? L : 0
         let stride = 3 + activeCount
         targetData.removeAll(keepingCapacity: true)
@@ -186,57 +205,57 @@ public final class Search {
         settled = settledCount
         if overLimit { throw .tooMuchWork(settled: settledCount) }
         guard bestTarget >= 0 else { throw .unreachable }
-        var nodes: [Int] = []
-        var u = bestTarget
-        while u >= 0 {
-            nodes.append(u)
-            u = Int(parent[u])
-        }
-        return Path(metres: best, nodes: nodes.reversed())
+        return (best, bestTarget)
     }
 }
 
-/// A binary min-heap of (node, key); stale entries are skipped by the caller.
+/// A binary min-heap of (node, key); stale entries are skipped by the caller. One array of
+/// entries, sifted by moving a hole rather than swapping pairs.
 struct NodeHeap {
-    private var nodes: [Int32] = []
-    private var keys: [Double] = []
+    private struct Entry {
+        var key: Double
+        var node: Int32
+    }
+    private var entries: [Entry] = []
 
     mutating func removeAll() {
-        nodes.removeAll(keepingCapacity: true)
-        keys.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
     }
 
     mutating func push(_ node: Int, _ key: Double) {
-        nodes.append(Int32(node))
-        keys.append(key)
-        var i = nodes.count - 1
-        while i > 0 {
-            let p = (i - 1) / 2
-            guard keys[i] < keys[p] else { break }
-            nodes.swapAt(i, p)
-            keys.swapAt(i, p)
-            i = p
+        entries.append(Entry(key: key, node: Int32(node)))
+        entries.withUnsafeMutableBufferPointer { e in
+            var i = e.count - 1
+            let item = e[i]
+            while i > 0 {
+                let p = (i - 1) / 2
+                guard item.key < e[p].key else { break }
+                e[i] = e[p]
+                i = p
+            }
+            e[i] = item
         }
     }
 
     mutating func pop() -> (Int, Double)? {
-        guard let top = nodes.first, let key = keys.first else { return nil }
-        let last = nodes.count - 1
-        nodes.swapAt(0, last)
-        keys.swapAt(0, last)
-        nodes.removeLast()
-        keys.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < nodes.count && keys[l] < keys[m] { m = l }
-            if r < nodes.count && keys[r] < keys[m] { m = r }
-            if m == i { break }
-            nodes.swapAt(i, m)
-            keys.swapAt(i, m)
-            i = m
+        guard let top = entries.first else { return nil }
+        let last = entries.removeLast()
+        if !entries.isEmpty {
+            entries.withUnsafeMutableBufferPointer { e in
+                let n = e.count
+                var i = 0
+                while true {
+                    let l = 2 * i + 1
+                    guard l < n else { break }
+                    let r = l + 1
+                    let c = r < n && e[r].key < e[l].key ? r : l
+                    guard e[c].key < last.key else { break }
+                    e[i] = e[c]
+                    i = c
+                }
+                e[i] = last
+            }
         }
-        return (Int(top), key)
+        return (Int(top.node), top.key)
     }
 }
