@@ -79,8 +79,13 @@ public final class Search {
     /// The length of the shortest path between two nodes, without building the path (for
     /// distance matrices and the benchmark).
     public func metres(from source: Int, to target: Int) throws(Failure) -> Double {
-        try search(from: [(source, 0)], to: [(target, 0)], heuristic: true, edgeFactor: nil).metres
+        // One-element lists kept between calls: no allocation per query.
+        oneSource[0] = (source, 0)
+        oneTarget[0] = (target, 0)
+        return try search(from: oneSource, to: oneTarget, heuristic: true, edgeFactor: nil).metres
     }
+    private var oneSource: [(node: Int, cost: Double)] = [(0, 0)]
+    private var oneTarget: [(node: Int, cost: Double)] = [(0, 0)]
 
     /// The search itself: the best cost and the target node reached (parents are left set).
     private func search(from sources: [(node: Int, cost: Double)], to targets: [(node: Int, cost: Double)],
