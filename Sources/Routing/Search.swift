@@ -156,13 +156,19 @@ public final class Search {
                 var best = Double.infinity
                 for t in 0..<targetCount {
                     let base = t * stride
-                    let dx = xyz[3 * u] - targetData[base], dy = xyz[3 * u + 1] - targetData[base + 1], dz = xyz[3 * u + 2] - targetData[base + 2]
-                    // The straight line through the sphere: never longer than the arc.
-                    var bound = Geodesy.earthRadius * (dx * dx + dy * dy + dz * dz).squareRoot()
-                    // ALT: |d(L, t) − d(L, u)| for every landmark (all finite here, see above).
-                    let row = u * L
-                    for k in 0..<activeCount {
-                        bound = max(bound, abs(targetData[base + 3 + k] - landmarkDistances[row + k]))
+                    var bound = 0.0
+                    if activeCount > 0 {
+                        // ALT: |d(L, t) − d(L, u)| for every landmark (all finite here, see above).
+                        // On a road network it is almost always tighter than the straight line,
+                        // which is left out here to keep each bound cheap.
+                        let row = u * L
+                        for k in 0..<activeCount {
+                            bound = max(bound, abs(targetData[base + 3 + k] - landmarkDistances[row + k]))
+                        }
+                    } else {
+                        // The straight line through the sphere: never longer than the arc.
+                        let dx = xyz[3 * u] - targetData[base], dy = xyz[3 * u + 1] - targetData[base + 1], dz = xyz[3 * u + 2] - targetData[base + 2]
+                        bound = Geodesy.earthRadius * (dx * dx + dy * dy + dz * dz).squareRoot()
                     }
                     best = min(best, bound)
                 }
