@@ -143,35 +143,66 @@ public struct Graph: Sendable {
 extension Graph {
     /// The network of a line layer: consecutive vertices of every line become edges; vertices
     /// shared by lines (equal coordinates, or given the same id by `vertexIDs`) become one node.
-    /// Edge lengths are haversine metres.
-    public static func fromLines(_ lines: [[Double]], vertexIDs: [[Int64]]? = nil) -> Graph {
+    /// With `snapMetres` > 0, a line's first or last vertex that lies that close to another
+    /// line's end joins it (digitised paths often stop a little short of each other). Edge
+    /// lengths are haversine metres.
+    public static func fromLines(_ lines: [[Double]], vertexIDs: [[Int64]]? = nil, snapMetres: Double = 0) -> Graph {
         var index: [Int64: Int] = [:]
         var coordinateIndex: [SIMD2<Double>: Int] = [:]
         var lons: [Double] = [], lats: [Double] = [], ids: [Int64] = []
         var edges: [Edge] = []
+        // Line ends already placed, in a grid of cells about `snapMetres` wide.
+        var endCells: [SIMD2<Int>: [Int]] = [:]
+        let cellDegrees = snapMetres / 111_000
+        func cell(_ lon: Double, _ lat: Double) -> SIMD2<Int> {
+            SIMD2(Int((lon / cellDegrees).rounded(.down)), Int((lat / cellDegrees).rounded(.down)))
+        }
+        func nearbyEnd(_ lon: Double, _ lat: Double) -> Int? {
+            guard snapMetres > 0 else { return nil }
+            let c = cell(lon, lat)
+            var best: (Int, Double)?
+            for dx in -1...1 {
+                for dy in -1...1 {
+                    for node in endCells[c &+ SIMD2(dx, dy)] ?? [] {
+                        let d = Geodesy.haversine(lon1: lon, lat1: lat, lon2: lons[node], lat2: lats[node])
+                        if d <= snapMetres && d < (best?.1 ?? .infinity) { best = (node, d) }
+                    }
+                }
+            }
+            return best?.0
+        }
         for (l, line) in lines.enumerated() {
             var previous: Int?
             var i = 0
+            let last = line.count - 2
             while i + 1 < line.count {
                 let lon = line[i], lat = line[i + 1]
+                let isEnd = i == 0 || i == last
                 let node: Int
                 if let vertexIDs, l < vertexIDs.count, i / 2 < vertexIDs[l].count {
                     let id = vertexIDs[l][i / 2]
-                    if let known = index[id] { node = known } else {
+                    if let known = index[id] { node = known } else if isEnd, let near = nearbyEnd(lon, lat) {
+                        node = near
+                        index[id] = near
+                    } else {
                         node = lons.count
                         index[id] = node
                         lons.append(lon); lats.append(lat); ids.append(id)
                     }
                 } else {
                     let key = SIMD2(lon, lat)
-                    if let known = coordinateIndex[key] { node = known } else {
+                    if let known = coordinateIndex[key] { node = known } else if isEnd, let near = nearbyEnd(lon, lat) {
+                        node = near
+                        coordinateIndex[key] = near
+                    } else {
                         node = lons.count
                         coordinateIndex[key] = node
                         lons.append(lon); lats.append(lat); ids.append(Int64(node))
                     }
                 }
+                if isEnd && snapMetres > 0 { endCells[cell(lons[node], lats[node]), default: []].append(node) }
                 if let previous {
-                    edges.append(Edge(u: previous, v: node, metres: Geodesy.haversine(lon1: lons[previous], lat1: lats[previous], lon2: lon, lat2: lat)))
+                    edges.append(Edge(u: previous, v: node, metres: Geodesy.haversine(lon1: lons[previous], lat1: lats[previous], lon2: lons[node], lat2: lats[node])))
                 }
                 previous = node
                 i += 2

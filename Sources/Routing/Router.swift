@@ -142,6 +142,37 @@ public final class Router {
         try route(from: start, toAny: [end], avoiding: avoid)
     }
 
+    /// The walking route to the nearest (by route) of some features: a point feature at its
+    /// place, a line or polygon at the nearest point of its outline (sampled every `step`
+    /// metres along each edge). Every pen of an animal, or a pavilion's walls.
+    public func route(from start: Point, toFeatures features: [Geometry], step: Double = 5, avoiding avoid: Avoid? = nil) throws(RouteError) -> Route {
+        var ends: [Point] = []
+        func sample(_ flat: ArraySlice<Double>) {
+            var i = flat.startIndex
+            while i + 1 < flat.endIndex {
+                ends.append(Point(lon: flat[i], lat: flat[i + 1]))
+                if i + 3 < flat.endIndex {
+                    let (ax, ay, bx, by) = (flat[i], flat[i + 1], flat[i + 2], flat[i + 3])
+                    let n = Int((Geodesy.haversine(lon1: ax, lat1: ay, lon2: bx, lat2: by) / max(step, 0.5)).rounded(.up))
+                    if n > 1 { for k in 1..<n { let t = Double(k) / Double(n); ends.append(Point(lon: ax + t * (bx - ax), lat: ay + t * (by - ay))) } }
+                }
+                i += 2
+            }
+        }
+        for feature in features {
+            switch feature {
+            case .point(let p): ends.append(p)
+            case .multiPoint(let m): for i in 0..<m.pointCount { ends.append(Point(lon: m.coordinates[2 * i], lat: m.coordinates[2 * i + 1])) }
+            case .lineString(let l): sample(l.coordinates[...])
+            case .multiLineString(let m): for i in 0..<m.lineCount { sample(m.line(i).coordinates[...]) }
+            case .polygon(let p): for r in 0..<p.ringCount { sample(p.ring(r)) }
+            case .multiPolygon(let m): for p in m.polygons { for r in 0..<p.ringCount { sample(p.ring(r)) } }
+            case .collection(let parts): for part in parts { if case .point(let p) = part { ends.append(p) } }
+            }
+        }
+        return try route(from: start, toAny: ends, avoiding: avoid)
+    }
+
     /// The walking route from `start` to the nearest (by route) of several destinations, e.g.
     /// every pen of an animal, or points on a pavilion's outline.
     public func route(from start: Point, toAny ends: [Point], avoiding avoid: Avoid? = nil) throws(RouteError) -> Route {

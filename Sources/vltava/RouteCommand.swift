@@ -25,6 +25,7 @@ struct RouteCommand: ParsableCommand {
     @Option(help: "For OSM files: foot (default) or any (every highway).") var profile: String = "foot"
     @Option(help: "Walking speed in km/h.") var speed: Double = 5
     @Option(help: "Largest snap distance in metres.") var maxSnap: Double = 500
+    @Option(help: "For line layers: join line ends that lie within this many metres of another line's end.") var joinEnds: Double = 0
     @Option(help: "text or json.") var format: OutputFormat = .text
     @OptionGroup var store: StoreOptions
 
@@ -86,7 +87,8 @@ struct RouteCommand: ParsableCommand {
             }
             guard !lines.isEmpty else { throw CLIError("layer '\(network)' has no lines to walk along") }
             // Vertex ids where the layer has them; shared coordinates otherwise.
-            return ids.allSatisfy(\.isEmpty) ? Graph.fromLines(lines) : Graph.fromLines(lines, vertexIDs: ids)
+            guard joinEnds >= 0, joinEnds.isFinite else { throw CLIError("--join-ends must be a number of metres ≥ 0") }
+            return ids.allSatisfy(\.isEmpty) ? Graph.fromLines(lines, snapMetres: joinEnds) : Graph.fromLines(lines, vertexIDs: ids, snapMetres: joinEnds)
         } catch let error as CLIError {
             throw error
         } catch {

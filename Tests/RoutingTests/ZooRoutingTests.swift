@@ -156,6 +156,32 @@ enum ZooNetwork {
         }
     }
 
+    /// To the pavilion as a feature: its outline sampled every 5 m, so the route can end
+    /// between two corners; never longer than the corners-only route (565.368 m), and its
+    /// destination lies on the outline.
+    @Test func toAFeaturesOutline() throws {
+        let router = Router(graph: try ZooNetwork.graph.get())
+        let zoo = try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url("zoo/pavilions-and-pens.geojson"))))
+        let pavilion = try #require(zoo.features.first(where: { $0.properties["name"] == .text("Pavilon goril") })?.geometry)
+        let route = try router.route(from: Self.entrance, toFeatures: [pavilion])
+        #expect(route.metres <= 565.3682578559761 + 1e-6)
+        #expect(route.metres > 500)
+        guard case .polygon(let outline) = pavilion else { Issue.record("not a polygon"); return }
+        let ring = Geometry.lineString(LineString(coordinates: Array(outline.ring(0))))
+        #expect(Geodesy.distance(from: route.waypoints[1].input, to: ring) < 0.01)
+    }
+
+    /// Two paths that stop 2 m short of each other: separate without a tolerance, one network
+    /// with 5 m.
+    @Test func snappingLineEnds() {
+        let a: [Double] = [14.4000, 50.1000, 14.4010, 50.1000]
+        let b: [Double] = [14.401028, 50.1000, 14.4020, 50.1000]  // starts 2.0 m east of a's end
+        #expect(Graph.fromLines([a, b]).componentCount == 2)
+        let joined = Graph.fromLines([a, b], snapMetres: 5)
+        #expect(joined.componentCount == 1)
+        #expect(joined.nodeCount == 3)
+    }
+
     @Test func aTargetThatMatchesNothing() throws {
         let router = Router(graph: try ZooNetwork.graph.get())
         #expect(throws: RouteError.noTarget("no destination to route to: the target matched nothing")) {
