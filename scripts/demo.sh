@@ -16,3 +16,6 @@ echo
 "$vltava" describe stations --db "$db"
 echo
 "$vltava" tiles at Fixtures/zoo/zoo-prague-geojson-tiles.mbtiles 14.404891,50.115400 --zoom 16
+echo
+# A walk inside the zoo, from the main entrance to the gorillas' pen, over its footpaths.
+"$vltava" route --from 14.4109,50.1167 --to 14.40519,50.11576 --network paths --db "$db"
