@@ -147,8 +147,11 @@ extension Graph {
     /// line's end joins it (digitised paths often stop a little short of each other). Edge
     /// lengths are haversine metres.
     public static func fromLines(_ lines: [[Double]], vertexIDs: [[Int64]]? = nil, snapMetres: Double = 0) -> Graph {
-        var index: [Int64: Int] = [:]
-        var coordinateIndex: [SIMD2<Double>: Int] = [:]
+        enum VertexKey: Hashable {
+            case id(Int64)
+            case position(SIMD2<Double>)
+        }
+        var index: [VertexKey: Int] = [:]
         var lons: [Double] = [], lats: [Double] = [], ids: [Int64] = []
         var edges: [Edge] = []
         // Line ends already placed, in a grid of cells about `snapMetres` wide.
@@ -178,27 +181,19 @@ extension Graph {
             while i + 1 < line.count {
                 let lon = line[i], lat = line[i + 1]
                 let isEnd = i == 0 || i == last
+                // A vertex is known by its id where the layer has ids, else by its position.
+                let sourceID: Int64? = vertexIDs.flatMap { l < $0.count && i / 2 < $0[l].count ? $0[l][i / 2] : nil }
+                let key: VertexKey = sourceID.map { .id($0) } ?? .position(SIMD2(lon, lat))
                 let node: Int
-                if let vertexIDs, l < vertexIDs.count, i / 2 < vertexIDs[l].count {
-                    let id = vertexIDs[l][i / 2]
-                    if let known = index[id] { node = known } else if isEnd, let near = nearbyEnd(lon, lat) {
-                        node = near
-                        index[id] = near
-                    } else {
-                        node = lons.count
-                        index[id] = node
-                        lons.append(lon); lats.append(lat); ids.append(id)
-                    }
+                if let known = index[key] {
+                    node = known
+                } else if isEnd, let near = nearbyEnd(lon, lat) {
+                    node = near
+                    index[key] = near
                 } else {
-                    let key = SIMD2(lon, lat)
-                    if let known = coordinateIndex[key] { node = known } else if isEnd, let near = nearbyEnd(lon, lat) {
-                        node = near
-                        coordinateIndex[key] = near
-                    } else {
-                        node = lons.count
-                        coordinateIndex[key] = node
-                        lons.append(lon); lats.append(lat); ids.append(Int64(node))
-                    }
+                    node = lons.count
+                    index[key] = node
+                    lons.append(lon); lats.append(lat); ids.append(sourceID ?? Int64(node))
                 }
                 if isEnd && snapMetres > 0 { endCells[cell(lons[node], lats[node]), default: []].append(node) }
                 if let previous {
