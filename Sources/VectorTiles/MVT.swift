@@ -494,11 +494,11 @@ public struct MVTFeatureView {
 
     /// Calls `body` with each (key index, value index) pair; an unpaired last tag is ignored.
     public func forEachTag(_ body: (Int, Int) -> Void) throws(MVTError) {
-        var reader = PackedReader(bytes: bytes, position: tags.lowerBound, end: tags.upperBound)
+        var reader = FieldReader(bytes: bytes, position: tags.lowerBound, end: tags.upperBound)
         while reader.position < reader.end {
-            let key = try reader.next()
+            let key = UInt32(truncatingIfNeeded: try reader.varint())
             guard reader.position < reader.end else { return }
-            body(Int(key), Int(try reader.next()))
+            body(Int(key), Int(UInt32(truncatingIfNeeded: try reader.varint())))
         }
     }
 
@@ -511,11 +511,11 @@ public struct MVTFeatureView {
         let (bytes, geometry) = (self.bytes, self.geometry)
         let result = positions.withUnsafeMutableBufferPointer { out in
             Result { () throws(MVTError) -> Int in
-                var reader = PackedReader(bytes: bytes, position: geometry.lowerBound, end: geometry.upperBound)
+                var reader = FieldReader(bytes: bytes, position: geometry.lowerBound, end: geometry.upperBound)
                 var x: Int64 = 0, y: Int64 = 0
                 var n = 0
                 while reader.position < reader.end {
-                    let command = try reader.next()
+                    let command = UInt32(truncatingIfNeeded: try reader.varint())
                     let id = command & 7, count = Int(command >> 3)
                     guard id == 1 || id == 2 else {
                         guard id == 7 else { throw MVTError(message: "unknown geometry command \(id)") }
@@ -523,8 +523,8 @@ public struct MVTFeatureView {
                     }
                     guard count <= (reader.end - reader.position) / 2 else { throw MVTError(message: "a command needs \(count) positions but the geometry ends") }
                     for _ in 0..<count {
-                        let dx = try reader.next()
-                        let dy = try reader.next()
+                        let dx = UInt32(truncatingIfNeeded: try reader.varint())
+                        let dy = UInt32(truncatingIfNeeded: try reader.varint())
                         x += Int64(Int32(bitPattern: (dx >> 1) ^ (0 &- (dx & 1))))
                         y += Int64(Int32(bitPattern: (dy >> 1) ^ (0 &- (dy & 1))))
                         out[2 * n] = x
@@ -539,27 +539,6 @@ public struct MVTFeatureView {
     }
 }
 
-/// Varints of a packed field.
-struct PackedReader {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var position: Int
-    let end: Int
-
-    @inline(__always)
-    mutating func next() throws(MVTError) -> UInt32 {
-        var result: UInt32 = 0
-        var shift: UInt32 = 0
-        while position < end {
-            let b = bytes[position]
-            position += 1
-            if shift < 32 { result |= UInt32(b & 0x7F) << shift }
-            if b & 0x80 == 0 { return result }
-            shift += 7
-            guard shift < 70 else { throw MVTError(message: "varint longer than 10 bytes") }
-        }
-        throw MVTError(message: "truncated varint")
-    }
-}
 
 extension MVTTile {
     /// Walks every feature of every layer in place (see `MVTFeatureView`), with each layer's
