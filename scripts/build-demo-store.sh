@@ -22,6 +22,7 @@ import "$fixtures/zoo/pavilions-and-pens.geojson" --layer pavilions --only polyg
 import "$fixtures/zoo/pavilions-and-pens.geojson" --layer pens --only point
 import "$fixtures/zoo/animals.json" --layer animals
 import "$fixtures/zoo/paths-graph.json" --layer paths
+import "$fixtures/zoo/zoo-prague-geojson-tiles.mbtiles" --layer zoo_map
 
 rm -f "$out-wal" "$out-shm"
 mv "$tmp" "$out"

@@ -19,6 +19,8 @@ public final class Snapshot: Sendable {
     /// MBTiles tile sets by the name they are registered under, so the language and the
     /// server can name them like layers.
     public let tileSets: [String: MBTiles]
+    /// A walking network for every line layer, by layer name (lowercased).
+    let networks: [String: Network]
     /// When this snapshot was built (wall clock).
     public let loadedAt: Date
     /// Seconds spent loading and indexing.
@@ -27,7 +29,7 @@ public final class Snapshot: Sendable {
     let layersByName: [String: Layer]
 
     /// Loads every layer of the store at `path` (opened read-only) and builds its indexes, and
-    /// opens the tile sets (`name → .mbtiles path`).
+    /// opens the tile sets registered in the store plus `tileSets` (`name → .mbtiles path`).
     public static func load(storePath path: String, tileSets tileSetPaths: [String: String] = [:]) throws(EngineError) -> Snapshot {
         let start = DispatchTime.now()
         do {
@@ -45,7 +47,9 @@ public final class Snapshot: Sendable {
                 byLayer[link.keyLayer] = series
             }
             var tileSets: [String: MBTiles] = [:]
-            for (name, file) in tileSetPaths {
+            var files = tileSetPaths
+            for entry in try store.tileSets() where files[entry.name] == nil { files[entry.name] = entry.path }
+            for (name, file) in files {
                 do {
                     tileSets[name] = try MBTiles(path: file)
                 } catch {
@@ -72,8 +76,13 @@ public final class Snapshot: Sendable {
         self.loadSeconds = loadSeconds
         loadedAt = Date()
         var byName: [String: Layer] = [:]
-        for layer in layers { byName[layer.name.lowercased()] = layer }
+        var networks: [String: Network] = [:]
+        for layer in layers {
+            byName[layer.name.lowercased()] = layer
+            if let network = Network.build(from: layer) { networks[layer.name.lowercased()] = network }
+        }
         layersByName = byName
+        self.networks = networks
     }
 
     public var layerNames: [String] { layers.map(\.name) }
@@ -82,6 +91,15 @@ public final class Snapshot: Sendable {
     public func tileSet(_ name: String) throws(EngineError) -> MBTiles {
         guard let set = tileSets[name] else { throw .unknownTileSet(name, known: tileSets.keys.sorted()) }
         return set
+    }
+
+    /// The walking network of a line layer (case-insensitive name).
+    public func network(_ name: String) throws(EngineError) -> Network {
+        let layer = try layer(name)
+        guard let network = networks[layer.name.lowercased()] else {
+            throw .unsupportedGeometry(layer: layer.name, operation: "ROUTE", needs: "lines", has: layer.family.rawValue)
+        }
+        return network
     }
 
     /// The layer of that name (case-insensitive), or an error suggesting the closest name.

@@ -12,6 +12,7 @@ struct ImportCommand: ParsableCommand {
               vltava import stations-prague.csv --layer stations
               vltava import observations.csv --layer observations --time-series-of stations
               vltava import pavilions-and-pens.geojson --layer pens --only point
+              vltava import zoo.mbtiles --layer zoo_map      (registers an MBTiles tile set by name)
             """
     )
 
@@ -31,6 +32,11 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         do {
             let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
+            if file.lowercased().hasSuffix(".mbtiles") {
+                try geoPackage.registerTileSet(name: layer, path: file, replace: replace)
+                print("registered tile set '\(layer)' (\(file); the tiles stay in that file)")
+                return
+            }
             let options = ImportOptions(
                 layer: layer, format: format, crs: crs, strict: strict, replace: replace, only: only,
                 lonColumn: lon, latColumn: lat, timeSeriesOf: timeSeriesOf, keyColumn: key)

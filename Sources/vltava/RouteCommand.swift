@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Geometry
 import Routing
-import Store
+import Engine
 
 struct RouteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -65,35 +65,17 @@ struct RouteCommand: ParsableCommand {
                 throw CLIError("\(error)")
             }
         }
+        guard joinEnds >= 0, joinEnds.isFinite else { throw CLIError("--join-ends must be a number of metres ≥ 0") }
+        let layer: Layer
         do {
-            let geoPackage = try GeoPackage(path: store.db)
-            let info = try geoPackage.layer(network)
-            guard info.kind == .features else { throw CLIError("'\(network)' is a table, not a line layer") }
-            var lines: [[Double]] = [], ids: [[Int64]] = []
-            for stored in try geoPackage.features(of: network) {
-                let nodeIDs: [Int64]? = stored.feature.properties["node_ids"]?.stringValue.flatMap { text in
-                    guard case .array(let items)? = try? JSON.parse(text) else { return nil }
-                    return items.compactMap { if case .integer(let i) = $0 { i } else { nil } }
-                }
-                switch stored.feature.geometry {
-                case .lineString(let l)?:
-                    lines.append(l.coordinates)
-                    ids.append(nodeIDs?.count == l.pointCount ? nodeIDs ?? [] : [])
-                case .multiLineString(let m)?:
-                    for i in 0..<m.lineCount { lines.append(m.line(i).coordinates); ids.append([]) }
-                default:
-                    continue
-                }
-            }
-            guard !lines.isEmpty else { throw CLIError("layer '\(network)' has no lines to walk along") }
-            // Vertex ids where the layer has them; shared coordinates otherwise.
-            guard joinEnds >= 0, joinEnds.isFinite else { throw CLIError("--join-ends must be a number of metres ≥ 0") }
-            return ids.allSatisfy(\.isEmpty) ? Graph.fromLines(lines, snapMetres: joinEnds) : Graph.fromLines(lines, vertexIDs: ids, snapMetres: joinEnds)
-        } catch let error as CLIError {
-            throw error
+            layer = try Snapshot.load(storePath: store.db).layer(network)
         } catch {
             throw CLIError("\(error)")
         }
+        guard let graph = Network.graph(of: layer, joinEnds: joinEnds) else {
+            throw CLIError("layer '\(network)' has no lines to walk along")
+        }
+        return graph
     }
 
     /// The OSRM-like answer: distance (m), duration (s), geometry, waypoints, nodes.

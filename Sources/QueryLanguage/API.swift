@@ -1,0 +1,58 @@
+// The public face of the query language: run statement text on a snapshot, get results that
+// render as a table, JSON or GeoJSON, or a `QueryError` that points at the offending token.
+
+import Engine
+import Geometry
+
+/// An error in a query or in running it, with where it applies (1-based line and column).
+public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, for mapping onto HTTP statuses.
+    public enum Kind: String, Sendable {
+        /// The text is not a valid statement (400).
+        case syntax
+        /// A layer, tile set, feature or tile that does not exist (404).
+        case notFound
+        /// A value out of range, e.g. a latitude of 114 (400).
+        case invalid
+        /// Well-formed but impossible, e.g. no route between the points (422).
+        case impossible
+        /// A limit on result size or work was hit (422).
+        case limit
+    }
+
+    public let kind: Kind
+    /// Stable and machine-readable: `syntax_error`, `unknown_layer`, `NoRoute`, …
+    public let code: String
+    public let message: String
+    public let line: Int
+    public let column: Int
+    /// How many characters the offending token spans (for the caret line).
+    public let length: Int
+    public let hint: String?
+
+    public init(kind: Kind, code: String, message: String, line: Int, column: Int, length: Int = 1, hint: String? = nil) {
+        self.kind = kind
+        self.code = code
+        self.message = message
+        self.line = line
+        self.column = column
+        self.length = max(1, length)
+        self.hint = hint
+    }
+
+    public var description: String {
+        "line \(line), column \(column): \(message)" + (hint.map { " — \($0)" } ?? "")
+    }
+}
+
+/// Limits on what one statement may cost. Hitting one is an error, never a silent cut.
+public struct QueryLimits: Sendable {
+    /// Rows in one answer.
+    public var maxRows: Int = 10_000
+    /// Nodes a route search may settle.
+    public var maxRouteSettled: Int = 2_000_000
+    public init(maxRows: Int = 10_000, maxRouteSettled: Int = 2_000_000) {
+        self.maxRows = maxRows
+        self.maxRouteSettled = maxRouteSettled
+    }
+}

@@ -1,1 +1,0 @@
-// The QueryLanguage module; see docs/ARCHITECTURE.md.
