@@ -22,6 +22,9 @@ let package = Package(
         // state to set up); zlib stays for zlib streams and sizes libdeflate cannot know.
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
 
+        // libedit (BSD licence) gives the REPL line editing and history.
+        .systemLibrary(name: "CEditline", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+
         // Value types, codecs, geodesy, GEOS and PROJ bridges.
         .target(name: "Geometry", dependencies: ["CGEOS", "CPROJ"]),
         // A small Swift wrapper over the SQLite C API, shared by the store and the MBTiles reader.
@@ -31,11 +34,11 @@ let package = Package(
         .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "CZlib", "CDeflate"]),
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "CZlib"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing"]),
-        .target(name: "QueryLanguage", dependencies: ["Geometry", "Engine"]),
+        .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "Routing", "VectorTiles", "SpatialIndex"]),
         .executableTarget(
             name: "vltava",
             dependencies: [
-                "Geometry", "Store", "SpatialIndex", "VectorTiles", "Routing", "Engine", "QueryLanguage",
+                "Geometry", "Store", "SpatialIndex", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CEditline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

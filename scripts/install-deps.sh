@@ -3,7 +3,7 @@
 # Usage: scripts/install-deps.sh [--test]   (--test adds the tools the tests drive: GDAL, tmux)
 set -euo pipefail
 
-packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev)
+packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev)
 if [[ "${1:-}" == "--test" ]]; then
     packages+=(gdal-bin tmux)
 fi

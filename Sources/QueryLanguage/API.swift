@@ -45,14 +45,30 @@ public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Limits on what one statement may cost. Hitting one is an error, never a silent cut.
+/// Limits on what one statement may cost. Hitting one is an error, never a silent cut. Route
+/// searches have the router's own limits (5 million settled nodes, 5 seconds).
 public struct QueryLimits: Sendable {
     /// Rows in one answer.
-    public var maxRows: Int = 10_000
-    /// Nodes a route search may settle.
-    public var maxRouteSettled: Int = 2_000_000
-    public init(maxRows: Int = 10_000, maxRouteSettled: Int = 2_000_000) {
+    public var maxRows: Int
+    public init(maxRows: Int = 10_000) {
         self.maxRows = maxRows
-        self.maxRouteSettled = maxRouteSettled
+    }
+}
+
+extension QueryError {
+    /// The error as a person reads it in a terminal: the message, the offending line of the
+    /// query with a caret under the token, and the hint.
+    public func rendered(in source: String, origin: String? = nil) -> String {
+        var out = "error: \(message) (\(origin.map { "\($0):" } ?? "")line \(line), column \(column))"
+        let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+        if line >= 1 && line <= lines.count {
+            let text = String(lines[line - 1])
+            let width = text.unicodeScalars.count
+            let start = min(max(column - 1, 0), width)
+            out += "\n  " + text
+            out += "\n  " + String(repeating: " ", count: start) + String(repeating: "^", count: max(1, min(length, max(1, width - start))))
+        }
+        if let hint { out += "\n  hint: \(hint)" }
+        return out
     }
 }

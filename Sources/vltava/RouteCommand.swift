@@ -42,7 +42,7 @@ struct RouteCommand: ParsableCommand {
         }
         switch format {
         case .json:
-            print(JSON.serialize(routeJSON(route), pretty: true))
+            print(JSON.serialize(route.osrmJSON(), pretty: true))
         case .text:
             print(String(format: "%.1f m, %.0f s (%.1f min) on foot at %.1f km/h; distances are great-circle metres (R = 6,371,008.8 m)",
                          route.metres, route.seconds, route.seconds / 60, speed))
@@ -76,23 +76,5 @@ struct RouteCommand: ParsableCommand {
             throw CLIError("layer '\(network)' has no lines to walk along")
         }
         return graph
-    }
-
-    /// The OSRM-like answer: distance (m), duration (s), geometry, waypoints, nodes.
-    func routeJSON(_ route: Route) -> JSONValue {
-        .object(JSONObject([
-            ("code", .string("Ok")),
-            ("distance", .double((route.metres * 1000).rounded() / 1000)),
-            ("duration", .double((route.seconds * 10).rounded() / 10)),
-            ("distance_units", .string("metres, great-circle on a sphere of R = 6,371,008.8 m")),
-            ("geometry", GeoJSON.encode(.lineString(route.geometry))),
-            ("waypoints", .array(route.waypoints.map { w in
-                .object(JSONObject([
-                    ("location", .array([.double(w.location.lon), .double(w.location.lat)])),
-                    ("distance", .double((w.snapMetres * 1000).rounded() / 1000)),
-                ]))
-            })),
-            ("nodes", .array(route.nodeIDs.map { .integer($0) })),
-        ]))
     }
 }

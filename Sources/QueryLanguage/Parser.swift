@@ -1,0 +1,500 @@
+import Store
+
+// A recursive-descent parser over the token array. Each token is looked at a bounded number of
+// times and nesting is capped, so parsing is linear in the input and cannot overflow the
+// stack. Errors name the line, the column, the token found and what was expected.
+
+struct Parser {
+    private var tokens: [Token]
+    private var index = 0
+    private var depth = 0
+    static let maxDepth = 64
+
+    static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "EXPLAIN"]
+    static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN"]
+
+    init(_ text: String) throws(QueryError) {
+        tokens = try Lexer.tokens(text)
+    }
+
+    /// Every statement of the text. Statements end at ';', or at the end of a line when the
+    /// next line starts a new statement.
+    static func parse(_ text: String) throws(QueryError) -> [(Statement, SourcePosition)] {
+        var parser = try Parser(text)
+        var statements: [(Statement, SourcePosition)] = []
+        while true {
+            while parser.peek.kind == .symbol(";") { parser.index += 1 }
+            if parser.peek.kind == .end { break }
+            let start = parser.peek.position
+            statements.append((try parser.statement(), start))
+            let next = parser.peek
+            if next.kind == .symbol(";") || next.kind == .end { continue }
+            if let keyword = next.keyword, statementKeywords.contains(keyword), next.position.line > parser.previous.position.line { continue }
+            throw parser.error(expected: "';' or the end of the statement")
+        }
+        guard !statements.isEmpty else {
+            throw QueryError(kind: .syntax, code: "empty_query", message: "the query is empty", line: 1, column: 1,
+                             hint: "try SHOW LAYERS")
+        }
+        return statements
+    }
+
+    // MARK: - Tokens
+
+    private var peek: Token { tokens[index] }
+    private var previous: Token { tokens[max(0, index - 1)] }
+
+    private mutating func advance() -> Token {
+        let token = tokens[index]
+        if index < tokens.count - 1 { index += 1 }
+        return token
+    }
+
+    private func isKeyword(_ keyword: String, offset: Int = 0) -> Bool {
+        let i = min(index + offset, tokens.count - 1)
+        return tokens[i].keyword == keyword
+    }
+
+    private mutating func accept(_ keyword: String) -> Bool {
+        guard isKeyword(keyword) else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func accept(symbol: String) -> Bool {
+        guard peek.kind == .symbol(symbol) else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func expect(_ keyword: String, _ context: String) throws(QueryError) {
+        guard accept(keyword) else { throw error(expected: "\(keyword) \(context)") }
+    }
+
+    private mutating func expect(symbol: String, _ context: String) throws(QueryError) {
+        guard accept(symbol: symbol) else { throw error(expected: "'\(symbol)' \(context)") }
+    }
+
+    func error(expected: String, hint: String? = nil) -> QueryError {
+        let token = peek
+        return QueryError(kind: .syntax, code: token.kind == .end ? "unexpected_end" : "syntax_error",
+                          message: "expected \(expected), found \(token.quoted)",
+                          line: token.position.line, column: token.position.column, length: token.position.length, hint: hint)
+    }
+
+    private func invalid(_ message: String, at position: SourcePosition, hint: String? = nil) -> QueryError {
+        QueryError(kind: .invalid, code: "invalid_value", message: message, line: position.line, column: position.column, length: position.length, hint: hint)
+    }
+
+    private mutating func name(_ what: String) throws(QueryError) -> Name {
+        guard case .word(let word) = peek.kind else { throw error(expected: what) }
+        let position = advance().position
+        return Name(text: word, position: position)
+    }
+
+    private mutating func number(_ what: String) throws(QueryError) -> (Double, SourcePosition) {
+        guard case .number(let value, _) = peek.kind else { throw error(expected: what) }
+        return (value, advance().position)
+    }
+
+    private mutating func integer(_ what: String, in range: ClosedRange<Int>) throws(QueryError) -> (Int, SourcePosition) {
+        let (value, position) = try number(what)
+        guard value == value.rounded(), value >= Double(range.lowerBound), value <= Double(range.upperBound) else {
+            throw invalid("\(what) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \(Self.format(value))", at: position)
+        }
+        return (Int(value), position)
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    // MARK: - Statements
+
+    private mutating func statement() throws(QueryError) -> Statement {
+        let token = peek
+        switch token.keyword {
+        case "SHOW":
+            index += 1
+            try expect("LAYERS", "after SHOW")
+            return .showLayers
+        case "DESCRIBE":
+            index += 1
+            return .describe(try name("a layer or tile set name after DESCRIBE"))
+        case "FIND":
+            index += 1
+            return .find(try find())
+        case "ROUTE":
+            index += 1
+            return .route(try route())
+        case "TILE":
+            index += 1
+            return .tile(try tile())
+        case "EXPLAIN":
+            index += 1
+            guard peek.keyword != "EXPLAIN" else { throw error(expected: "a statement to explain") }
+            return .explain(try statement())
+        default:
+            var hint: String? = "statements start with SHOW, DESCRIBE, FIND, ROUTE, TILE or EXPLAIN"
+            if case .word(let word) = token.kind, let close = Suggestion.closest(to: word.uppercased(), in: Parser.statementKeywords) {
+                hint = "did you mean \(close)?"
+            }
+            throw error(expected: "a statement", hint: hint)
+        }
+    }
+
+    private mutating func find() throws(QueryError) -> Find {
+        var layers: [Name] = []
+        if peek.kind == .symbol("*") {
+            layers.append(Name(text: "*", position: advance().position))
+        } else {
+            layers.append(try name("a layer name after FIND"))
+            while accept(symbol: ",") { layers.append(try name("a layer name after ','")) }
+        }
+        var find = Find(layers: layers)
+        if accept("OF") { find.tileSet = try name("a tile set name after OF") }
+        if layers.first?.text == "*" && find.tileSet == nil {
+            throw QueryError(kind: .syntax, code: "syntax_error", message: "FIND * needs OF tileset: it means every layer of a tile set",
+                             line: layers[0].position.line, column: layers[0].position.column, hint: "name the layers: FIND districts, parking …")
+        }
+        // Clauses in any order, each at most once.
+        var seen: [String: SourcePosition] = [:]
+        while let keyword = peek.keyword, Parser.findClauses.contains(keyword) {
+            let clause = ["NEAREST", "WITHIN", "INTERSECTING", "AT"].contains(keyword) ? "CONTAINING" : keyword
+            if seen[clause] != nil {
+                let what = clause == "CONTAINING" ? "a spatial clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, AT)" : keyword
+                throw QueryError(kind: .syntax, code: "duplicate_clause", message: "\(what) appears twice in one FIND",
+                                 line: peek.position.line, column: peek.position.column, length: peek.position.length,
+                                 hint: clause == "WHERE" ? "join the conditions with AND" : nil)
+            }
+            seen[clause] = peek.position
+            index += 1
+            switch keyword {
+            case "CONTAINING":
+                find.spatial = .containing(try point())
+            case "NEAREST":
+                let (k, _) = try integer("the number of features after NEAREST", in: 1...10_000)
+                try expect("TO", "after NEAREST \(k)")
+                let at = try point()
+                var within: Double?
+                if accept("WITHIN") { within = try distance() }
+                find.spatial = .nearest(k: k, point: at, withinMetres: within)
+            case "WITHIN":
+                let metres = try distance()
+                try expect("OF", "after the distance")
+                find.spatial = .within(metres: metres, point: try point())
+            case "INTERSECTING":
+                find.spatial = try bbox()
+            case "AT":
+                let at = try point()
+                try expect("ZOOM", "after the point (FIND … OF tileset AT POINT(lon lat) ZOOM z)")
+                let (zoom, position) = try integer("the zoom", in: 0...30)
+                find.spatial = .atZoom(at, zoom: zoom, zoomPosition: position)
+            case "LINKED":
+                try expect("TO", "after LINKED")
+                find.linked = try selection(parenthesised: true)
+            case "WHERE":
+                find.filter = try expression()
+            case "ORDER":
+                try expect("BY", "after ORDER")
+                repeat {
+                    let field = try fieldExpression()
+                    var descending = false
+                    if accept("DESC") { descending = true } else { _ = accept("ASC") }
+                    find.order.append(OrderKey(field: field, descending: descending))
+                } while accept(symbol: ",")
+            case "LIMIT":
+                find.limit = try integer("a row count after LIMIT", in: 0...1_000_000).0
+            default:  // RETURN
+                repeat { find.fields.append(try fieldExpression()) } while accept(symbol: ",")
+            }
+        }
+        if case .word = peek.kind, seen.isEmpty, find.tileSet == nil {
+            throw error(expected: "',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, ORDER BY, LIMIT, RETURN)")
+        }
+        return find
+    }
+
+    private mutating func route() throws(QueryError) -> RouteStatement {
+        try expect("FROM", "after ROUTE")
+        let from = try routeTarget()
+        try expect("TO", "after the start (ROUTE FROM … TO …)")
+        let to = try routeTarget()
+        try expect("ON", "and a network layer after the destination (… ON paths)")
+        var statement = RouteStatement(from: from, to: to, network: try name("a network (line layer) after ON"))
+        if accept("AVOID") { statement.avoid = try selection(parenthesised: false) }
+        if accept("SPEED") {
+            let (speed, position) = try number("a walking speed after SPEED")
+            guard speed > 0, speed <= 100 else { throw invalid("the speed must be more than 0 and at most 100 km/h", at: position) }
+            try expectUnit(["KM/H"], after: position, what: "km/h")
+            statement.speedKmh = speed
+        }
+        return statement
+    }
+
+    private mutating func routeTarget() throws(QueryError) -> RouteStatement.Target {
+        if isKeyword("POINT") { return .point(try point()) }
+        return .features(try selection(parenthesised: false))
+    }
+
+    /// `layer [WHERE expr]`, in parentheses where a WHERE could otherwise belong to the outer
+    /// statement.
+    private mutating func selection(parenthesised: Bool) throws(QueryError) -> Selection {
+        if parenthesised { try expect(symbol: "(", "around the linked selection: LINKED TO (layer WHERE …)") }
+        var selection = Selection(layer: try name("a layer name"))
+        if accept("WHERE") { selection.filter = try expression() }
+        if parenthesised { try expect(symbol: ")", "to close the linked selection") }
+        return selection
+    }
+
+    private mutating func tile() throws(QueryError) -> TileStatement {
+        let start = peek.position
+        let (z, _) = try integer("the zoom of z/x/y", in: 0...30)
+        try expect(symbol: "/", "between z and x (TILE z/x/y)")
+        let (x, _) = try integer("the column x of z/x/y", in: 0...Int(1 << 30))
+        try expect(symbol: "/", "between x and y (TILE z/x/y)")
+        let (y, yPosition) = try integer("the row y of z/x/y", in: 0...Int(1 << 30))
+        let size = 1 << z
+        let end = yPosition.column + yPosition.length
+        let position = SourcePosition(line: start.line, column: start.column, length: max(1, end - start.column))
+        guard x < size, y < size else {
+            throw invalid("tile \(z)/\(x)/\(y) does not exist: at zoom \(z), x and y run from 0 to \(size - 1)", at: position)
+        }
+        try expect("OF", "and a tile set after the tile (TILE z/x/y OF tileset)")
+        var statement = TileStatement(z: z, x: x, y: y, position: position, tileSet: try name("a tile set name after OF"))
+        if accept("LAYER") { statement.layer = try name("a tile layer name after LAYER") }
+        return statement
+    }
+
+    // MARK: - Values
+
+    /// `POINT(lon lat)`, as in WKT, or labelled in either order: `POINT(lat 50.088, lon 14.42)`.
+    private mutating func point() throws(QueryError) -> PointLiteral {
+        let start = peek.position
+        guard accept("POINT") else { throw error(expected: "a point, POINT(lon lat)") }
+        try expect(symbol: "(", "after POINT")
+        var lon: Double, lat: Double
+        var lonPosition: SourcePosition, latPosition: SourcePosition
+        if let label = peek.keyword, label == "LON" || label == "LAT" {
+            index += 1
+            let (first, firstPosition) = try number("a number after \(label.lowercased())")
+            _ = accept(symbol: ",")
+            let other = label == "LON" ? "LAT" : "LON"
+            try expect(other, "(a labelled point names both: POINT(lon 14.42 lat 50.08))")
+            let (second, secondPosition) = try number("a number after \(other.lowercased())")
+            if label == "LON" {
+                (lon, lonPosition, lat, latPosition) = (first, firstPosition, second, secondPosition)
+            } else {
+                (lat, latPosition, lon, lonPosition) = (first, firstPosition, second, secondPosition)
+            }
+        } else {
+            (lon, lonPosition) = try number("the longitude in POINT(lon lat)")
+            if peek.kind == .symbol(",") {
+                throw error(expected: "the latitude", hint: "write POINT(lon lat) with a space and no comma, as in WKT: POINT(14.4208 50.0880)")
+            }
+            (lat, latPosition) = try number("the latitude in POINT(lon lat)")
+        }
+        try expect(symbol: ")", "to close the point")
+        guard abs(lat) <= 90 else {
+            throw invalid("latitude \(Self.format(lat)) is outside -90…90", at: latPosition,
+                          hint: abs(lon) <= 90 ? "did you swap longitude and latitude? POINT takes (lon lat): POINT(\(Self.format(lat)) \(Self.format(lon)))" : nil)
+        }
+        guard abs(lon) <= 180 else { throw invalid("longitude \(Self.format(lon)) is outside -180…180", at: lonPosition) }
+        return PointLiteral(lon: lon, lat: lat, position: SourcePosition(line: start.line, column: start.column, length: max(1, previous.position.column + 1 - start.column)))
+    }
+
+    /// `BBOX(minLon minLat, maxLon maxLat)`
+    private mutating func bbox() throws(QueryError) -> Spatial {
+        let start = peek.position
+        guard accept("BBOX") else { throw error(expected: "a box, BBOX(minLon minLat, maxLon maxLat)") }
+        try expect(symbol: "(", "after BBOX")
+        let (minLon, _) = try number("the west longitude in BBOX(minLon minLat, maxLon maxLat)")
+        let (minLat, minLatPosition) = try number("the south latitude in BBOX(minLon minLat, maxLon maxLat)")
+        try expect(symbol: ",", "between the corners of BBOX(minLon minLat, maxLon maxLat)")
+        let (maxLon, _) = try number("the east longitude in BBOX(minLon minLat, maxLon maxLat)")
+        let (maxLat, maxLatPosition) = try number("the north latitude in BBOX(minLon minLat, maxLon maxLat)")
+        try expect(symbol: ")", "to close the box")
+        for (lat, position) in [(minLat, minLatPosition), (maxLat, maxLatPosition)] where abs(lat) > 90 {
+            throw invalid("latitude \(Self.format(lat)) is outside -90…90", at: position, hint: "did you swap longitude and latitude? BBOX takes (minLon minLat, maxLon maxLat)")
+        }
+        guard minLon <= maxLon, minLat <= maxLat else {
+            throw invalid("the box's first corner must be south-west of its second", at: start, hint: "BBOX(minLon minLat, maxLon maxLat)")
+        }
+        return .intersecting(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat, position: start)
+    }
+
+    /// A number and its unit, in metres: `500 m`, `2 km`.
+    private mutating func distance() throws(QueryError) -> Double {
+        let (value, position) = try number("a distance (e.g. 500 m or 2 km)")
+        guard value >= 0 else { throw invalid("a distance cannot be negative", at: position) }
+        let unit = try expectUnit(["M", "KM"], after: position, what: "m or km")
+        return unit == "KM" ? value * 1000 : value
+    }
+
+    private mutating func hours() throws(QueryError) -> (Double, SourcePosition) {
+        let (value, position) = try number("a duration in hours (e.g. 24 h)")
+        guard value > 0, value <= 24 * 366 else { throw invalid("a duration must be more than 0 h and at most a year", at: position) }
+        _ = try expectUnit(["H"], after: position, what: "h")
+        return (value, position)
+    }
+
+    /// The unit word after a number. `km/h` is lexed as km, '/', h.
+    @discardableResult
+    private mutating func expectUnit(_ units: [String], after position: SourcePosition, what: String) throws(QueryError) -> String {
+        if units == ["KM/H"] {
+            guard isKeyword("KM"), tokens[min(index + 1, tokens.count - 1)].kind == .symbol("/"), isKeyword("H", offset: 2) else {
+                throw error(expected: "the unit km/h after the speed")
+            }
+            index += 3
+            return "KM/H"
+        }
+        guard let keyword = peek.keyword, units.contains(keyword) else {
+            throw error(expected: "a unit (\(what)) after \(tokens[index - 1].quoted.replacingOccurrences(of: "number ", with: ""))",
+                        hint: units.contains("M") ? "distances need a unit: 500 m, 2 km" : nil)
+        }
+        index += 1
+        return keyword
+    }
+
+    // MARK: - Fields and expressions
+
+    private mutating func fieldExpression() throws(QueryError) -> FieldExpression {
+        let token = peek
+        guard case .word = token.kind else { throw error(expected: "a field name") }
+        let isCall = tokens[min(index + 1, tokens.count - 1)].kind == .symbol("(")
+        switch token.keyword {
+        case "LATEST" where isCall:
+            index += 2
+            let column = try name("a time-series column in LATEST(…)")
+            try expect(symbol: ")", "to close LATEST(")
+            return .latest(column, position: token.position)
+        case "HISTORY" where isCall:
+            index += 2
+            let column = try name("a time-series column in HISTORY(column, hours)")
+            try expect(symbol: ",", "and a duration: HISTORY(\(column.text), 24 h)")
+            let (hours, position) = try self.hours()
+            guard hours == hours.rounded() else { throw invalid("HISTORY takes whole hours", at: position) }
+            try expect(symbol: ")", "to close HISTORY(")
+            return .history(column, hours: Int(hours), position: token.position)
+        case "OBSERVED_AT":
+            index += 1
+            return .observedAt(token.position)
+        default:
+            return .attribute(try name("a field name"))
+        }
+    }
+
+    private mutating func expression() throws(QueryError) -> Expression {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Parser.maxDepth else {
+            throw QueryError(kind: .limit, code: "too_deep", message: "the condition nests deeper than \(Parser.maxDepth) levels",
+                             line: peek.position.line, column: peek.position.column)
+        }
+        var left = try conjunction()
+        while accept("OR") { left = .or(left, try conjunction()) }
+        return left
+    }
+
+    private mutating func conjunction() throws(QueryError) -> Expression {
+        var left = try negation()
+        while accept("AND") { left = .and(left, try negation()) }
+        return left
+    }
+
+    private mutating func negation() throws(QueryError) -> Expression {
+        if isKeyword("NOT") && tokens[min(index + 1, tokens.count - 1)].kind != .symbol("=") {
+            index += 1
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= Parser.maxDepth else {
+                throw QueryError(kind: .limit, code: "too_deep", message: "the condition nests deeper than \(Parser.maxDepth) levels",
+                                 line: peek.position.line, column: peek.position.column)
+            }
+            return .not(try negation())
+        }
+        return try primary()
+    }
+
+    private mutating func primary() throws(QueryError) -> Expression {
+        if accept(symbol: "(") {
+            let inner = try expression()
+            try expect(symbol: ")", "to close '('")
+            return inner
+        }
+        let isCall = tokens[min(index + 1, tokens.count - 1)].kind == .symbol("(")
+        if isKeyword("MEASURES") && isCall {
+            index += 2
+            let column = try name("a time-series column in MEASURES(…)")
+            try expect(symbol: ")", "to close MEASURES(")
+            return .measures(column)
+        }
+        if isKeyword("FRESH") && isCall {
+            let position = advance().position
+            index += 1
+            let (hours, _) = try self.hours()
+            try expect(symbol: ")", "to close FRESH(")
+            return .fresh(hours: hours, position: position)
+        }
+        guard case .word = peek.kind else { throw error(expected: "a condition (a field name, NOT or '(')") }
+        let field = try fieldExpression()
+        if accept("IS") {
+            let negated = accept("NOT")
+            try expect("NULL", negated ? "after IS NOT" : "after IS")
+            return .isNull(field, negated: negated)
+        }
+        let negatedIn = isKeyword("NOT") && isKeyword("IN", offset: 1)
+        if negatedIn { index += 1 }
+        if accept("IN") {
+            try expect(symbol: "(", "after IN")
+            var values = [try literal()]
+            while accept(symbol: ",") {
+                values.append(try literal())
+                guard values.count <= 1000 else { throw error(expected: "')': an IN list holds at most 1000 values") }
+            }
+            try expect(symbol: ")", "to close the IN list")
+            return .isIn(field, values, negated: negatedIn)
+        }
+        if accept(symbol: "~") {
+            guard case .string(let text) = peek.kind else { throw error(expected: "a string after '~'", hint: "~ matches text: name ~ 'praha 6'") }
+            index += 1
+            return .matches(field, text)
+        }
+        let operatorToken = peek
+        let comparison: Comparison
+        switch operatorToken.kind {
+        case .symbol("="): comparison = .equal
+        case .symbol("<>"), .symbol("!="): comparison = .notEqual
+        case .symbol("<"): comparison = .less
+        case .symbol("<="): comparison = .lessOrEqual
+        case .symbol(">"): comparison = .greater
+        case .symbol(">="): comparison = .greaterOrEqual
+        default:
+            throw error(expected: "an operator after \(field.label) (=, <>, <, <=, >, >=, IN, IS, ~)")
+        }
+        index += 1
+        let value = try literal()
+        if value == .null {
+            throw QueryError(kind: .syntax, code: "syntax_error", message: "a comparison with NULL is never true",
+                             line: operatorToken.position.line, column: operatorToken.position.column,
+                             hint: comparison == .notEqual ? "write \(field.label) IS NOT NULL" : "write \(field.label) IS NULL")
+        }
+        return .compare(field, comparison, value, position: operatorToken.position)
+    }
+
+    private mutating func literal() throws(QueryError) -> Literal {
+        let token = peek
+        switch token.kind {
+        case .number(let value, _): index += 1; return .number(value)
+        case .string(let text): index += 1; return .text(text)
+        case .word where token.keyword == "TRUE": index += 1; return .bool(true)
+        case .word where token.keyword == "FALSE": index += 1; return .bool(false)
+        case .word where token.keyword == "NULL": index += 1; return .null
+        case .word(let word):
+            throw error(expected: "a value (a number, 'text', TRUE, FALSE)", hint: "text goes in single quotes: '\(word)'")
+        default:
+            throw error(expected: "a value (a number, 'text', TRUE, FALSE)")
+        }
+    }
+}
+

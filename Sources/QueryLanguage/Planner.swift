@@ -1,0 +1,610 @@
+// The planner: a parsed statement → a plan bound to one snapshot. Names are resolved, fields
+// typed and WHERE compiled into closures here, so running a plan does no lookups by name and
+// reports every mistake with its position before any work starts.
+
+import Foundation
+import Engine
+import Geometry
+import Routing
+import SpatialIndex
+import Store
+import VectorTiles
+
+/// A compiled condition over one layer's feature indices.
+typealias Predicate = @Sendable (Int) -> Bool
+/// A compiled field over one layer's feature indices.
+typealias Accessor = @Sendable (Int) -> AttributeValue
+
+public enum Query {
+    /// Parses, plans and runs every statement of `text` on `snapshot`.
+    public static func run(_ text: String, on snapshot: Snapshot, limits: QueryLimits = QueryLimits()) throws(QueryError) -> [QueryResult] {
+        var results: [QueryResult] = []
+        for statement in try plan(text, on: snapshot, limits: limits) { results.append(try statement.run()) }
+        return results
+    }
+
+    /// Parses and plans every statement without running it.
+    public static func plan(_ text: String, on snapshot: Snapshot, limits: QueryLimits = QueryLimits()) throws(QueryError) -> [PlannedStatement] {
+        var planned: [PlannedStatement] = []
+        for (statement, position) in try Parser.parse(text) {
+            planned.append(try Planner(snapshot: snapshot, limits: limits).plan(statement, at: position))
+        }
+        return planned
+    }
+}
+
+/// A statement ready to run on its snapshot.
+public struct PlannedStatement: Sendable {
+    let step: Step
+    let limits: QueryLimits
+    let position: SourcePosition
+
+    enum Step: Sendable {
+        case showLayers(Snapshot)
+        case describeLayer(Layer, TimeSeries?)
+        case describeTileSet(String, MBTiles)
+        case find(FindPlan)
+        case tilesAt(TilesPlan)
+        case route(RoutePlan)
+        case tile(TileStatement, MBTiles)
+        indirect case explain(PlannedStatement, [String])
+    }
+
+    public func run() throws(QueryError) -> QueryResult {
+        try Runner(limits: limits).run(self)
+    }
+}
+
+/// One layer of a FIND, with its compiled filter.
+struct Source: Sendable {
+    var layer: Layer
+    var filter: Predicate?
+    /// Output columns: how to read each one from this layer.
+    var accessors: [Accessor]
+    var orderAccessors: [Accessor]
+}
+
+struct FindPlan: Sendable {
+    var snapshot: Snapshot
+    var sources: [Source]
+    var spatial: Spatial?
+    var columns: [String]
+    /// Index in `columns` of the distance and layer columns, if shown.
+    var order: [(descending: Bool, byDistance: Bool)]
+    var limit: Int?
+    var linkNote: String?
+}
+
+struct TilesPlan: Sendable {
+    var tileSet: MBTiles
+    var tileSetName: String
+    var layers: [String]?
+    var point: PointLiteral
+    var zoom: Int
+    var filter: Expression?
+    var fields: [FieldExpression]
+}
+
+struct RoutePlan: Sendable {
+    var network: Network
+    var from: Point
+    enum Destination: Sendable {
+        case point(Point)
+        case features([Geometry], description: String)
+    }
+    var to: Destination
+    var avoid: PolygonIndex?
+    var speedKmh: Double
+    var position: SourcePosition
+}
+
+struct Planner {
+    let snapshot: Snapshot
+    let limits: QueryLimits
+
+    func plan(_ statement: Statement, at position: SourcePosition) throws(QueryError) -> PlannedStatement {
+        let step: PlannedStatement.Step
+        switch statement {
+        case .showLayers:
+            step = .showLayers(snapshot)
+        case .describe(let name):
+            if let tiles = snapshot.tileSets[name.text] {
+                step = .describeTileSet(name.text, tiles)
+            } else {
+                let layer = try self.layer(name)
+                step = .describeLayer(layer, snapshot.timeSeriesByLayer[layer.name])
+            }
+        case .find(let find):
+            step = find.tileSet == nil ? .find(try planFind(find)) : .tilesAt(try planTiles(find))
+        case .route(let route):
+            step = .route(try planRoute(route))
+        case .tile(let tile):
+            step = .tile(tile, try tileSet(tile.tileSet))
+        case .explain(let inner):
+            let planned = try plan(inner, at: position)
+            step = .explain(planned, describe(inner, planned))
+        }
+        return PlannedStatement(step: step, limits: limits, position: position)
+    }
+
+    // MARK: Names
+
+    func layer(_ name: Name) throws(QueryError) -> Layer {
+        do {
+            return try snapshot.layer(name.text)
+        } catch {
+            var known = snapshot.layerNames
+            known += snapshot.tileSets.keys.sorted()
+            let hint = Suggestion.closest(to: name.text, in: known).map { "did you mean '\($0)'?" } ?? "SHOW LAYERS lists them"
+            throw QueryError(kind: .notFound, code: "unknown_layer", message: "unknown layer '\(name.text)'", line: name.position.line,
+                             column: name.position.column, length: name.position.length, hint: hint)
+        }
+    }
+
+    func tileSet(_ name: Name) throws(QueryError) -> MBTiles {
+        guard let tiles = snapshot.tileSets[name.text] else {
+            let known = snapshot.tileSets.keys.sorted()
+            let hint = Suggestion.closest(to: name.text, in: known).map { "did you mean '\($0)'?" }
+                ?? (known.isEmpty ? "the store has no tile sets; register one with vltava import FILE.mbtiles --layer NAME" : "tile sets: \(known.joined(separator: ", "))")
+            throw QueryError(kind: .notFound, code: "unknown_tileset", message: "unknown tile set '\(name.text)'", line: name.position.line,
+                             column: name.position.column, length: name.position.length, hint: hint)
+        }
+        return tiles
+    }
+
+    static func error(_ kind: QueryError.Kind, _ code: String, _ message: String, at position: SourcePosition, hint: String? = nil) -> QueryError {
+        QueryError(kind: kind, code: code, message: message, line: position.line, column: position.column, length: position.length, hint: hint)
+    }
+
+    // MARK: FIND
+
+    func planFind(_ find: Find) throws(QueryError) -> FindPlan {
+        var layers: [Layer] = []
+        for name in find.layers {
+            let layer = try self.layer(name)
+            guard !layers.contains(where: { $0 === layer }) else {
+                throw Planner.error(.syntax, "duplicate_layer", "layer '\(layer.name)' is named twice", at: name.position)
+            }
+            try checkSpatial(find.spatial, on: layer, name: name)
+            layers.append(layer)
+        }
+        let hasDistance: Bool
+        switch find.spatial {
+        case .nearest?, .within?: hasDistance = true
+        default: hasDistance = false
+        }
+        // Fields the WHERE, ORDER BY and RETURN name must exist in at least one layer.
+        var named: [FieldExpression] = find.fields + find.order.map(\.field)
+        if let filter = find.filter { Planner.fields(in: filter, into: &named) }
+        for field in named { try checkField(field, in: layers, hasDistance: hasDistance) }
+
+        var columns: [String]
+        if find.fields.isEmpty {
+            columns = layers.count > 1 ? ["layer", "fid"] : ["fid"]
+            for layer in layers {
+                for column in layer.info.columns where !columns.contains(column.name) { columns.append(column.name) }
+            }
+            if hasDistance { columns.append("distance_m") }
+        } else {
+            columns = find.fields.map(\.label)
+        }
+        let link = try find.linked.map { selection throws(QueryError) in try planLink(selection, for: layers) }
+
+        var sources: [Source] = []
+        for layer in layers {
+            var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
+            if let link = link?.filters[ObjectIdentifier(layer)] {
+                let inner = filter
+                filter = inner.map { inner in { @Sendable i in link(i) && inner(i) } } ?? link
+            }
+            let fields: [FieldExpression] = find.fields.isEmpty ? columns.map { .attribute(Name(text: $0, position: SourcePosition(line: 0, column: 0, length: 0))) } : find.fields
+            sources.append(Source(layer: layer, filter: filter,
+                                  accessors: try fields.map { field throws(QueryError) in try accessor(field, on: layer) },
+                                  orderAccessors: try find.order.map { key throws(QueryError) in try accessor(key.field, on: layer) }))
+        }
+        if let limit = find.limit, limit > limits.maxRows {
+            throw QueryError(kind: .limit, code: "limit_exceeded", message: "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
+                             line: 1, column: 1)
+        }
+        return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, columns: columns,
+                        order: find.order.map { ($0.descending, $0.field.label == "distance_m") },
+                        limit: find.limit, linkNote: link?.note)
+    }
+
+    func checkSpatial(_ spatial: Spatial?, on layer: Layer, name: Name) throws(QueryError) {
+        guard let spatial else { return }
+        let clause: String
+        switch spatial {
+        case .containing:
+            guard layer.family == .polygons || layer.family == .mixed else {
+                clause = "CONTAINING needs polygons; '\(layer.name)' holds \(layer.family == .table ? "no geometries (it is a table)" : layer.family.rawValue)"
+                break
+            }
+            return
+        case .nearest, .within, .intersecting:
+            guard layer.family == .table else { return }
+            clause = "'\(layer.name)' is a table without geometries"
+        case .atZoom:
+            clause = "AT … ZOOM applies to tile sets: FIND layer OF tileset AT POINT(lon lat) ZOOM z"
+        }
+        throw Planner.error(.invalid, "unsupported_geometry", clause, at: name.position,
+                            hint: layer.family == .table ? "find its features through LINKED TO (layer WHERE …)" : nil)
+    }
+
+    static func fields(in expression: Expression, into fields: inout [FieldExpression]) {
+        switch expression {
+        case .and(let a, let b), .or(let a, let b):
+            Planner.fields(in: a, into: &fields)
+            Planner.fields(in: b, into: &fields)
+        case .not(let a): Planner.fields(in: a, into: &fields)
+        case .compare(let field, _, _, _), .isIn(let field, _, _), .isNull(let field, _), .matches(let field, _): fields.append(field)
+        case .measures, .fresh: break
+        }
+    }
+
+    static let pseudoFields = ["fid", "layer", "distance_m"]
+
+    func checkField(_ field: FieldExpression, in layers: [Layer], hasDistance: Bool) throws(QueryError) {
+        guard case .attribute(let name) = field else { return }
+        if name.text == "distance_m" {
+            guard hasDistance else {
+                throw Planner.error(.invalid, "unknown_field", "distance_m exists only with NEAREST or WITHIN", at: name.position)
+            }
+            return
+        }
+        if Planner.pseudoFields.contains(name.text) { return }
+        let all = layers.flatMap { $0.info.columns.map(\.name) }
+        guard all.contains(name.text) else {
+            let candidates = all + Planner.pseudoFields
+            let hint = Suggestion.closest(to: name.text, in: candidates).map { "did you mean '\($0)'?" }
+                ?? "fields of \(layers.map { "'\($0.name)'" }.joined(separator: ", ")): \(Array(Set(all)).sorted().prefix(12).joined(separator: ", "))"
+            throw Planner.error(.invalid, "unknown_field", "no field '\(name.text)' in \(layers.map { "'\($0.name)'" }.joined(separator: " or "))", at: name.position, hint: hint)
+        }
+    }
+
+    // MARK: Fields
+
+    func accessor(_ field: FieldExpression, on layer: Layer) throws(QueryError) -> Accessor {
+        switch field {
+        case .attribute(let name):
+            switch name.text {
+            case "fid": return { .integer(layer.fids[$0]) }
+            case "layer": return { _ in .text(layer.name) }
+            case "distance_m": return { _ in .null }  // filled in by the executor
+            default:
+                guard let position = layer.info.columns.firstIndex(where: { $0.name == name.text }) else { return { _ in .null } }
+                let column = name.text
+                return { i in
+                    let properties = layer.properties[i]
+                    if position < properties.count, properties.names[position] == column { return properties.values[position] }
+                    return properties[column] ?? .null
+                }
+            }
+        case .latest(let column, _):
+            let (series, keyOf, index) = try timeSeries(column, on: layer)
+            return { i in
+                guard let key = keyOf(i) else { return .null }
+                let observations = series.observations(of: key)
+                return observations.last(where: { $0.values[index] != nil })?.values[index].map { .real($0) } ?? .null
+            }
+        case .history(let column, let hours, _):
+            let (series, keyOf, index) = try timeSeries(column, on: layer)
+            return { i in
+                guard let key = keyOf(i) else { return .null }
+                let points: [JSONValue] = series.history(of: key, hours: hours).map { observation in
+                    .array([.string(observation.end.iso), observation.values[index].map { .double($0) } ?? .null])
+                }
+                return .json(JSON.serialize(.array(points)))
+            }
+        case .observedAt(let position):
+            guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+                throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position,
+                                    hint: timeSeriesHint)
+            }
+            let key = series.link.layerKeyColumn
+            return { i in
+                guard let code = layer.properties[i][key]?.stringValue, let end = series.observations(of: code).last?.end else { return .null }
+                return .text(end.iso)
+            }
+        }
+    }
+
+    var timeSeriesHint: String {
+        let layers = snapshot.timeSeriesByLayer.keys.sorted()
+        return layers.isEmpty ? "the store has no time series" : "time series belong to \(layers.joined(separator: ", "))"
+    }
+
+    func timeSeries(_ column: Name, on layer: Layer) throws(QueryError) -> (TimeSeries, @Sendable (Int) -> String?, Int) {
+        guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+            throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: column.position, hint: timeSeriesHint)
+        }
+        guard let index = series.columns.firstIndex(of: column.text) else {
+            let hint = Suggestion.closest(to: column.text, in: series.columns).map { "did you mean '\($0)'?" }
+                ?? "its columns: \(series.columns.joined(separator: ", "))"
+            throw Planner.error(.invalid, "unknown_field", "the time series of '\(layer.name)' has no column '\(column.text)'", at: column.position, hint: hint)
+        }
+        let key = series.link.layerKeyColumn
+        return (series, { i in layer.properties[i][key]?.stringValue }, index)
+    }
+
+    // MARK: WHERE
+
+    func compile(_ expression: Expression, on layer: Layer) throws(QueryError) -> Predicate {
+        switch expression {
+        case .and(let a, let b):
+            let (x, y) = (try compile(a, on: layer), try compile(b, on: layer))
+            return { x($0) && y($0) }
+        case .or(let a, let b):
+            let (x, y) = (try compile(a, on: layer), try compile(b, on: layer))
+            return { x($0) || y($0) }
+        case .not(let a):
+            let x = try compile(a, on: layer)
+            return { !x($0) }
+        case .compare(let field, let comparison, let literal, let position):
+            try checkType(field, literal, on: layer, at: position)
+            let value = try accessor(field, on: layer)
+            return { Planner.compare(value($0), comparison, literal) }
+        case .isIn(let field, let literals, let negated):
+            for literal in literals { try checkType(field, literal, on: layer, at: field.position) }
+            let value = try accessor(field, on: layer)
+            return { i in
+                let v = value(i)
+                return literals.contains { Planner.compare(v, .equal, $0) } != negated
+            }
+        case .isNull(let field, let negated):
+            let value = try accessor(field, on: layer)
+            return { value($0).isNull != negated }
+        case .matches(let field, let pattern):
+            let value = try accessor(field, on: layer)
+            let folded = TextFold.fold(pattern)
+            return { i in value(i).stringValue.map { TextFold.fold($0).contains(folded) } ?? false }
+        case .measures(let column):
+            let (series, keyOf, _) = try timeSeries(column, on: layer)
+            let name = column.text
+            return { i in keyOf(i).map { series.measures($0, name) } ?? false }
+        case .fresh(let hours, let position):
+            guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+                throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position, hint: timeSeriesHint)
+            }
+            let newest = series.keys.compactMap { series.observations(of: $0).last?.end }.max() ?? UTCTime(seconds: 0)
+            let maxAge = Int64(hours * 3600)
+            let key = series.link.layerKeyColumn
+            return { i in
+                guard let code = layer.properties[i][key]?.stringValue else { return false }
+                return !series.isStale(code, now: newest, maxAge: maxAge)
+            }
+        }
+    }
+
+    /// Comparing text with a number is a mistake worth stopping at, with the fix.
+    func checkType(_ field: FieldExpression, _ literal: Literal, on layer: Layer, at position: SourcePosition) throws(QueryError) {
+        guard case .attribute(let name) = field, let column = layer.info.columns.first(where: { $0.name == name.text }) else { return }
+        switch (column.type, literal) {
+        case (.text, .number(let n)):
+            throw Planner.error(.invalid, "type_mismatch", "'\(name.text)' holds text, not numbers", at: name.position,
+                                hint: "quote the value: \(name.text) = '\(Parser.format(n))'")
+        case (.integer, .text(let t)), (.real, .text(let t)):
+            throw Planner.error(.invalid, "type_mismatch", "'\(name.text)' holds numbers, not text", at: name.position,
+                                hint: Double(t) != nil ? "drop the quotes: \(name.text) = \(t)" : nil)
+        default:
+            return
+        }
+    }
+
+    static func compare(_ value: AttributeValue, _ comparison: Comparison, _ literal: Literal) -> Bool {
+        let order: Int
+        switch (value, literal) {
+        case (.integer, .number(let n)), (.real, .number(let n)):
+            guard let v = value.doubleValue else { return false }
+            order = v < n ? -1 : v > n ? 1 : 0
+        case (.bool(let b), .bool(let l)):
+            order = b == l ? 0 : (!b ? -1 : 1)
+        case (.integer(let i), .bool(let l)):
+            order = (i != 0) == l ? 0 : 1
+        case (.text(let s), .text(let l)), (.json(let s), .text(let l)):
+            order = s < l ? -1 : s > l ? 1 : 0
+        default:
+            return false
+        }
+        switch comparison {
+        case .equal: return order == 0
+        case .notEqual: return order != 0
+        case .less: return order < 0
+        case .lessOrEqual: return order <= 0
+        case .greater: return order > 0
+        case .greaterOrEqual: return order >= 0
+        }
+    }
+
+    // MARK: LINKED TO
+
+    /// Two layers are linked when one holds lists of the other's feature ids (the animals'
+    /// `location_ids` name pens and pavilions). The link works both ways.
+    func planLink(_ selection: Selection, for layers: [Layer]) throws(QueryError) -> (filters: [ObjectIdentifier: Predicate], note: String) {
+        let other = try layer(selection.layer)
+        let otherFilter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: other) }
+        let selected = (0..<other.count).filter { otherFilter?($0) ?? true }
+        var filters: [ObjectIdentifier: Predicate] = [:]
+        var notes: [String] = []
+        for layer in layers {
+            if let column = Planner.idListColumn(of: other) {
+                // The other side lists our ids: keep our features it names.
+                var ids = Set<Int64>()
+                for i in selected { ids.formUnion(Planner.ids(other.properties[i][column])) }
+                let wanted = ids
+                filters[ObjectIdentifier(layer)] = { wanted.contains(layer.fids[$0]) }
+                notes.append("\(other.name).\(column) → \(layer.name).fid")
+            } else if let column = Planner.idListColumn(of: layer) {
+                // We list the other side's ids: keep our features that name a selected one.
+                let wanted = Set(selected.map { other.fids[$0] })
+                filters[ObjectIdentifier(layer)] = { i in Planner.ids(layer.properties[i][column]).contains { wanted.contains($0) } }
+                notes.append("\(layer.name).\(column) → \(other.name).fid")
+            } else {
+                throw Planner.error(.invalid, "not_linked", "'\(layer.name)' and '\(other.name)' are not linked: neither holds a list of the other's feature ids",
+                                    at: selection.layer.position)
+            }
+        }
+        return (filters, notes.joined(separator: ", "))
+    }
+
+    /// A JSON column whose values are arrays of integers (feature ids).
+    static func idListColumn(of layer: Layer) -> String? {
+        for column in layer.info.columns where column.isJSON {
+            let sample = layer.properties.lazy.compactMap { $0[column.name] }.first { !$0.isNull }
+            if let text = sample?.stringValue, case .array(let items)? = try? JSON.parse(text),
+               !items.isEmpty, items.allSatisfy({ if case .integer = $0 { true } else { false } }) {
+                return column.name
+            }
+        }
+        return nil
+    }
+
+    static func ids(_ value: AttributeValue?) -> [Int64] {
+        guard let text = value?.stringValue, case .array(let items)? = try? JSON.parse(text) else { return [] }
+        return items.compactMap { if case .integer(let i) = $0 { i } else { nil } }
+    }
+
+    // MARK: FIND … OF tileset
+
+    func planTiles(_ find: Find) throws(QueryError) -> TilesPlan {
+        guard let name = find.tileSet else { throw Planner.error(.syntax, "syntax_error", "missing tile set", at: find.layers[0].position) }
+        let tiles = try tileSet(name)
+        guard case .atZoom(let point, let zoom, _)? = find.spatial else {
+            throw Planner.error(.syntax, "syntax_error", "FIND … OF a tile set needs AT POINT(lon lat) ZOOM z", at: name.position,
+                                hint: "FIND * OF \(name.text) AT POINT(14.4049 50.1154) ZOOM 16")
+        }
+        guard find.linked == nil, find.order.isEmpty else {
+            throw Planner.error(.syntax, "syntax_error", "FIND … OF a tile set takes AT … ZOOM, WHERE, LIMIT and RETURN only", at: name.position)
+        }
+        let layers = find.layers.first?.text == "*" ? nil : find.layers.map(\.text)
+        return TilesPlan(tileSet: tiles, tileSetName: name.text, layers: layers, point: point, zoom: zoom, filter: find.filter, fields: find.fields)
+    }
+
+    // MARK: ROUTE
+
+    func planRoute(_ route: RouteStatement) throws(QueryError) -> RoutePlan {
+        let network: Network
+        do {
+            network = try snapshot.network(route.network.text)
+        } catch {
+            if case .unknownLayer = error { _ = try layer(route.network) }
+            throw Planner.error(.invalid, "not_a_network", "'\(route.network.text)' is not a network: ROUTE walks along a line layer",
+                                at: route.network.position, hint: networkHint)
+        }
+        let from: Point
+        switch route.from {
+        case .point(let p): from = Point(lon: p.lon, lat: p.lat)
+        case .features(let selection):
+            let geometries = try select(selection)
+            guard geometries.count == 1, let start = geometries.first.flatMap(Planner.representativePoint) else {
+                throw Planner.error(.impossible, geometries.isEmpty ? "NoTarget" : "ambiguous_start",
+                                    geometries.isEmpty ? "the start matched no feature" : "the start matched \(geometries.count) features; a route starts at one",
+                                    at: selection.layer.position, hint: "narrow it with WHERE, e.g. WHERE name = '…'")
+            }
+            from = start
+        }
+        let to: RoutePlan.Destination
+        switch route.to {
+        case .point(let p): to = .point(Point(lon: p.lon, lat: p.lat))
+        case .features(let selection):
+            let geometries = try select(selection)
+            guard !geometries.isEmpty else {
+                throw Planner.error(.impossible, "NoTarget", "the destination matched no feature of '\(selection.layer.text)'", at: selection.layer.position)
+            }
+            to = .features(geometries, description: selection.layer.text)
+        }
+        var avoid: PolygonIndex?
+        if let selection = route.avoid {
+            let layer = try self.layer(selection.layer)
+            guard layer.family == .polygons else {
+                throw Planner.error(.invalid, "unsupported_geometry", "AVOID needs a polygon layer; '\(layer.name)' holds \(layer.family.rawValue)", at: selection.layer.position)
+            }
+            let polygons = try select(selection)
+            avoid = polygons.isEmpty ? nil : PolygonIndex(geometries: polygons)
+        }
+        return RoutePlan(network: network, from: from, to: to, avoid: avoid, speedKmh: route.speedKmh ?? 5, position: route.network.position)
+    }
+
+    var networkHint: String {
+        let lines = snapshot.layers.filter { $0.family == .lines }.map(\.name)
+        return lines.isEmpty ? "the store has no line layers" : "networks: \(lines.joined(separator: ", "))"
+    }
+
+    func select(_ selection: Selection) throws(QueryError) -> [Geometry] {
+        let layer = try self.layer(selection.layer)
+        guard layer.family != .table else {
+            throw Planner.error(.invalid, "unsupported_geometry", "'\(layer.name)' is a table without geometries", at: selection.layer.position)
+        }
+        let filter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
+        let selected = (0..<layer.count).filter { filter?($0) ?? true }
+        guard selected.count <= limits.maxRows else {
+            throw Planner.error(.limit, "limit_exceeded", "'\(layer.name)' matched \(selected.count) features, more than \(limits.maxRows)", at: selection.layer.position)
+        }
+        return selected.compactMap { layer.geometries[$0] }
+    }
+
+    /// Where a route from a feature starts: a point feature's place, else its box's centre
+    /// (the route then joins the network at the path nearest to it).
+    static func representativePoint(_ geometry: Geometry) -> Point? {
+        if case .point(let p) = geometry { return p }
+        let box = geometry.bbox
+        guard !box.isEmpty else { return nil }
+        return Point(lon: (box.minLon + box.maxLon) / 2, lat: (box.minLat + box.maxLat) / 2)
+    }
+
+    // MARK: EXPLAIN
+
+    func describe(_ statement: Statement, _ planned: PlannedStatement) -> [String] {
+        switch planned.step {
+        case .find(let plan):
+            var lines: [String] = []
+            for (n, source) in plan.sources.enumerated() {
+                let layer = source.layer
+                let access: String
+                switch plan.spatial {
+                case .containing?: access = "point-in-polygon on the polygon grid index (exact test on flat rings, half-open boundary rule), smallest area first"
+                case .nearest(let k, _, let within)?:
+                    access = (layer.family == .points ? "best-first k-nearest on the k-d tree of unit vectors (exact chord distance)"
+                                                      : "best-first k-nearest on the packed Hilbert R-tree (exact distance to each geometry)")
+                        + ", k = \(k)" + (within.map { ", within \(Parser.format($0)) m" } ?? "")
+                case .within(let metres, _)?:
+                    access = (layer.family == .points ? "k-d tree" : "packed Hilbert R-tree") + " range search, \(Parser.format(metres)) m, nearest first"
+                case .intersecting?: access = "packed Hilbert R-tree bounding-box search"
+                case .atZoom?, nil: access = "full scan in load order (no spatial clause)"
+                }
+                lines.append("\(n + 1). \(layer.name) (\(layer.count) \(layer.family == .table ? "rows" : "features, \(layer.family.rawValue)")): \(access)")
+            }
+            if let note = plan.linkNote { lines.append("   link: \(note)") }
+            if case .find(let find) = statement {
+                lines.append("   where: " + (find.filter == nil ? "none" : "compiled per layer, tested on the index's candidates"))
+                lines.append("   order: " + (find.order.isEmpty ? "the spatial clause's order, else load order" : find.order.map { $0.field.label + ($0.descending ? " DESC" : "") }.joined(separator: ", ")))
+                lines.append("   limit: " + (find.limit.map(String.init) ?? "none (at most \(limits.maxRows) rows)"))
+            }
+            return lines
+        case .tilesAt(let plan):
+            return ["1. tile set \(plan.tileSetName): the tile at zoom \(plan.zoom) holding the point, decoded, then features containing it (polygons) or within 8 pixels (points, lines)"]
+        case .route(let plan):
+            return ["1. network \(plan.network.layerName): \(plan.network.graph.nodeCount) nodes, \(plan.network.graph.edgeCount) directed edges",
+                    "   snap: each end to the nearest point of the nearest path (R-tree over edges), at most 500 m",
+                    "   search: A* with ALT landmark bounds" + (plan.avoid == nil ? "" : ", edges inside the AVOID polygons forbidden")]
+        case .tile(let tile, _):
+            return ["1. tile \(tile.z)/\(tile.x)/\(tile.y): one row of the MBTiles tiles table (TMS row flipped), decoded"]
+        case .showLayers, .describeLayer, .describeTileSet:
+            return ["1. read from the loaded snapshot; no index"]
+        case .explain:
+            return []
+        }
+    }
+}
+
+/// Case- and diacritics-insensitive text for `~`: 'Břevnov' and 'BREVNOV' both fold to 'brevnov'.
+enum TextFold {
+    static func fold(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.lowercased().decomposedStringWithCanonicalMapping.unicodeScalars
+        where scalar.properties.generalCategory != .nonspacingMark {
+            scalars.append(scalar)
+        }
+        return String(scalars)
+    }
+}

@@ -1,0 +1,294 @@
+// Runs a planned statement on its snapshot through the Engine's operations, and shapes the rows.
+
+import Foundation
+import Engine
+import Geometry
+import Routing
+import Store
+import VectorTiles
+
+struct Runner {
+    let limits: QueryLimits
+
+    func run(_ statement: PlannedStatement) throws(QueryError) -> QueryResult {
+        switch statement.step {
+        case .showLayers(let snapshot): return showLayers(snapshot)
+        case .describeLayer(let layer, let series): return describe(layer, series)
+        case .describeTileSet(let name, let tiles): return describe(name, tiles)
+        case .find(let plan): return try find(plan, at: statement.position)
+        case .tilesAt(let plan): return try tilesAt(plan, at: statement.position)
+        case .route(let plan): return try route(plan)
+        case .tile(let tile, let tiles): return try self.tile(tile, tiles)
+        case .explain(let inner, let lines):
+            let result = try run(inner)
+            var plan = lines
+            switch result.body {
+            case .route(let route, _): plan.append("ran: \(route.settled) nodes settled, \(route.nodeIDs.count) nodes on the route")
+            default: plan.append("ran: \(result.count) row\(result.count == 1 ? "" : "s")")
+            }
+            return QueryResult(body: .plan(plan))
+        }
+    }
+
+    // MARK: SHOW, DESCRIBE
+
+    func showLayers(_ snapshot: Snapshot) -> QueryResult {
+        var rows: [[JSONValue]] = []
+        for layer in snapshot.layers {
+            var notes: [String] = []
+            if let series = snapshot.timeSeriesByLayer[layer.name] { notes.append("time series in '\(series.table)': \(series.columns.joined(separator: ", "))") }
+            if let link = layer.info.timeSeries { notes.append("time series of '\(link.keyLayer)'") }
+            if layer.family == .lines, let network = try? snapshot.network(layer.name) { notes.append("walking network: \(network.graph.nodeCount) nodes") }
+            if let column = Planner.idListColumn(of: layer) { notes.append("links by \(column)") }
+            rows.append([.string(layer.name), .string(layer.family.rawValue), .integer(Int64(layer.count)), .string(notes.joined(separator: "; "))])
+        }
+        for name in snapshot.tileSets.keys.sorted() {
+            guard let tiles = snapshot.tileSets[name] else { continue }
+            let zooms = "zoom \(tiles.minZoom.map(String.init) ?? "?")–\(tiles.maxZoom.map(String.init) ?? "?")"
+            rows.append([.string(name), .string("tiles"), .null, .string("MBTiles \(tiles.metadata["format"] ?? "?"), \(zooms)")])
+        }
+        return QueryResult(body: .rows(.init(columns: ["name", "kind", "count", "notes"], values: rows, geometries: rows.map { _ in nil })))
+    }
+
+    func describe(_ layer: Layer, _ series: TimeSeries?) -> QueryResult {
+        var rows: [[JSONValue]] = [[.string("fid"), .string("INTEGER"), .string("feature id")]]
+        if layer.family != .table {
+            rows.append([.string("geom"), .string(layer.info.geometryType ?? "GEOMETRY"), .string("EPSG:4326 lon/lat; \(layer.family.rawValue)")])
+        }
+        for column in layer.info.columns { rows.append([.string(column.name), .string(column.typeDescription), .string("")]) }
+        if let series {
+            for column in series.columns {
+                rows.append([.string("LATEST(\(column))"), .string("REAL"), .string("newest value in '\(series.table)'; also HISTORY(\(column), n h), MEASURES(\(column))")])
+            }
+            rows.append([.string("OBSERVED_AT"), .string("TEXT"), .string("end of the newest observation, UTC")])
+        }
+        return QueryResult(body: .rows(.init(columns: ["field", "type", "notes"], values: rows, geometries: rows.map { _ in nil })))
+    }
+
+    func describe(_ name: String, _ tiles: MBTiles) -> QueryResult {
+        let keys = ["name", "format", "minzoom", "maxzoom", "bounds", "center", "attribution"]
+        let rows: [[JSONValue]] = keys.compactMap { key in tiles.metadata[key].map { [.string(key), .string($0)] } }
+        return QueryResult(body: .rows(.init(columns: ["metadata", "value"], values: rows, geometries: rows.map { _ in nil })))
+    }
+
+    // MARK: FIND
+
+    struct Hit {
+        var source: Int
+        var index: Int
+        var metres: Double?
+    }
+
+    func engineError(_ error: EngineError, at position: SourcePosition) -> QueryError {
+        let kind: QueryError.Kind
+        switch error {
+        case .unknownLayer, .unknownFeature, .unknownTileSet: kind = .notFound
+        case .invalidArgument, .unsupportedGeometry: kind = .invalid
+        case .store, .tiles: kind = .impossible
+        }
+        return QueryError(kind: kind, code: error.code, message: error.description, line: position.line, column: position.column, length: position.length)
+    }
+
+    func find(_ plan: FindPlan, at position: SourcePosition) throws(QueryError) -> QueryResult {
+        var hits: [Hit] = []
+        for (s, source) in plan.sources.enumerated() {
+            let layer = source.layer
+            let filter: FeatureFilter? = source.filter
+            do {
+                var matches: [Match] = []
+                switch plan.spatial {
+                case .containing(let p)?:
+                    matches = try plan.snapshot.containing(layer.name, lon: p.lon, lat: p.lat, filter: filter)
+                case .nearest(let k, let p, let within)?:
+                    matches = try plan.snapshot.nearest(layer.name, lon: p.lon, lat: p.lat, k: k, within: within, filter: filter)
+                case .within(let metres, let p)?:
+                    matches = try plan.snapshot.within(layer.name, metres: metres, ofLon: p.lon, lat: p.lat, filter: filter)
+                case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
+                    matches = try plan.snapshot.intersecting(layer.name, box: BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat), filter: filter)
+                case .atZoom?, nil:
+                    for i in 0..<layer.count where source.filter?(i) ?? true { hits.append(Hit(source: s, index: i, metres: nil)) }
+                }
+                hits += matches.map { Hit(source: s, index: $0.index, metres: $0.metres) }
+            } catch {
+                throw engineError(error, at: position)
+            }
+        }
+        // Several layers: one answer, nearest first for distance queries.
+        if plan.sources.count > 1 {
+            switch plan.spatial {
+            case .nearest(let k, _, _)?:
+                hits.sort { ($0.metres ?? 0, $0.source) < ($1.metres ?? 0, $1.source) }
+                if hits.count > k { hits.removeLast(hits.count - k) }
+            case .within?:
+                hits.sort { ($0.metres ?? 0, $0.source) < ($1.metres ?? 0, $1.source) }
+            default:
+                break
+            }
+        }
+        if !plan.order.isEmpty {
+            let keyed = hits.map { hit in
+                (hit, plan.order.indices.map { k in plan.order[k].byDistance ? hit.metres.map { AttributeValue.real($0) } ?? .null : plan.sources[hit.source].orderAccessors[k](hit.index) })
+            }
+            hits = keyed.sorted { a, b in
+                for (k, key) in plan.order.enumerated() {
+                    let c = Runner.order(a.1[k], b.1[k])
+                    if c != 0 { return key.descending ? c > 0 : c < 0 }
+                }
+                return false
+            }.map(\.0)
+        }
+        if let limit = plan.limit {
+            if hits.count > limit { hits.removeLast(hits.count - limit) }
+        } else if hits.count > limits.maxRows {
+            throw QueryError(kind: .limit, code: "too_many_rows", message: "the answer has \(hits.count) rows, more than the limit of \(limits.maxRows)",
+                             line: position.line, column: position.column, hint: "add LIMIT n or narrow the WHERE")
+        }
+        let distanceColumn = plan.columns.firstIndex(of: "distance_m")
+        var values: [[JSONValue]] = []
+        var geometries: [Geometry?] = []
+        values.reserveCapacity(hits.count)
+        for hit in hits {
+            let source = plan.sources[hit.source]
+            var row = source.accessors.map { Runner.json($0(hit.index)) }
+            if let distanceColumn, let metres = hit.metres { row[distanceColumn] = .double((metres * 10).rounded() / 10) }
+            values.append(row)
+            geometries.append(source.layer.geometries[hit.index])
+        }
+        return QueryResult(body: .rows(.init(columns: plan.columns, values: values, geometries: geometries)))
+    }
+
+    /// Sort order for ORDER BY: numbers by value, text ignoring case and diacritics, missing last.
+    static func order(_ a: AttributeValue, _ b: AttributeValue) -> Int {
+        switch (a.isNull, b.isNull) {
+        case (true, true): return 0
+        case (true, false): return 1
+        case (false, true): return -1
+        default: break
+        }
+        if let x = a.doubleValue, let y = b.doubleValue { return x < y ? -1 : x > y ? 1 : 0 }
+        if case .bool(let x) = a, case .bool(let y) = b { return x == y ? 0 : (!x ? -1 : 1) }
+        let x = a.stringValue ?? "", y = b.stringValue ?? ""
+        let fx = TextFold.fold(x), fy = TextFold.fold(y)
+        if fx != fy { return fx < fy ? -1 : 1 }
+        return x < y ? -1 : x > y ? 1 : 0
+    }
+
+    static func json(_ value: AttributeValue) -> JSONValue {
+        switch value {
+        case .null: .null
+        case .bool(let b): .bool(b)
+        case .integer(let i): .integer(i)
+        case .real(let d): .double(d)
+        case .text(let s): .string(s)
+        case .json(let s): (try? JSON.parse(s)) ?? .string(s)
+        }
+    }
+
+    // MARK: Tiles
+
+    func tilesAt(_ plan: TilesPlan, at position: SourcePosition) throws(QueryError) -> QueryResult {
+        var found: [TileFeature]
+        do {
+            found = try plan.tileSet.features(atLon: plan.point.lon, lat: plan.point.lat, zoom: plan.zoom)
+        } catch {
+            throw QueryError(kind: .impossible, code: "tiles_error", message: "\(error)", line: position.line, column: position.column)
+        }
+        if let layers = plan.layers { found = found.filter { layers.contains($0.layer) } }
+        return try tileRows(found, filter: plan.filter, fields: plan.fields)
+    }
+
+    func tile(_ tile: TileStatement, _ tiles: MBTiles) throws(QueryError) -> QueryResult {
+        let found: [TileFeature]?
+        do {
+            found = try tiles.features(z: tile.z, x: tile.x, y: tile.y, layer: tile.layer?.text)
+        } catch {
+            throw Planner.error(.impossible, "tiles_error", "tile \(tile.z)/\(tile.x)/\(tile.y): \(error)", at: tile.position)
+        }
+        guard let found else {
+            throw Planner.error(.notFound, "unknown_tile", "tile set '\(tile.tileSet.text)' has no tile \(tile.z)/\(tile.x)/\(tile.y)", at: tile.position,
+                                hint: tiles.minZoom.map { min in "its zooms run from \(min) to \(tiles.maxZoom ?? min)" })
+        }
+        return try tileRows(found, filter: nil, fields: [])
+    }
+
+    /// Tile features as rows: layer, id, geometry type and properties. WHERE and RETURN read the
+    /// properties by name (a tile has no schema to check them against).
+    func tileRows(_ features: [TileFeature], filter: Expression?, fields: [FieldExpression]) throws(QueryError) -> QueryResult {
+        func value(_ field: FieldExpression, _ item: TileFeature) -> AttributeValue {
+            guard case .attribute(let name) = field else { return .null }
+            switch name.text {
+            case "layer": return .text(item.layer)
+            case "id", "fid":
+                if case .integer(let i)? = item.feature.id { return .integer(i) }
+                return item.feature.id.map { .text($0.description) } ?? .null
+            default: return item.feature.properties[name.text] ?? .null
+            }
+        }
+        func test(_ expression: Expression, _ item: TileFeature) throws(QueryError) -> Bool {
+            switch expression {
+            case .and(let a, let b):
+                guard try test(a, item) else { return false }
+                return try test(b, item)
+            case .or(let a, let b):
+                if try test(a, item) { return true }
+                return try test(b, item)
+            case .not(let a):
+                let inner = try test(a, item)
+                return !inner
+            case .compare(let field, let comparison, let literal, _): return Planner.compare(value(field, item), comparison, literal)
+            case .isIn(let field, let literals, let negated):
+                let v = value(field, item)
+                return literals.contains { Planner.compare(v, .equal, $0) } != negated
+            case .isNull(let field, let negated): return value(field, item).isNull != negated
+            case .matches(let field, let pattern):
+                return value(field, item).stringValue.map { TextFold.fold($0).contains(TextFold.fold(pattern)) } ?? false
+            case .measures(let name):
+                throw Planner.error(.invalid, "no_time_series", "tile features have no time series", at: name.position)
+            case .fresh(_, let position):
+                throw Planner.error(.invalid, "no_time_series", "tile features have no time series", at: position)
+            }
+        }
+        var kept: [TileFeature] = []
+        for item in features where try filter.map({ expression throws(QueryError) in try test(expression, item) }) ?? true { kept.append(item) }
+        guard kept.count <= limits.maxRows else {
+            throw QueryError(kind: .limit, code: "too_many_rows", message: "the answer has \(kept.count) rows, more than the limit of \(limits.maxRows)", line: 1, column: 1)
+        }
+        let columns: [String]
+        let values: [[JSONValue]]
+        if fields.isEmpty {
+            columns = ["layer", "id", "type", "properties"]
+            values = kept.map { item in
+                [.string(item.layer), Runner.json(value(.attribute(Name(text: "id", position: .init(line: 0, column: 0, length: 0))), item)),
+                 .string(item.feature.geometry?.typeName ?? "none"),
+                 .object(JSONObject(item.feature.properties.map { ($0.0, Runner.json($0.1)) }))]
+            }
+        } else {
+            columns = fields.map(\.label)
+            values = kept.map { item in fields.map { Runner.json(value($0, item)) } }
+        }
+        return QueryResult(body: .rows(.init(columns: columns, values: values, geometries: kept.map(\.feature.geometry))))
+    }
+
+    // MARK: ROUTE
+
+    func route(_ plan: RoutePlan) throws(QueryError) -> QueryResult {
+        let avoid = plan.avoid.map { Router.Avoid(polygons: $0, factor: nil) }
+        do {
+            let route = try plan.network.withRouter(metresPerSecond: plan.speedKmh / 3.6, maxSnapMetres: 500) { router throws(RouteError) in
+                switch plan.to {
+                case .point(let end): try router.route(from: plan.from, to: end, avoiding: avoid)
+                case .features(let geometries, _): try router.route(from: plan.from, toFeatures: geometries, avoiding: avoid)
+                }
+            }
+            return QueryResult(body: .route(route, speedKmh: plan.speedKmh))
+        } catch {
+            let kind: QueryError.Kind
+            switch error {
+            case .invalidPoint: kind = .invalid
+            case .tooMuchWork: kind = .limit
+            default: kind = .impossible
+            }
+            throw Planner.error(kind, error.code, error.description, at: plan.position)
+        }
+    }
+}

@@ -1,0 +1,131 @@
+// The syntax tree: what the parser hands the planner. Every node that a later error can be
+// about keeps its source position.
+
+struct Name: Sendable, Equatable {
+    var text: String
+    var position: SourcePosition
+}
+
+struct PointLiteral: Sendable, Equatable {
+    var lon: Double
+    var lat: Double
+    var position: SourcePosition
+}
+
+enum Statement: Sendable, Equatable {
+    case showLayers
+    case describe(Name)
+    case find(Find)
+    case route(RouteStatement)
+    case tile(TileStatement)
+    indirect case explain(Statement)
+}
+
+/// `FIND layers [OF tileset] [spatial] [LINKED TO (…)] [WHERE …] [ORDER BY …] [LIMIT n] [RETURN …]`
+struct Find: Sendable, Equatable {
+    var layers: [Name]
+    /// `OF tileset`: the layers are layers of a tile set (`*` for all of them).
+    var tileSet: Name?
+    var spatial: Spatial?
+    var linked: Selection?
+    var filter: Expression?
+    var order: [OrderKey] = []
+    var limit: Int?
+    var fields: [FieldExpression] = []
+}
+
+enum Spatial: Sendable, Equatable {
+    case containing(PointLiteral)
+    case nearest(k: Int, point: PointLiteral, withinMetres: Double?)
+    case within(metres: Double, point: PointLiteral)
+    case intersecting(minLon: Double, minLat: Double, maxLon: Double, maxLat: Double, position: SourcePosition)
+    /// `AT point ZOOM z`, for tile sets.
+    case atZoom(PointLiteral, zoom: Int, zoomPosition: SourcePosition)
+}
+
+/// `(layer [WHERE …])`: the other side of a join, or a route's target.
+struct Selection: Sendable, Equatable {
+    var layer: Name
+    var filter: Expression?
+}
+
+struct OrderKey: Sendable, Equatable {
+    var field: FieldExpression
+    var descending: Bool
+}
+
+/// A field of a feature, or a function of its time series.
+enum FieldExpression: Sendable, Equatable {
+    case attribute(Name)
+    /// `LATEST(no2)`: the newest value of a time-series column.
+    case latest(Name, position: SourcePosition)
+    /// `HISTORY(no2, 24 h)`: that column's values over the last hours of the series.
+    case history(Name, hours: Int, position: SourcePosition)
+    /// `OBSERVED_AT`: when the newest observation of the feature ended.
+    case observedAt(SourcePosition)
+
+    var position: SourcePosition {
+        switch self {
+        case .attribute(let name), .latest(let name, _), .history(let name, _, _): name.position
+        case .observedAt(let position): position
+        }
+    }
+
+    /// The column's name in answers.
+    var label: String {
+        switch self {
+        case .attribute(let name): name.text
+        case .latest(let name, _): "latest_\(name.text)"
+        case .history(let name, let hours, _): "history_\(name.text)_\(hours)h"
+        case .observedAt: "observed_at"
+        }
+    }
+}
+
+enum Literal: Sendable, Equatable {
+    case number(Double)
+    case text(String)
+    case bool(Bool)
+    case null
+}
+
+indirect enum Expression: Sendable, Equatable {
+    case and(Expression, Expression)
+    case or(Expression, Expression)
+    case not(Expression)
+    case compare(FieldExpression, Comparison, Literal, position: SourcePosition)
+    case isIn(FieldExpression, [Literal], negated: Bool)
+    case isNull(FieldExpression, negated: Bool)
+    /// `field ~ 'text'`: contains, ignoring case and diacritics.
+    case matches(FieldExpression, String)
+    /// `MEASURES(no2)`: the feature's time series has at least one value of that column.
+    case measures(Name)
+    /// `FRESH(3 h)`: the feature's newest observation ends within that long of the newest
+    /// observation in the whole series (the data's own clock).
+    case fresh(hours: Double, position: SourcePosition)
+}
+
+enum Comparison: String, Sendable, Equatable {
+    case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+}
+
+/// `ROUTE FROM target TO target ON network [AVOID layer [WHERE …]] [SPEED n KM/H]`
+struct RouteStatement: Sendable, Equatable {
+    enum Target: Sendable, Equatable {
+        case point(PointLiteral)
+        case features(Selection)
+    }
+    var from: Target
+    var to: Target
+    var network: Name
+    var avoid: Selection?
+    var speedKmh: Double?
+}
+
+/// `TILE z/x/y OF tileset [LAYER name]`
+struct TileStatement: Sendable, Equatable {
+    var z: Int, x: Int, y: Int
+    var position: SourcePosition
+    var tileSet: Name
+    var layer: Name?
+}
