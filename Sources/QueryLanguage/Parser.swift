@@ -217,11 +217,14 @@ struct Parser {
 
     private mutating func route() throws(QueryError) -> RouteStatement {
         try expect("FROM", "after ROUTE")
+        let fromPosition = peek.position
         let from = try routeTarget()
         try expect("TO", "after the start (ROUTE FROM … TO …)")
+        let toPosition = peek.position
         let to = try routeTarget()
         try expect("ON", "and a network layer after the destination (… ON paths)")
-        var statement = RouteStatement(from: from, to: to, network: try name("a network (line layer) after ON"))
+        var statement = RouteStatement(from: from, to: to, network: try name("a network (line layer) after ON"),
+                                       fromPosition: fromPosition, toPosition: toPosition)
         if accept("AVOID") { statement.avoid = try selection(parenthesised: false) }
         if accept("SPEED") {
             let (speed, position) = try number("a walking speed after SPEED")
@@ -263,6 +266,10 @@ struct Parser {
         try expect("OF", "and a tile set after the tile (TILE z/x/y OF tileset)")
         var statement = TileStatement(z: z, x: x, y: y, position: position, tileSet: try name("a tile set name after OF"))
         if accept("LAYER") { statement.layer = try name("a tile layer name after LAYER") }
+        if accept("WHERE") { statement.filter = try expression() }
+        if accept("RETURN") {
+            repeat { statement.fields.append(try fieldExpression()) } while accept(symbol: ",")
+        }
         return statement
     }
 

@@ -96,6 +96,8 @@ struct RoutePlan: Sendable {
     var avoid: PolygonIndex?
     var speedKmh: Double
     var position: SourcePosition
+    var fromPosition: SourcePosition
+    var toPosition: SourcePosition
 }
 
 struct Planner {
@@ -522,7 +524,8 @@ struct Planner {
             let polygons = try select(selection)
             avoid = polygons.isEmpty ? nil : PolygonIndex(geometries: polygons)
         }
-        return RoutePlan(network: network, from: from, to: to, avoid: avoid, speedKmh: route.speedKmh ?? 5, position: route.network.position)
+        return RoutePlan(network: network, from: from, to: to, avoid: avoid, speedKmh: route.speedKmh ?? 5, position: route.network.position,
+                         fromPosition: route.fromPosition, toPosition: route.toPosition)
     }
 
     var networkHint: String {

@@ -208,7 +208,7 @@ struct Runner {
             throw Planner.error(.notFound, "unknown_tile", "tile set '\(tile.tileSet.text)' has no tile \(tile.z)/\(tile.x)/\(tile.y)", at: tile.position,
                                 hint: tiles.minZoom.map { min in "its zooms run from \(min) to \(tiles.maxZoom ?? min)" })
         }
-        return try tileRows(found, filter: nil, fields: [])
+        return try tileRows(found, filter: tile.filter, fields: tile.fields)
     }
 
     /// Tile features as rows: layer, id, geometry type and properties. WHERE and RETURN read the
@@ -218,6 +218,7 @@ struct Runner {
             guard case .attribute(let name) = field else { return .null }
             switch name.text {
             case "layer": return .text(item.layer)
+            case "type": return .text(item.feature.geometry?.typeName ?? "none")
             case "id", "fid":
                 if case .integer(let i)? = item.feature.id { return .integer(i) }
                 return item.feature.id.map { .text($0.description) } ?? .null
@@ -288,7 +289,9 @@ struct Runner {
             case .tooMuchWork: kind = .limit
             default: kind = .impossible
             }
-            throw Planner.error(kind, error.code, error.description, at: plan.position)
+            var position = plan.position
+            if case .noSegment(let waypoint, _, _) = error { position = waypoint == 0 ? plan.fromPosition : plan.toPosition }
+            throw Planner.error(kind, error.code, error.description, at: position)
         }
     }
 }

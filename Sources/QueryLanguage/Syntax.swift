@@ -120,6 +120,8 @@ struct RouteStatement: Sendable, Equatable {
     var network: Name
     var avoid: Selection?
     var speedKmh: Double?
+    var fromPosition: SourcePosition
+    var toPosition: SourcePosition
 }
 
 /// `TILE z/x/y OF tileset [LAYER name]`
@@ -128,4 +130,6 @@ struct TileStatement: Sendable, Equatable {
     var position: SourcePosition
     var tileSet: Name
     var layer: Name?
+    var filter: Expression?
+    var fields: [FieldExpression] = []
 }
