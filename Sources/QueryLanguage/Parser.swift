@@ -204,7 +204,7 @@ struct Parser {
                     find.order.append(OrderKey(field: field, descending: descending))
                 } while accept(symbol: ",")
             case "LIMIT":
-                find.limit = try integer("a row count after LIMIT", in: 0...1_000_000).0
+                (find.limit, find.limitPosition) = try integer("a row count after LIMIT", in: 0...1_000_000)
             default:  // RETURN
                 repeat { find.fields.append(try fieldExpression()) } while accept(symbol: ",")
             }

@@ -205,8 +205,8 @@ struct Planner {
                                   orderAccessors: try find.order.map { key throws(QueryError) in try accessor(key.field, on: layer) }))
         }
         if let limit = find.limit, limit > limits.maxRows {
-            throw QueryError(kind: .limit, code: "limit_exceeded", message: "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
-                             line: 1, column: 1)
+            throw Planner.error(.limit, "limit_exceeded", "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
+                                at: find.limitPosition ?? SourcePosition(line: 1, column: 1, length: 1))
         }
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m") },

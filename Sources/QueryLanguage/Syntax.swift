@@ -31,6 +31,7 @@ struct Find: Sendable, Equatable {
     var filter: Expression?
     var order: [OrderKey] = []
     var limit: Int?
+    var limitPosition: SourcePosition?
     var fields: [FieldExpression] = []
 }
 

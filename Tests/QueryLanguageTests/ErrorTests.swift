@@ -1,0 +1,129 @@
+import Engine
+import Foundation
+import QueryLanguage
+import TestSupport
+import Testing
+
+/// Malformed queries: each gets its exact message, position and hint, and nothing runs.
+@Suite struct ErrorTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var query: String
+        var message: String
+        var line: Int
+        var column: Int
+        var hint: String?
+        init(_ query: String, _ message: String, _ line: Int, _ column: Int, hint: String? = nil) {
+            (self.query, self.message, self.line, self.column, self.hint) = (query, message, line, column, hint)
+        }
+        var testDescription: String { query }
+    }
+
+    static let cases: [Case] = [
+        Case("FNID stations", "expected a statement, found 'FNID'", 1, 1, hint: "did you mean FIND?"),
+        Case("SHOW TABLES", "expected LAYERS after SHOW, found 'TABLES'", 1, 6),
+        Case("DESCRIBE", "expected a layer or tile set name after DESCRIBE, found end of input", 1, 9),
+        Case("FIND", "expected a layer name after FIND, found end of input", 1, 5),
+        Case("FIND stations,", "expected a layer name after ',', found end of input", 1, 15),
+        Case("FIND stations NEAREST TO POINT(14.42 50.09)", "expected the number of features after NEAREST, found 'TO'", 1, 23),
+        Case("FIND stations NEAREST 0 TO POINT(14.42 50.09)", "the number of features after NEAREST must be a whole number from 1 to 10000, got 0", 1, 23),
+        Case("FIND stations NEAREST 2.5 TO POINT(14.42 50.09)", "the number of features after NEAREST must be a whole number from 1 to 10000, got 2.5", 1, 23),
+        Case("FIND stations NEAREST 3 POINT(14.42 50.09)", "expected TO after NEAREST 3, found 'POINT'", 1, 25),
+        Case("FIND stations NEAREST 3 TO (14.42 50.09)", "expected a point, POINT(lon lat), found '('", 1, 28),
+        Case("FIND stations NEAREST 3 TO POINT(14.42, 50.09)", "expected the latitude, found ','", 1, 39, hint: "write POINT(lon lat) with a space and no comma, as in WKT: POINT(14.4208 50.0880)"),
+        Case("FIND stations NEAREST 3 TO POINT(14.42 50.09", "expected ')' to close the point, found end of input", 1, 45),
+        Case("FIND stations NEAREST 3 TO POINT(14.42 95)", "latitude 95 is outside -90…90", 1, 40, hint: "did you swap longitude and latitude? POINT takes (lon lat): POINT(95 14.42)"),
+        Case("FIND stations NEAREST 3 TO POINT(200 50)", "longitude 200 is outside -180…180", 1, 34),
+        Case("FIND stations NEAREST 3 TO POINT(lon 14.42 lon 50.09)", "expected LAT (a labelled point names both: POINT(lon 14.42 lat 50.08)), found 'lon'", 1, 44),
+        Case("FIND stations WITHIN -5 m OF POINT(14.42 50.09)", "a distance cannot be negative", 1, 22),
+        Case("FIND stations WITHIN 5 miles OF POINT(14.42 50.09)", "expected a unit (m or km) after 5, found 'miles'", 1, 24, hint: "distances need a unit: 500 m, 2 km"),
+        Case("FIND stations WHERE", "expected a condition (a field name, NOT or '('), found end of input", 1, 20),
+        Case("FIND stations WHERE name = 'Praha", "the string starting here has no closing quote", 1, 28, hint: "strings are in single quotes and end on the same line; write '' for a quote inside"),
+        Case("FIND stations WHERE name = \"Praha\"", "unexpected '\"'", 1, 28, hint: "strings are in single quotes: 'Praha 6'"),
+        Case("FIND stations WHERE name == 'x'", "expected a value (a number, 'text', TRUE, FALSE), found '='", 1, 27),
+        Case("FIND stations WHERE name = Praha", "expected a value (a number, 'text', TRUE, FALSE), found 'Praha'", 1, 28, hint: "text goes in single quotes: 'Praha'"),
+        Case("FIND stations WHERE name = NULL", "a comparison with NULL is never true", 1, 26, hint: "write name IS NULL"),
+        Case("FIND stations WHERE code = 5", "'code' holds text, not numbers", 1, 21, hint: "quote the value: code = '5'"),
+        Case("FIND stations WHERE (name = 'x'", "expected ')' to close '(', found end of input", 1, 32),
+        Case("FIND stations WHERE name IN ()", "expected a value (a number, 'text', TRUE, FALSE), found ')'", 1, 30),
+        Case("FIND stations WHERE name IS 'x'", "expected NULL after IS, found string 'x'", 1, 29),
+        Case("FIND stations WHERE name ~ 5", "expected a string after '~', found number 5", 1, 28, hint: "~ matches text: name ~ 'praha 6'"),
+        Case("FIND stations WHERE LATEST(nox) > 5", "the time series of 'stations' has no column 'nox'", 1, 28, hint: "did you mean 'no2'?"),
+        Case("FIND districts WHERE MEASURES(no2)", "'districts' has no time series", 1, 31, hint: "time series belong to stations"),
+        Case("FIND stations WHERE name = 'x' WHERE code = 'y'", "WHERE appears twice in one FIND", 1, 32, hint: "join the conditions with AND"),
+        Case("FIND stations ORDER name", "expected BY after ORDER, found 'name'", 1, 21),
+        Case("FIND stations LIMIT -1", "a row count after LIMIT must be a whole number from 0 to 1000000, got -1", 1, 21),
+        Case("FIND stations LIMIT 20000", "LIMIT 20000 is above the largest answer allowed, 10000 rows", 1, 21),
+        Case("FIND stations RETURN nmae", "no field 'nmae' in 'stations'", 1, 22, hint: "did you mean 'name'?"),
+        Case("FIND stations CONTAINING POINT(14.42 50.09)", "CONTAINING needs polygons; 'stations' holds points", 1, 6),
+        Case("FIND animals NEAREST 1 TO POINT(14.42 50.09)", "'animals' is a table without geometries", 1, 6, hint: "find its features through LINKED TO (layer WHERE …)"),
+        Case("FIND stations ORDER BY distance_m", "distance_m exists only with NEAREST or WITHIN", 1, 24),
+        Case("FIND stations # ", "unexpected character '#'", 1, 15),
+        Case("FIND * WHERE x = 1", "FIND * needs OF tileset: it means every layer of a tile set", 1, 6, hint: "name the layers: FIND districts, parking …"),
+        Case("FIND pens LINKED TO animals", "expected '(' around the linked selection: LINKED TO (layer WHERE …), found 'animals'", 1, 21),
+        Case("FIND districts LINKED TO (stations)", "'districts' and 'stations' are not linked: neither holds a list of the other's feature ids", 1, 27),
+        Case("FIND stations INTERSECTING BBOX(14.5 50.0, 14.4 50.1)", "the box's first corner must be south-west of its second", 1, 28, hint: "BBOX(minLon minLat, maxLon maxLat)"),
+        Case("ROUTE FROM POINT(14.41 50.11) TO POINT(14.40 50.11)", "expected ON and a network layer after the destination (… ON paths), found end of input", 1, 52),
+        Case("ROUTE FROM POINT(14.41 50.11) TO POINT(14.40 50.11) ON districts", "'districts' is not a network: ROUTE walks along a line layer", 1, 56, hint: "networks: paths"),
+        Case("ROUTE FROM POINT(14.41 50.11) TO POINT(14.40 50.11) ON pahts", "unknown layer 'pahts'", 1, 56, hint: "did you mean 'paths'?"),
+        Case("ROUTE FROM POINT(14.41 50.11) TO pavilions WHERE name = 'Pavilon slonů' ON paths", "the destination matched no feature of 'pavilions'", 1, 34),
+        Case("ROUTE FROM POINT(14.41 50.11) TO POINT(14.40 50.11) ON paths SPEED 5", "expected the unit km/h after the speed, found end of input", 1, 69),
+        Case("TILE 16/35388 OF zoo_map", "expected '/' between x and y (TILE z/x/y), found 'OF'", 1, 15),
+        Case("TILE 3/9/1 OF zoo_map", "tile 3/9/1 does not exist: at zoom 3, x and y run from 0 to 7", 1, 6),
+        Case("TILE 16/35388/22194 OF zoo", "unknown tile set 'zoo'", 1, 24, hint: "tile sets: zoo_map"),
+        Case("TILE 2/1/1 OF zoo_map", "tile set 'zoo_map' has no tile 2/1/1", 1, 6, hint: "its zooms run from 15 to 16"),
+        Case("EXPLAIN EXPLAIN SHOW LAYERS", "expected a statement to explain, found 'EXPLAIN'", 1, 9),
+        Case("SHOW LAYERS extra", "expected ';' or the end of the statement, found 'extra'", 1, 13),
+        Case("FIND stations WHERE name = 'a' AND", "expected a condition (a field name, NOT or '('), found end of input", 1, 35),    ]
+
+    @Test(arguments: cases) func malformedQuery(_ c: Case) throws {
+        let snapshot = try QueryStore.get()
+        do {
+            _ = try Query.run(c.query, on: snapshot)
+            Issue.record("no error for \(c.query)")
+        } catch {
+            #expect(error.message == c.message)
+            #expect(error.line == c.line)
+            #expect(error.column == c.column)
+            #expect(error.hint == c.hint)
+        }
+    }
+
+    @Test func positionsCountLinesAndCharacters() throws {
+        let snapshot = try QueryStore.get()
+        // Line 3; the column counts 'ř' and 'í' as one character each.
+        let query = "FIND stations\n  WHERE name ~ 'Břevnov'\n  ORDER BY náme"
+        do {
+            _ = try Query.run(query, on: snapshot)
+            Issue.record("no error")
+        } catch {
+            #expect((error.line, error.column, error.length) == (3, 12, 4))
+            #expect(error.rendered(in: query) == """
+                error: no field 'náme' in 'stations' (line 3, column 12)
+                    ORDER BY náme
+                             ^^^^
+                  hint: did you mean 'name'?
+                """)
+        }
+    }
+
+    @Test func errorKindsMapToHTTPStatuses() throws {
+        let snapshot = try QueryStore.get()
+        func kind(_ query: String) -> QueryError.Kind? {
+            do { _ = try Query.run(query, on: snapshot); return nil } catch { return error.kind }
+        }
+        #expect(kind("FIND stations NEAREST") == .syntax)
+        #expect(kind("FIND statoins") == .notFound)
+        #expect(kind("FIND stations NEAREST 1 TO POINT(14.4 95)") == .invalid)
+        #expect(kind("ROUTE FROM POINT(14.4109 50.1167) TO POINT(14.5 50.0) ON paths") == .impossible)
+        #expect(kind("FIND parking") == nil)
+        #expect(kind("FIND stations LIMIT 20000") == .limit)
+        // An answer over the row limit is an error that asks for LIMIT, not a silent cut.
+        do {
+            _ = try Query.run("FIND parking", on: snapshot, limits: QueryLimits(maxRows: 1000))
+            Issue.record("no error")
+        } catch {
+            #expect(error.code == "too_many_rows")
+            #expect(error.message == "the answer has 1548 rows, more than the limit of 1000")
+        }
+    }
+}
