@@ -2,6 +2,7 @@
 // render as a table, JSON or GeoJSON, or a `QueryError` that points at the offending token.
 
 import Engine
+import Foundation
 import Geometry
 
 /// An error in a query or in running it, with where it applies (1-based line and column).
@@ -60,9 +61,11 @@ extension QueryError {
     /// query with a caret under the token, and the hint.
     public func rendered(in source: String, origin: String? = nil) -> String {
         var out = "error: \(message) (\(origin.map { "\($0):" } ?? "")line \(line), column \(column))"
-        let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+        // Lines split on the scalar "\n", as the lexer counts them ("\r\n" is one Character
+        // in Swift, so splitting Characters would miss it).
+        let lines = source.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
         if line >= 1 && line <= lines.count {
-            let text = String(lines[line - 1])
+            let text = String(String.UnicodeScalarView(lines[line - 1])).replacingOccurrences(of: "\r", with: "")
             let width = text.unicodeScalars.count
             let start = min(max(column - 1, 0), width)
             out += "\n  " + text

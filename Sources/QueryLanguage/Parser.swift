@@ -398,15 +398,15 @@ struct Parser {
             throw QueryError(kind: .limit, code: "too_deep", message: "the condition nests deeper than \(Parser.maxDepth) levels",
                              line: peek.position.line, column: peek.position.column)
         }
-        var left = try conjunction()
-        while accept("OR") { left = .or(left, try conjunction()) }
-        return left
+        var terms = [try conjunction()]
+        while accept("OR") { terms.append(try conjunction()) }
+        return terms.count == 1 ? terms[0] : .or(terms)
     }
 
     private mutating func conjunction() throws(QueryError) -> Expression {
-        var left = try negation()
-        while accept("AND") { left = .and(left, try negation()) }
-        return left
+        var terms = [try negation()]
+        while accept("AND") { terms.append(try negation()) }
+        return terms.count == 1 ? terms[0] : .and(terms)
     }
 
     private mutating func negation() throws(QueryError) -> Expression {

@@ -235,9 +235,8 @@ struct Planner {
 
     static func fields(in expression: Expression, into fields: inout [FieldExpression]) {
         switch expression {
-        case .and(let a, let b), .or(let a, let b):
-            Planner.fields(in: a, into: &fields)
-            Planner.fields(in: b, into: &fields)
+        case .and(let terms), .or(let terms):
+            for term in terms { Planner.fields(in: term, into: &fields) }
         case .not(let a): Planner.fields(in: a, into: &fields)
         case .compare(let field, _, _, _), .isIn(let field, _, _), .isNull(let field, _), .matches(let field, _): fields.append(field)
         case .measures, .fresh: break
@@ -333,12 +332,16 @@ struct Planner {
 
     func compile(_ expression: Expression, on layer: Layer) throws(QueryError) -> Predicate {
         switch expression {
-        case .and(let a, let b):
-            let (x, y) = (try compile(a, on: layer), try compile(b, on: layer))
-            return { x($0) && y($0) }
-        case .or(let a, let b):
-            let (x, y) = (try compile(a, on: layer), try compile(b, on: layer))
-            return { x($0) || y($0) }
+        case .and(let terms):
+            var all: [Predicate] = []
+            for term in terms { all.append(try compile(term, on: layer)) }
+            let predicates = all
+            return { i in predicates.allSatisfy { $0(i) } }
+        case .or(let terms):
+            var any: [Predicate] = []
+            for term in terms { any.append(try compile(term, on: layer)) }
+            let predicates = any
+            return { i in predicates.contains { $0(i) } }
         case .not(let a):
             let x = try compile(a, on: layer)
             return { !x($0) }

@@ -227,12 +227,12 @@ struct Runner {
         }
         func test(_ expression: Expression, _ item: TileFeature) throws(QueryError) -> Bool {
             switch expression {
-            case .and(let a, let b):
-                guard try test(a, item) else { return false }
-                return try test(b, item)
-            case .or(let a, let b):
-                if try test(a, item) { return true }
-                return try test(b, item)
+            case .and(let terms):
+                for term in terms where !(try test(term, item)) { return false }
+                return true
+            case .or(let terms):
+                for term in terms where try test(term, item) { return true }
+                return false
             case .not(let a):
                 let inner = try test(a, item)
                 return !inner

@@ -91,8 +91,9 @@ enum Literal: Sendable, Equatable {
 }
 
 indirect enum Expression: Sendable, Equatable {
-    case and(Expression, Expression)
-    case or(Expression, Expression)
+    /// Flat lists, not nested pairs: a long chain of ORs stays one level deep.
+    case and([Expression])
+    case or([Expression])
     case not(Expression)
     case compare(FieldExpression, Comparison, Literal, position: SourcePosition)
     case isIn(FieldExpression, [Literal], negated: Bool)

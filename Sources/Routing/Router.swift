@@ -267,19 +267,19 @@ public final class Router {
 }
 
 extension Route {
-    /// The answer in the shape routing clients know (OSRM): code, distance (m), duration (s),
+    /// The answer in the shape routing clients know (OSRM): code, distance (m, to the mm), duration (s),
     /// GeoJSON geometry, waypoints with their snap distances, and the nodes passed.
     public func osrmJSON() -> JSONValue {
         .object(JSONObject([
             ("code", .string("Ok")),
-            ("distance", .double((metres * 10).rounded() / 10)),
+            ("distance", .double((metres * 1000).rounded() / 1000)),
             ("duration", .double((seconds * 10).rounded() / 10)),
             ("distance_units", .string("metres, great-circle on a sphere of R = 6,371,008.8 m")),
             ("geometry", GeoJSON.encode(.lineString(geometry))),
             ("waypoints", .array(waypoints.map { w in
                 .object(JSONObject([
                     ("location", .array([.double(w.location.lon), .double(w.location.lat)])),
-                    ("distance", .double((w.snapMetres * 10).rounded() / 10)),
+                    ("distance", .double((w.snapMetres * 1000).rounded() / 1000)),
                 ]))
             })),
             ("nodes", .array(nodeIDs.map { .integer($0) })),

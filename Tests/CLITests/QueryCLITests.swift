@@ -1,0 +1,111 @@
+import Foundation
+import Geometry
+import TestSupport
+import Testing
+
+/// `vltava query` and `vltava repl` as a user runs them, on a store built by the demo script.
+@Suite(.serialized) struct QueryCLITests {
+    /// The demo store, built once through `scripts/build-demo-store.sh` with the built binary.
+    static let store: Result<String, any Error> = Result {
+        let path = try Fixtures.temporaryDirectory("query-cli").appendingPathComponent("demo.gpkg").path
+        let result = try CLI.run([Fixtures.root.appendingPathComponent("scripts/build-demo-store.sh").path, path, CLI.binary.path],
+                                 executable: URL(fileURLWithPath: "/bin/bash"))
+        guard result.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
+        return path
+    }
+
+    @Test func queryPrintsATableAndJSON() throws {
+        let db = try Self.store.get()
+        let table = try CLI.run(["query", "FIND districts CONTAINING POINT(14.4208 50.0880) RETURN NAZEV_MC, KOD_MC", "--db", db])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout == "NAZEV_MC  KOD_MC\n--------  ------\nPraha 1   500054\n(1 row)\n")
+        let json = try CLI.run(["query", "FIND stations NEAREST 1 TO POINT(14.42076 50.08804) RETURN code, distance_m", "--format", "json", "--db", db])
+        guard case .object(let answer) = try JSON.parse(json.stdout), case .array(let rows)? = answer["rows"], case .object(let row)? = rows.first else {
+            Issue.record("not the JSON answer: \(json.stdout)"); return
+        }
+        #expect(row["code"] == .string("AREPA"))
+        #expect(row["distance_m"] == .double(603.6))
+    }
+
+    @Test func queryFileRunsEveryStatementAndStopsAtAnError() throws {
+        let db = try Self.store.get()
+        let dir = try Fixtures.temporaryDirectory("query-file")
+        let file = dir.appendingPathComponent("zoo.vq")
+        try """
+            -- where are the gorillas, and who lives with them?
+            FIND pens, pavilions LINKED TO (animals WHERE name ~ 'gorila') RETURN layer, name
+            FIND animals LINKED TO (pavilions WHERE name = 'Pavilon goril')
+              ORDER BY name
+              RETURN name;
+            """.write(to: file, atomically: true, encoding: .utf8)
+        let ok = try CLI.run(["query", "--file", file.path, "--db", db])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("pavilions  Pavilon goril"))
+        #expect(ok.stdout.contains("Gorila nížinná\nPásovec kulovitý\nTamarín bělovousý\n(3 rows)"))
+
+        try "SHOW LAYERS\nFIND pens NEAREST 1 TO POINT(14.4 150)\n".write(to: file, atomically: true, encoding: .utf8)
+        let bad = try CLI.run(["query", "--file", file.path, "--db", db])
+        #expect(bad.status == 1)
+        #expect(bad.stdout.isEmpty)
+        #expect(bad.stderr.hasPrefix("error: latitude 150 is outside -90…90 (\(file.path):line 2, column 35)"))
+    }
+
+    /// The REPL in a real terminal: tmux runs it in a pseudo-terminal, send-keys types, and
+    /// capture-pane reads the screen.
+    @Test func replInATerminal() throws {
+        let db = try Self.store.get()
+        let session = "vltava-repl-\(UUID().uuidString.prefix(8))"
+        func tmux(_ arguments: [String]) throws -> CLI.Result {
+            try CLI.run(arguments, executable: URL(fileURLWithPath: "/usr/bin/tmux"))
+        }
+        let home = try Fixtures.temporaryDirectory("repl-home")
+        // Through sh with output to /dev/null: the tmux server it starts would otherwise hold
+        // our output pipe open for ever.
+        let started = try CLI.run(["-c", "tmux new-session -d -s \(session) -x 160 -y 50 'env HOME=\(home.path) \(CLI.binary.path) repl --db \(db)' >/dev/null 2>&1"],
+                                  executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(started.status == 0, "\(started.stderr)")
+        defer { _ = try? tmux(["kill-session", "-t", session]) }
+
+        func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", session]).stdout }
+        func waitFor(_ text: String) throws -> String {
+            var last = ""
+            for _ in 0..<100 {
+                last = try screen()
+                if last.contains(text) { return last }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            Issue.record("the screen never showed \(text.debugDescription):\n\(last)")
+            return last
+        }
+        func type(_ text: String) throws { _ = try tmux(["send-keys", "-t", session, "-l", text]); _ = try tmux(["send-keys", "-t", session, "Enter"]) }
+
+        _ = try waitFor("vltava>")
+        // A statement over two lines: the first line leaves it incomplete.
+        try type("FIND districts CONTAINING")
+        _ = try waitFor("...>")
+        try type("POINT(14.4208 50.0880) RETURN NAZEV_MC;")
+        var shown = try waitFor("(1 row)")
+        #expect(shown.contains("NAZEV_MC\n--------\nPraha 1\n(1 row)"))
+
+        try type("FIND statoins NEAREST 1 TO POINT(14.42 50.09)")
+        shown = try waitFor("did you mean")
+        #expect(shown.contains("""
+            error: unknown layer 'statoins' (line 1, column 6)
+              FIND statoins NEAREST 1 TO POINT(14.42 50.09)
+                   ^^^^^^^^
+              hint: did you mean 'stations'?
+            """))
+
+        try type(".layers")
+        shown = try waitFor("(10 rows)")
+        #expect(shown.contains("stations         points    17"))
+
+        // History: the up arrow brings back the last line.
+        _ = try tmux(["send-keys", "-t", session, "Up"])
+        shown = try waitFor("vltava> .layers")
+        _ = try tmux(["send-keys", "-t", session, "C-u"])  // clear the recalled line
+        try type(".quit")
+        for _ in 0..<50 where (try tmux(["has-session", "-t", session])).status == 0 { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent(".vltava_history").path))
+    }
+}
