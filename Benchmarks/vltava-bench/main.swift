@@ -15,6 +15,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("W6", { try runRoutes(workdir: $0, id: "W6", folder: "W6-route-zoo") }),
     ("W7", { try runRoutes(workdir: $0, id: "W7", folder: "W7-route-andorra") }),
     ("W8", { try runDecodeTiles(workdir: $0) }),
+    ("Q1", { _ in try runQueryOverhead() }),
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())

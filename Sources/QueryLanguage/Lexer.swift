@@ -22,10 +22,14 @@ struct Token: Sendable, Equatable {
 
     var kind: Kind
     var position: SourcePosition
+    /// The word upper-cased, when this token is a short word of ASCII letters, digits and '_'
+    /// (every keyword is): computed once by the lexer, since the parser asks many times.
+    var keyword: String?
 
-    /// The word upper-cased, when this token is a word.
-    var keyword: String? {
-        if case .word(let word) = kind { word.uppercased() } else { nil }
+    init(kind: Kind, position: SourcePosition, keyword: String? = nil) {
+        self.kind = kind
+        self.position = position
+        self.keyword = keyword
     }
 
     /// How an error message names this token.
@@ -45,108 +49,157 @@ enum Lexer {
     static let maxLength = 100_000
 
     static func tokens(_ text: String) throws(QueryError) -> [Token] {
-        let scalars = Array(text.unicodeScalars)
-        guard scalars.count <= maxLength else {
-            throw QueryError(kind: .limit, code: "query_too_long", message: "the query is \(scalars.count) characters long; the limit is \(maxLength)", line: 1, column: 1)
+        var text = text
+        let result: Result<[Token], QueryError> = text.withUTF8 { bytes in
+            do throws(QueryError) { return .success(try tokens(bytes)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Works on the UTF-8 bytes: ASCII, which every keyword, number and symbol is, costs one
+    /// comparison; other characters are decoded only where they occur (names, strings).
+    /// Columns count Unicode scalars, so 'ř' is one column.
+    private static func tokens(_ bytes: UnsafeBufferPointer<UInt8>) throws(QueryError) -> [Token] {
+        let scalarCount = bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        guard scalarCount <= maxLength else {
+            throw QueryError(kind: .limit, code: "query_too_long", message: "the query is \(scalarCount) characters long; the limit is \(maxLength)", line: 1, column: 1)
         }
         var tokens: [Token] = []
+        tokens.reserveCapacity(bytes.count / 4 + 1)
         var i = 0, line = 1, column = 1
 
-        func isWordStart(_ c: Unicode.Scalar) -> Bool { c.properties.isAlphabetic || c == "_" }
-        func isWordPart(_ c: Unicode.Scalar) -> Bool { c.properties.isAlphabetic || c == "_" || ("0"..."9").contains(c) }
-        func isDigit(_ c: Unicode.Scalar) -> Bool { ("0"..."9").contains(c) }
+        /// The scalar starting at byte `at` and its length in bytes (the input is valid UTF-8).
+        func scalar(at index: Int) -> (Unicode.Scalar, Int) {
+            let lead = bytes[index]
+            if lead < 0x80 { return (Unicode.Scalar(lead), 1) }
+            let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+            var value = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+            var k = 1
+            while k < length && index + k < bytes.count { value = value << 6 | UInt32(bytes[index + k] & 0x3F); k += 1 }
+            return (Unicode.Scalar(value) ?? "\u{FFFD}", k)
+        }
+        func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+        func isASCIIWordStart(_ b: UInt8) -> Bool { (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A || b == 0x5F }
+        /// A word character at `index`, and its byte length; nil when it is not one.
+        func wordCharacter(at index: Int, first: Bool) -> Int? {
+            let b = bytes[index]
+            if b < 0x80 { return isASCIIWordStart(b) || (!first && isDigit(b)) ? 1 : nil }
+            let (c, length) = scalar(at: index)
+            return c.properties.isAlphabetic ? length : nil
+        }
+        /// The upper-cased word when it is short and ASCII (as every keyword is), else nil.
+        func keyword(_ range: Range<Int>, _ word: String) -> String? {
+            guard range.count <= 24 else { return nil }
+            var lower = false
+            for b in bytes[range] {
+                if b >= 0x80 { return nil }
+                if b >= 0x61 && b <= 0x7A { lower = true }
+            }
+            guard lower else { return word }
+            return String(unsafeUninitializedCapacity: range.count) { buffer in
+                for (k, b) in bytes[range].enumerated() { buffer[k] = b >= 0x61 && b <= 0x7A ? b - 0x20 : b }
+                return range.count
+            }
+        }
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+        func scalars(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) } }
 
-        while i < scalars.count {
-            let c = scalars[i]
-            if c == "\n" { line += 1; column = 1; i += 1; continue }
-            if c.properties.isWhitespace { column += 1; i += 1; continue }
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0x0A { line += 1; column = 1; i += 1; continue }
+            if b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0B || b == 0x0C { column += 1; i += 1; continue }
             // A comment runs from -- to the end of the line.
-            if c == "-", i + 1 < scalars.count, scalars[i + 1] == "-" {
-                while i < scalars.count && scalars[i] != "\n" { i += 1 }
+            if b == UInt8(ascii: "-"), i + 1 < bytes.count, bytes[i + 1] == UInt8(ascii: "-") {
+                while i < bytes.count && bytes[i] != 0x0A { i += 1 }
                 continue
             }
-            let start = SourcePosition(line: line, column: column, length: 1)
-            if isWordStart(c) {
-                var j = i
-                while j < scalars.count && isWordPart(scalars[j]) { j += 1 }
-                var word = String.UnicodeScalarView()
-                word.append(contentsOf: scalars[i..<j])
-                tokens.append(Token(kind: .word(String(word)), position: SourcePosition(line: line, column: column, length: j - i)))
-                column += j - i
+            if let first = wordCharacter(at: i, first: true) {
+                var j = i + first
+                while j < bytes.count, let next = wordCharacter(at: j, first: false) { j += next }
+                let width = scalars(i..<j)
+                let word = text(i..<j)
+                tokens.append(Token(kind: .word(word), position: SourcePosition(line: line, column: column, length: width),
+                                    keyword: keyword(i..<j, word)))
+                column += width
                 i = j
                 continue
             }
-            if isDigit(c) || ((c == "-" || c == "." || c == "+") && i + 1 < scalars.count && (isDigit(scalars[i + 1]) || scalars[i + 1] == ".")) {
+            let next: UInt8 = i + 1 < bytes.count ? bytes[i + 1] : 0
+            if isDigit(b) || ((b == UInt8(ascii: "-") || b == UInt8(ascii: "+") || b == UInt8(ascii: ".")) && (isDigit(next) || next == UInt8(ascii: "."))) {
                 var j = i
-                if scalars[j] == "-" || scalars[j] == "+" { j += 1 }
-                while j < scalars.count && isDigit(scalars[j]) { j += 1 }
-                if j < scalars.count && scalars[j] == "." { j += 1; while j < scalars.count && isDigit(scalars[j]) { j += 1 } }
-                if j < scalars.count && (scalars[j] == "e" || scalars[j] == "E") {
+                if bytes[j] == UInt8(ascii: "-") || bytes[j] == UInt8(ascii: "+") { j += 1 }
+                while j < bytes.count && isDigit(bytes[j]) { j += 1 }
+                if j < bytes.count && bytes[j] == UInt8(ascii: ".") { j += 1; while j < bytes.count && isDigit(bytes[j]) { j += 1 } }
+                if j < bytes.count && (bytes[j] | 0x20) == UInt8(ascii: "e") {
                     var k = j + 1
-                    if k < scalars.count && (scalars[k] == "-" || scalars[k] == "+") { k += 1 }
-                    if k < scalars.count && isDigit(scalars[k]) {
-                        while k < scalars.count && isDigit(scalars[k]) { k += 1 }
+                    if k < bytes.count && (bytes[k] == UInt8(ascii: "-") || bytes[k] == UInt8(ascii: "+")) { k += 1 }
+                    if k < bytes.count && isDigit(bytes[k]) {
+                        while k < bytes.count && isDigit(bytes[k]) { k += 1 }
                         j = k
                     }
                 }
-                var text = String.UnicodeScalarView()
-                text.append(contentsOf: scalars[i..<j])
-                let string = String(text)
-                let position = SourcePosition(line: line, column: column, length: j - i)
+                let string = text(i..<j)
                 guard let value = Double(string), value.isFinite else {
                     throw QueryError(kind: .syntax, code: "bad_number", message: "'\(string)' is not a number", line: line, column: column, length: j - i)
                 }
-                tokens.append(Token(kind: .number(value, text: string), position: position))
+                tokens.append(Token(kind: .number(value, text: string), position: SourcePosition(line: line, column: column, length: j - i)))
                 column += j - i
                 i = j
                 continue
             }
-            if c == "'" {
+            if b == UInt8(ascii: "'") {
                 // A string: '' inside it stands for one quote. It may not span lines, so a
                 // missing quote is reported where the string began.
-                var text = String.UnicodeScalarView()
+                var value: [UInt8] = []
                 var j = i + 1
                 var closed = false
-                while j < scalars.count {
-                    if scalars[j] == "'" {
-                        if j + 1 < scalars.count && scalars[j + 1] == "'" { text.append("'"); j += 2; continue }
+                while j < bytes.count {
+                    if bytes[j] == UInt8(ascii: "'") {
+                        if j + 1 < bytes.count && bytes[j + 1] == UInt8(ascii: "'") { value.append(bytes[j]); j += 2; continue }
                         closed = true
                         break
                     }
-                    if scalars[j] == "\n" { break }
-                    text.append(scalars[j])
+                    if bytes[j] == 0x0A { break }
+                    value.append(bytes[j])
                     j += 1
                 }
                 guard closed else {
                     throw QueryError(kind: .syntax, code: "unterminated_string", message: "the string starting here has no closing quote", line: line, column: column,
                                      hint: "strings are in single quotes and end on the same line; write '' for a quote inside")
                 }
-                let length = j + 1 - i
-                tokens.append(Token(kind: .string(String(text)), position: SourcePosition(line: line, column: column, length: length)))
-                column += length
+                let width = scalars(i..<(j + 1))
+                tokens.append(Token(kind: .string(String(decoding: value, as: UTF8.self)), position: SourcePosition(line: line, column: column, length: width)))
+                column += width
                 i = j + 1
                 continue
             }
-            if c == "\"" {
+            if b == UInt8(ascii: "\"") {
                 throw QueryError(kind: .syntax, code: "unexpected_character", message: "unexpected '\"'", line: line, column: column,
                                  hint: "strings are in single quotes: 'Praha 6'")
             }
-            let two: String? = i + 1 < scalars.count ? String(String.UnicodeScalarView([c, scalars[i + 1]])) : nil
-            if let two, ["<>", "!=", "<=", ">="].contains(two) {
-                tokens.append(Token(kind: .symbol(two), position: SourcePosition(line: line, column: column, length: 2)))
+            if next == UInt8(ascii: "=") && (b == UInt8(ascii: "!") || b == UInt8(ascii: "<") || b == UInt8(ascii: ">"))
+                || (b == UInt8(ascii: "<") && next == UInt8(ascii: ">")) {
+                tokens.append(Token(kind: .symbol(text(i..<(i + 2))), position: SourcePosition(line: line, column: column, length: 2)))
                 column += 2
                 i += 2
                 continue
             }
-            if "(),;*/=<>~.".unicodeScalars.contains(c) {
-                tokens.append(Token(kind: .symbol(String(c)), position: start))
+            if let symbol = Lexer.symbols[Int(b)] {
+                tokens.append(Token(kind: .symbol(symbol), position: SourcePosition(line: line, column: column, length: 1)))
                 column += 1
                 i += 1
                 continue
             }
+            let (c, _) = scalar(at: i)
             throw QueryError(kind: .syntax, code: "unexpected_character", message: "unexpected character '\(c.escaped(asASCII: false))'", line: line, column: column)
         }
         tokens.append(Token(kind: .end, position: SourcePosition(line: line, column: column, length: 1)))
         return tokens
+    }
+
+    /// One-character symbols by byte.
+    static let symbols: [String?] = (0..<256).map { b in
+        let c = Character(Unicode.Scalar(UInt8(b)))
+        return "(),;*/=<>~.".contains(c) && b < 0x80 ? String(c) : nil
     }
 }

@@ -254,13 +254,11 @@ struct Planner {
             return
         }
         if Planner.pseudoFields.contains(name.text) { return }
+        guard !layers.contains(where: { layer in layer.info.columns.contains { $0.name == name.text } }) else { return }
         let all = layers.flatMap { $0.info.columns.map(\.name) }
-        guard all.contains(name.text) else {
-            let candidates = all + Planner.pseudoFields
-            let hint = Suggestion.closest(to: name.text, in: candidates).map { "did you mean '\($0)'?" }
-                ?? "fields of \(layers.map { "'\($0.name)'" }.joined(separator: ", ")): \(Array(Set(all)).sorted().prefix(12).joined(separator: ", "))"
-            throw Planner.error(.invalid, "unknown_field", "no field '\(name.text)' in \(layers.map { "'\($0.name)'" }.joined(separator: " or "))", at: name.position, hint: hint)
-        }
+        let hint = Suggestion.closest(to: name.text, in: all + Planner.pseudoFields).map { "did you mean '\($0)'?" }
+            ?? "fields of \(layers.map { "'\($0.name)'" }.joined(separator: ", ")): \(Array(Set(all)).sorted().prefix(12).joined(separator: ", "))"
+        throw Planner.error(.invalid, "unknown_field", "no field '\(name.text)' in \(layers.map { "'\($0.name)'" }.joined(separator: " or "))", at: name.position, hint: hint)
     }
 
     // MARK: Fields
