@@ -68,6 +68,6 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["vltava", "Geometry", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on vltava so the binary is built for
         // the tests that import through it and run `vltava serve`.
-        .testTarget(name: "ServerTests", dependencies: ["Server", "vltava", "Engine", "Geometry", "TestSupport"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "vltava", "Engine", "Geometry", "VectorTiles", "TestSupport"]),
     ]
 )

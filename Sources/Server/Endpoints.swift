@@ -311,19 +311,21 @@ struct Endpoints: Sendable {
         let name = try request.pathParameter("tileset", context)
         let snapshot = try state.snapshot()
         let tiles = try engine { () throws(EngineError) in try snapshot.tileSet(name) }
-        let url = "\(baseURL(request))/v1/tiles/\(Endpoints.pathEncoded(name))/{z}/{x}/{y}"
+        let url = "\(baseURL(request, context))/v1/tiles/\(Endpoints.pathEncoded(name))/{z}/{x}/{y}"
         return Reply.json(tiles.tileJSON(tilesURL: url), request: request)
     }
 
     /// Where clients reach this server: `--public-url`, else the Host header when it is a plain
-    /// host[:port], else the address the server listens on.
-    func baseURL(_ request: Request) -> String {
+    /// host[:port], else the address this connection arrived at.
+    func baseURL(_ request: Request, _ context: APIContext) -> String {
         if let url = configuration.publicURL { return url.hasSuffix("/") ? String(url.dropLast()) : url }
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
         if let host = request.head.authority, !host.isEmpty, host.count <= 255, host.allSatisfy({ allowed.contains($0) }) {
             return "http://\(host)"
         }
-        return "http://\(configuration.host):\(configuration.port)"
+        let local = context.channel.localAddress
+        let host = local?.ipAddress.map { $0.contains(":") ? "[\($0)]" : $0 } ?? configuration.host
+        return "http://\(host):\(local?.port ?? configuration.port)"
     }
 
     static func pathEncoded(_ name: String) -> String {
