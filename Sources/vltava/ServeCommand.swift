@@ -29,12 +29,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw CLIError("--port must be between 0 and 65535") }
         guard idleTimeout > 0 else { throw CLIError("--idle-timeout must be a positive number of seconds") }
         guard FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
-        // Logs go to standard error, one line per event with its metadata.
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        // Logs go to standard error as JSON lines, one per event with its metadata, batched.
+        LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
+        defer { LogSink.standardError.flush() }
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port

@@ -3,6 +3,7 @@
 // Fixtures/air/stations-prague.csv, the NetworkX route of RouteCLITests).
 
 import Foundation
+@testable import Server
 import Geometry
 import TestSupport
 import Testing
@@ -258,5 +259,20 @@ import VectorTiles
         #expect(try Decompression.inflate(gzipped.body) == plain.body)
         let refused = try await get(server.port, "/v1/layers", headers: [("Accept-Encoding", "gzip;q=0")])
         #expect(refused.header("Content-Encoding") == nil)
+    }
+}
+
+/// The server's byte serializer writes exactly what Geometry's JSON.serialize writes.
+@Suite struct JSONBytesTests {
+    @Test func sameAsJSONSerialize() throws {
+        let values: [JSONValue] = [
+            .null, .bool(true), .integer(-42), .double(14.4208), .double(1e-5), .double(3), .double(.nan),
+            .string("Praha 1 — Malá Strana \"quoted\" back\\slash\ttab\nnewline\u{01}\u{1F}"), .string(""), .string("🐘"),
+            .array([]), .object(JSONObject()),
+            try JSON.parse("{\"a\":[1,2.5,{\"b\":null}],\"c\":\"d\",\"e\":{\"f\":[true,false]}}"),
+        ]
+        for value in values {
+            #expect(String(decoding: JSONBytes.serialize(value), as: UTF8.self) == JSON.serialize(value))
+        }
     }
 }

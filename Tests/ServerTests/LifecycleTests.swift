@@ -195,3 +195,25 @@ struct CapturingHandler: LogHandler {
         records.entries.withLock { $0.append((event.message.description, merged)) }
     }
 }
+
+/// The serve command's log handler: one JSON object per line, metadata as members.
+@Suite struct JSONLogTests {
+    @Test func oneJSONObjectPerLine() throws {
+        let pipe = Pipe()
+        let sink = LogSink(fileDescriptor: pipe.fileHandleForWriting.fileDescriptor)
+        var logger = Logger(label: "vltava.server") { JSONLogHandler(label: $0, level: .info, sink: sink) }
+        logger[metadataKey: "hb.request.id"] = "abc"
+        logger.info("request", metadata: ["route": "/v1/here", "status": "200", "quote": "a\"b"])
+        logger.debug("not written at info")
+        sink.flush()
+        try pipe.fileHandleForWriting.close()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 1)
+        guard case .object(let line)? = try? JSON.parse(String(lines.first ?? "")) else { Issue.record("not JSON: \(text)"); return }
+        #expect(line["msg"] == .string("request") && line["level"] == .string("info") && line["logger"] == .string("vltava.server"))
+        #expect(line["route"] == .string("/v1/here") && line["status"] == .string("200") && line["quote"] == .string("a\"b"))
+        #expect(line["hb.request.id"] == .string("abc"))
+        #expect(line["ts"]?.string?.hasSuffix("Z") == true && line["ts"]?.string?.count == 24)
+    }
+}
