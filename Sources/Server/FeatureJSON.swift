@@ -60,9 +60,13 @@ enum FeatureJSON {
     static func latest(_ series: TimeSeries, key: String) -> [(String, JSONValue)] {
         let latest = series.latest(of: key)
         var values = JSONObject()
+        // The columns of one station mostly end in the same hour: format each time once.
+        var formatted: [Int64: JSONValue] = [:]
         for column in series.columns {
             guard let entry = latest.values[column] else { continue }
-            values[column] = .object(JSONObject([("value", .double(entry.value)), ("end", .string(entry.end.iso))]))
+            let end = formatted[entry.end.seconds] ?? .string(entry.end.iso)
+            formatted[entry.end.seconds] = end
+            values[column] = .object(JSONObject([("value", .double(entry.value)), ("end", end)]))
         }
         return [("latest", .object(values)), ("observed_until", latest.lastEnd.map { .string($0.iso) } ?? .null)]
     }

@@ -15,7 +15,7 @@ struct Parameters {
     /// Reads the query string, allowing only `allowed` names (plus `attr.*` when `attributes`).
     init(_ request: Request, allowed: [String], attributes allowAttributes: Bool = false) throws(APIError) {
         for (rawKey, rawValue) in request.uri.queryParameters {
-            let key = String(rawKey).removingPercentEncoding ?? String(rawKey)
+            let key = Parameters.decoded(String(rawKey))
             let value = String(rawValue)
             if allowAttributes, key.hasPrefix("attr.") {
                 let name = String(key.dropFirst(5))
@@ -82,6 +82,13 @@ struct Parameters {
         return (lon, lat)
     }
 
+    /// Percent-decoded; Foundation's decoder is only called when there is something to decode
+    /// (it showed in profiles of plain `lon=…&lat=…` requests).
+    static func decoded(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        return text.removingPercentEncoding ?? text
+    }
+
     /// Plain decimal numbers only: Swift's `Double("nan")`, `"inf"` and `"0x1p3"` are not
     /// coordinates a client means to send.
     static func number(_ text: String) -> Double? {
@@ -107,6 +114,6 @@ extension Request {
     /// A path parameter, percent-decoded (layer names may hold any character).
     func pathParameter(_ name: String, _ context: APIContext) throws(APIError) -> String {
         guard let raw = context.parameters.get(name) else { throw .internalError("route without {\(name)}") }
-        return raw.removingPercentEncoding ?? raw
+        return Parameters.decoded(raw)
     }
 }

@@ -266,7 +266,8 @@ import VectorTiles
 @Suite struct JSONBytesTests {
     @Test func sameAsJSONSerialize() throws {
         let values: [JSONValue] = [
-            .null, .bool(true), .integer(-42), .double(14.4208), .double(1e-5), .double(3), .double(.nan),
+            .null, .bool(true), .integer(-42), .double(14.4208), .double(1e-5), .double(3), .double(.nan), .double(-0.0),
+            .double(1e300), .double(-2.5e-300), .double(.infinity), .double(559.557),
             .string("Praha 1 — Malá Strana \"quoted\" back\\slash\ttab\nnewline\u{01}\u{1F}"), .string(""), .string("🐘"),
             .array([]), .object(JSONObject()),
             try JSON.parse("{\"a\":[1,2.5,{\"b\":null}],\"c\":\"d\",\"e\":{\"f\":[true,false]}}"),
