@@ -96,7 +96,8 @@ script /v1/layers/stations/nearest "&k=3" >"$work/nearest.lua"
 run() {  # name, lua script
     local line
     line=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s "$2" "$base" | grep '^rps=')
-    echo "RESULT http-$1 $line"
+    # The load average tells whether something else shared the cores during the run.
+    echo "RESULT http-$1 $line load=$(cut -d' ' -f1 /proc/loadavg)"
 }
 
 echo "wrk -t$threads -c$connections -d${duration}s on $base, $(nproc) cores"
@@ -119,4 +120,4 @@ wait "$reloader"
 echo "reloads: 10, failed: $(cat "$work/reloads-failed"); $(curl -s "$base/metrics" | grep '^vltava_snapshot_reloads_total')" | tr '\n' ' '
 echo
 echo "server peak RSS (VmHWM): $(grep VmHWM /proc/$server_pid/status | awk '{print $2, $3}')"
-echo "request log lines written: $(grep -c ' request$' "$work/server.log" || true)"
+echo "request log lines written (JSON, info level): $(grep -c '"msg":"request"' "$work/server.log" || true)"
