@@ -30,10 +30,20 @@ struct AccessMiddleware: RouterMiddleware {
             "path": .string(request.uri.path),
             "route": .string(route),
             "status": .stringConvertible(response.status.code),
-            "ms": .string(String(format: "%.3f", seconds * 1000)),
+            "ms": .string(AccessMiddleware.milliseconds(seconds)),
             "client": .string(context.channel.remoteAddress?.ipAddress ?? "-"),
         ])
         return response
+    }
+}
+
+extension AccessMiddleware {
+    /// "1.234": milliseconds with three decimals, without Foundation's `String(format:)`
+    /// (2 % of a request in profiles).
+    static func milliseconds(_ seconds: Double) -> String {
+        let micros = Int((seconds * 1e6).rounded())
+        let fraction = String(micros % 1000)
+        return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }
 

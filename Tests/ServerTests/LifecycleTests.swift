@@ -6,7 +6,7 @@ import Engine
 import Foundation
 import Geometry
 import Logging
-import Server
+@testable import Server
 import Synchronization
 import TestSupport
 import Testing
@@ -215,5 +215,14 @@ struct CapturingHandler: LogHandler {
         #expect(line["route"] == .string("/v1/here") && line["status"] == .string("200") && line["quote"] == .string("a\"b"))
         #expect(line["hb.request.id"] == .string("abc"))
         #expect(line["ts"]?.string?.hasSuffix("Z") == true && line["ts"]?.string?.count == 24)
+    }
+}
+
+@Suite struct AccessLogFormatTests {
+    @Test func milliseconds() {
+        #expect(AccessMiddleware.milliseconds(0.000015) == "0.015")
+        #expect(AccessMiddleware.milliseconds(0.0012345) == "1.235" || AccessMiddleware.milliseconds(0.0012345) == "1.234")
+        #expect(AccessMiddleware.milliseconds(2.5) == "2500.000")
+        #expect(AccessMiddleware.milliseconds(0) == "0.000")
     }
 }
