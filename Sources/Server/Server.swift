@@ -101,7 +101,7 @@ public final class VltavaServer: Sendable {
     ]
 
     func makeRouter() -> Router<APIContext> {
-        let router = Router(context: APIContext.self)
+        let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
         // First added runs first: the access log sees the final status, CORS adds its headers to
         // every answer including problems, and the problem middleware turns every error below it
         // into a problem document.

@@ -202,7 +202,7 @@ import Testing
             // A normal request while the slow one drips: answered at once.
             let normal = Date()
             #expect(try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880").status == 200)
-            #expect(Date().timeIntervalSince(normal) < 0.5)
+            #expect(Date().timeIntervalSince(normal) < 2)
             if Date().timeIntervalSince(start) > 3 { break }
             try await Task.sleep(for: .milliseconds(100))
         }

@@ -193,6 +193,9 @@ import VectorTiles
 
     @Test func healthMetricsAndOpenAPI() async throws {
         let server = try await RunningServer.shared.value
+        // HEAD, as load balancers probe: the GET answer's head without its body.
+        let head = try await HTTPConnection.open(port: server.port).request("HEAD", "/healthz")
+        #expect(head.status == 200 && head.body.isEmpty)
         let health = try await get(server.port, "/healthz")
         #expect(health.status == 200 && health.json["status"] == .string("ok") && health.json["layers"] == .integer(9))
         for _ in 0..<3 { _ = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880") }
