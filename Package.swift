@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Data flows one way through these modules (see docs/ARCHITECTURE.md):
-// files → Store importers → Store → Engine snapshot → QueryLanguage / CLI.
+// files → Store importers → Store → Engine snapshot → QueryLanguage / Server / CLI.
 let package = Package(
     name: "Vltava",
     platforms: [.macOS(.v14)],
@@ -11,6 +11,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -35,10 +37,19 @@ let package = Package(
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "CZlib"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing"]),
         .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "Routing", "VectorTiles", "SpatialIndex"]),
+        // The HTTP API (docs/HTTP_API.md) over an EngineHost.
+        .target(
+            name: "Server",
+            dependencies: [
+                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Routing", "Store", "CZlib",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "vltava",
             dependencies: [
-                "Geometry", "Store", "SpatialIndex", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CEditline",
+                "Geometry", "Store", "SpatialIndex", "VectorTiles", "Routing", "Engine", "QueryLanguage", "Server", "CEditline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -58,5 +69,8 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["vltava", "Geometry", "TestSupport"]),
+        // End-to-end over real HTTP on loopback; depends on vltava so the binary is built for
+        // the tests that import through it and run `vltava serve`.
+        .testTarget(name: "ServerTests", dependencies: ["Server", "vltava", "Engine", "Geometry", "VectorTiles", "TestSupport"]),
     ]
 )

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Vltava needs, only those that are missing.
-# Usage: scripts/install-deps.sh [--test]   (--test adds the tools the tests drive: GDAL, tmux)
+# Usage: scripts/install-deps.sh [--test] [--bench]
+#   --test adds the tools the tests drive: GDAL, tmux
+#   --bench adds the load generator of Benchmarks/http-load.sh: wrk (not needed by the tests)
 set -euo pipefail
 
 packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev)
-if [[ "${1:-}" == "--test" ]]; then
-    packages+=(gdal-bin tmux)
-fi
+for option in "$@"; do
+    case "$option" in
+        --test) packages+=(gdal-bin tmux) ;;
+        --bench) packages+=(wrk) ;;
+        *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
+    esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Load test of the HTTP API on loopback with wrk, against a release build and the demo store.
+#
+#   Benchmarks/http-load.sh [--duration S] [--connections N] [--threads T] [--scratch-path DIR] [--workloads DIR]
+#
+# Runs, each for --duration seconds (default 30) with --connections (64) over --threads (2):
+#   1. containing: GET /v1/layers/districts/containing at random points of the W1 workload
+#   2. nearest:    GET /v1/layers/stations/nearest?k=3 at the same points
+#   3. containing again while POST /v1/admin/reload swaps the snapshot 10 times
+# and prints one RESULT line per run (requests/s, p50, p99, errors: wrk's socket errors plus
+# non-2xx answers), the reloads that failed, and the server's peak RSS (VmHWM).
+#
+# The points are the W1 query points of the shared workloads (points uniform in the districts'
+# bbox), made by ../shared/bench/gen_workloads.py (needs numpy and shapely) when missing.
+# wrk comes from Debian (scripts/install-deps.sh --bench). Only 127.0.0.1 is ever loaded.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+duration=30 connections=64 threads=2 scratch="$root/.build" workloads=/tmp/geobench
+while (($#)); do
+    case "$1" in
+        --duration) duration=$2; shift 2 ;;
+        --connections) connections=$2; shift 2 ;;
+        --threads) threads=$2; shift 2 ;;
+        --scratch-path) scratch=$2; shift 2 ;;
+        --workloads) workloads=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+command -v wrk >/dev/null || { echo "wrk is missing: scripts/install-deps.sh --bench" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/vltava-http-load.XXXXXX)
+server_pid=""
+cleanup() {
+    [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "building vltava (release) in $scratch"
+swift build -c release --product vltava --scratch-path "$scratch" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+bin="$scratch/release/vltava"
+
+"$root/scripts/build-demo-store.sh" "$work/demo.gpkg" "$bin" >/dev/null
+
+points="$workloads/W1-pip-districts/points.lonlat.f64"
+if [[ ! -f "$points" ]]; then
+    python3 "$root/../shared/bench/gen_workloads.py" "$workloads" --only W1 --scale quick >/dev/null
+fi
+# The first 10,000 points as query strings in a Lua table (wrk scripts are Lua).
+python3 - "$points" "$work/points.lua" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+n = min(len(data) // 16, 10_000)
+with open(sys.argv[2], "w") as out:
+    out.write("points = {\n")
+    for i in range(n):
+        lon, lat = struct.unpack_from("<dd", data, 16 * i)
+        out.write(f'"lon={lon:.6f}&lat={lat:.6f}",\n')
+    out.write("}\n")
+EOF
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+token="bench-$RANDOM$RANDOM"
+VLTAVA_ADMIN_TOKEN="$token" "$bin" serve --db "$work/demo.gpkg" --host 127.0.0.1 --port "$port" >"$work/server.out" 2>"$work/server.log" &
+server_pid=$!
+base="http://127.0.0.1:$port"
+for _ in $(seq 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
+curl -sf "$base/healthz" >/dev/null || { echo "the server did not start"; cat "$work/server.log"; exit 1; }
+
+# $1: path prefix up to '?'; $2: extra query parameters.
+script() {
+    cat "$work/points.lua" - <<EOF
+local prefix = "$1?"
+local suffix = "$2"
+local i = 0
+function init(args)
+    math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
+    i = math.random(#points)
+end
+function request()
+    i = i % #points + 1
+    return wrk.format("GET", prefix .. points[i] .. suffix)
+end
+function done(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format("rps=%.0f p50_ms=%.3f p99_ms=%.3f requests=%d errors=%d (connect %d, read %d, write %d, timeout %d, non-2xx %d)\n",
+        summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+        summary.requests, e.connect + e.read + e.write + e.timeout + e.status, e.connect, e.read, e.write, e.timeout, e.status))
+end
+EOF
+}
+script /v1/layers/districts/containing "" >"$work/containing.lua"
+script /v1/layers/stations/nearest "&k=3" >"$work/nearest.lua"
+
+run() {  # name, lua script
+    local line
+    line=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s "$2" "$base" | grep '^rps=')
+    # The load average tells whether something else shared the cores during the run.
+    echo "RESULT http-$1 $line load=$(cut -d' ' -f1 /proc/loadavg)"
+}
+
+echo "wrk -t$threads -c$connections -d${duration}s on $base, $(nproc) cores"
+run containing "$work/containing.lua"
+run nearest "$work/nearest.lua"
+
+# The same containing load while the snapshot is reloaded 10 times, evenly spread.
+(
+    failed=0
+    for _ in $(seq 10); do
+        sleep "$(python3 -c "print($duration / 11)")"
+        status=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $token" "$base/v1/admin/reload")
+        [[ "$status" == 200 ]] || failed=$((failed + 1))
+    done
+    echo "$failed" >"$work/reloads-failed"
+) &
+reloader=$!
+run containing-during-10-reloads "$work/containing.lua"
+wait "$reloader"
+echo "reloads: 10, failed: $(cat "$work/reloads-failed"); $(curl -s "$base/metrics" | grep '^vltava_snapshot_reloads_total')" | tr '\n' ' '
+echo
+echo "server peak RSS (VmHWM): $(grep VmHWM /proc/$server_pid/status | awk '{print $2, $3}')"
+echo "request log lines written (JSON, info level): $(grep -c '"msg":"request"' "$work/server.log" || true)"

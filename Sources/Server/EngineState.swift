@@ -1,0 +1,75 @@
+// The server's view of the engine: loading (answer 503), ready (an EngineHost whose snapshot
+// each request takes once and keeps to its end), or failed to load. Reloads run one at a time
+// on their own thread: loading is seconds of synchronous work that must not occupy one of the
+// few threads Swift concurrency has for answering requests.
+
+import Dispatch
+import Engine
+import Foundation
+import Synchronization
+
+public final class EngineState: Sendable {
+    enum Phase {
+        case loading
+        case ready(EngineHost)
+        case failed(String)
+    }
+
+    private let phase = Mutex(Phase.loading)
+    /// One reload at a time, off the concurrency pool.
+    private let queue = DispatchQueue(label: "vltava.reload")
+    let metrics: HTTPMetrics
+
+    init(metrics: HTTPMetrics) {
+        self.metrics = metrics
+    }
+
+    /// The snapshot a request works on from start to end.
+    func snapshot() throws(APIError) -> Snapshot {
+        let phase = phase.withLock { $0 }
+        switch phase {
+        case .ready(let host): return host.snapshot
+        case .loading: throw .loading()
+        case .failed(let message):
+            throw APIError(.serviceUnavailable, code: "snapshot_unavailable", detail: "the data could not be loaded: \(message)")
+        }
+    }
+
+    /// The current snapshot when there is one (health and metrics).
+    var currentSnapshot: Snapshot? {
+        if case .ready(let host) = phase.withLock({ $0 }) { return host.snapshot }
+        return nil
+    }
+
+    /// Loads the first snapshot with `load` on the reload thread; until it is done every data
+    /// request is answered 503.
+    func loadFirst(_ load: @escaping @Sendable () throws -> EngineHost) async throws {
+        do {
+            let host = try await onQueue(load)
+            phase.withLock { $0 = .ready(host) }
+        } catch {
+            phase.withLock { $0 = .failed("\(error)") }
+            throw error
+        }
+    }
+
+    /// Builds a new snapshot from the store and swaps it in; requests in flight keep the old one.
+    /// If loading fails the old snapshot stays and the error is thrown.
+    func reload() async throws -> Snapshot {
+        guard case .ready(let host) = phase.withLock({ $0 }) else { throw APIError.loading() }
+        do {
+            let fresh = try await onQueue { try host.reload() }
+            metrics.reloaded(ok: true)
+            return fresh
+        } catch {
+            metrics.reloaded(ok: false)
+            throw error
+        }
+    }
+
+    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+}

@@ -1,0 +1,119 @@
+// Query-string parameters, checked strictly: an unknown name (`lng` for `lon`) or a repeated one
+// is an error naming it, never silently ignored, so a phone developer sees a typo on the first
+// call. Every failure is a 400 problem that names the parameter.
+
+import Foundation
+import Hummingbird
+import Geometry
+import Store
+
+struct Parameters {
+    private var values: [String: String] = [:]
+    /// `attr.NAME=value` pairs, in request order.
+    private(set) var attributes: [(name: String, value: String)] = []
+
+    /// Reads the query string, allowing only `allowed` names (plus `attr.*` when `attributes`).
+    init(_ request: Request, allowed: [String], attributes allowAttributes: Bool = false) throws(APIError) {
+        for (rawKey, rawValue) in request.uri.queryParameters {
+            let key = Parameters.decoded(String(rawKey))
+            let value = String(rawValue)
+            if allowAttributes, key.hasPrefix("attr.") {
+                let name = String(key.dropFirst(5))
+                guard !name.isEmpty else { throw .invalidParameter(key, "name a column after 'attr.', e.g. attr.classif=traffic") }
+                attributes.append((name, value))
+                continue
+            }
+            guard allowed.contains(key) else {
+                var message = "unknown parameter"
+                if let suggestion = Suggestion.closest(to: key, in: allowed) { message += " — did you mean '\(suggestion)'?" }
+                message += " (parameters: \(allowed.joined(separator: ", "))\(allowAttributes ? ", attr.NAME" : ""))"
+                throw APIError(.badRequest, code: "unknown_parameter", detail: "\(key): \(message)", extra: JSONObject([("parameter", .string(key))]))
+            }
+            guard values[key] == nil else { throw .invalidParameter(key, "given more than once") }
+            values[key] = value
+        }
+    }
+
+    func string(_ name: String) -> String? { values[name] }
+
+    func double(_ name: String) throws(APIError) -> Double? {
+        guard let text = values[name] else { return nil }
+        guard let value = Parameters.number(text) else { throw .invalidParameter(name, "'\(text)' is not a number") }
+        return value
+    }
+
+    func requiredDouble(_ name: String, _ what: String) throws(APIError) -> Double {
+        guard let value = try double(name) else { throw .missingParameter(name, what) }
+        return value
+    }
+
+    func int(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
+        guard let text = values[name] else { return fallback }
+        guard let value = Int(text) else { throw .invalidParameter(name, "'\(text)' is not a whole number") }
+        guard range.contains(value) else { throw .invalidParameter(name, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)") }
+        return value
+    }
+
+    func bool(_ name: String) throws(APIError) -> Bool? {
+        guard let text = values[name] else { return nil }
+        switch text.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw .invalidParameter(name, "'\(text)' is not true or false")
+        }
+    }
+
+    /// `lon` and `lat` as a checked position.
+    func position(lon lonName: String = "lon", lat latName: String = "lat") throws(APIError) -> (lon: Double, lat: Double) {
+        let lon = try requiredDouble(lonName, "the longitude in degrees (WGS 84), e.g. 14.4208")
+        let lat = try requiredDouble(latName, "the latitude in degrees (WGS 84), e.g. 50.0880")
+        try Parameters.check(lon: lon, lat: lat, lonName: lonName, latName: latName)
+        return (lon, lat)
+    }
+
+    /// A `LON,LAT` pair such as `from=14.4109,50.1167`.
+    func pair(_ name: String) throws(APIError) -> (lon: Double, lat: Double) {
+        guard let text = values[name] else { throw .missingParameter(name, "a position as LON,LAT, e.g. 14.4109,50.1167") }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 2, let lon = Parameters.number(String(parts[0])), let lat = Parameters.number(String(parts[1])) else {
+            throw .invalidParameter(name, "'\(text)' is not a position LON,LAT such as 14.4109,50.1167")
+        }
+        try Parameters.check(lon: lon, lat: lat, lonName: name, latName: name)
+        return (lon, lat)
+    }
+
+    /// Percent-decoded; Foundation's decoder is only called when there is something to decode
+    /// (it showed in profiles of plain `lon=…&lat=…` requests).
+    static func decoded(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        return text.removingPercentEncoding ?? text
+    }
+
+    /// Plain decimal numbers only: Swift's `Double("nan")`, `"inf"` and `"0x1p3"` are not
+    /// coordinates a client means to send.
+    static func number(_ text: String) -> Double? {
+        let allowed = text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+        }
+        guard allowed, text.utf8.count <= 64, let value = Double(text), value.isFinite else { return nil }
+        return value
+    }
+
+    /// The engine's rule, with the same hint for the classic mistake of latitude first.
+    static func check(lon: Double, lat: Double, lonName: String, latName: String) throws(APIError) {
+        guard abs(lat) <= 90 else {
+            let hint = abs(lon) <= 90 ? " — did you swap longitude and latitude?" : ""
+            throw .invalidParameter(latName, "latitude \(lat) is outside -90…90\(hint)")
+        }
+        guard abs(lon) <= 180 else { throw .invalidParameter(lonName, "longitude \(lon) is outside -180…180") }
+    }
+}
+
+extension Request {
+    /// A path parameter, percent-decoded (layer names may hold any character).
+    func pathParameter(_ name: String, _ context: APIContext) throws(APIError) -> String {
+        guard let raw = context.parameters.get(name) else { throw .internalError("route without {\(name)}") }
+        return Parameters.decoded(raw)
+    }
+}

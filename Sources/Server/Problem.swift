@@ -1,0 +1,110 @@
+// Every error the API answers is an RFC 9457 problem document (`application/problem+json`)
+// with a stable machine-readable `code`, a `detail` a person understands, and where it applies
+// (`parameter`, or `line`/`column` in a query). The mapping from engine, routing and query
+// errors onto HTTP statuses lives here and only here, so docs/HTTP_API.md can list it once.
+
+import Engine
+import Geometry
+import Hummingbird
+import QueryLanguage
+import Routing
+
+public struct APIError: Error, Sendable {
+    public var status: HTTPResponse.Status
+    /// Stable and machine-readable: `invalid_parameter`, `unknown_layer`, `NoRoute`, …
+    public var code: String
+    public var detail: String
+    /// Extension members: `parameter`, `line`, `column`, `hint`, …
+    public var extra: JSONObject
+    public var headers: HTTPFields
+
+    public init(_ status: HTTPResponse.Status, code: String, detail: String, extra: JSONObject = JSONObject(), headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.extra = extra
+        self.headers = headers
+    }
+
+    /// The problem document. `type` is a URN per code: stable, and RFC 9457 allows a type
+    /// that does not resolve; the codes are documented in docs/HTTP_API.md.
+    public var document: JSONValue {
+        var object = JSONObject()
+        object["type"] = .string("urn:vltava:problem:\(code)")
+        object["title"] = .string(status.reasonPhrase)
+        object["status"] = .integer(Int64(status.code))
+        object["code"] = .string(code)
+        object["detail"] = .string(detail)
+        for (key, value) in extra { object[key] = value }
+        return .object(object)
+    }
+
+    // MARK: - Common problems
+
+    static func invalidParameter(_ name: String, _ message: String) -> APIError {
+        APIError(.badRequest, code: "invalid_parameter", detail: "\(name): \(message)", extra: JSONObject([("parameter", .string(name))]))
+    }
+
+    static func missingParameter(_ name: String, _ what: String) -> APIError {
+        APIError(.badRequest, code: "missing_parameter", detail: "\(name) is required: \(what)", extra: JSONObject([("parameter", .string(name))]))
+    }
+
+    static func loading() -> APIError {
+        APIError(.serviceUnavailable, code: "snapshot_loading", detail: "the data is still loading; try again in a moment",
+                 headers: [.retryAfter: "1"])
+    }
+
+    static func internalError(_ detail: String) -> APIError {
+        APIError(.internalServerError, code: "internal_error", detail: detail)
+    }
+
+    // MARK: - Mapping the lower layers' errors
+
+    /// Engine errors: unknown names are 404, bad values 400 naming the parameter.
+    static func engine(_ error: EngineError, parameterNames: [String: String] = [:]) -> APIError {
+        switch error {
+        case .unknownLayer(let name, _):
+            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(name))]))
+        case .unknownTileSet(let name, _):
+            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("tileset", .string(name))]))
+        case .unknownFeature:
+            return APIError(.notFound, code: error.code, detail: error.description)
+        case .invalidArgument(let parameter, let message):
+            // The engine names its arguments (`within`); the API may call them differently.
+            let name = parameterNames[parameter] ?? parameter
+            return APIError(.badRequest, code: "invalid_parameter", detail: "\(name): \(message)", extra: JSONObject([("parameter", .string(name))]))
+        case .unsupportedGeometry(let layer, _, _, _):
+            return APIError(.badRequest, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(layer))]))
+        case .store, .tiles:
+            return APIError(.internalServerError, code: error.code, detail: error.description)
+        }
+    }
+
+    /// Routing errors: the OSRM codes, 422 when the request is fine but no route exists.
+    static func route(_ error: RouteError) -> APIError {
+        switch error {
+        case .invalidPoint:
+            return APIError(.badRequest, code: "InvalidValue", detail: error.description)
+        case .noSegment(let waypoint, let nearest, let max):
+            var extra = JSONObject([("parameter", .string(waypoint == 0 ? "from" : "to")), ("max_snap_m", .double(max))])
+            if let nearest { extra["nearest_m"] = .double((nearest * 10).rounded() / 10) }
+            return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: extra)
+        case .noRoute, .tooMuchWork, .noTarget:
+            return APIError(.unprocessableContent, code: error.code, detail: error.description)
+        }
+    }
+
+    /// Query errors keep their position in the text.
+    static func query(_ error: QueryError) -> APIError {
+        let status: HTTPResponse.Status
+        switch error.kind {
+        case .syntax, .invalid: status = .badRequest
+        case .notFound: status = .notFound
+        case .impossible, .limit: status = .unprocessableContent
+        }
+        var extra = JSONObject([("line", .integer(Int64(error.line))), ("column", .integer(Int64(error.column))),
+                                ("length", .integer(Int64(error.length)))])
+        if let hint = error.hint { extra["hint"] = .string(hint) }
+        return APIError(status, code: error.code, detail: error.message, extra: extra)
+    }
+}

@@ -1,0 +1,87 @@
+// Building responses: JSON from our own JSONValue (stable key order, see Geometry/JSON.swift),
+// problem documents, and gzip when the client accepts it. Compression is decided here, where
+// the body is still bytes, rather than in a middleware that would have to re-read a body
+// stream.
+
+import CZlib
+import Foundation
+import Geometry
+import Hummingbird
+
+enum Reply {
+    /// Bodies smaller than this go out as they are: gzip's header and the CPU outweigh the bytes.
+    static let gzipThreshold = 1024
+
+    static let json = "application/json"
+    static let geoJSON = "application/geo+json"
+    static let problemJSON = "application/problem+json"
+
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, contentType: String = json, request: Request) -> Response {
+        bytes(JSONBytes.serialize(value), status: status, contentType: contentType, compressible: true, request: request)
+    }
+
+    static func problem(_ error: APIError, request: Request) -> Response {
+        var response = json(error.document, status: error.status, contentType: problemJSON, request: request)
+        for field in error.headers { response.headers.append(field) }
+        return response
+    }
+
+    static func text(_ text: String, contentType: String, request: Request) -> Response {
+        bytes(Array(text.utf8), status: .ok, contentType: contentType, compressible: true, request: request)
+    }
+
+    /// `compressible` bodies are gzipped when the request accepts gzip and they are large enough.
+    static func bytes(_ body: [UInt8], status: HTTPResponse.Status = .ok, contentType: String, contentEncoding: String? = nil,
+                      compressible: Bool = false, request: Request) -> Response {
+        var headers: HTTPFields = [.contentType: contentType]
+        var body = body
+        if let contentEncoding {
+            headers[.contentEncoding] = contentEncoding
+        } else if compressible {
+            // Caches must keep the gzip and the plain answer apart.
+            headers[.vary] = "Accept-Encoding"
+            if body.count >= gzipThreshold, acceptsGzip(request), let compressed = Gzip.compress(body) {
+                body = compressed
+                headers[.contentEncoding] = "gzip"
+            }
+        }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// `Accept-Encoding` lists gzip (or `*`) without `q=0`.
+    static func acceptsGzip(_ request: Request) -> Bool {
+        guard let header = request.headers[.acceptEncoding] else { return false }
+        for item in header.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let coding = parts.first, coding == "gzip" || coding == "*" else { continue }
+            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            if quality > 0 { return true }
+        }
+        return false
+    }
+}
+
+enum Gzip {
+    /// One-shot gzip (RFC 1952) with zlib at level 6; nil if zlib fails, in which case the
+    /// caller sends the body uncompressed.
+    static func compress(_ input: [UInt8]) -> [UInt8]? {
+        var stream = z_stream()
+        // windowBits 15 + 16: a gzip wrapper instead of zlib's.
+        guard deflateInit2_(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        defer { deflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(input.count))) + 32)
+        var input = input
+        let status = input.withUnsafeMutableBufferPointer { inBuffer in
+            output.withUnsafeMutableBufferPointer { outBuffer in
+                stream.next_in = inBuffer.baseAddress
+                stream.avail_in = uInt(inBuffer.count)
+                stream.next_out = outBuffer.baseAddress
+                stream.avail_out = uInt(outBuffer.count)
+                return deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { return nil }
+        output.removeSubrange(Int(stream.total_out)...)
+        return output
+    }
+}

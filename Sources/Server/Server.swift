@@ -1,0 +1,203 @@
+// The HTTP server: configuration, the route table, the middleware chain and the lifecycle
+// (listen at once, load the first snapshot in the background, reload on request or SIGHUP).
+
+import Dispatch
+import Engine
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import QueryLanguage
+import Synchronization
+
+public struct ServerConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    /// 0 picks a free port (the tests use it); `VltavaServer.port` tells which.
+    public var port: Int = 8080
+    /// Enables POST /v1/admin/reload when set (and not empty).
+    public var adminToken: String?
+    /// The layer whose area /v1/here checks; nil: the polygon layer with the largest extent.
+    public var areaLayer: String?
+    /// The URL clients reach the server at, for TileJSON's tile URLs; nil: from the Host header.
+    public var publicURL: String?
+    /// Request bodies (query text) larger than this are refused with 413.
+    public var maxBodyBytes: Int = 64 * 1024
+    /// Request targets (path and query) longer than this are refused with 414.
+    public var maxURIBytes: Int = 8 * 1024
+    /// A connection that sends nothing for this long is closed: it covers slow or stalled
+    /// clients sending their headers byte by byte, and idle keep-alive connections.
+    public var idleTimeout: Duration = .seconds(30)
+    /// How long a request body may take to arrive (408 after).
+    public var requestTimeout: Duration = .seconds(10)
+    public var queryLimits = QueryLimits()
+    public var logLevel: Logger.Level = .info
+
+    public init() {}
+}
+
+/// The request context: Hummingbird's core storage plus the channel, for the client's address
+/// in the request log.
+public struct APIContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}
+
+/// One registered route: the route table is the single source for the router and for the check
+/// that the OpenAPI document lists exactly these routes.
+public struct RouteEntry: Sendable, Hashable {
+    public let method: String
+    public let path: String
+}
+
+public final class VltavaServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let state: EngineState
+    let metrics = HTTPMetrics()
+    let logger: Logger
+    private let load: @Sendable () throws -> EngineHost
+    private let boundPort = Mutex<Int?>(nil)
+    private let portWaiters = Mutex<[CheckedContinuation<Int, Never>]>([])
+
+    /// `load` builds the first snapshot; it runs after the server listens, so early requests
+    /// get 503 rather than a refused connection.
+    public init(configuration: ServerConfiguration, logger: Logger? = nil, load: @escaping @Sendable () throws -> EngineHost) {
+        self.configuration = configuration
+        self.load = load
+        var logger = logger ?? Logger(label: "vltava.server")
+        logger.logLevel = configuration.logLevel
+        self.logger = logger
+        state = EngineState(metrics: metrics)
+    }
+
+    /// A server over the store at `storePath`.
+    public convenience init(configuration: ServerConfiguration, storePath: String, logger: Logger? = nil) {
+        self.init(configuration: configuration, logger: logger) { try EngineHost(storePath: storePath) }
+    }
+
+    /// The routes the server answers (the OpenAPI document lists the same).
+    public var routes: [RouteEntry] { VltavaServer.routeTable.map { RouteEntry(method: $0.method.rawValue, path: $0.path) } }
+
+    typealias Handler = @Sendable (Endpoints, Request, APIContext) async throws -> Response
+
+    static let routeTable: [(method: HTTPRequest.Method, path: String, handler: Handler)] = [
+        (.post, "/v1/query", { try await $0.query($1, $2) }),
+        (.get, "/v1/layers", { try $0.layers($1, $2) }),
+        (.get, "/v1/layers/{layer}/containing", { try $0.containing($1, $2) }),
+        (.get, "/v1/layers/{layer}/nearest", { try $0.nearest($1, $2) }),
+        (.get, "/v1/route", { try $0.route($1, $2) }),
+        (.get, "/v1/here", { try $0.here($1, $2) }),
+        (.get, "/v1/tiles/{tileset}.json", { try $0.tileJSON($1, $2) }),
+        (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try $0.tile($1, $2) }),
+        (.post, "/v1/admin/reload", { try await $0.reload($1, $2) }),
+        (.get, "/healthz", { try $0.health($1, $2) }),
+        (.get, "/metrics", { try $0.metricsText($1, $2) }),
+        (.get, "/openapi.json", { try $0.openAPI($1, $2) }),
+    ]
+
+    func makeRouter() -> Router<APIContext> {
+        let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
+        // First added runs first: the access log sees the final status, CORS adds its headers to
+        // every answer including problems, and the problem middleware turns every error below it
+        // into a problem document.
+        router.add(middleware: AccessMiddleware(metrics: metrics))
+        router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .authorization, .contentType, .origin, .acceptEncoding],
+                                              allowMethods: [.get, .post, .options], maxAge: .seconds(86_400)))
+        router.add(middleware: ProblemMiddleware(maxURIBytes: configuration.maxURIBytes))
+        let endpoints = Endpoints(state: state, configuration: configuration, metrics: metrics)
+        for route in VltavaServer.routeTable {
+            let handler = route.handler
+            router.on(RouterPath(route.path), method: route.method) { request, context in
+                try await handler(endpoints, request, context)
+            }
+        }
+        return router
+    }
+
+    /// The port the server listens on, once it does.
+    public func port() async -> Int {
+        await withCheckedContinuation { continuation in
+            if let port = boundPort.withLock({ $0 }) {
+                continuation.resume(returning: port)
+            } else {
+                portWaiters.withLock { $0.append(continuation) }
+                // The port may have been bound between the two locks.
+                if let port = boundPort.withLock({ $0 }) {
+                    for waiter in portWaiters.withLock({ w in defer { w.removeAll() }; return w }) { waiter.resume(returning: port) }
+                }
+            }
+        }
+    }
+
+    private func listening(on port: Int) {
+        boundPort.withLock { $0 = port }
+        for waiter in portWaiters.withLock({ w in defer { w.removeAll() }; return w }) { waiter.resume(returning: port) }
+    }
+
+    /// Listens, loads the first snapshot, and serves until the task is cancelled (or, with
+    /// `handleSignals`, until SIGINT/SIGTERM; SIGHUP then reloads the snapshot).
+    public func run(handleSignals: Bool = false) async throws {
+        let idle = configuration.idleTimeout.components
+        var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))
+        http1.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100)
+        let app = Application(
+            router: makeRouter(),
+            server: .http1(configuration: http1),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "vltava",
+                                                    backlog: 1024),
+            onServerRunning: { [self] channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                logger.info("listening", metadata: ["address": "http://\(configuration.host):\(port)"])
+                listening(on: port)
+            },
+            logger: logger
+        )
+        let hangup = handleSignals ? reloadOnHangup() : nil
+        defer { hangup?.cancel() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                do {
+                    try await state.loadFirst(load)
+                    if let snapshot = state.currentSnapshot {
+                        logger.info("snapshot loaded", metadata: ["layers": "\(snapshot.layers.count)", "load_seconds": "\(snapshot.loadSeconds)"])
+                    }
+                } catch {
+                    // Keep serving: health and data requests answer 503 with the reason.
+                    logger.error("the first snapshot could not be loaded", metadata: ["error": "\(error)"])
+                }
+            }
+            group.addTask {
+                if handleSignals {
+                    try await app.runService()
+                } else {
+                    try await app.run()
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// SIGHUP reloads the snapshot, as daemons do; the dispatch source runs its handler on a
+    /// queue, never inside the signal handler itself.
+    private func reloadOnHangup() -> any DispatchSourceSignal {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "vltava.sighup"))
+        source.setEventHandler { [self] in
+            Task {
+                do {
+                    let snapshot = try await state.reload()
+                    logger.info("snapshot reloaded on SIGHUP", metadata: ["layers": "\(snapshot.layers.count)", "load_seconds": "\(snapshot.loadSeconds)"])
+                } catch {
+                    logger.error("reload on SIGHUP failed; the previous data stays", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        source.resume()
+        return source
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Server
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the HTTP API (docs/HTTP_API.md) over the store.",
+        discussion: """
+            Listens at once and loads the store in the background (data requests answer 503 until
+            it is loaded). SIGHUP, or POST /v1/admin/reload with the admin token, reloads the
+            store without a restart; requests in flight finish on the data they started with.
+            Example: vltava serve --db demo/vltava.gpkg --port 8080
+            """
+    )
+
+    @OptionGroup var store: StoreOptions
+    @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
+    @Option(help: "Port to listen on (0: any free port, printed on start).") var port: Int = 8080
+    @Option(help: "Enables POST /v1/admin/reload with this bearer token (default: $VLTAVA_ADMIN_TOKEN).") var adminToken: String?
+    @Option(help: "The layer whose area /v1/here checks (default: the polygon layer with the largest extent).") var areaLayer: String?
+    @Option(help: "The URL clients reach the server at, for TileJSON tile URLs (default: from the Host header).") var publicURL: String?
+    @Option(help: "Seconds a connection may stay silent before it is closed.") var idleTimeout: Int = 30
+    @Option(help: "trace, debug, info, notice, warning, error or critical (request logs are info).") var logLevel: String = "info"
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else { throw CLIError("unknown --log-level '\(logLevel)'") }
+        guard (0...65_535).contains(port) else { throw CLIError("--port must be between 0 and 65535") }
+        guard idleTimeout > 0 else { throw CLIError("--idle-timeout must be a positive number of seconds") }
+        guard FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
+        // Logs go to standard error as JSON lines, one per event with its metadata, batched.
+        LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
+        defer { LogSink.standardError.flush() }
+        var configuration = ServerConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.adminToken = adminToken ?? ProcessInfo.processInfo.environment["VLTAVA_ADMIN_TOKEN"]
+        configuration.areaLayer = areaLayer
+        configuration.publicURL = publicURL
+        configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.logLevel = level
+        let server = VltavaServer(configuration: configuration, storePath: store.db)
+        // The bound port on standard output, for scripts and tests that ask for port 0.
+        Task {
+            let port = await server.port()
+            FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
+        }
+        try await server.run(handleSignals: true)
+    }
+}

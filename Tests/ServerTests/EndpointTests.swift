@@ -1,0 +1,282 @@
+// Every endpoint over real HTTP on loopback, against the demo store, with specific values:
+// the expected answers were checked against the data (the station coordinates in
+// Fixtures/air/stations-prague.csv, the NetworkX route of RouteCLITests).
+
+import Foundation
+@testable import Server
+import Geometry
+import TestSupport
+import Testing
+import VectorTiles
+
+@Suite struct EndpointTests {
+    @Test func layersListTheStore() async throws {
+        let server = try await RunningServer.shared.value
+        let response = try await get(server.port, "/v1/layers")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json")
+        let layers = response.json["layers"]?.items ?? []
+        #expect(layers.compactMap { $0["name"]?.string } == ["animals", "districts", "districts_sjtsk", "observations", "parking", "paths", "pavilions", "pens", "stations"])
+        guard let districts = layers.first(where: { $0["name"]?.string == "districts" }) else { Issue.record("no districts"); return }
+        #expect(districts["family"] == .string("polygons"))
+        #expect(districts["count"] == .integer(57))
+        let bounds = districts["bounds"]?.items.compactMap(\.number) ?? []
+        #expect(bounds.count == 4 && abs(bounds[0] - 14.224437) < 1e-6 && abs(bounds[3] - 50.177425) < 1e-6)
+        #expect(districts["columns"]?.items.contains { $0["name"]?.string == "NAZEV_MC" && $0["type"]?.string == "TEXT" } == true)
+        let stations = layers.first { $0["name"]?.string == "stations" }
+        #expect(stations?["time_series"]?["table"] == .string("observations"))
+        #expect(stations?["count"] == .integer(17))
+        let tileSets = response.json["tilesets"]?.items.compactMap { $0["name"]?.string }
+        #expect(tileSets == ["geography", "world_cities", "zoo_map"])
+    }
+
+    /// The Old Town point of the design brief lies in Praha 1 (fid 20 in the districts file).
+    @Test func containingDistrict() async throws {
+        let server = try await RunningServer.shared.value
+        let response = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/geo+json")
+        let features = response.json["features"]?.items ?? []
+        #expect(features.count == 1)
+        #expect(features.first?["properties"]?["NAZEV_MC"] == .string("Praha 1"))
+        #expect(features.first?["id"] == .integer(20))
+        #expect(features.first?["geometry"] == .null)  // polygons only on request
+        // With geometry=true the polygon comes along, and it does contain the point.
+        let withGeometry = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880&geometry=true")
+        let polygon = try GeoJSON.geometry(from: withGeometry.json["features"]?[0]?["geometry"] ?? .null)
+        guard case .polygon = polygon else { Issue.record("not a polygon: \(polygon)"); return }
+        // The zoo: the gorilla pavilion; the sea: nothing.
+        let pavilion = try await get(server.port, "/v1/layers/pavilions/containing?lon=14.404809&lat=50.115416")
+        #expect(pavilion.json["features"]?[0]?["properties"]?["name"] == .string("Pavilon goril"))
+        let nowhere = try await get(server.port, "/v1/layers/districts/containing?lon=0&lat=0")
+        #expect(nowhere.status == 200 && nowhere.json["features"]?.items.isEmpty == true)
+    }
+
+    /// The nearest station to the Old Town point is AREPA (Praha 1-n. Republiky), 600.76 m away
+    /// by haversine from the CSV's coordinates.
+    @Test func nearestStation() async throws {
+        let server = try await RunningServer.shared.value
+        let expected = Geodesy.haversine(lon1: 14.4208, lat1: 50.0880, lon2: 14.42922, lat2: 50.088066)
+        let response = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3")
+        #expect(response.status == 200)
+        let features = response.json["features"]?.items ?? []
+        #expect(features.compactMap { $0["properties"]?["code"]?.string } == ["AREPA", "AKALA", "ARIEA"])
+        #expect(abs((features.first?["distance_m"]?.number ?? 0) - expected) < 0.001)
+        #expect(abs(expected - 600.76) < 0.01)
+        #expect(features.first?["geometry"]?["coordinates"] == .array([.double(14.42922), .double(50.088066)]))
+        // Latest values from the time series: the last hour of the fixture.
+        #expect(features.first?["observed_until"] == .string("2019-04-16T21:00:00Z"))
+        #expect(features.first?["latest"]?["no2"]?["value"] == .double(32.9))
+        #expect(features.first?["latest"]?["so2"] == nil)  // AREPA does not measure SO2
+        // Within 500 m: nothing; within 1 km: AREPA alone.
+        #expect(try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3&within_m=500").json["features"]?.items.isEmpty == true)
+        #expect(try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3&within_m=1000").json["features"]?.items.count == 1)
+        // Only stations that measure SO2: Riegrovy sady is the nearest of them.
+        let so2 = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&where=so2")
+        #expect(so2.json["features"]?[0]?["properties"]?["code"] == .string("ARIEA"))
+        #expect(so2.json["features"]?[0]?["latest"]?["so2"]?["value"] == .double(3.5))
+        // Traffic stations measuring NO2: Karlín.
+        let traffic = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&where=no2&attr.classif=traffic")
+        #expect(traffic.json["features"]?.items.compactMap { $0["properties"]?["code"]?.string } == ["AKALA"])
+        // A pen in the zoo: the tigers, 22.7 m from the point.
+        let pens = try await get(server.port, "/v1/layers/pens/nearest?lon=14.4035&lat=50.1166")
+        #expect(pens.json["features"]?[0]?["properties"]?["name"] == .string("tygři"))
+        #expect(abs((pens.json["features"]?[0]?["distance_m"]?.number ?? 0) - 22.737) < 0.001)
+    }
+
+    /// The zoo entrance to the gorillas: 559.557 m (NetworkX on the same graph), snapping
+    /// 12.774 m and 18.709 m, in OSRM's shape.
+    @Test func zooRoute() async throws {
+        let server = try await RunningServer.shared.value
+        let response = try await get(server.port, "/v1/route?from=14.4109,50.1167&to=14.40519,50.11576&network=paths")
+        #expect(response.status == 200)
+        let answer = response.json
+        #expect(answer["code"] == .string("Ok"))
+        let route = answer["routes"]?[0]
+        #expect(abs((route?["distance"]?.number ?? 0) - 559.557) < 0.001)
+        #expect(abs((route?["duration"]?.number ?? 0) - 402.9) < 0.1)
+        let line = try GeoJSON.geometry(from: route?["geometry"] ?? .null)
+        guard case .lineString(let lineString) = line else { Issue.record("not a LineString"); return }
+        #expect(abs(Geodesy.length(of: lineString.coordinates) - 559.557) < 0.01)
+        let waypoints = answer["waypoints"]?.items ?? []
+        #expect(waypoints.count == 2)
+        #expect(abs((waypoints.first?["distance"]?.number ?? 0) - 12.774) < 0.001)
+        #expect(abs((waypoints.last?["distance"]?.number ?? 0) - 18.709) < 0.001)
+        // The store has one line layer, so the network may be left out.
+        let implicit = try await get(server.port, "/v1/route?from=14.4109,50.1167&to=14.40519,50.11576")
+        #expect(abs((implicit.json["routes"]?[0]?["distance"]?.number ?? 0) - 559.557) < 0.001)
+        // Old Town is 3 km from the zoo's paths: NoSegment, 422, as a problem.
+        let far = try await get(server.port, "/v1/route?from=14.4213,50.0875&to=14.40519,50.11576&network=paths")
+        #expect(far.status == 422)
+        #expect(far.header("Content-Type") == "application/problem+json")
+        #expect(far.object["code"] == .string("NoSegment"))
+        #expect(far.object["parameter"] == .string("from"))
+    }
+
+    @Test func hereOnTheHomeScreen() async throws {
+        let server = try await RunningServer.shared.value
+        let response = try await get(server.port, "/v1/here?lon=14.4208&lat=50.0880")
+        #expect(response.status == 200)
+        let answer = response.json
+        #expect(answer["area"]?["inside"] == .bool(true))
+        #expect(answer["area"]?["reason"] == .null)
+        let containing = answer["containing"]?.items ?? []
+        #expect(containing.compactMap { $0["layer"]?.string } == ["districts", "districts_sjtsk", "parking", "pavilions"])
+        #expect(containing.first?["features"]?[0]?["properties"]?["NAZEV_MC"] == .string("Praha 1"))
+        let station = answer["nearest_station"]
+        #expect(station?["properties"]?["code"] == .string("AREPA"))
+        #expect(station?["layer"] == .string("stations"))
+        #expect(abs((station?["distance_m"]?.number ?? 0) - 600.76) < 0.01)
+        #expect(station?["latest"]?["pm10"]?["value"] == .double(43))
+        // West of Prague: outside the mapped area, with how far.
+        let outside = try await get(server.port, "/v1/here?lon=14.10&lat=50.0").json
+        #expect(outside["area"]?["inside"] == .bool(false))
+        #expect(outside["area"]?["reason"] == .string("outside_area"))
+        #expect(abs((outside["area"]?["metres_outside"]?.number ?? 0) - 12_406.9) < 1)
+        #expect(outside["nearest_station"]?["properties"]?["code"] == .string("ARERA"))
+        // In the zoo, with the zoo's paths as the area.
+        let zoo = try await get(server.port, "/v1/here?lon=14.404809&lat=50.115416&area=paths").json
+        #expect(zoo["area"]?["layer"] == .string("paths") && zoo["area"]?["inside"] == .bool(true))
+        #expect(zoo["containing"]?.items.first { $0["layer"]?.string == "pavilions" }?["features"]?[0]?["properties"]?["name"] == .string("Pavilon goril"))
+    }
+
+    @Test func tilesAndTileJSON() async throws {
+        let server = try await RunningServer.shared.value
+        // The zoo's tiles are plain GeoJSON whatever the metadata says.
+        let tile = try await get(server.port, "/v1/tiles/zoo_map/16/35389/22192")
+        #expect(tile.status == 200)
+        #expect(tile.header("Content-Type") == "application/geo+json")
+        #expect(tile.header("Content-Encoding") == nil)
+        #expect(tile.object["water"]?["type"] == .string("FeatureCollection"))
+        // y is XYZ: the TMS row of the same tile is not a tile of the set.
+        let tms = try await get(server.port, "/v1/tiles/zoo_map/16/35389/\((1 << 16) - 1 - 22192)")
+        #expect(tms.status == 404 && tms.object["code"] == .string("tile_not_found"))
+        // Gzip MVT: sent as stored, with its encoding.
+        let mvt = try await get(server.port, "/v1/tiles/world_cities/0/0/0")
+        #expect(mvt.status == 200)
+        #expect(mvt.header("Content-Type") == "application/vnd.mapbox-vector-tile")
+        #expect(mvt.header("Content-Encoding") == "gzip")
+        #expect(Array(mvt.body.prefix(2)) == [0x1F, 0x8B])
+        let png = try await get(server.port, "/v1/tiles/geography/1/1/0")
+        #expect(png.header("Content-Type") == "image/png")
+        #expect(Array(png.body.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
+        // Uncompressed GeoJSON tiles are gzipped for clients that accept it.
+        let gzipped = try await get(server.port, "/v1/tiles/zoo_map/16/35389/22192", headers: [("Accept-Encoding", "gzip")])
+        #expect(gzipped.header("Content-Encoding") == "gzip")
+        #expect(try Decompression.inflate(gzipped.body) == tile.body)
+        // TileJSON points at this server.
+        let tileJSON = try await get(server.port, "/v1/tiles/zoo_map.json")
+        #expect(tileJSON.status == 200)
+        #expect(tileJSON.json["tilejson"] == .string("3.0.0"))
+        #expect(tileJSON.json["tiles"] == .array([.string("http://127.0.0.1:\(server.port)/v1/tiles/zoo_map/{z}/{x}/{y}")]))
+        #expect(tileJSON.json["minzoom"] == .integer(15) && tileJSON.json["maxzoom"] == .integer(16))
+        #expect(tileJSON.json["name"] == .string("zoo_prague_map"))
+        // Missing tile, unknown set.
+        #expect(try await get(server.port, "/v1/tiles/zoo_map/16/0/0").object["code"] == .string("tile_not_found"))
+        let unknown = try await get(server.port, "/v1/tiles/zoo_mapp/16/35389/22192")
+        #expect(unknown.status == 404)
+        #expect(unknown.object["detail"] == .string("unknown tile set 'zoo_mapp' — did you mean 'zoo_map'?"))
+    }
+
+    /// Tile set names are keys of the snapshot's registered sets, never file paths.
+    @Test func noPathTraversalThroughTiles() async throws {
+        let server = try await RunningServer.shared.value
+        for target in ["/v1/tiles/..%2F..%2Fetc/0/0/0", "/v1/tiles/../../etc/passwd", "/v1/tiles/zoo_map/../../../etc/passwd",
+                       "/v1/tiles/%2Fetc%2Fpasswd/0/0/0", "/v1/tiles/..%2F..%2F..%2Fetc%2Fpasswd.json", "/v1/tiles/%2e%2e/0/0/0",
+                       "/v1/tiles/zoo_map/..%2F16/35389/22192", "/v1/tiles/%00/0/0/0"] {
+            let response = try await get(server.port, target)
+            #expect([400, 404].contains(response.status), "\(target): \(response.status)")
+            #expect(!response.text.contains("root:"), "\(target)")
+            #expect(response.header("Content-Type") == "application/problem+json", "\(target)")
+        }
+    }
+
+    @Test func healthMetricsAndOpenAPI() async throws {
+        let server = try await RunningServer.shared.value
+        // HEAD, as load balancers probe: the GET answer's head without its body.
+        let head = try await HTTPConnection.open(port: server.port).request("HEAD", "/healthz")
+        #expect(head.status == 200 && head.body.isEmpty)
+        let health = try await get(server.port, "/healthz")
+        #expect(health.status == 200 && health.json["status"] == .string("ok") && health.json["layers"] == .integer(9))
+        for _ in 0..<3 { _ = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880") }
+        _ = try await get(server.port, "/v1/layers/nope/containing?lon=14.4208&lat=50.0880")
+        let metrics = try await get(server.port, "/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
+        let lines = metrics.text.split(separator: "\n").map(String.init)
+        let ok = lines.first { $0.hasPrefix("vltava_http_requests_total{route=\"/v1/layers/{layer}/containing\",method=\"GET\",status=\"200\"}") }
+        #expect((ok?.split(separator: " ").last.flatMap { Int($0) } ?? 0) >= 3)
+        #expect(lines.contains { $0.hasPrefix("vltava_http_requests_total{route=\"/v1/layers/{layer}/containing\",method=\"GET\",status=\"404\"}") })
+        #expect(lines.contains { $0.hasPrefix("vltava_http_request_duration_seconds_bucket{route=\"/v1/layers/{layer}/containing\",method=\"GET\",le=\"+Inf\"}") })
+        #expect(lines.contains("# TYPE vltava_http_request_duration_seconds histogram"))
+        #expect(lines.contains { $0.hasPrefix("vltava_snapshot_loaded_timestamp_seconds ") })
+        // Every bucket line of a histogram is cumulative: never smaller than the one before.
+        let buckets = lines.filter { $0.hasPrefix("vltava_http_request_duration_seconds_bucket{route=\"/v1/layers/{layer}/containing\"") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+        #expect(buckets.count == 15 && buckets == buckets.sorted())
+    }
+
+    /// The OpenAPI document lists exactly the router's routes, and every route is really
+    /// registered (answers something other than "no such endpoint").
+    @Test func openAPIMatchesTheRoutes() async throws {
+        let server = try await RunningServer.shared.value
+        let response = try await get(server.port, "/openapi.json")
+        #expect(response.status == 200)
+        let document = response.json
+        #expect(document["openapi"] == .string("3.1.0"))
+        guard case .object(let paths)? = document["paths"] else { Issue.record("no paths"); return }
+        var documented: Set<String> = []
+        for (path, item) in paths {
+            guard case .object(let operations) = item else { continue }
+            for method in operations.keys where ["get", "post", "put", "delete", "patch"].contains(method) { documented.insert("\(method.uppercased()) \(path)") }
+        }
+        let registered = Set(server.server.routes.map { "\($0.method) \($0.path)" })
+        #expect(documented == registered)
+        for route in server.server.routes {
+            let target = route.path.replacingOccurrences(of: "{layer}", with: "districts").replacingOccurrences(of: "{tileset}", with: "zoo_map")
+                .replacingOccurrences(of: "{z}", with: "16").replacingOccurrences(of: "{x}", with: "35389").replacingOccurrences(of: "{y}", with: "22192")
+            let answer = try await HTTPConnection.open(port: server.port).request(route.method, target)
+            #expect(!["not_found", "method_not_allowed"].contains(answer.object["code"]?.string ?? ""), "\(route.method) \(target)")
+        }
+    }
+
+    @Test func corsAndGzip() async throws {
+        let server = try await RunningServer.shared.value
+        let preflight = try await HTTPConnection.open(port: server.port).request("OPTIONS", "/v1/layers/districts/containing", headers: [
+            ("Origin", "https://app.example"), ("Access-Control-Request-Method", "GET"),
+        ])
+        #expect(preflight.status == 204)
+        #expect(preflight.header("Access-Control-Allow-Origin") == "*")
+        #expect(preflight.header("Access-Control-Allow-Methods")?.contains("GET") == true)
+        let simple = try await get(server.port, "/v1/layers", headers: [("Origin", "https://app.example")])
+        #expect(simple.header("Access-Control-Allow-Origin") == "*")
+        // Problems carry CORS headers too, or a browser app could not read its errors.
+        let problem = try await get(server.port, "/v1/layers/nope/containing?lon=1&lat=1", headers: [("Origin", "https://app.example")])
+        #expect(problem.status == 404 && problem.header("Access-Control-Allow-Origin") == "*")
+        let plain = try await get(server.port, "/v1/layers")
+        let gzipped = try await get(server.port, "/v1/layers", headers: [("Accept-Encoding", "br, gzip;q=0.8")])
+        #expect(plain.header("Content-Encoding") == nil)
+        #expect(gzipped.header("Content-Encoding") == "gzip")
+        #expect(gzipped.header("Vary") == "Accept-Encoding")
+        #expect(gzipped.body.count < plain.body.count / 3)
+        #expect(try Decompression.inflate(gzipped.body) == plain.body)
+        let refused = try await get(server.port, "/v1/layers", headers: [("Accept-Encoding", "gzip;q=0")])
+        #expect(refused.header("Content-Encoding") == nil)
+    }
+}
+
+/// The server's byte serializer writes exactly what Geometry's JSON.serialize writes.
+@Suite struct JSONBytesTests {
+    @Test func sameAsJSONSerialize() throws {
+        let values: [JSONValue] = [
+            .null, .bool(true), .integer(-42), .double(14.4208), .double(1e-5), .double(3), .double(.nan), .double(-0.0),
+            .double(1e300), .double(-2.5e-300), .double(.infinity), .double(559.557),
+            .string("Praha 1 — Malá Strana \"quoted\" back\\slash\ttab\nnewline\u{01}\u{1F}"), .string(""), .string("🐘"),
+            .array([]), .object(JSONObject()),
+            try JSON.parse("{\"a\":[1,2.5,{\"b\":null}],\"c\":\"d\",\"e\":{\"f\":[true,false]}}"),
+        ]
+        for value in values {
+            #expect(String(decoding: JSONBytes.serialize(value), as: UTF8.self) == JSON.serialize(value))
+        }
+    }
+}

@@ -1,0 +1,228 @@
+// Loading, live reloads and logs: 503 until the first snapshot is there; new observations
+// imported while `vltava serve` runs are seen after POST /v1/admin/reload or SIGHUP; requests
+// keep succeeding while snapshots are swapped under them.
+
+import Engine
+import Foundation
+import Geometry
+import Logging
+@testable import Server
+import Synchronization
+import TestSupport
+import Testing
+
+@Suite struct LifecycleTests {
+    @Test func answers503WhileLoading() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let store = try await DemoStore.path()
+        let server = await RunningServer.start { _ in } load: {
+            gate.wait()
+            return try EngineHost(storePath: store)
+        }
+        defer { server.stop() }
+        let health = try await get(server.port, "/healthz")
+        #expect(health.status == 503)
+        #expect(health.header("Retry-After") == "1")
+        #expect(health.object["code"] == .string("snapshot_loading"))
+        let data = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
+        #expect(data.status == 503 && data.header("Content-Type") == "application/problem+json")
+        // Bad parameters are still a 400: they do not depend on the data.
+        #expect(try await get(server.port, "/v1/layers/districts/containing?lon=x&lat=50").status == 400)
+        #expect(try await get(server.port, "/metrics").status == 200)
+        gate.signal()
+        try await server.ready()
+        #expect(try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880").status == 200)
+    }
+
+    @Test func aStoreThatCannotLoadIs503WithTheReason() async throws {
+        let server = await RunningServer.start(store: "/nonexistent/store.gpkg")
+        defer { server.stop() }
+        var answer = try await get(server.port, "/healthz")
+        for _ in 0..<100 where answer.object["code"] == .string("snapshot_loading") {
+            try await Task.sleep(for: .milliseconds(20))
+            answer = try await get(server.port, "/healthz")
+        }
+        #expect(answer.status == 503 && answer.object["code"] == .string("snapshot_unavailable"))
+    }
+
+    /// The real binary, as deployed: import a later hour of observations while it runs, then
+    /// reload through the admin endpoint (and see it refuse without the token); then import a
+    /// new layer and reload with SIGHUP.
+    @Test func reloadSeesNewlyImportedData() async throws {
+        let store = try await DemoStore.copy()
+        let directory = URL(fileURLWithPath: store).deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["serve", "--db", store, "--port", "0", "--log-level", "warning"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["VLTAVA_ADMIN_TOKEN": "s3cret"]) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        // "listening on http://127.0.0.1:PORT"
+        let reader = output.fileHandleForReading
+        let line = try await offPool { String(decoding: reader.availableData, as: UTF8.self) }
+        guard let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
+            Issue.record("no port in \(line)"); return
+        }
+        var health = try await get(port, "/healthz")
+        for _ in 0..<200 where health.status != 200 {
+            try await Task.sleep(for: .milliseconds(25))
+            health = try await get(port, "/healthz")
+        }
+        #expect(health.status == 200)
+        let nearest = "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880"
+        #expect(try await get(port, nearest).json["features"]?[0]?["observed_until"] == .string("2019-04-16T21:00:00Z"))
+
+        // The next hour: every row of the fixture plus one new hour for AREPA.
+        let original = try String(contentsOfFile: Fixtures.path("air/observations-2019-04-15-16.csv"), encoding: .utf8)
+        let newHour = "AREPA,Praha 1-n. Republiky,urban,CHMI,50.088066,14.42922,2019-04-16 21:00:00.0 UTC,2019-04-16 22:00:00.0 UTC,2,good,99.9,0,20,21,0,0,0\n"
+        let csv = directory.appendingPathComponent("observations-next-hour.csv")
+        try (original.hasSuffix("\n") ? original + newHour : original + "\n" + newHour).write(to: csv, atomically: true, encoding: .utf8)
+        let imported = try await offPool {
+            let result = try CLI.run(["import", csv.path, "--layer", "observations", "--time-series-of", "stations", "--replace", "--db", store])
+            return (status: result.status, stderr: result.stderr)
+        }
+        #expect(imported.status == 0, "\(imported.stderr)")
+        // Imported, not yet reloaded: the server still answers from its snapshot.
+        #expect(try await get(port, nearest).json["features"]?[0]?["observed_until"] == .string("2019-04-16T21:00:00Z"))
+
+        #expect(try await post(port, "/v1/admin/reload", body: "").status == 401)
+        let wrong = try await post(port, "/v1/admin/reload", body: "", headers: [("Authorization", "Bearer s3cres")])
+        #expect(wrong.status == 401 && wrong.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+        let reloaded = try await post(port, "/v1/admin/reload", body: "", headers: [("Authorization", "Bearer s3cret")])
+        #expect(reloaded.status == 200 && reloaded.object["status"] == .string("reloaded"))
+        let after = try await get(port, nearest).json["features"]?[0]
+        #expect(after?["observed_until"] == .string("2019-04-16T22:00:00Z"))
+        #expect(after?["latest"]?["no2"]?["value"] == .double(99.9))
+
+        // A new layer, and SIGHUP.
+        #expect(try await offPool { try CLI.run(["import", Fixtures.path("air/stations-prague.csv"), "--layer", "stations_copy", "--db", store]).status } == 0)
+        #expect(try await get(port, "/v1/layers/stations_copy/nearest?lon=14.4208&lat=50.0880").status == 404)
+        kill(process.processIdentifier, SIGHUP)
+        var copy = try await get(port, "/v1/layers/stations_copy/nearest?lon=14.4208&lat=50.0880")
+        for _ in 0..<200 where copy.status != 200 {
+            try await Task.sleep(for: .milliseconds(25))
+            copy = try await get(port, "/v1/layers/stations_copy/nearest?lon=14.4208&lat=50.0880")
+        }
+        #expect(copy.json["features"]?[0]?["properties"]?["code"] == .string("AREPA"))
+        let metrics = try await get(port, "/metrics").text
+        #expect(metrics.contains("vltava_snapshot_reloads_total{result=\"ok\"} 2"))
+    }
+
+    @Test func adminIsDisabledWithoutAToken() async throws {
+        let server = try await RunningServer.shared.value
+        let answer = try await post(server.port, "/v1/admin/reload", body: "", headers: [("Authorization", "Bearer anything")])
+        #expect(answer.status == 404 && answer.object["code"] == .string("admin_disabled"))
+    }
+
+    /// Requests in flight while the snapshot is swapped ten times: every one succeeds with the
+    /// same answer.
+    @Test func requestsSucceedDuringReloads() async throws {
+        let server = await RunningServer.start(store: try await DemoStore.path()) { $0.adminToken = "t" }
+        defer { server.stop() }
+        try await server.ready()
+        let counters = Counters()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let connection = try await HTTPConnection.open(port: server.port)
+                    while !counters.done.load(ordering: .relaxed) {
+                        let response = try await connection.request("GET", "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
+                        let ok = response.status == 200 && response.json["features"]?[0]?["properties"]?["NAZEV_MC"] == .string("Praha 1")
+                        if !ok { counters.failures.add(1, ordering: .relaxed) }
+                        counters.answered.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+            group.addTask {
+                defer { counters.done.store(true, ordering: .relaxed) }
+                for _ in 0..<10 {
+                    let reload = try await post(server.port, "/v1/admin/reload", body: "", headers: [("Authorization", "Bearer t")])
+                    #expect(reload.status == 200)
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(counters.failures.load(ordering: .relaxed) == 0)
+        #expect(counters.answered.load(ordering: .relaxed) > 10)
+    }
+
+    /// Every request is logged through swift-log with its route, status and time.
+    @Test func requestsAreLogged() async throws {
+        let records = LogRecords()
+        let store = try await DemoStore.path()
+        let logger = Logger(label: "capture") { _ in CapturingHandler(records: records) }
+        let server = await RunningServer.start({ $0.logLevel = .info }, logger: logger) { try EngineHost(storePath: store) }
+        defer { server.stop() }
+        try await server.ready()
+        _ = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
+        let entry = records.entries.withLock { $0.last { $0.message == "request" && $0.metadata["path"] == "/v1/layers/districts/containing" } }
+        #expect(entry?.metadata["route"] == "/v1/layers/{layer}/containing")
+        #expect(entry?.metadata["status"]?.description == "200")
+        #expect(entry?.metadata["method"] == "GET")
+        #expect(entry?.metadata["client"] == "127.0.0.1")
+        #expect(Double(entry?.metadata["ms"]?.description ?? "") != nil)
+    }
+}
+
+final class Counters: Sendable {
+    let failures = Atomic<Int>(0)
+    let answered = Atomic<Int>(0)
+    let done = Atomic<Bool>(false)
+}
+
+final class LogRecords: Sendable {
+    let entries = Mutex<[(message: String, metadata: Logger.Metadata)]>([])
+}
+
+struct CapturingHandler: LogHandler {
+    let records: LogRecords
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        records.entries.withLock { $0.append((event.message.description, merged)) }
+    }
+}
+
+/// The serve command's log handler: one JSON object per line, metadata as members.
+@Suite struct JSONLogTests {
+    @Test func oneJSONObjectPerLine() throws {
+        let pipe = Pipe()
+        let sink = LogSink(fileDescriptor: pipe.fileHandleForWriting.fileDescriptor)
+        var logger = Logger(label: "vltava.server") { JSONLogHandler(label: $0, level: .info, sink: sink) }
+        logger[metadataKey: "hb.request.id"] = "abc"
+        logger.info("request", metadata: ["route": "/v1/here", "status": "200", "quote": "a\"b"])
+        logger.debug("not written at info")
+        sink.flush()
+        try pipe.fileHandleForWriting.close()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 1)
+        guard case .object(let line)? = try? JSON.parse(String(lines.first ?? "")) else { Issue.record("not JSON: \(text)"); return }
+        #expect(line["msg"] == .string("request") && line["level"] == .string("info") && line["logger"] == .string("vltava.server"))
+        #expect(line["route"] == .string("/v1/here") && line["status"] == .string("200") && line["quote"] == .string("a\"b"))
+        #expect(line["hb.request.id"] == .string("abc"))
+        #expect(line["ts"]?.string?.hasSuffix("Z") == true && line["ts"]?.string?.count == 24)
+    }
+}
+
+@Suite struct AccessLogFormatTests {
+    @Test func milliseconds() {
+        #expect(AccessMiddleware.milliseconds(0.000015) == "0.015")
+        #expect(AccessMiddleware.milliseconds(0.0012345) == "1.235" || AccessMiddleware.milliseconds(0.0012345) == "1.234")
+        #expect(AccessMiddleware.milliseconds(2.5) == "2500.000")
+        #expect(AccessMiddleware.milliseconds(0) == "0.000")
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Geometry
+import Testing
+
+/// POST /v1/query with real answers: JSON by default, GeoJSON on request, several statements as
+/// an array, and each kind of query error on its documented status.
+@Suite struct QueryEndpointTests {
+    @Test func answersAsJSONAndGeoJSON() async throws {
+        let server = try await RunningServer.shared.value
+        let district = try await post(server.port, "/v1/query", body: "FIND districts CONTAINING POINT(14.4208 50.0880) RETURN NAZEV_MC, KOD_MC")
+        #expect(district.status == 200)
+        #expect(district.header("Content-Type")?.hasPrefix("application/json") == true)
+        #expect(district.text == #"{"count":1,"rows":[{"NAZEV_MC":"Praha 1","KOD_MC":500054}]}"#)
+
+        let station = try await post(server.port, "/v1/query?format=geojson",
+                                     body: "FIND stations NEAREST 1 TO POINT(14.42076 50.08804) WHERE MEASURES(no2) RETURN fid, code, LATEST(no2), distance_m")
+        #expect(station.status == 200)
+        guard case .array(let features)? = station.object["features"], case .object(let feature)? = features.first,
+              case .object(let properties)? = feature["properties"] else { Issue.record("not GeoJSON: \(station.text)"); return }
+        #expect(properties["code"] == .string("AREPA"))
+        #expect(properties["latest_no2"] == .double(32.9))
+        #expect(properties["distance_m"] == .double(603.6))
+        #expect(try GeoJSON.geometry(from: feature["geometry"] ?? .null) == .point(Point(lon: 14.42922, lat: 50.088066)))
+
+        let route = try await post(server.port, "/v1/query", body: "ROUTE FROM POINT(14.4109 50.1167) TO POINT(14.40519 50.11576) ON paths")
+        #expect(route.object["code"] == .string("Ok"))
+        #expect(route.object["distance"] == .double(559.557))
+
+        let two = try await post(server.port, "/v1/query", body: "FIND animals LINKED TO (pavilions WHERE name = 'Pavilon goril') ORDER BY name RETURN name; SHOW LAYERS")
+        guard case .array(let answers) = two.json, case .object(let animals)? = answers.first else { Issue.record("not an array: \(two.text)"); return }
+        #expect(animals["count"] == .integer(3))
+    }
+
+    @Test func errorsCarryTheirPositionAndStatus() async throws {
+        let server = try await RunningServer.shared.value
+        let unknown = try await post(server.port, "/v1/query", body: "FIND statoins NEAREST 1 TO POINT(14.42 50.09)")
+        #expect(unknown.status == 404)
+        #expect(unknown.header("Content-Type") == "application/problem+json")
+        #expect(unknown.object["code"] == .string("unknown_layer"))
+        #expect(unknown.object["line"] == .integer(1) && unknown.object["column"] == .integer(6))
+        #expect(unknown.object["hint"] == .string("did you mean 'stations'?"))
+        let swapped = try await post(server.port, "/v1/query", body: "FIND stations NEAREST 1 TO POINT(50.09 114.42)")
+        #expect(swapped.status == 400)
+        let noRoute = try await post(server.port, "/v1/query", body: "ROUTE FROM POINT(14.4109 50.1167) TO POINT(14.5 50.0) ON paths")
+        #expect(noRoute.status == 422 && noRoute.object["code"] == .string("NoSegment"))
+        let tooMany = try await post(server.port, "/v1/query", body: "FIND stations LIMIT 20000")
+        #expect(tooMany.status == 422 && tooMany.object["code"] == .string("limit_exceeded"))
+    }
+}
