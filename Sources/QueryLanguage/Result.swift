@@ -73,11 +73,12 @@ public struct QueryResult: Sendable {
             }
             return .object(JSONObject([("type", .string("FeatureCollection")), ("features", .array(features))]))
         case .route(let route, _):
-            let summary = route.osrmJSON()
-            var properties: [(String, JSONValue)] = []
-            if case .object(let object) = summary {
-                for (key, value) in object where key != "geometry" { properties.append((key, value)) }
-            }
+            let properties: [(String, JSONValue)] = [
+                ("distance", .double((route.metres * 1000).rounded() / 1000)),
+                ("duration", .double((route.seconds * 10).rounded() / 10)),
+                ("distance_units", .string("metres, great-circle on a sphere of R = 6,371,008.8 m")),
+                ("nodes", .array(route.nodeIDs.map { .integer($0) })),
+            ]
             return .object(JSONObject([
                 ("type", .string("Feature")),
                 ("geometry", GeoJSON.encode(.lineString(route.geometry))),

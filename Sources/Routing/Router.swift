@@ -267,22 +267,28 @@ public final class Router {
 }
 
 extension Route {
-    /// The answer in the shape routing clients know (OSRM): code, distance (m, to the mm), duration (s),
-    /// GeoJSON geometry, waypoints with their snap distances, and the nodes passed.
-    public func osrmJSON() -> JSONValue {
-        .object(JSONObject([
+    /// The answer in the shape routing clients know (OSRM's route service): `code`, one entry in
+    /// `routes` with distance (m, to the mm), duration (s) and the GeoJSON LineString, the
+    /// `waypoints` where the points joined the network with their snap distances, and the OSM
+    /// nodes passed. `extra` members (network, profile) follow.
+    public func osrmJSON(extra: [(String, JSONValue)] = []) -> JSONValue {
+        func mm(_ value: Double) -> JSONValue { .double((value * 1000).rounded() / 1000) }
+        let waypoints: [JSONValue] = self.waypoints.map { w in
+            .object(JSONObject([
+                ("location", .array([.double(w.location.lon), .double(w.location.lat)])),
+                ("distance", mm(w.snapMetres)),
+                ("name", .string("")),
+            ]))
+        }
+        return .object(JSONObject([
             ("code", .string("Ok")),
-            ("distance", .double((metres * 1000).rounded() / 1000)),
-            ("duration", .double((seconds * 10).rounded() / 10)),
-            ("distance_units", .string("metres, great-circle on a sphere of R = 6,371,008.8 m")),
-            ("geometry", GeoJSON.encode(.lineString(geometry))),
-            ("waypoints", .array(waypoints.map { w in
-                .object(JSONObject([
-                    ("location", .array([.double(w.location.lon), .double(w.location.lat)])),
-                    ("distance", .double((w.snapMetres * 1000).rounded() / 1000)),
-                ]))
-            })),
-            ("nodes", .array(nodeIDs.map { .integer($0) })),
-        ]))
+            ("routes", .array([.object(JSONObject([
+                ("distance", mm(metres)),
+                ("duration", .double((seconds * 10).rounded() / 10)),
+                ("geometry", GeoJSON.encode(.lineString(geometry))),
+                ("nodes", .array(nodeIDs.map { .integer($0) })),
+            ]))])),
+            ("waypoints", .array(waypoints)),
+        ] + extra + [("distance_units", .string("metres, great-circle on a sphere of R = 6,371,008.8 m"))]))
     }
 }

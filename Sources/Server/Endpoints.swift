@@ -185,29 +185,9 @@ struct Endpoints: Sendable {
     /// Walking speeds in m/s. Store networks have no per-edge access tags, so a profile is a speed.
     static let profiles: [String: Double] = ["foot": 5.0 / 3.6]
 
-    /// The answer in OSRM's shape: code, routes[0] with distance (m), duration (s) and a GeoJSON
-    /// LineString, and the waypoints where the points joined the network.
+    /// The answer in OSRM's shape (`Route.osrmJSON`), naming the network and the profile.
     static func osrm(_ route: Route, network: String, profile: String) -> JSONValue {
-        let waypoints: [JSONValue] = route.waypoints.map { w in
-            .object(JSONObject([
-                ("location", .array([.double(w.location.lon), .double(w.location.lat)])),
-                ("distance", FeatureJSON.metres(w.snapMetres)),
-                ("name", .string("")),
-            ]))
-        }
-        return .object(JSONObject([
-            ("code", .string("Ok")),
-            ("routes", .array([.object(JSONObject([
-                ("distance", FeatureJSON.metres(route.metres)),
-                ("duration", .double((route.seconds * 10).rounded() / 10)),
-                ("geometry", GeoJSON.encode(.lineString(route.geometry))),
-                ("nodes", .array(route.nodeIDs.map { .integer($0) })),
-            ]))])),
-            ("waypoints", .array(waypoints)),
-            ("network", .string(network)),
-            ("profile", .string(profile)),
-            ("distance_units", .string(distanceUnits)),
-        ]))
+        route.osrmJSON(extra: [("network", .string(network)), ("profile", .string(profile))])
     }
 
     // MARK: - Here

@@ -14,14 +14,15 @@ import Testing
         #expect(route.status == 0, "\(route.stderr)")
         guard case .object(let answer) = try JSON.parse(route.stdout) else { Issue.record("not JSON: \(route.stdout)"); return }
         #expect(answer["code"] == .string("Ok"))
-        #expect(abs((answer["distance"]?.number ?? 0) - 559.557) < 0.001)
-        #expect(abs((answer["duration"]?.number ?? 0) - 402.9) < 0.1)  // 559.557 m at 5 km/h
+        guard case .array(let routes)? = answer["routes"], case .object(let best)? = routes.first else { Issue.record("no routes"); return }
+        #expect(abs((best["distance"]?.number ?? 0) - 559.557) < 0.001)
+        #expect(abs((best["duration"]?.number ?? 0) - 402.9) < 0.1)  // 559.557 m at 5 km/h
         guard case .array(let waypoints)? = answer["waypoints"], case .object(let first)? = waypoints.first, case .object(let last)? = waypoints.last else {
             Issue.record("no waypoints"); return
         }
         #expect(abs((first["distance"]?.number ?? 0) - 12.774) < 0.001)
         #expect(abs((last["distance"]?.number ?? 0) - 18.709) < 0.001)
-        let geometry = try GeoJSON.geometry(from: answer["geometry"] ?? .null)
+        let geometry = try GeoJSON.geometry(from: best["geometry"] ?? .null)
         guard case .lineString(let line) = geometry else { Issue.record("no LineString"); return }
         #expect(abs(Geodesy.length(of: line.coordinates) - 559.557) < 0.01)
     }
