@@ -118,6 +118,45 @@ enum OpenAPI {
         }
       }
     },
+    "/v1/air": {
+      "get": {
+        "summary": "The air where a point is: per pollutant the nearest station that measures it with its latest value, the index of the nearest station that has one, the district, and the data's age",
+        "parameters": [
+          {"$ref": "#/components/parameters/lon"},
+          {"$ref": "#/components/parameters/lat"}
+        ],
+        "responses": {
+          "200": {"description": "query, district, index, pollutants, observed_until, age_s.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/schedule/check": {
+      "post": {
+        "summary": "Whether a plan of events leaves enough time to walk from each event to the next",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {"schema": {"type": "object", "required": ["events"], "properties": {
+              "network": {"type": "string"},
+              "speed_kmh": {"type": "number"},
+              "events": {"type": "array", "minItems": 2, "maxItems": 20, "items": {"type": "object", "required": ["place", "start", "end"], "properties": {
+                "name": {"type": "string"}, "place": {"type": "string", "description": "POINT(lon lat), or a query-language target such as pavilions WHERE name = 'Pavilon goril'"},
+                "start": {"type": "string", "format": "date-time"}, "end": {"type": "string", "format": "date-time"}}}}}}}
+          }
+        },
+        "responses": {
+          "200": {"description": "feasible, and per leg the walk (m, min), the gap between the events and the slack (min).", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/tiles/{tileset}.json": {
       "get": {
         "summary": "TileJSON 3.0.0 of a tile set",

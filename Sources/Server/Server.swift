@@ -19,6 +19,8 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// The layer whose area /v1/here checks; nil: the polygon layer with the largest extent.
     public var areaLayer: String?
+    /// The polygon layer /v1/air names the district from.
+    public var districtLayer: String = "districts"
     /// The URL clients reach the server at, for TileJSON's tile URLs; nil: from the Host header.
     public var publicURL: String?
     /// Request bodies (query text) larger than this are refused with 413.
@@ -92,6 +94,8 @@ public final class VltavaServer: Sendable {
         (.get, "/v1/layers/{layer}/nearest", { try $0.nearest($1, $2) }),
         (.get, "/v1/route", { try $0.route($1, $2) }),
         (.get, "/v1/here", { try $0.here($1, $2) }),
+        (.get, "/v1/air", { try $0.air($1, $2) }),
+        (.post, "/v1/schedule/check", { try await $0.checkSchedule($1, $2) }),
         (.get, "/v1/tiles/{tileset}.json", { try $0.tileJSON($1, $2) }),
         (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try $0.tile($1, $2) }),
         (.post, "/v1/admin/reload", { try await $0.reload($1, $2) }),
