@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# The main job on the bundled demo data: builds demo/vltava.gpkg from Fixtures/ and shows
-# what is in it. (Assumes `swift build -c release` has run; `make demo` does both.)
+# The main job on the bundled demo data (`make demo` builds the release binary first):
+# builds demo/vltava.gpkg from Fixtures/, starts the HTTP API on loopback, and prints one
+# ready-to-paste request per story of docs/STORIES.md. Ctrl-C stops the server.
+#   VLTAVA_PORT   the port (default 8080)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 vltava=.build/release/vltava
 db=demo/vltava.gpkg
+port=${VLTAVA_PORT:-8080}
 
 start=$(date +%s%N)
-scripts/build-demo-store.sh "$db" "$vltava"
-echo "built $db in $(( ($(date +%s%N) - start) / 1000000 )) ms"
+scripts/build-demo-store.sh "$db" "$vltava" >/dev/null
+echo "built $db from Fixtures/ in $(( ($(date +%s%N) - start) / 1000000 )) ms:"
+"$vltava" query "SHOW LAYERS" --db "$db"
 echo
 
-"$vltava" layers --db "$db"
+"$vltava" serve --db "$db" --host 127.0.0.1 --port "$port" --log-level warning &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT INT TERM
+for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+    kill -0 $server 2>/dev/null || { echo "the server did not start" >&2; exit 1; }
+    sleep 0.1
+done
+echo "serving the HTTP API on http://127.0.0.1:$port (docs/HTTP_API.md); Ctrl-C stops it."
+echo "Try the stories of docs/STORIES.md:"
 echo
-"$vltava" describe stations --db "$db"
-echo
-"$vltava" tiles at Fixtures/zoo/zoo-prague-geojson-tiles.mbtiles 14.404891,50.115400 --zoom 16
-echo
-# A walk inside the zoo, from the main entrance to the gorillas' pen, over its footpaths.
-"$vltava" route --from 14.4109,50.1167 --to 14.40519,50.11576 --network paths --db "$db"
+python3 scripts/stories.py curl "http://127.0.0.1:$port"
+wait $server
