@@ -173,16 +173,7 @@ struct Runner {
         return x < y ? -1 : x > y ? 1 : 0
     }
 
-    static func json(_ value: AttributeValue) -> JSONValue {
-        switch value {
-        case .null: .null
-        case .bool(let b): .bool(b)
-        case .integer(let i): .integer(i)
-        case .real(let d): .double(d)
-        case .text(let s): .string(s)
-        case .json(let s): (try? JSON.parse(s)) ?? .string(s)
-        }
-    }
+    static func json(_ value: AttributeValue) -> JSONValue { GeoJSON.json(value) }
 
     // MARK: Tiles
 

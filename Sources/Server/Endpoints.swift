@@ -159,17 +159,7 @@ struct Endpoints: Sendable {
         let maxSnap = try parameters.double("max_snap_m") ?? 500
         guard maxSnap > 0 && maxSnap <= 5000 else { throw APIError.invalidParameter("max_snap_m", "must be more than 0 and at most 5000 metres, got \(maxSnap)") }
         let snapshot = try state.snapshot()
-        let networkName: String
-        if let given = parameters.string("network") {
-            networkName = given
-        } else {
-            // One walking network needs no name; with several the client must choose.
-            let lines = snapshot.layers.filter { $0.family == .lines }.map(\.name)
-            guard lines.count == 1, let only = lines.first else {
-                throw APIError.missingParameter("network", "a line layer to walk along (line layers: \(lines.joined(separator: ", ")))")
-            }
-            networkName = only
-        }
+        let networkName = try Endpoints.networkName(parameters.string("network"), in: snapshot)
         let network = try engine { () throws(EngineError) in try snapshot.network(networkName) }
         let route: Route
         do {
@@ -180,6 +170,17 @@ struct Endpoints: Sendable {
             throw APIError.route(error)
         }
         return Reply.json(Endpoints.osrm(route, network: network.layerName, profile: profile), request: request)
+    }
+
+    /// The network a request names, or the only line layer when it names none; with several the
+    /// client must choose.
+    static func networkName(_ given: String?, in snapshot: Snapshot) throws(APIError) -> String {
+        if let given { return given }
+        let lines = snapshot.layers.filter { $0.family == .lines }.map(\.name)
+        guard lines.count == 1, let only = lines.first else {
+            throw APIError.missingParameter("network", "a line layer to walk along (line layers: \(lines.joined(separator: ", ")))")
+        }
+        return only
     }
 
     /// Walking speeds in m/s. Store networks have no per-edge access tags, so a profile is a speed.

@@ -43,16 +43,7 @@ extension Endpoints {
             events.append(Event(name: event["name"]?.string ?? "event \(i + 1)", place: place, start: start, end: end))
         }
         let snapshot = try state.snapshot()
-        let network: String
-        if let given = body["network"]?.string {
-            network = given
-        } else {
-            let lines = snapshot.layers.filter { $0.family == .lines }.map(\.name)
-            guard lines.count == 1, let only = lines.first else {
-                throw APIError.missingParameter("network", "a line layer to walk along (line layers: \(lines.joined(separator: ", ")))")
-            }
-            network = only
-        }
+        let network = try Endpoints.networkName(body["network"]?.string, in: snapshot)
         // Each leg is a ROUTE statement of the query language, so places take its syntax and
         // its errors (an unknown layer, a place that matches nothing) with their positions.
         var legs: [JSONValue] = []

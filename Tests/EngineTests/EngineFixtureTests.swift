@@ -6,24 +6,11 @@ import TestSupport
 import Testing
 import VectorTiles
 
-/// One store with every Prague and zoo fixture, built once for all engine tests.
+/// The demo store (every Prague and zoo fixture), built once for all engine tests.
 enum DemoStore {
     static let snapshot: Result<Snapshot, any Error> = Result {
         let path = try Fixtures.temporaryDirectory("engine").appendingPathComponent("engine.gpkg").path
-        let store = try GeoPackage(path: path, mode: .readWrite)
-        func load(_ fixture: String, _ layer: String, _ configure: (inout ImportOptions) -> Void = { _ in }) throws {
-            var options = ImportOptions(layer: layer)
-            configure(&options)
-            _ = try Importer.importFile(Fixtures.path(fixture), into: store, options: options)
-        }
-        try load("prague/districts.wgs84.geojson", "districts")
-        try load("prague/parking-zones.wgs84.geojson", "parking")
-        try load("air/stations-prague.csv", "stations")
-        try load("air/observations-2019-04-15-16.csv", "observations") { $0.timeSeriesOf = "stations" }
-        try load("zoo/pavilions-and-pens.geojson", "pavilions") { $0.only = .polygon }
-        try load("zoo/pavilions-and-pens.geojson", "pens") { $0.only = .point }
-        try load("zoo/animals.json", "animals")
-        try load("zoo/paths-graph.json", "paths")
+        try DemoFixtureStore.build(at: path)
         return try Snapshot.load(storePath: path)
     }
 

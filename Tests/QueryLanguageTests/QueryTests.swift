@@ -87,8 +87,9 @@ import Testing
     @Test func routeToFeaturesIsTheShortestOfThem() throws {
         let snapshot = try QueryStore.get()
         func metres(_ query: String) throws -> Double {
-            guard case .object(let answer)? = try Query.run(query, on: snapshot).first?.json() else { return -1 }
-            return answer["distance"]?.number ?? -1
+            guard case .object(let answer)? = try Query.run(query, on: snapshot).first?.json(),
+                  case .array(let routes)? = answer["routes"], case .object(let best)? = routes.first else { return -1 }
+            return best["distance"]?.number ?? -1
         }
         let toAny = try metres("ROUTE FROM POINT(14.4109 50.1167) TO pens WHERE name ~ 'tamar' ON paths")
         let pens = try rows("FIND pens WHERE name ~ 'tamar' RETURN fid", snapshot)

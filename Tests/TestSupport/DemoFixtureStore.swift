@@ -1,0 +1,24 @@
+import Store
+
+/// The demo store that scripts/build-demo-store.sh builds with the CLI, built in-process here
+/// for the tests of the modules below the CLI.
+public enum DemoFixtureStore {
+    public static func build(at path: String) throws {
+        let store = try GeoPackage(path: path, mode: .readWrite)
+        func load(_ fixture: String, _ layer: String, _ configure: (inout ImportOptions) -> Void = { _ in }) throws {
+            var options = ImportOptions(layer: layer)
+            configure(&options)
+            _ = try Importer.importFile(Fixtures.path(fixture), into: store, options: options)
+        }
+        try load("prague/districts.wgs84.geojson", "districts")
+        try load("prague/districts.sjtsk-epsg5514.geojson", "districts_sjtsk")
+        try load("prague/parking-zones.wgs84.geojson", "parking")
+        try load("air/stations-prague.csv", "stations")
+        try load("air/observations-2019-04-15-16.csv", "observations") { $0.timeSeriesOf = "stations" }
+        try load("zoo/pavilions-and-pens.geojson", "pavilions") { $0.only = .polygon }
+        try load("zoo/pavilions-and-pens.geojson", "pens") { $0.only = .point }
+        try load("zoo/animals.json", "animals")
+        try load("zoo/paths-graph.json", "paths")
+        try store.registerTileSet(name: "zoo_map", path: Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), replace: false)
+    }
+}
