@@ -5,7 +5,15 @@ import Engine
 import Geometry
 import Routing
 import Store
+import Synchronization
 import VectorTiles
+
+/// Counts filter calls during one EXPLAIN run.
+final class CandidateCounter: Sendable {
+    private let calls = Mutex(0)
+    func count() { calls.withLock { $0 += 1 } }
+    var total: Int { calls.withLock { $0 } }
+}
 
 struct Runner {
     let limits: QueryLimits
@@ -20,11 +28,23 @@ struct Runner {
         case .route(let plan): return try route(plan)
         case .tile(let tile, let tiles): return try self.tile(tile, tiles)
         case .explain(let inner, let lines):
-            let result = try run(inner)
             var plan = lines
-            switch result.body {
-            case .route(let route, _): plan.append("ran: \(route.settled) nodes settled, \(route.nodeIDs.count) nodes on the route")
-            default: plan.append("ran: \(result.count) row\(result.count == 1 ? "" : "s")")
+            if case .find(var find) = inner.step {
+                // Count the features each index search hands to the WHERE (for nearest: every
+                // candidate it reached in distance order), as opposed to the rows it kept.
+                let counter = CandidateCounter()
+                for s in find.sources.indices {
+                    let filter = find.sources[s].filter
+                    find.sources[s].filter = { i in counter.count(); return filter?(i) ?? true }
+                }
+                let result = try self.find(find, at: inner.position)
+                plan.append("ran: \(counter.total) feature\(counter.total == 1 ? "" : "s") from the index reached the WHERE test, \(result.count) row\(result.count == 1 ? "" : "s") kept")
+            } else {
+                let result = try run(inner)
+                switch result.body {
+                case .route(let route, _): plan.append("ran: \(route.settled) nodes settled, \(route.nodeIDs.count) nodes on the route")
+                default: plan.append("ran: \(result.count) row\(result.count == 1 ? "" : "s")")
+                }
             }
             return QueryResult(body: .plan(plan))
         }

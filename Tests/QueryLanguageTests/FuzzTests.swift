@@ -57,6 +57,7 @@ import Testing
             let bytes = (0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             Self.check(String(decoding: bytes, as: UTF8.self), on: snapshot)
         }
+        print("fuzz: \(Self.count) random byte strings in \(String(format: "%.2f", Date().timeIntervalSince(start))) s")
     }
 
     /// Parsing is linear: long inputs of every shape are refused or parsed in bounded time.
