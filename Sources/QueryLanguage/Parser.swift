@@ -188,8 +188,7 @@ struct Parser {
             case "AT":
                 let at = try point()
                 try expect("ZOOM", "after the point (FIND … OF tileset AT POINT(lon lat) ZOOM z)")
-                let (zoom, position) = try integer("the zoom", in: 0...30)
-                find.spatial = .atZoom(at, zoom: zoom, zoomPosition: position)
+                find.spatial = .atZoom(at, zoom: try integer("the zoom", in: 0...30).0)
             case "LINKED":
                 try expect("TO", "after LINKED")
                 find.linked = try selection(parenthesised: true)

@@ -69,7 +69,8 @@ struct FindPlan: Sendable {
     var sources: [Source]
     var spatial: Spatial?
     var columns: [String]
-    /// Index in `columns` of the distance and layer columns, if shown.
+    /// Per ORDER BY key: its direction, and whether it is the distance (which the search gives,
+    /// not an accessor).
     var order: [(descending: Bool, byDistance: Bool)]
     var limit: Int?
     var linkNote: String?
@@ -90,7 +91,7 @@ struct RoutePlan: Sendable {
     var from: Point
     enum Destination: Sendable {
         case point(Point)
-        case features([Geometry], description: String)
+        case features([Geometry])
     }
     var to: Destination
     var avoid: PolygonIndex?
@@ -472,7 +473,7 @@ struct Planner {
     func planTiles(_ find: Find) throws(QueryError) -> TilesPlan {
         guard let name = find.tileSet else { throw Planner.error(.syntax, "syntax_error", "missing tile set", at: find.layers[0].position) }
         let tiles = try tileSet(name)
-        guard case .atZoom(let point, let zoom, _)? = find.spatial else {
+        guard case .atZoom(let point, let zoom)? = find.spatial else {
             throw Planner.error(.syntax, "syntax_error", "FIND … OF a tile set needs AT POINT(lon lat) ZOOM z", at: name.position,
                                 hint: "FIND * OF \(name.text) AT POINT(14.4049 50.1154) ZOOM 16")
         }
@@ -514,7 +515,7 @@ struct Planner {
             guard !geometries.isEmpty else {
                 throw Planner.error(.impossible, "NoTarget", "the destination matched no feature of '\(selection.layer.text)'", at: selection.layer.position)
             }
-            to = .features(geometries, description: selection.layer.text)
+            to = .features(geometries)
         }
         var avoid: PolygonIndex?
         if let selection = route.avoid {

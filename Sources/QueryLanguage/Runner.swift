@@ -289,7 +289,7 @@ struct Runner {
             let route = try plan.network.withRouter(metresPerSecond: plan.speedKmh / 3.6, maxSnapMetres: 500) { router throws(RouteError) in
                 switch plan.to {
                 case .point(let end): try router.route(from: plan.from, to: end, avoiding: avoid)
-                case .features(let geometries, _): try router.route(from: plan.from, toFeatures: geometries, avoiding: avoid)
+                case .features(let geometries): try router.route(from: plan.from, toFeatures: geometries, avoiding: avoid)
                 }
             }
             return QueryResult(body: .route(route, speedKmh: plan.speedKmh))

@@ -41,7 +41,7 @@ enum Spatial: Sendable, Equatable {
     case within(metres: Double, point: PointLiteral)
     case intersecting(minLon: Double, minLat: Double, maxLon: Double, maxLat: Double, position: SourcePosition)
     /// `AT point ZOOM z`, for tile sets.
-    case atZoom(PointLiteral, zoom: Int, zoomPosition: SourcePosition)
+    case atZoom(PointLiteral, zoom: Int)
 }
 
 /// `(layer [WHERE …])`: the other side of a join, or a route's target.
