@@ -73,57 +73,52 @@ import Testing
         Case("TILE 2/1/1 OF zoo_map", "tile set 'zoo_map' has no tile 2/1/1", 1, 6, hint: "its zooms run from 15 to 16"),
         Case("EXPLAIN EXPLAIN SHOW LAYERS", "expected a statement to explain, found 'EXPLAIN'", 1, 9),
         Case("SHOW LAYERS extra", "expected ';' or the end of the statement, found 'extra'", 1, 13),
-        Case("FIND stations WHERE name = 'a' AND", "expected a condition (a field name, NOT or '('), found end of input", 1, 35),    ]
+        Case("FIND stations WHERE name = 'a' AND", "expected a condition (a field name, NOT or '('), found end of input", 1, 35),
+    ]
 
-    @Test(arguments: cases) func malformedQuery(_ c: Case) throws {
+    /// The error a query ends in, or nil when it runs.
+    static func error(of query: String, limits: QueryLimits = QueryLimits()) throws -> QueryError? {
         let snapshot = try QueryStore.get()
         do {
-            _ = try Query.run(c.query, on: snapshot)
-            Issue.record("no error for \(c.query)")
+            _ = try Query.run(query, on: snapshot, limits: limits)
+            return nil
         } catch {
-            #expect(error.message == c.message)
-            #expect(error.line == c.line)
-            #expect(error.column == c.column)
-            #expect(error.hint == c.hint)
+            return error
         }
+    }
+
+    @Test(arguments: cases) func malformedQuery(_ c: Case) throws {
+        let error = try #require(try Self.error(of: c.query), "no error for \(c.query)")
+        #expect(error.message == c.message)
+        #expect(error.line == c.line)
+        #expect(error.column == c.column)
+        #expect(error.hint == c.hint)
     }
 
     @Test func positionsCountLinesAndCharacters() throws {
-        let snapshot = try QueryStore.get()
         // Line 3; the column counts 'ř' and 'í' as one character each.
         let query = "FIND stations\n  WHERE name ~ 'Břevnov'\n  ORDER BY náme"
-        do {
-            _ = try Query.run(query, on: snapshot)
-            Issue.record("no error")
-        } catch {
-            #expect((error.line, error.column, error.length) == (3, 12, 4))
-            #expect(error.rendered(in: query) == """
-                error: no field 'náme' in 'stations' (line 3, column 12)
-                    ORDER BY náme
-                             ^^^^
-                  hint: did you mean 'name'?
-                """)
-        }
+        let error = try #require(try Self.error(of: query))
+        #expect((error.line, error.column, error.length) == (3, 12, 4))
+        #expect(error.rendered(in: query) == """
+            error: no field 'náme' in 'stations' (line 3, column 12)
+                ORDER BY náme
+                         ^^^^
+              hint: did you mean 'name'?
+            """)
     }
 
     @Test func errorKindsMapToHTTPStatuses() throws {
-        let snapshot = try QueryStore.get()
-        func kind(_ query: String) -> QueryError.Kind? {
-            do { _ = try Query.run(query, on: snapshot); return nil } catch { return error.kind }
-        }
-        #expect(kind("FIND stations NEAREST") == .syntax)
-        #expect(kind("FIND statoins") == .notFound)
-        #expect(kind("FIND stations NEAREST 1 TO POINT(14.4 95)") == .invalid)
-        #expect(kind("ROUTE FROM POINT(14.4109 50.1167) TO POINT(14.5 50.0) ON paths") == .impossible)
-        #expect(kind("FIND parking") == nil)
-        #expect(kind("FIND stations LIMIT 20000") == .limit)
+        func kind(_ query: String) throws -> QueryError.Kind? { try Self.error(of: query)?.kind }
+        #expect(try kind("FIND stations NEAREST") == .syntax)
+        #expect(try kind("FIND statoins") == .notFound)
+        #expect(try kind("FIND stations NEAREST 1 TO POINT(14.4 95)") == .invalid)
+        #expect(try kind("ROUTE FROM POINT(14.4109 50.1167) TO POINT(14.5 50.0) ON paths") == .impossible)
+        #expect(try kind("FIND parking") == nil)
+        #expect(try kind("FIND stations LIMIT 20000") == .limit)
         // An answer over the row limit is an error that asks for LIMIT, not a silent cut.
-        do {
-            _ = try Query.run("FIND parking", on: snapshot, limits: QueryLimits(maxRows: 1000))
-            Issue.record("no error")
-        } catch {
-            #expect(error.code == "too_many_rows")
-            #expect(error.message == "the answer has 1548 rows, more than the limit of 1000")
-        }
+        let tooMany = try #require(try Self.error(of: "FIND parking", limits: QueryLimits(maxRows: 1000)))
+        #expect(tooMany.code == "too_many_rows")
+        #expect(tooMany.message == "the answer has 1548 rows, more than the limit of 1000")
     }
 }
