@@ -9,6 +9,8 @@ import Synchronization
 public final class Network: Sendable {
     public let layerName: String
     public let graph: Graph
+    /// Built once at load, shared by every router of the pool.
+    let edges: EdgeIndex
     /// Routers keep per-search scratch state, so each request borrows one from this pool and
     /// gives it back; the pool grows to the number of concurrent routes and no further.
     private let idle: Mutex<[Borrowed]>
@@ -22,6 +24,7 @@ public final class Network: Sendable {
     init(layerName: String, graph: Graph) {
         self.layerName = layerName
         self.graph = graph
+        edges = EdgeIndex(graph: graph)
         idle = Mutex([])
     }
 
@@ -63,7 +66,7 @@ public final class Network: Sendable {
 
     /// Runs `body` with a router of this network at the given speed and snap radius.
     public func withRouter<T>(metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(RouteError) -> T) throws(RouteError) -> T {
-        let borrowed = idle.withLock { $0.popLast() } ?? Borrowed(Router(graph: graph))
+        let borrowed = idle.withLock { $0.popLast() } ?? Borrowed(Router(graph: graph, edges: edges))
         defer { idle.withLock { $0.append(borrowed) } }
         borrowed.router.metresPerSecond = metresPerSecond
         borrowed.router.maxSnapMetres = maxSnapMetres

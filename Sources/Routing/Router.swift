@@ -71,22 +71,16 @@ struct Snap {
     var metres: Double
 }
 
-public final class Router {
-    public let graph: Graph
-    /// Undirected edges, each once: u, v, metres.
-    private let edgeU: [Int32]
-    private let edgeV: [Int32]
-    private let edgeMetres: [Double]
-    private let edgeTree: PackedRTree
-    private let search: Search
-    /// Walking speed, m/s (5 km/h by default).
-    public var metresPerSecond: Double
-    public var maxSnapMetres: Double
+/// The network's edges for snapping, each undirected edge once, with an R-tree over their boxes.
+/// Immutable and built once per graph: every router of the graph shares it (its arrays are
+/// copy-on-write, so sharing copies nothing).
+public struct EdgeIndex: Sendable {
+    let edgeU: [Int32]
+    let edgeV: [Int32]
+    let edgeMetres: [Double]
+    let tree: PackedRTree
 
-    public init(graph: Graph, metresPerSecond: Double = 5.0 / 3.6, maxSnapMetres: Double = 500) {
-        self.graph = graph
-        self.metresPerSecond = metresPerSecond
-        self.maxSnapMetres = maxSnapMetres
+    public init(graph: Graph) {
         var us: [Int32] = [], vs: [Int32] = [], ms: [Double] = [], boxes: [BBox] = []
         for e in graph.edges {
             us.append(Int32(e.u)); vs.append(Int32(e.v)); ms.append(e.metres)
@@ -98,21 +92,40 @@ public final class Router {
         edgeU = us
         edgeV = vs
         edgeMetres = ms
-        edgeTree = PackedRTree(boxes: boxes)
+        tree = PackedRTree(boxes: boxes)
+    }
+}
+
+/// Routes over one graph. A router keeps the search's scratch arrays, so it serves one route at a
+/// time; concurrent routes use one router each over the same `EdgeIndex`.
+public final class Router {
+    public let graph: Graph
+    private let edges: EdgeIndex
+    private let search: Search
+    /// Walking speed, m/s (5 km/h by default).
+    public var metresPerSecond: Double
+    public var maxSnapMetres: Double
+
+    public init(graph: Graph, edges: EdgeIndex? = nil, metresPerSecond: Double = 5.0 / 3.6, maxSnapMetres: Double = 500) {
+        self.graph = graph
+        self.edges = edges ?? EdgeIndex(graph: graph)
+        self.metresPerSecond = metresPerSecond
+        self.maxSnapMetres = maxSnapMetres
         search = Search(graph: graph)
     }
 
     /// The point on the network nearest to (lon, lat), or nil beyond `maxMetres`.
     func snap(lon: Double, lat: Double, maxMetres: Double) -> Snap? {
-        let found = edgeTree.nearest(
+        let edges = self.edges
+        let found = edges.tree.nearest(
             k: 1, maxDistance: maxMetres,
             boxDistance: { SphericalDistance.toBox(lon: lon, lat: lat, $0) },
             itemDistance: { e in
-                let u = Int(self.edgeU[e]), v = Int(self.edgeV[e])
+                let u = Int(edges.edgeU[e]), v = Int(edges.edgeV[e])
                 return Geodesy.pointToSegment(lon: lon, lat: lat, ax: self.graph.lons[u], ay: self.graph.lats[u], bx: self.graph.lons[v], by: self.graph.lats[v])
             })
         guard let best = found.first else { return nil }
-        let u = Int(edgeU[best.index]), v = Int(edgeV[best.index])
+        let u = Int(edges.edgeU[best.index]), v = Int(edges.edgeV[best.index])
         // The foot's fraction along the edge, in a local equirectangular plane (edges are
         // metres long: the plane's error is far below a millimetre).
         let k = cos(lat * .pi / 180)
@@ -121,7 +134,7 @@ public final class Router {
         let length2 = dx * dx + dy * dy
         let t = length2 > 0 ? max(0, min(1, ((lon * k - ax) * dx + (lat - ay) * dy) / length2)) : 0
         let location = Point(lon: graph.lons[u] + t * (graph.lons[v] - graph.lons[u]), lat: graph.lats[u] + t * (graph.lats[v] - graph.lats[u]))
-        return Snap(u: u, v: v, t: t, edgeMetres: edgeMetres[best.index], location: location,
+        return Snap(u: u, v: v, t: t, edgeMetres: edges.edgeMetres[best.index], location: location,
                     metres: Geodesy.haversine(lon1: lon, lat1: lat, lon2: location.lon, lat2: location.lat))
     }
 
