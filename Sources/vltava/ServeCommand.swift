@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0: any free port, printed on start).") var port: Int = 8080
     @Option(help: "Enables POST /v1/admin/reload with this bearer token (default: $VLTAVA_ADMIN_TOKEN).") var adminToken: String?
     @Option(help: "The layer whose area /v1/here checks (default: the polygon layer with the largest extent).") var areaLayer: String?
+    @Option(help: "The polygon layer /v1/air names the district from.") var districtLayer: String = "districts"
     @Option(help: "The URL clients reach the server at, for TileJSON tile URLs (default: from the Host header).") var publicURL: String?
     @Option(help: "Seconds a connection may stay silent before it is closed.") var idleTimeout: Int = 30
     @Option(help: "trace, debug, info, notice, warning, error or critical (request logs are info).") var logLevel: String = "info"
@@ -37,6 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.adminToken = adminToken ?? ProcessInfo.processInfo.environment["VLTAVA_ADMIN_TOKEN"]
         configuration.areaLayer = areaLayer
+        configuration.districtLayer = districtLayer
         configuration.publicURL = publicURL
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.logLevel = level
