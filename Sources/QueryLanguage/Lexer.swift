@@ -1,8 +1,8 @@
-// The lexer: statement text → tokens with their line and column. One pass over the Unicode
-// scalars, no backtracking, so lexing is linear in the input whatever it holds.
+// The lexer: statement text → tokens with their line and column. One pass over the UTF-8
+// bytes, no backtracking, so lexing is linear in the input whatever it holds.
 
-/// Where a token starts (1-based, columns count characters as the user sees them: a 'ř' is
-/// one column), and how many columns it spans.
+/// Where a token starts (1-based; columns count Unicode scalars, so a precomposed 'ř' is one
+/// column), and how many columns it spans.
 public struct SourcePosition: Sendable, Equatable {
     public var line: Int
     public var column: Int
