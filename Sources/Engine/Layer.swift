@@ -22,6 +22,9 @@ public final class Layer: Sendable {
     public let areas: [Double]
     /// The extent of all geometries.
     public let bounds: BBox
+    /// A JSON column whose every value is a list of integers (feature ids of another layer, such
+    /// as the animals' `location_ids`), parsed once here: the query language joins through it.
+    public let idList: (column: String, ids: [[Int64]])?
 
     let fidIndex: [Int64: Int]
     /// Over every feature's bounding box.
@@ -45,6 +48,7 @@ public final class Layer: Sendable {
         for (i, fid) in fids.enumerated() { index[fid] = i }
         fidIndex = index
 
+        idList = Layer.idList(info: info, properties: properties)
         let family = Layer.family(of: geometries, kind: info.kind)
         self.family = family
         areas = geometries.map { geometry in
@@ -77,6 +81,28 @@ public final class Layer: Sendable {
     }
 
     public func index(ofFID fid: Int64) -> Int? { fidIndex[fid] }
+
+    /// The first JSON column whose values are all integer lists (missing values count as empty).
+    static func idList(info: LayerInfo, properties: [Attributes]) -> (column: String, ids: [[Int64]])? {
+        columns: for column in info.columns where column.isJSON {
+            var lists: [[Int64]] = []
+            lists.reserveCapacity(properties.count)
+            var any = false
+            for row in properties {
+                guard let text = row[column.name]?.stringValue else { lists.append([]); continue }
+                guard case .array(let items)? = try? JSON.parse(text) else { continue columns }
+                var ids: [Int64] = []
+                for item in items {
+                    guard case .integer(let id) = item else { continue columns }
+                    ids.append(id)
+                }
+                any = any || !ids.isEmpty
+                lists.append(ids)
+            }
+            if any { return (column.name, lists) }
+        }
+        return nil
+    }
 
     static func family(of geometries: [Geometry?], kind: LayerInfo.Kind) -> Family {
         guard kind == .features else { return .table }

@@ -431,17 +431,17 @@ struct Planner {
         var filters: [ObjectIdentifier: Predicate] = [:]
         var notes: [String] = []
         for layer in layers {
-            if let column = Planner.idListColumn(of: other) {
+            if let (column, lists) = other.idList {
                 // The other side lists our ids: keep our features it names.
                 var ids = Set<Int64>()
-                for i in selected { ids.formUnion(Planner.ids(other.properties[i][column])) }
+                for i in selected { ids.formUnion(lists[i]) }
                 let wanted = ids
                 filters[ObjectIdentifier(layer)] = { wanted.contains(layer.fids[$0]) }
                 notes.append("\(other.name).\(column) → \(layer.name).fid")
-            } else if let column = Planner.idListColumn(of: layer) {
+            } else if let (column, lists) = layer.idList {
                 // We list the other side's ids: keep our features that name a selected one.
                 let wanted = Set(selected.map { other.fids[$0] })
-                filters[ObjectIdentifier(layer)] = { i in Planner.ids(layer.properties[i][column]).contains { wanted.contains($0) } }
+                filters[ObjectIdentifier(layer)] = { i in lists[i].contains { wanted.contains($0) } }
                 notes.append("\(layer.name).\(column) → \(other.name).fid")
             } else {
                 throw Planner.error(.invalid, "not_linked", "'\(layer.name)' and '\(other.name)' are not linked: neither holds a list of the other's feature ids",
@@ -449,23 +449,6 @@ struct Planner {
             }
         }
         return (filters, notes.joined(separator: ", "))
-    }
-
-    /// A JSON column whose values are arrays of integers (feature ids).
-    static func idListColumn(of layer: Layer) -> String? {
-        for column in layer.info.columns where column.isJSON {
-            let sample = layer.properties.lazy.compactMap { $0[column.name] }.first { !$0.isNull }
-            if let text = sample?.stringValue, case .array(let items)? = try? JSON.parse(text),
-               !items.isEmpty, items.allSatisfy({ if case .integer = $0 { true } else { false } }) {
-                return column.name
-            }
-        }
-        return nil
-    }
-
-    static func ids(_ value: AttributeValue?) -> [Int64] {
-        guard let text = value?.stringValue, case .array(let items)? = try? JSON.parse(text) else { return [] }
-        return items.compactMap { if case .integer(let i) = $0 { i } else { nil } }
     }
 
     // MARK: FIND … OF tileset

@@ -59,7 +59,7 @@ struct Runner {
             if let series = snapshot.timeSeriesByLayer[layer.name] { notes.append("time series in '\(series.table)': \(series.columns.joined(separator: ", "))") }
             if let link = layer.info.timeSeries { notes.append("time series of '\(link.keyLayer)'") }
             if layer.family == .lines, let network = try? snapshot.network(layer.name) { notes.append("walking network: \(network.graph.nodeCount) nodes") }
-            if let column = Planner.idListColumn(of: layer) { notes.append("links by \(column)") }
+            if let (column, _) = layer.idList { notes.append("links by \(column)") }
             rows.append([.string(layer.name), .string(layer.family.rawValue), .integer(Int64(layer.count)), .string(notes.joined(separator: "; "))])
         }
         for name in snapshot.tileSets.keys.sorted() {
