@@ -61,16 +61,14 @@ final class HTTPMetrics: Sendable {
         let copy = state.withLock { $0 }
         let keys = copy.series.keys.sorted { ($0.route, $0.method) < ($1.route, $1.method) }
         var out = ""
-        out += "# HELP vltava_http_requests_total HTTP requests answered, by route template, method and status.\n"
-        out += "# TYPE vltava_http_requests_total counter\n"
+        out += header("vltava_http_requests_total", "counter", "HTTP requests answered, by route template, method and status.")
         for key in keys {
             guard let series = copy.series[key] else { continue }
             for (status, count) in series.byStatus.sorted(by: { $0.key < $1.key }) {
                 out += "vltava_http_requests_total{\(labels(key)),status=\"\(status)\"} \(count)\n"
             }
         }
-        out += "# HELP vltava_http_request_duration_seconds Time from the request head to the response, by route template and method.\n"
-        out += "# TYPE vltava_http_request_duration_seconds histogram\n"
+        out += header("vltava_http_request_duration_seconds", "histogram", "Time from the request head to the response, by route template and method.")
         for key in keys {
             guard let series = copy.series[key] else { continue }
             var cumulative = 0
@@ -83,20 +81,16 @@ final class HTTPMetrics: Sendable {
             out += "vltava_http_request_duration_seconds_sum{\(labels(key))} \(series.sum)\n"
             out += "vltava_http_request_duration_seconds_count{\(labels(key))} \(series.count)\n"
         }
-        out += "# HELP vltava_http_requests_in_flight Requests being answered now.\n"
-        out += "# TYPE vltava_http_requests_in_flight gauge\n"
+        out += header("vltava_http_requests_in_flight", "gauge", "Requests being answered now.")
         out += "vltava_http_requests_in_flight \(copy.inFlight)\n"
-        out += "# HELP vltava_snapshot_reloads_total Snapshot reloads, by result.\n"
-        out += "# TYPE vltava_snapshot_reloads_total counter\n"
+        out += header("vltava_snapshot_reloads_total", "counter", "Snapshot reloads, by result.")
         for (result, count) in copy.reloads.sorted(by: { $0.key < $1.key }) {
             out += "vltava_snapshot_reloads_total{result=\"\(result)\"} \(count)\n"
         }
         if let snapshotLoadedAt, let snapshotLoadSeconds {
-            out += "# HELP vltava_snapshot_loaded_timestamp_seconds When the current snapshot was built (Unix time).\n"
-            out += "# TYPE vltava_snapshot_loaded_timestamp_seconds gauge\n"
+            out += header("vltava_snapshot_loaded_timestamp_seconds", "gauge", "When the current snapshot was built (Unix time).")
             out += "vltava_snapshot_loaded_timestamp_seconds \(snapshotLoadedAt.timeIntervalSince1970)\n"
-            out += "# HELP vltava_snapshot_load_seconds Seconds it took to load and index the current snapshot.\n"
-            out += "# TYPE vltava_snapshot_load_seconds gauge\n"
+            out += header("vltava_snapshot_load_seconds", "gauge", "Seconds it took to load and index the current snapshot.")
             out += "vltava_snapshot_load_seconds \(snapshotLoadSeconds)\n"
         }
         return out
@@ -118,5 +112,10 @@ final class HTTPMetrics: Sendable {
             }
         }
         return out
+    }
+
+    /// The `# HELP` and `# TYPE` lines that open a metric in the Prometheus text format.
+    private func header(_ name: String, _ type: String, _ help: String) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
     }
 }
