@@ -54,17 +54,18 @@ import Testing
     /// capture-pane reads the screen.
     @Test func replInATerminal() throws {
         let db = try Self.store.get()
-        let session = "vltava-repl-\(UUID().uuidString.prefix(8))"
+        let session = "repl"
+        // A tmux server of the test's own (-L), so that a user's tmux is never touched and
+        // kill-server at the end leaves nothing behind.
+        let socket = "vltava-test-\(UUID().uuidString.prefix(8))"
         func tmux(_ arguments: [String]) throws -> CLI.Result {
-            try CLI.run(arguments, executable: URL(fileURLWithPath: "/usr/bin/tmux"))
+            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/tmux"), ["-L", socket] + arguments, timeout: 30)
         }
         let home = try Fixtures.temporaryDirectory("repl-home")
-        // Through sh with output to /dev/null: the tmux server it starts would otherwise hold
-        // our output pipe open for ever.
-        let started = try CLI.run(["-c", "tmux new-session -d -s \(session) -x 160 -y 50 'env HOME=\(home.path) \(CLI.binary.path) repl --db \(db)' >/dev/null 2>&1"],
-                                  executable: URL(fileURLWithPath: "/bin/sh"))
+        let started = try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "50",
+                                "env HOME=\(home.path) \(CLI.binary.path) repl --db \(db)"])
         #expect(started.status == 0, "\(started.stderr)")
-        defer { _ = try? tmux(["kill-session", "-t", session]) }
+        defer { _ = try? tmux(["kill-server"]) }
 
         func screen() throws -> String { try tmux(["capture-pane", "-p", "-t", session]).stdout }
         func waitFor(_ text: String) throws -> String {

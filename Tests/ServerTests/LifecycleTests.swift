@@ -51,23 +51,17 @@ import Testing
     @Test func reloadSeesNewlyImportedData() async throws {
         let store = try await DemoStore.copy()
         let directory = URL(fileURLWithPath: store).deletingLastPathComponent()
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = ["serve", "--db", store, "--port", "0", "--log-level", "warning"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["VLTAVA_ADMIN_TOKEN": "s3cret"]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        let server = try ChildProcess(CLI.binary, ["serve", "--db", store, "--port", "0", "--log-level", "warning"],
+                                      environment: ["VLTAVA_ADMIN_TOKEN": "s3cret"])
+        defer { server.stop() }
         // "listening on http://127.0.0.1:PORT"
-        let reader = output.fileHandleForReading
-        let line = try await offPool { String(decoding: reader.availableData, as: UTF8.self) }
-        guard let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
-            Issue.record("no port in \(line)"); return
+        var line = ""
+        for _ in 0..<2000 where !line.contains("\n") {
+            line = server.stdout
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        guard let port = line.split(separator: "\n").first?.split(separator: ":").last.flatMap({ Int($0) }) else {
+            Issue.record("no port in \(line)\n\(server.stderr)"); return
         }
         var health = try await get(port, "/healthz")
         for _ in 0..<200 where health.status != 200 {
@@ -103,7 +97,7 @@ import Testing
         // A new layer, and SIGHUP.
         #expect(try await offPool { try CLI.run(["import", Fixtures.path("air/stations-prague.csv"), "--layer", "stations_copy", "--db", store]).status } == 0)
         #expect(try await get(port, "/v1/layers/stations_copy/nearest?lon=14.4208&lat=50.0880").status == 404)
-        kill(process.processIdentifier, SIGHUP)
+        kill(server.pid, SIGHUP)
         var copy = try await get(port, "/v1/layers/stations_copy/nearest?lon=14.4208&lat=50.0880")
         for _ in 0..<200 where copy.status != 200 {
             try await Task.sleep(for: .milliseconds(25))

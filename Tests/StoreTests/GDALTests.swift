@@ -73,17 +73,8 @@ import Testing
     }
 
     func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(tool) failed: \(text)")
-        return text
+        let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), [tool] + arguments)
+        #expect(result.status == 0, "\(tool) failed: \(result.stderr)")
+        return result.stdout + result.stderr
     }
 }

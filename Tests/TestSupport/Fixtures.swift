@@ -2,6 +2,9 @@
 // own copies of the data and never the team's shared data folder.
 
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 public enum Fixtures {
     /// The repository root (the folder holding Package.swift).
@@ -46,27 +49,124 @@ public enum CLI {
 
     /// Runs `executable` (default: vltava) with `arguments` and returns its exit status and output.
     public static func run(_ arguments: [String], executable: URL? = nil, environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = executable ?? binary
-        process.arguments = arguments
-        process.currentDirectoryURL = Fixtures.root
-        var env = ProcessInfo.processInfo.environment
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        // stderr goes to a file so that neither stream can fill a pipe and block the child.
-        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("vltava-stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errURL) }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let errData = (try? Data(contentsOf: errURL)) ?? Data()
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        try Fixtures.run(executable ?? binary, arguments, environment: environment)
+    }
+}
+
+/// A child process outlived its deadline and was killed.
+public struct ProcessTimeout: Error, CustomStringConvertible {
+    public var command: String
+    public var seconds: Double
+    public var description: String { "\(command) did not finish within \(Int(seconds)) s and was killed" }
+}
+
+extension Fixtures {
+    /// Runs a program to completion and returns its exit status and output.
+    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:],
+                           timeout: Double = 600) throws -> CLI.Result {
+        let child = try ChildProcess(executable, arguments, environment: environment)
+        let status = try child.wait(timeout: timeout)
+        return CLI.Result(status: status, stdout: child.stdout, stderr: child.stderr)
+    }
+}
+
+/// A program started from a test, on posix_spawn and waitpid rather than Foundation's Process,
+/// for two reasons seen on a fresh CI machine, where the REPL test starts a tmux server:
+/// - Process sometimes never learned that a child had exited (the tmux client stayed a zombie,
+///   and waitUntilExit hung the whole test run until CI's time ran out);
+/// - a daemon that a child starts inherits the parent's descriptors, so a pipe to read the output
+///   from may never see its end.
+/// So the output goes to files, the child inherits no descriptor but its three standard ones,
+/// and every wait has a deadline.
+public final class ChildProcess {
+    public let pid: pid_t
+    private let command: String
+    private let directory: URL
+    private var exitStatus: Int32?
+
+    public init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+        command = ([executable.lastPathComponent] + arguments).joined(separator: " ")
+        directory = try Fixtures.temporaryDirectory("vltava-child")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, directory.appendingPathComponent("stdout").path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, directory.appendingPathComponent("stderr").path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // glibc has both (since 2.29 and 2.34), but Swift's Glibc module does not export them.
+        guard let chdir = Self.glibc("posix_spawn_file_actions_addchdir_np", as: AddChdir.self),
+              let closeFrom = Self.glibc("posix_spawn_file_actions_addclosefrom_np", as: AddCloseFrom.self) else {
+            throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "glibc 2.34 or later is needed to start child processes"])
+        }
+        _ = chdir(&actions, Fixtures.root.path)
+        _ = closeFrom(&actions, 3)
+
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        let envp = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { strdup("\($0)=\($1)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
+        guard spawned == 0 else {
+            try? FileManager.default.removeItem(at: directory)
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot start \(executable.path): \(String(cString: strerror(spawned)))"])
+        }
+        self.pid = pid
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// What the child has written so far.
+    public var stdout: String { read("stdout") }
+    public var stderr: String { read("stderr") }
+
+    /// Waits for the exit and returns the exit code, or 128 + the signal that ended the child
+    /// (as a shell says). Past the deadline the child is killed and this throws.
+    public func wait(timeout: Double) throws -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let exitStatus { return exitStatus }
+            if reap(blocking: false) { continue }
+            if Date() >= deadline {
+                stop()
+                throw ProcessTimeout(command: command, seconds: timeout)
+            }
+            usleep(2_000)
+        }
+    }
+
+    /// SIGTERM, then SIGKILL if the child is still there after 10 s.
+    public func stop() {
+        guard exitStatus == nil else { return }
+        kill(pid, SIGTERM)
+        for _ in 0..<1000 where exitStatus == nil {
+            if !reap(blocking: false) { usleep(10_000) }
+        }
+        if exitStatus == nil {
+            kill(pid, SIGKILL)
+            _ = reap(blocking: true)
+        }
+    }
+
+    /// Collects the child's exit status if it has exited; true if it did.
+    private func reap(blocking: Bool) -> Bool {
+        var status: Int32 = 0
+        guard waitpid(pid, &status, blocking ? 0 : WNOHANG) == pid else { return false }
+        exitStatus = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return true
+    }
+
+    private func read(_ name: String) -> String {
+        String(decoding: FileManager.default.contents(atPath: directory.appendingPathComponent(name).path) ?? Data(), as: UTF8.self)
+    }
+
+    private typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    private static func glibc<F>(_ name: String, as type: F.Type) -> F? {
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), name).map { unsafeBitCast($0, to: type) }
     }
 }
 
