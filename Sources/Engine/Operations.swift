@@ -27,15 +27,25 @@ public struct AreaCheck: Sendable, Equatable {
 /// A filter over feature indices of one layer (the compiled WHERE clause).
 public typealias FeatureFilter = @Sendable (Int) -> Bool
 
+/// What the index searches of one operation did, for EXPLAIN. Searches add to it.
+public final class SearchStats {
+    /// Index nodes visited: k-d tree or R-tree nodes entered, or for the polygon grid the
+    /// candidate polygons listed in the point's cell (each tested exactly).
+    public var nodesVisited = 0
+    public init() {}
+}
+
 extension Snapshot {
     /// The features of a polygon layer that contain the point, smallest area first, so the pen
     /// comes before the zoo around it. Boundary rule: see `PolygonIndex`.
-    public func containing(_ layerName: String, lon: Double, lat: Double, filter: FeatureFilter? = nil) throws(EngineError) -> [Match] {
+    public func containing(_ layerName: String, lon: Double, lat: Double, filter: FeatureFilter? = nil,
+                           stats: SearchStats? = nil) throws(EngineError) -> [Match] {
         try Check.point(lon: lon, lat: lat)
         let layer = try layer(layerName)
         guard let polygons = layer.polygons else {
             throw .unsupportedGeometry(layer: layer.name, operation: "CONTAINING", needs: "polygons", has: layer.family.rawValue)
         }
+        stats?.nodesVisited += polygons.candidateCount(lon: lon, lat: lat)
         var found: [Int] = []
         polygons.containing(lon: lon, lat: lat) { index in
             if filter?(index) ?? true { found.append(index) }
@@ -48,14 +58,17 @@ extension Snapshot {
     /// within `maxMetres` and matching `filter`. Points use an exact chord-distance index; other
     /// geometries the R-tree with the distance to the nearest point of the geometry (0 inside a
     /// polygon).
-    public func nearest(_ layerName: String, lon: Double, lat: Double, k: Int, within maxMetres: Double? = nil, filter: FeatureFilter? = nil) throws(EngineError) -> [Match] {
+    public func nearest(_ layerName: String, lon: Double, lat: Double, k: Int, within maxMetres: Double? = nil,
+                        filter: FeatureFilter? = nil, stats: SearchStats? = nil) throws(EngineError) -> [Match] {
         try Check.point(lon: lon, lat: lat)
         try Check.k(k)
         if let maxMetres { try Check.distance(maxMetres, parameter: "within") }
         let layer = try layer(layerName)
         let limit = maxMetres ?? .infinity
+        var visited = 0
+        defer { stats?.nodesVisited += visited }
         if let points = layer.points {
-            return points.nearest(k: k, lon: lon, lat: lat, maxMetres: limit, filter: filter)
+            return points.nearest(k: k, lon: lon, lat: lat, maxMetres: limit, filter: filter, visited: &visited)
                 .map { Match(index: $0.index, fid: layer.fids[$0.index], metres: $0.metres) }
         }
         guard let tree = layer.tree else {
@@ -66,19 +79,21 @@ extension Snapshot {
             k: k, maxDistance: limit,
             boxDistance: { box in SphericalDistance.toBox(lon: lon, lat: lat, box) },
             itemDistance: { index in layer.geometries[index].map { Geodesy.distance(from: query, to: $0) } ?? .infinity },
-            filter: filter
+            filter: filter, visited: &visited
         ).map { Match(index: $0.index, fid: layer.fids[$0.index], metres: $0.distance) }
     }
 
     /// Every feature within `metres` of the point, nearest first.
-    public func within(_ layerName: String, metres: Double, ofLon lon: Double, lat: Double, filter: FeatureFilter? = nil) throws(EngineError) -> [Match] {
+    public func within(_ layerName: String, metres: Double, ofLon lon: Double, lat: Double, filter: FeatureFilter? = nil,
+                       stats: SearchStats? = nil) throws(EngineError) -> [Match] {
         try Check.distance(metres, parameter: "within")
         let layer = try layer(layerName)
-        return try nearest(layerName, lon: lon, lat: lat, k: max(1, min(layer.count, Check.maxK)), within: metres, filter: filter)
+        return try nearest(layerName, lon: lon, lat: lat, k: max(1, min(layer.count, Check.maxK)), within: metres, filter: filter, stats: stats)
     }
 
     /// Every feature whose bounding box intersects `box`, in load order.
-    public func intersecting(_ layerName: String, box: BBox, filter: FeatureFilter? = nil) throws(EngineError) -> [Match] {
+    public func intersecting(_ layerName: String, box: BBox, filter: FeatureFilter? = nil,
+                             stats: SearchStats? = nil) throws(EngineError) -> [Match] {
         for (value, name) in [(box.minLon, "minLon"), (box.minLat, "minLat"), (box.maxLon, "maxLon"), (box.maxLat, "maxLat")] where !value.isFinite {
             throw .invalidArgument(parameter: "bbox", message: "\(name) is not a finite number")
         }
@@ -92,9 +107,10 @@ extension Snapshot {
             throw .unsupportedGeometry(layer: layer.name, operation: "INTERSECTING", needs: "geometries", has: "none (it is a table)")
         }
         var found: [Int] = []
-        tree.search(box) { index in
+        let visited = tree.search(box) { index in
             if filter?(index) ?? true { found.append(index) }
         }
+        stats?.nodesVisited += visited
         found.sort()
         return found.map { Match(index: $0, fid: layer.fids[$0], metres: nil) }
     }

@@ -37,8 +37,10 @@ struct Runner {
                     let filter = find.sources[s].filter
                     find.sources[s].filter = { i in counter.count(); return filter?(i) ?? true }
                 }
-                let result = try self.find(find, at: inner.position)
-                plan.append("ran: \(counter.total) feature\(counter.total == 1 ? "" : "s") from the index reached the WHERE test, \(result.count) row\(result.count == 1 ? "" : "s") kept")
+                let stats = find.sources.map { _ in SearchStats() }
+                let result = try self.find(find, at: inner.position, stats: stats)
+                plan.append("ran: " + visitedNodes(find, stats)
+                            + "\(counter.total) feature\(counter.total == 1 ? "" : "s") reached the WHERE test, \(result.count) row\(result.count == 1 ? "" : "s") kept")
             } else {
                 let result = try run(inner)
                 switch result.body {
@@ -109,22 +111,36 @@ struct Runner {
         return QueryError(kind: kind, code: error.code, message: error.description, line: position.line, column: position.column, length: position.length)
     }
 
-    func find(_ plan: FindPlan, at position: SourcePosition) throws(QueryError) -> QueryResult {
+    /// "9 index nodes visited, " (per layer when there are several), or nothing without a
+    /// spatial clause.
+    private func visitedNodes(_ plan: FindPlan, _ stats: [SearchStats]) -> String {
+        switch plan.spatial {
+        case .atZoom?, nil: return "no index, "
+        default:
+            let total = stats.reduce(0) { $0 + $1.nodesVisited }
+            let each = stats.count > 1 ? " (" + zip(plan.sources, stats).map { "\($0.layer.name) \($1.nodesVisited)" }.joined(separator: ", ") + ")" : ""
+            return "\(total) index node\(total == 1 ? "" : "s") visited\(each), "
+        }
+    }
+
+    /// `stats`, one per source, collect what the index searches did (for EXPLAIN).
+    func find(_ plan: FindPlan, at position: SourcePosition, stats: [SearchStats]? = nil) throws(QueryError) -> QueryResult {
         var hits: [Hit] = []
         for (s, source) in plan.sources.enumerated() {
             let layer = source.layer
             let filter: FeatureFilter? = source.filter
+            let stats = stats?[s]
             do {
                 var matches: [Match] = []
                 switch plan.spatial {
                 case .containing(let p)?:
-                    matches = try plan.snapshot.containing(layer.name, lon: p.lon, lat: p.lat, filter: filter)
+                    matches = try plan.snapshot.containing(layer.name, lon: p.lon, lat: p.lat, filter: filter, stats: stats)
                 case .nearest(let k, let p, let within)?:
-                    matches = try plan.snapshot.nearest(layer.name, lon: p.lon, lat: p.lat, k: k, within: within, filter: filter)
+                    matches = try plan.snapshot.nearest(layer.name, lon: p.lon, lat: p.lat, k: k, within: within, filter: filter, stats: stats)
                 case .within(let metres, let p)?:
-                    matches = try plan.snapshot.within(layer.name, metres: metres, ofLon: p.lon, lat: p.lat, filter: filter)
+                    matches = try plan.snapshot.within(layer.name, metres: metres, ofLon: p.lon, lat: p.lat, filter: filter, stats: stats)
                 case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
-                    matches = try plan.snapshot.intersecting(layer.name, box: BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat), filter: filter)
+                    matches = try plan.snapshot.intersecting(layer.name, box: BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat), filter: filter, stats: stats)
                 case .atZoom?, nil:
                     for i in 0..<layer.count where source.filter?(i) ?? true { hits.append(Hit(source: s, index: i, metres: nil)) }
                 }

@@ -49,9 +49,10 @@ public struct PointIndex: Sendable {
     }
 
     /// The k nearest points, nearest first (ties by smaller index), optionally within
-    /// `maxMetres` and passing `filter`. Distances in metres (haversine).
+    /// `maxMetres` and passing `filter`. Distances in metres (haversine). `visited` counts the
+    /// tree nodes the search entered (inner nodes and leaves), for EXPLAIN.
     public func nearest(k: Int, lon: Double, lat: Double, maxMetres: Double = .infinity,
-                        filter: ((Int) -> Bool)? = nil) -> [(index: Int, metres: Double)] {
+                        filter: ((Int) -> Bool)? = nil, visited: UnsafeMutablePointer<Int>? = nil) -> [(index: Int, metres: Double)] {
         guard k > 0, count > 0 else { return [] }
         let q = Geodesy.unitVector(lon: lon, lat: lat)
         let limitChord = maxMetres.isFinite ? Geodesy.chord(fromMetres: maxMetres) : 3
@@ -61,6 +62,7 @@ public struct PointIndex: Sendable {
                 search(xyz, order, 0, count, 0, q.x, q.y, q.z, &best, filter)
             }
         }
+        visited?.pointee = best.visited
         return best.sorted().map { entry in
             let i = Int(entry.index)
             return (i, Geodesy.haversine(lon1: lon, lat1: lat, lon2: lons[i], lat2: lats[i]))
@@ -92,6 +94,7 @@ public struct PointIndex: Sendable {
 
     private func search(_ xyz: UnsafeBufferPointer<Double>, _ order: UnsafeBufferPointer<Int32>, _ lo: Int, _ hi: Int, _ depth: Int,
                         _ qx: Double, _ qy: Double, _ qz: Double, _ best: inout Best, _ filter: ((Int) -> Bool)?) {
+        best.visited &+= 1
         if hi - lo <= PointIndex.leafSize {
             for i in lo..<hi {
                 let dx = xyz[3 * i] - qx, dy = xyz[3 * i + 1] - qy, dz = xyz[3 * i + 2] - qz
@@ -123,6 +126,8 @@ public struct PointIndex: Sendable {
 private struct Best {
     var storage: UnsafeMutableBufferPointer<(Double, Int32)>
     var size = 0
+    /// Tree nodes entered so far.
+    var visited = 0
     let limit: Double
     /// Anything farther than this cannot enter.
     private(set) var bound: Double

@@ -289,6 +289,13 @@ public struct PolygonIndex: Sendable {
         }
     }
 
+    /// How many polygons the grid cell holding the point lists: the candidates `containing`
+    /// tests exactly, for EXPLAIN (0 outside the grid).
+    public func candidateCount(lon: Double, lat: Double) -> Int {
+        guard let cell = grid.cell(lon: lon, lat: lat) else { return 0 }
+        return Int(grid.cellOffsets[cell + 1]) - Int(grid.cellOffsets[cell])
+    }
+
     /// The smallest index of a polygon containing the point, or nil.
     public func firstContaining(lon: Double, lat: Double) -> Int? {
         guard let cell = grid.cell(lon: lon, lat: lat) else { return nil }

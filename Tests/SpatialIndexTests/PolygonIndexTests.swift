@@ -39,7 +39,7 @@ import Testing
         let index = PolygonIndex(geometries: geometries)
         let extent = geometries.reduce(into: BBox.empty) { $0.extend($1.bbox) }
         var random = SplitMix(state: 42)
-        var hits = 0
+        var hits = 0, candidatesSeen = 0
         for _ in 0..<3_000 {
             let x = Double.random(in: extent.minLon...extent.maxLon, using: &random)
             let y = Double.random(in: extent.minLat...extent.maxLat, using: &random)
@@ -49,9 +49,17 @@ import Testing
             index.containing(lon: x, lat: y) { found.append($0) }
             #expect(found == expected, "at (\(x), \(y))")
             #expect(index.firstContaining(lon: x, lat: y) == expected.first)
+            // EXPLAIN's count: the cell's candidates include every answer and exclude every
+            // polygon whose box misses the point.
+            let candidates = index.candidateCount(lon: x, lat: y)
+            #expect(candidates >= expected.count)
+            #expect(candidates <= geometries.count)
+            candidatesSeen += candidates
             hits += expected.isEmpty ? 0 : 1
         }
         #expect(hits > 100)  // the sample does exercise the inside case (172 for parking, 1,580 for districts)
+        #expect(candidatesSeen < 3_000 * geometries.count / 10)  // the grid prunes
+        print("\(fixture): \(Double(candidatesSeen) / 3_000) candidate polygons per point of \(geometries.count)")
     }
 
     /// Old Town Square is in Praha 1, the Zoo in Praha-Troja (checked with a Python ray caster

@@ -81,6 +81,30 @@ import Testing
         }
     }
 
+    /// EXPLAIN's node count: a search that must see every point enters every node of the
+    /// implicit tree (counted here from its shape); a 1-nearest search prunes nearly all.
+    @Test func pointIndexCountsTheNodesItVisits() {
+        var g = SplitMix(state: 17)
+        let n = 10_000
+        let lons = (0..<n).map { _ in Double.random(in: 12.09...18.86, using: &g) }
+        let lats = (0..<n).map { _ in Double.random(in: 48.55...51.06, using: &g) }
+        let index = PointIndex(lons: lons, lats: lats)
+        func nodes(_ size: Int) -> Int { size <= PointIndex.leafSize ? 1 : 1 + nodes(size / 2) + nodes(size - size / 2 - 1) }
+        func shallowestLeaf(_ size: Int) -> Int { size <= PointIndex.leafSize ? 1 : 1 + min(shallowestLeaf(size / 2), shallowestLeaf(size - size / 2 - 1)) }
+        var visited = 0
+        _ = index.nearest(k: n, lon: 15, lat: 50, visited: &visited)
+        #expect(visited == nodes(n))
+        #expect(visited == 3617)
+        var total = 0
+        for _ in 0..<100 {
+            _ = index.nearest(k: 1, lon: Double.random(in: 12.09...18.86, using: &g), lat: Double.random(in: 48.55...51.06, using: &g), visited: &visited)
+            #expect(visited >= shallowestLeaf(n))  // at least the path from the root to a leaf
+            total += visited
+        }
+        #expect(total < 100 * 3617 / 20)  // under 5% of the tree on average
+        print("1-nearest among \(n) points: \(Double(total) / 100) of \(nodes(n)) k-d tree nodes on average")
+    }
+
     /// The three stations nearest to Old Town (14.4208, 50.0880), by code and distance to the
     /// metre: computed once by brute-force haversine in Python over the same CSV.
     @Test func nearestStationsToOldTown() throws {
