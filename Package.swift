@@ -31,10 +31,13 @@ let package = Package(
         .target(name: "Geometry", dependencies: ["CGEOS", "CPROJ"]),
         // A small Swift wrapper over the SQLite C API, shared by the store and the MBTiles reader.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
+        // The protobuf wire format and capped gzip/zlib inflating, shared by the MVT decoder and
+        // the OSM PBF reader.
+        .target(name: "Wire", dependencies: ["CZlib", "CDeflate"]),
         .target(name: "SpatialIndex", dependencies: ["Geometry"]),
         .target(name: "Store", dependencies: ["Geometry", "SQLite"]),
-        .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "CZlib", "CDeflate"]),
-        .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "CZlib"]),
+        .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "Wire"]),
+        .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing"]),
         .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "Routing", "VectorTiles", "SpatialIndex"]),
         // The HTTP API (docs/HTTP_API.md) over an EngineHost.
@@ -62,6 +65,7 @@ let package = Package(
         // Tests: one target per module, plus end-to-end tests of the CLI.
         .target(name: "TestSupport", dependencies: ["Geometry", "Store"], path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "TestSupport"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "TestSupport"]),
         .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "TestSupport"]),

@@ -1,11 +1,11 @@
 // OpenStreetMap input for walking networks: `.osm` XML (plain or gzip) and `.osm.pbf`, read
 // into nodes and ways, then turned into a graph by a profile. Both readers are written here:
-// the PBF one on the protobuf wire format and zlib blobs (dense nodes included), the XML one as
-// a small scanner for the few elements a network needs.
+// the PBF one on the shared protobuf wire reader and inflater (module Wire; dense nodes
+// included), the XML one as a small scanner for the few elements a network needs.
 
-import CZlib
 import Foundation
 import Geometry
+import Wire
 
 public struct OSMError: Error, CustomStringConvertible, Sendable {
     public let file: String
@@ -118,142 +118,145 @@ public enum OSMReader {
     // MARK: PBF
 
     public static func readPBF(_ bytes: [UInt8], file: String) throws(OSMError) -> OSMData {
+        // The PBF code throws plain wire errors; the file name is added here, once.
+        do {
+            return try bytes.withUnsafeBufferPointer { buffer throws(WireError) in try readBlobs(buffer) }
+        } catch {
+            throw OSMError(file: file, message: error.message)
+        }
+    }
+
+    /// The blobs of a PBF file: each a length-prefixed BlobHeader, then its Blob.
+    static func readBlobs(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> OSMData {
         var data = OSMData()
         var offset = 0
         var blocks = 0
-        func fail(_ message: String) -> OSMError { OSMError(file: file, message: "\(message) (at byte \(offset))") }
+        func fail(_ message: String) -> WireError { WireError("\(message) (at byte \(offset))") }
+        let inflater: Inflater
+        do { inflater = try Inflater() } catch { throw WireError(describe(error, "a zlib blob")) }
         while offset < bytes.count {
             guard bytes.count - offset >= 4 else { throw fail("truncated blob header length") }
             let headerLength = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
             offset += 4
             guard headerLength > 0, headerLength <= 64 * 1024, headerLength <= bytes.count - offset else { throw fail("bad blob header length \(headerLength)") }
             var type = "", dataSize = 0
-            var header = Wire(bytes: bytes, position: offset, end: offset + headerLength)
-            while let (field, wire) = try header.field(file) {
+            var header = PBFReader(bytes, range: offset..<(offset + headerLength))
+            while let (field, wire) = try header.field() {
                 switch (field, wire) {
-                case (1, 2): type = try header.string(file)
-                case (3, 0): dataSize = Int(clamping: try header.varint(file))
-                default: try header.skip(wire, file)
+                case (1, 2): type = try header.string()
+                case (3, 0): dataSize = Int(clamping: try header.varint())
+                default: try header.skip(wire)
                 }
             }
             offset += headerLength
             guard dataSize > 0, dataSize <= 32 * 1024 * 1024, dataSize <= bytes.count - offset else { throw fail("bad blob size \(dataSize)") }
-            let blobRange = offset..<(offset + dataSize)
+            let blob = PBFReader(bytes, range: offset..<(offset + dataSize))
             offset += dataSize
             guard type == "OSMData" else {
                 guard type == "OSMHeader" else { throw fail("unknown blob type '\(type)'") }
                 continue
             }
-            let block = try blobContents(bytes, blobRange, file: file)
-            try readPrimitiveBlock(block, into: &data, file: file)
+            let block = try blobContents(blob, inflater: inflater)
+            try block.withUnsafeBufferPointer { buffer throws(WireError) in try readPrimitiveBlock(PBFReader(buffer), into: &data) }
             blocks += 1
         }
-        guard blocks > 0 || offset > 0 else { throw OSMError(file: file, message: "empty file") }
+        guard blocks > 0 || offset > 0 else { throw WireError("empty file") }
         return data
     }
 
-    static func blobContents(_ bytes: [UInt8], _ range: Range<Int>, file: String) throws(OSMError) -> [UInt8] {
-        var blob = Wire(bytes: bytes, position: range.lowerBound, end: range.upperBound)
+    static func blobContents(_ blob: PBFReader, inflater: Inflater) throws(WireError) -> [UInt8] {
+        var reader = blob
         var raw: Range<Int>?, compressed: Range<Int>?, rawSize = 0
-        while let (field, wire) = try blob.field(file) {
+        while let (field, wire) = try reader.field() {
             switch (field, wire) {
-            case (1, 2): raw = try blob.lengthDelimited(file)
-            case (2, 0): rawSize = Int(clamping: try blob.varint(file))
-            case (3, 2): compressed = try blob.lengthDelimited(file)
-            default: try blob.skip(wire, file)
+            case (1, 2): raw = try reader.lengthDelimited()
+            case (2, 0): rawSize = Int(clamping: try reader.varint())
+            case (3, 2): compressed = try reader.lengthDelimited()
+            default: try reader.skip(wire)
             }
         }
-        if let raw { return Array(bytes[raw]) }
-        guard let compressed else { throw OSMError(file: file, message: "a blob in an unsupported compression (only raw and zlib)") }
-        guard rawSize > 0, rawSize <= 64 * 1024 * 1024 else { throw OSMError(file: file, message: "a blob with a bad raw size \(rawSize)") }
-        var output = [UInt8](repeating: 0, count: rawSize)
-        var produced = uLong(rawSize)
-        let status = bytes.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { out in
-                uncompress(out.baseAddress, &produced, input.baseAddress.map { $0 + compressed.lowerBound }, uLong(compressed.count))
-            }
+        if let raw { return Array(reader.bytes[raw]) }
+        guard let compressed else { throw WireError("a blob in an unsupported compression (only raw and zlib)") }
+        guard rawSize > 0, rawSize <= 64 * 1024 * 1024 else { throw WireError("a blob with a bad raw size \(rawSize)") }
+        do {
+            return try inflater.inflateZlib(UnsafeBufferPointer(rebasing: reader.bytes[compressed]), size: rawSize)
+        } catch {
+            throw WireError(describe(error, "a zlib blob"))
         }
-        guard status == Z_OK, Int(produced) == rawSize else { throw OSMError(file: file, message: "a corrupt zlib blob (status \(status))") }
-        return output
     }
 
-    static func readPrimitiveBlock(_ block: [UInt8], into data: inout OSMData, file: String) throws(OSMError) {
+    static func readPrimitiveBlock(_ block: PBFReader, into data: inout OSMData) throws(WireError) {
         var strings: [String] = []
         var groups: [Range<Int>] = []
         var granularity: Int64 = 100, latOffset: Int64 = 0, lonOffset: Int64 = 0
-        var reader = Wire(bytes: block, position: 0, end: block.count)
-        while let (field, wire) = try reader.field(file) {
+        var reader = block
+        while let (field, wire) = try reader.field() {
             switch (field, wire) {
             case (1, 2):
-                var table = Wire(bytes: block, position: 0, end: 0)
-                let range = try reader.lengthDelimited(file)
-                table = Wire(bytes: block, position: range.lowerBound, end: range.upperBound)
-                while let (f, w) = try table.field(file) {
-                    if f == 1 && w == 2 { strings.append(try table.string(file)) } else { try table.skip(w, file) }
+                var table = reader.message(try reader.lengthDelimited())
+                while let (f, w) = try table.field() {
+                    if f == 1 && w == 2 { strings.append(try table.string()) } else { try table.skip(w) }
                 }
-            case (2, 2): groups.append(try reader.lengthDelimited(file))
-            case (17, 0): granularity = Int64(clamping: try reader.varint(file))
-            case (19, 0): latOffset = Int64(bitPattern: try reader.varint(file))
-            case (20, 0): lonOffset = Int64(bitPattern: try reader.varint(file))
-            default: try reader.skip(wire, file)
+            case (2, 2): groups.append(try reader.lengthDelimited())
+            case (17, 0): granularity = Int64(clamping: try reader.varint())
+            case (19, 0): latOffset = Int64(bitPattern: try reader.varint())
+            case (20, 0): lonOffset = Int64(bitPattern: try reader.varint())
+            default: try reader.skip(wire)
             }
         }
-        func coordinate(_ offset: Int64, _ value: Int64) -> Double { 1e-9 * Double(offset + granularity * value) }
-        func string(_ i: UInt64) throws(OSMError) -> String {
-            guard i < UInt64(strings.count) else { throw OSMError(file: file, message: "string index \(i) outside the table of \(strings.count)") }
+        // Wrapping arithmetic: hostile offsets or granularity give nonsense coordinates, not a trap.
+        func coordinate(_ offset: Int64, _ value: Int64) -> Double { 1e-9 * Double(offset &+ granularity &* value) }
+        func string(_ i: UInt64) throws(WireError) -> String {
+            guard i < UInt64(strings.count) else { throw WireError("string index \(i) outside the table of \(strings.count)") }
             return strings[Int(i)]
         }
         for group in groups {
-            var g = Wire(bytes: block, position: group.lowerBound, end: group.upperBound)
-            while let (field, wire) = try g.field(file) {
+            var g = reader.message(group)
+            while let (field, wire) = try g.field() {
                 switch (field, wire) {
                 case (1, 2):  // a plain node
-                    var n = Wire(bytes: block, position: 0, end: 0)
-                    let range = try g.lengthDelimited(file)
-                    n = Wire(bytes: block, position: range.lowerBound, end: range.upperBound)
+                    var n = g.message(try g.lengthDelimited())
                     var id: Int64 = 0, lat: Int64 = 0, lon: Int64 = 0
-                    while let (f, w) = try n.field(file) {
+                    while let (f, w) = try n.field() {
                         switch (f, w) {
-                        case (1, 0): id = zigzag(try n.varint(file))
-                        case (8, 0): lat = zigzag(try n.varint(file))
-                        case (9, 0): lon = zigzag(try n.varint(file))
-                        default: try n.skip(w, file)
+                        case (1, 0): id = zigzag(try n.varint())
+                        case (8, 0): lat = zigzag(try n.varint())
+                        case (9, 0): lon = zigzag(try n.varint())
+                        default: try n.skip(w)
                         }
                     }
                     data.addNode(id: id, lon: coordinate(lonOffset, lon), lat: coordinate(latOffset, lat))
                 case (2, 2):  // dense nodes: delta-coded ids and coordinates
-                    let range = try g.lengthDelimited(file)
-                    var d = Wire(bytes: block, position: range.lowerBound, end: range.upperBound)
+                    var d = g.message(try g.lengthDelimited())
                     var ids: [Int64] = [], lats: [Int64] = [], lons: [Int64] = []
-                    while let (f, w) = try d.field(file) {
+                    while let (f, w) = try d.field() {
                         switch (f, w) {
-                        case (1, 2): ids = try d.packedSigned(file)
-                        case (8, 2): lats = try d.packedSigned(file)
-                        case (9, 2): lons = try d.packedSigned(file)
-                        default: try d.skip(w, file)
+                        case (1, 2): ids = try packedSigned(&d)
+                        case (8, 2): lats = try packedSigned(&d)
+                        case (9, 2): lons = try packedSigned(&d)
+                        default: try d.skip(w)
                         }
                     }
-                    guard ids.count == lats.count, ids.count == lons.count else { throw OSMError(file: file, message: "dense nodes with \(ids.count) ids, \(lats.count) latitudes and \(lons.count) longitudes") }
+                    guard ids.count == lats.count, ids.count == lons.count else { throw WireError("dense nodes with \(ids.count) ids, \(lats.count) latitudes and \(lons.count) longitudes") }
                     var id: Int64 = 0, lat: Int64 = 0, lon: Int64 = 0
                     for i in ids.indices {
                         id &+= ids[i]; lat &+= lats[i]; lon &+= lons[i]
                         data.addNode(id: id, lon: coordinate(lonOffset, lon), lat: coordinate(latOffset, lat))
                     }
                 case (3, 2):  // a way
-                    let range = try g.lengthDelimited(file)
-                    var w = Wire(bytes: block, position: range.lowerBound, end: range.upperBound)
+                    var w = g.message(try g.lengthDelimited())
                     var id: Int64 = 0
                     var keys: [UInt64] = [], values: [UInt64] = [], refs: [Int64] = []
-                    while let (f, wt) = try w.field(file) {
+                    while let (f, wt) = try w.field() {
                         switch (f, wt) {
-                        case (1, 0): id = Int64(bitPattern: try w.varint(file))
-                        case (2, 2): keys = try w.packedUnsigned(file)
-                        case (3, 2): values = try w.packedUnsigned(file)
-                        case (8, 2): refs = try w.packedSigned(file)
-                        default: try w.skip(wt, file)
+                        case (1, 0): id = Int64(bitPattern: try w.varint())
+                        case (2, 2): keys = try packedUnsigned(&w)
+                        case (3, 2): values = try packedUnsigned(&w)
+                        case (8, 2): refs = try packedSigned(&w)
+                        default: try w.skip(wt)
                         }
                     }
-                    guard keys.count == values.count else { throw OSMError(file: file, message: "way \(id) has \(keys.count) keys and \(values.count) values") }
+                    guard keys.count == values.count else { throw WireError("way \(id) has \(keys.count) keys and \(values.count) values") }
                     var tags: [String: String] = [:]
                     for (k, v) in zip(keys, values) { tags[try string(k)] = try string(v) }
                     var ref: Int64 = 0
@@ -265,46 +268,47 @@ public enum OSMReader {
                     }
                     data.ways.append(OSMWay(id: id, refs: absolute, tags: tags))
                 default:
-                    try g.skip(wire, file)
+                    try g.skip(wire)
                 }
             }
         }
     }
 
-    static func zigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))) }
+    /// A packed uint64 field (the caller has checked the wire type).
+    static func packedUnsigned(_ reader: inout PBFReader) throws(WireError) -> [UInt64] {
+        var out: [UInt64] = []
+        try reader.forEachPackedVarint { out.append($0) }
+        return out
+    }
+
+    /// A packed sint64 field (the caller has checked the wire type).
+    static func packedSigned(_ reader: inout PBFReader) throws(WireError) -> [Int64] {
+        var out: [Int64] = []
+        try reader.forEachPackedVarint { out.append(zigzag($0)) }
+        return out
+    }
+
+    /// OSM's words for an inflate error of `what` ("the gzip stream", "a zlib blob").
+    static func describe(_ error: InflateError, _ what: String) -> String {
+        switch error {
+        case .setup(let message): message
+        case .tooLarge(let limit): "\(what) inflates to more than \(limit) bytes"
+        case .corrupt(let detail): "\(what) is truncated or corrupt (\(detail))"
+        }
+    }
 
     // MARK: XML
 
+    /// 2 GiB: the cap on an inflated `.osm.gz`, far above an extract a walking network is built
+    /// from, and a bound against gzip bombs.
+    static let xmlLimit = 1 << 31
+
     static func gunzip(_ bytes: [UInt8], file: String) throws(OSMError) -> [UInt8] {
-        var stream = z_stream()
-        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw OSMError(file: file, message: "cannot initialise zlib")
+        do {
+            return try Inflater().inflate(bytes, limit: xmlLimit)
+        } catch {
+            throw OSMError(file: file, message: describe(error, "the gzip stream"))
         }
-        defer { inflateEnd(&stream) }
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count * 8)
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        var input = bytes
-        let status: Int32 = input.withUnsafeMutableBufferPointer { inBuffer in
-            stream.next_in = inBuffer.baseAddress
-            stream.avail_in = UInt32(inBuffer.count)
-            var result: Int32 = Z_OK
-            while result == Z_OK {
-                result = chunk.withUnsafeMutableBufferPointer { out in
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = UInt32(out.count)
-                    return inflate(&stream, Z_NO_FLUSH)
-                }
-                output.append(contentsOf: chunk[0..<(chunk.count - Int(stream.avail_out))])
-                if output.count > 1 << 31 { return Z_MEM_ERROR }
-                if result == Z_BUF_ERROR { return stream.avail_in == 0 ? Z_DATA_ERROR : Z_OK }
-            }
-            return result
-        }
-        guard status == Z_STREAM_END else {
-            throw OSMError(file: file, message: status == Z_DATA_ERROR ? "the gzip stream is truncated or corrupt" : "cannot inflate (zlib status \(status))")
-        }
-        return output
     }
 
     /// Scans `<node id lat lon>`, `<way id>` with `<nd ref>` and `<tag k v>`. Anything else is
@@ -375,62 +379,5 @@ public enum OSMReader {
     }
 }
 
-/// The protobuf wire format, bounds-checked (the PBF reader's only parser).
-struct Wire {
-    let bytes: [UInt8]
-    var position: Int
-    let end: Int
-
-    mutating func field(_ file: String) throws(OSMError) -> (Int, Int)? {
-        guard position < end else { return nil }
-        let key = try varint(file)
-        guard key >> 3 > 0 else { throw OSMError(file: file, message: "field number 0") }
-        return (Int(truncatingIfNeeded: key >> 3), Int(key & 7))
-    }
-
-    mutating func varint(_ file: String) throws(OSMError) -> UInt64 {
-        var result: UInt64 = 0, shift: UInt64 = 0
-        while position < end {
-            let b = bytes[position]
-            position += 1
-            result |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return result }
-            shift += 7
-            guard shift < 64 else { throw OSMError(file: file, message: "varint longer than 10 bytes") }
-        }
-        throw OSMError(file: file, message: "truncated varint")
-    }
-
-    mutating func lengthDelimited(_ file: String) throws(OSMError) -> Range<Int> {
-        let length = try varint(file)
-        guard length <= UInt64(end - position) else { throw OSMError(file: file, message: "a field of \(length) bytes overruns its message") }
-        defer { position += Int(length) }
-        return position..<(position + Int(length))
-    }
-
-    mutating func string(_ file: String) throws(OSMError) -> String {
-        String(decoding: bytes[try lengthDelimited(file)], as: UTF8.self)
-    }
-
-    mutating func packedUnsigned(_ file: String) throws(OSMError) -> [UInt64] {
-        let range = try lengthDelimited(file)
-        var inner = Wire(bytes: bytes, position: range.lowerBound, end: range.upperBound)
-        var out: [UInt64] = []
-        while inner.position < inner.end { out.append(try inner.varint(file)) }
-        return out
-    }
-
-    mutating func packedSigned(_ file: String) throws(OSMError) -> [Int64] {
-        try packedUnsigned(file).map(OSMReader.zigzag)
-    }
-
-    mutating func skip(_ wire: Int, _ file: String) throws(OSMError) {
-        switch wire {
-        case 0: _ = try varint(file)
-        case 1: guard end - position >= 8 else { throw OSMError(file: file, message: "truncated fixed64") }; position += 8
-        case 2: _ = try lengthDelimited(file)
-        case 5: guard end - position >= 4 else { throw OSMError(file: file, message: "truncated fixed32") }; position += 4
-        default: throw OSMError(file: file, message: "unsupported wire type \(wire)")
-        }
-    }
-}
+/// The wire reader over a PBF file or block; its errors get the file name in `readPBF`.
+typealias PBFReader = WireReader<WireError>

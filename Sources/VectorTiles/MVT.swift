@@ -1,6 +1,7 @@
-// Mapbox Vector Tile 2.1 decoder, written against the spec's vector_tile.proto with a small
-// protobuf wire-format reader. Every read is bounds-checked and every count is checked against
-// the bytes left, so a hostile tile gives an error, never a crash, a hang or a huge allocation.
+// Mapbox Vector Tile 2.1 decoder, written against the spec's vector_tile.proto on the shared
+// protobuf wire-format reader (Wire's WireReader). Every read is bounds-checked and every count
+// is checked against the bytes left, so a hostile tile gives an error, never a crash, a hang or
+// a huge allocation.
 //
 // Decoding is lazy where it pays: `MVTTile(bytes:)` only records where each layer's bytes are;
 // a layer is decoded when it is asked for.
@@ -15,11 +16,22 @@
 
 import Foundation
 import Geometry
+import Wire
 
 public struct MVTError: Error, CustomStringConvertible, Sendable {
     public let message: String
     public var description: String { "invalid vector tile: \(message)" }
 }
+
+// The wire reader throws MVTError itself, so that its errors and the decoder's own checks go
+// through one typed `throws` with nothing to convert. (`public` only because WireFailure must
+// be, for the reader to be inlined; see Wire/WireReader.swift.)
+extension MVTError: WireFailure {
+    public init(wireMessage: String) { self.init(message: wireMessage) }
+}
+
+/// The wire reader over a tile's bytes.
+typealias MVTReader = WireReader<MVTError>
 
 /// A value in a layer's value table.
 public enum MVTValue: Hashable, Sendable {
@@ -97,30 +109,34 @@ public struct MVTTile: Sendable {
 
     public init(bytes: [UInt8]) throws(MVTError) {
         self.bytes = bytes
-        var ranges: [(String, Range<Int>)] = []
-        var reader = ProtobufReader(bytes: bytes, range: 0..<bytes.count)
-        while let (field, wire) = try reader.nextField() {
-            if field == 3 && wire == 2 {
-                let range = try reader.lengthDelimited()
-                ranges.append((try MVTTile.layerName(bytes, range), range))
-            } else {
-                try reader.skip(wire)
+        layerRanges = try bytes.withUnsafeBufferPointer { buffer throws(MVTError) in
+            var ranges: [(name: String, range: Range<Int>)] = []
+            var reader = MVTReader(buffer)
+            while let (field, wire) = try reader.field() {
+                if field == 3 && wire == 2 {
+                    let range = try reader.lengthDelimited()
+                    ranges.append((try MVTTile.layerName(reader.message(range)), range))
+                } else {
+                    try reader.skip(wire)
+                }
             }
+            return ranges
         }
-        layerRanges = ranges
     }
 
     public var layerNames: [String] { layerRanges.map(\.name) }
 
     public func layer(named name: String) throws(MVTError) -> MVTLayer? {
         guard let entry = layerRanges.first(where: { $0.name == name }) else { return nil }
-        return try MVTTile.decodeLayer(bytes, entry.range)
+        return try bytes.withUnsafeBufferPointer { buffer throws(MVTError) in try MVTTile.decodeLayer(MVTReader(buffer, range: entry.range)) }
     }
 
     public func layers() throws(MVTError) -> [MVTLayer] {
-        var out: [MVTLayer] = []
-        for entry in layerRanges { out.append(try MVTTile.decodeLayer(bytes, entry.range)) }
-        return out
+        try bytes.withUnsafeBufferPointer { buffer throws(MVTError) in
+            var out: [MVTLayer] = []
+            for entry in layerRanges { out.append(try MVTTile.decodeLayer(MVTReader(buffer, range: entry.range))) }
+            return out
+        }
     }
 
     /// The number of features and of coordinate pairs (MoveTo/LineTo parameters) in the whole
@@ -145,10 +161,10 @@ public struct MVTTile: Sendable {
         return (features, vertices)
     }
 
-    static func layerName(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> String {
-        var reader = ProtobufReader(bytes: bytes, range: range)
+    static func layerName(_ layer: MVTReader) throws(MVTError) -> String {
+        var reader = layer
         var name: String?
-        while let (field, wire) = try reader.nextField() {
+        while let (field, wire) = try reader.field() {
             if field == 1 {
                 guard wire == 2 else { throw MVTError(message: "a layer name is not a string") }
                 name = try reader.string()
@@ -160,15 +176,15 @@ public struct MVTTile: Sendable {
         return name
     }
 
-    static func decodeLayer(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> MVTLayer {
-        var reader = ProtobufReader(bytes: bytes, range: range)
+    static func decodeLayer(_ layer: MVTReader) throws(MVTError) -> MVTLayer {
+        var reader = layer
         var version: Int?
         var name: String?
         var extent = 4096
         var keys: [String] = []
         var values: [MVTValue] = []
         var features: [MVTFeature] = []
-        while let (field, wire) = try reader.nextField() {
+        while let (field, wire) = try reader.field() {
             switch field {
             case 15:
                 guard wire == 0 else { throw MVTError(message: "the layer version is not an integer") }
@@ -178,13 +194,13 @@ public struct MVTTile: Sendable {
                 name = try reader.string()
             case 2:
                 guard wire == 2 else { throw MVTError(message: "a feature is not a message") }
-                features.append(try decodeFeature(bytes, try reader.lengthDelimited()))
+                features.append(try decodeFeature(reader.message(try reader.lengthDelimited())))
             case 3:
                 guard wire == 2 else { throw MVTError(message: "a key is not a string") }
                 keys.append(try reader.string())
             case 4:
                 guard wire == 2 else { throw MVTError(message: "a value is not a message") }
-                values.append(try decodeValue(bytes, try reader.lengthDelimited()))
+                values.append(try decodeValue(reader.message(try reader.lengthDelimited())))
             case 5:
                 guard wire == 0 else { throw MVTError(message: "the layer extent is not an integer") }
                 extent = Int(clamping: try reader.varint())
@@ -207,21 +223,21 @@ public struct MVTTile: Sendable {
         return MVTLayer(version: version, name: name, extent: extent, keys: keys, values: values, features: features)
     }
 
-    static func decodeFeature(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> MVTFeature {
-        var reader = ProtobufReader(bytes: bytes, range: range)
+    static func decodeFeature(_ message: MVTReader) throws(MVTError) -> MVTFeature {
+        var reader = message
         var feature = MVTFeature(id: nil, type: .unknown, tags: [], geometry: [])
-        while let (field, wire) = try reader.nextField() {
+        while let (field, wire) = try reader.field() {
             switch field {
             case 1:
                 guard wire == 0 else { throw MVTError(message: "a feature id is not an integer") }
                 feature.id = try reader.varint()
             case 2:
-                try reader.appendUInt32s(wire, to: &feature.tags, what: "tags")
+                try appendUInt32s(&reader, wire, to: &feature.tags, what: "tags")
             case 3:
                 guard wire == 0 else { throw MVTError(message: "a feature type is not an integer") }
                 feature.type = MVTGeometryType(rawValue: Int(clamping: try reader.varint())) ?? .unknown
             case 4:
-                try reader.appendUInt32s(wire, to: &feature.geometry, what: "geometry")
+                try appendUInt32s(&reader, wire, to: &feature.geometry, what: "geometry")
             default:
                 try reader.skip(wire)
             }
@@ -229,10 +245,19 @@ public struct MVTTile: Sendable {
         return feature
     }
 
-    static func decodeValue(_ bytes: [UInt8], _ range: Range<Int>) throws(MVTError) -> MVTValue {
-        var reader = ProtobufReader(bytes: bytes, range: range)
+    /// A repeated uint32 field: packed (wire type 2) or one value at a time (wire type 0).
+    static func appendUInt32s(_ reader: inout MVTReader, _ wire: Int, to array: inout [UInt32], what: String) throws(MVTError) {
+        switch wire {
+        case 0: array.append(UInt32(truncatingIfNeeded: try reader.varint()))
+        case 2: try reader.forEachPackedVarint { array.append(UInt32(truncatingIfNeeded: $0)) }
+        default: throw MVTError(message: "\(what) have the wrong wire type \(wire)")
+        }
+    }
+
+    static func decodeValue(_ message: MVTReader) throws(MVTError) -> MVTValue {
+        var reader = message
         var value: MVTValue?
-        while let (field, wire) = try reader.nextField() {
+        while let (field, wire) = try reader.field() {
             func expect(_ expected: Int, _ what: String) throws(MVTError) {
                 guard wire == expected else { throw MVTError(message: "a \(what) value has the wrong wire type \(wire)") }
             }
@@ -242,10 +267,7 @@ public struct MVTTile: Sendable {
             case 3: try expect(1, "double"); value = .double(Double(bitPattern: try reader.fixed64()))
             case 4: try expect(0, "int"); value = .int(Int64(bitPattern: try reader.varint()))
             case 5: try expect(0, "uint"); value = .uint(try reader.varint())
-            case 6:
-                try expect(0, "sint")
-                let raw = try reader.varint()
-                value = .sint(Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1))))
+            case 6: try expect(0, "sint"); value = .sint(zigzag(try reader.varint()))
             case 7: try expect(0, "bool"); value = .bool(try reader.varint() != 0)
             default:
                 throw MVTError(message: "a value of unknown type (field \(field))")
@@ -345,12 +367,11 @@ enum MVTGeometry {
         var parts: [[(Int64, Int64)]] = []
         var x: Int64 = 0, y: Int64 = 0
         var i = 0
-        func zigzag(_ v: UInt32) -> Int64 { Int64(Int32(bitPattern: (v >> 1) ^ (0 &- (v & 1)))) }
         func take(_ count: Int, into part: inout [(Int64, Int64)]) throws(MVTError) {
             guard count <= (g.count - i) / 2 else { throw MVTError(message: "a command needs \(count) positions but the geometry has \((g.count - i) / 2) left") }
             for _ in 0..<count {
-                x += zigzag(g[i])
-                y += zigzag(g[i + 1])
+                x += Int64(zigzag(g[i]))
+                y += Int64(zigzag(g[i + 1]))
                 part.append((x, y))
                 i += 2
             }
@@ -393,95 +414,6 @@ enum MVTGeometry {
     }
 }
 
-/// The protobuf wire format: varints, fixed 32/64-bit values and length-delimited fields.
-struct ProtobufReader {
-    let bytes: [UInt8]
-    var position: Int
-    let end: Int
-
-    init(bytes: [UInt8], range: Range<Int>) {
-        self.bytes = bytes
-        position = range.lowerBound
-        end = range.upperBound
-    }
-
-    /// The next field number and wire type, or nil at the end.
-    mutating func nextField() throws(MVTError) -> (Int, Int)? {
-        guard position < end else { return nil }
-        let key = try varint()
-        let field = Int(key >> 3), wire = Int(key & 7)
-        guard field > 0 else { throw MVTError(message: "field number 0 at byte \(position)") }
-        return (field, wire)
-    }
-
-    mutating func varint() throws(MVTError) -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            guard position < end else { throw MVTError(message: "truncated varint") }
-            let b = bytes[position]
-            position += 1
-            guard shift < 64 else { throw MVTError(message: "varint longer than 10 bytes") }
-            result |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return result }
-            shift += 7
-        }
-    }
-
-    mutating func fixed32() throws(MVTError) -> UInt32 {
-        guard end - position >= 4 else { throw MVTError(message: "truncated fixed32") }
-        var v: UInt32 = 0
-        for k in 0..<4 { v |= UInt32(bytes[position + k]) << (8 * UInt32(k)) }
-        position += 4
-        return v
-    }
-
-    mutating func fixed64() throws(MVTError) -> UInt64 {
-        guard end - position >= 8 else { throw MVTError(message: "truncated fixed64") }
-        var v: UInt64 = 0
-        for k in 0..<8 { v |= UInt64(bytes[position + k]) << (8 * UInt64(k)) }
-        position += 8
-        return v
-    }
-
-    mutating func lengthDelimited() throws(MVTError) -> Range<Int> {
-        let length = try varint()
-        guard length <= UInt64(end - position) else { throw MVTError(message: "a field of \(length) bytes overruns its message") }
-        let range = position..<(position + Int(length))
-        position += Int(length)
-        return range
-    }
-
-    mutating func string() throws(MVTError) -> String {
-        let range = try lengthDelimited()
-        return String(decoding: bytes[range], as: UTF8.self)
-    }
-
-    /// A repeated uint32 field: packed (wire type 2) or one value at a time (wire type 0).
-    mutating func appendUInt32s(_ wire: Int, to array: inout [UInt32], what: String) throws(MVTError) {
-        switch wire {
-        case 0:
-            array.append(UInt32(truncatingIfNeeded: try varint()))
-        case 2:
-            let range = try lengthDelimited()
-            var inner = ProtobufReader(bytes: bytes, range: range)
-            while inner.position < inner.end { array.append(UInt32(truncatingIfNeeded: try inner.varint())) }
-        default:
-            throw MVTError(message: "\(what) have the wrong wire type \(wire)")
-        }
-    }
-
-    mutating func skip(_ wire: Int) throws(MVTError) {
-        switch wire {
-        case 0: _ = try varint()
-        case 1: _ = try fixed64()
-        case 2: _ = try lengthDelimited()
-        case 5: _ = try fixed32()
-        default: throw MVTError(message: "unsupported wire type \(wire)")
-        }
-    }
-}
-
 /// A feature read in place: its tags and geometry stay in the tile's bytes and are decoded on
 /// the fly, with no arrays built. For callers that walk whole tile sets (the W8 benchmark, a
 /// server counting or filtering features); `MVTTile.layers()` is the general API.
@@ -494,10 +426,10 @@ public struct MVTFeatureView {
 
     /// Calls `body` with each (key index, value index) pair; an unpaired last tag is ignored.
     public func forEachTag(_ body: (Int, Int) -> Void) throws(MVTError) {
-        var reader = FieldReader(bytes: bytes, position: tags.lowerBound, end: tags.upperBound)
-        while reader.position < reader.end {
+        var reader = MVTReader(bytes, range: tags)
+        while !reader.isAtEnd {
             let key = UInt32(truncatingIfNeeded: try reader.varint())
-            guard reader.position < reader.end else { return }
+            guard !reader.isAtEnd else { return }
             body(Int(key), Int(UInt32(truncatingIfNeeded: try reader.varint())))
         }
     }
@@ -508,34 +440,28 @@ public struct MVTFeatureView {
     public func decodeGeometry(into positions: inout [Int64]) throws(MVTError) -> Int {
         // Every value takes at least one byte: the byte count bounds the values.
         if positions.count < geometry.count { positions = [Int64](repeating: 0, count: max(geometry.count, 2 * positions.count)) }
-        let (bytes, geometry) = (self.bytes, self.geometry)
-        let result = positions.withUnsafeMutableBufferPointer { out in
-            Result { () throws(MVTError) -> Int in
-                var reader = FieldReader(bytes: bytes, position: geometry.lowerBound, end: geometry.upperBound)
-                var x: Int64 = 0, y: Int64 = 0
-                var n = 0
-                while reader.position < reader.end {
-                    let command = UInt32(truncatingIfNeeded: try reader.varint())
-                    let id = command & 7, count = Int(command >> 3)
-                    guard id == 1 || id == 2 else {
-                        guard id == 7 else { throw MVTError(message: "unknown geometry command \(id)") }
-                        continue
-                    }
-                    guard count <= (reader.end - reader.position) / 2 else { throw MVTError(message: "a command needs \(count) positions but the geometry ends") }
-                    for _ in 0..<count {
-                        let dx = UInt32(truncatingIfNeeded: try reader.varint())
-                        let dy = UInt32(truncatingIfNeeded: try reader.varint())
-                        x += Int64(Int32(bitPattern: (dx >> 1) ^ (0 &- (dx & 1))))
-                        y += Int64(Int32(bitPattern: (dy >> 1) ^ (0 &- (dy & 1))))
-                        out[2 * n] = x
-                        out[2 * n + 1] = y
-                        n += 1
-                    }
+        return try positions.withUnsafeMutableBufferPointer { out throws(MVTError) -> Int in
+            var reader = MVTReader(bytes, range: geometry)
+            var x: Int64 = 0, y: Int64 = 0
+            var n = 0
+            while !reader.isAtEnd {
+                let command = UInt32(truncatingIfNeeded: try reader.varint())
+                let id = command & 7, count = Int(command >> 3)
+                guard id == 1 || id == 2 else {
+                    guard id == 7 else { throw MVTError(message: "unknown geometry command \(id)") }
+                    continue
                 }
-                return n
+                guard count <= (reader.end - reader.position) / 2 else { throw MVTError(message: "a command needs \(count) positions but the geometry ends") }
+                for _ in 0..<count {
+                    x += Int64(zigzag(UInt32(truncatingIfNeeded: try reader.varint())))
+                    y += Int64(zigzag(UInt32(truncatingIfNeeded: try reader.varint())))
+                    out[2 * n] = x
+                    out[2 * n + 1] = y
+                    n += 1
+                }
             }
+            return n
         }
-        return try result.get()
     }
 }
 
@@ -545,55 +471,49 @@ extension MVTTile {
     /// name, extent, keys and values decoded once. A feature that repeats its tags or geometry
     /// field (protobuf would merge them) is refused here; `layers()` merges them.
     public func forEachFeature(_ body: (_ layer: MVTLayerHeader, _ feature: MVTFeatureView) throws(MVTError) -> Void) throws(MVTError) {
-        let result: Result<Void, MVTError> = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(MVTError) in
-                for entry in layerRanges {
-                    let header = try MVTTile.decodeLayerHeader(bytes, entry.range, name: entry.name)
-                    var reader = FieldReader(bytes: buffer, position: entry.range.lowerBound, end: entry.range.upperBound)
-                    while reader.position < reader.end {
-                        let (field, wire) = try reader.key()
-                        guard field == 2 && wire == 2 else {
-                            try reader.skip(wire)
-                            continue
-                        }
-                        let range = try reader.lengthDelimited()
-                        var inner = FieldReader(bytes: buffer, position: range.lowerBound, end: range.upperBound)
-                        var id: UInt64?
-                        var type = MVTGeometryType.unknown
-                        var tags: Range<Int>?, geometry: Range<Int>?
-                        while inner.position < inner.end {
-                            let (f, w) = try inner.key()
-                            switch (f, w) {
-                            case (1, 0): id = try inner.varint()
-                            case (3, 0): type = MVTGeometryType(rawValue: Int(clamping: try inner.varint())) ?? .unknown
-                            case (2, 2):
-                                guard tags == nil else { throw MVTError(message: "a feature repeats its tags field") }
-                                tags = try inner.lengthDelimited()
-                            case (4, 2):
-                                guard geometry == nil else { throw MVTError(message: "a feature repeats its geometry field") }
-                                geometry = try inner.lengthDelimited()
-                            case (1, _), (2, _), (3, _), (4, _): throw MVTError(message: "a feature field of the wrong wire type \(w)")
-                            default: try inner.skip(w)
-                            }
-                        }
-                        try body(header, MVTFeatureView(id: id, type: type, bytes: buffer, tags: tags ?? 0..<0, geometry: geometry ?? 0..<0))
+        try bytes.withUnsafeBufferPointer { buffer throws(MVTError) in
+            for entry in layerRanges {
+                var reader = MVTReader(buffer, range: entry.range)
+                let header = try MVTTile.decodeLayerHeader(reader, name: entry.name)
+                while let (field, wire) = try reader.field() {
+                    guard field == 2 && wire == 2 else {
+                        try reader.skip(wire)
+                        continue
                     }
+                    var inner = reader.message(try reader.lengthDelimited())
+                    var id: UInt64?
+                    var type = MVTGeometryType.unknown
+                    var tags: Range<Int>?, geometry: Range<Int>?
+                    while let (f, w) = try inner.field() {
+                        switch (f, w) {
+                        case (1, 0): id = try inner.varint()
+                        case (3, 0): type = MVTGeometryType(rawValue: Int(clamping: try inner.varint())) ?? .unknown
+                        case (2, 2):
+                            guard tags == nil else { throw MVTError(message: "a feature repeats its tags field") }
+                            tags = try inner.lengthDelimited()
+                        case (4, 2):
+                            guard geometry == nil else { throw MVTError(message: "a feature repeats its geometry field") }
+                            geometry = try inner.lengthDelimited()
+                        case (1, _), (2, _), (3, _), (4, _): throw MVTError(message: "a feature field of the wrong wire type \(w)")
+                        default: try inner.skip(w)
+                        }
+                    }
+                    try body(header, MVTFeatureView(id: id, type: type, bytes: buffer, tags: tags ?? 0..<0, geometry: geometry ?? 0..<0))
                 }
             }
         }
-        try result.get()
     }
 
     /// A layer's version, extent, keys and values, without its features (its name is known).
-    static func decodeLayerHeader(_ bytes: [UInt8], _ range: Range<Int>, name: String) throws(MVTError) -> MVTLayerHeader {
-        var reader = ProtobufReader(bytes: bytes, range: range)
+    static func decodeLayerHeader(_ layer: MVTReader, name: String) throws(MVTError) -> MVTLayerHeader {
+        var reader = layer
         var header = MVTLayerHeader(version: 0, name: name, extent: 4096, keys: [], values: [])
         var version: Int?
-        while let (field, wire) = try reader.nextField() {
+        while let (field, wire) = try reader.field() {
             switch (field, wire) {
             case (15, 0): version = Int(clamping: try reader.varint())
             case (3, 2): header.keys.append(try reader.string())
-            case (4, 2): header.values.append(try decodeValue(bytes, try reader.lengthDelimited()))
+            case (4, 2): header.values.append(try decodeValue(reader.message(try reader.lengthDelimited())))
             case (5, 0): header.extent = Int(clamping: try reader.varint())
             case (15, _), (1, 0), (1, 1), (1, 5), (3, _), (4, _), (5, _): throw MVTError(message: "a layer field of the wrong wire type \(wire)")
             default: try reader.skip(wire)
@@ -602,54 +522,6 @@ extension MVTTile {
         guard let version, version == 1 || version == 2 else { throw MVTError(message: "layer '\(name)' has no valid version") }
         header.version = version
         return header
-    }
-}
-
-/// The protobuf wire format over raw bytes, for the in-place walk: no array bounds checks or
-/// reference counting per byte (every read is still checked against `end`).
-struct FieldReader {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var position: Int
-    let end: Int
-
-    @inline(__always)
-    mutating func varint() throws(MVTError) -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while position < end {
-            let b = bytes[position]
-            position += 1
-            result |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return result }
-            shift += 7
-            guard shift < 64 else { throw MVTError(message: "varint longer than 10 bytes") }
-        }
-        throw MVTError(message: "truncated varint")
-    }
-
-    @inline(__always)
-    mutating func key() throws(MVTError) -> (Int, Int) {
-        let key = try varint()
-        guard key >> 3 > 0 else { throw MVTError(message: "field number 0") }
-        return (Int(truncatingIfNeeded: key >> 3), Int(key & 7))
-    }
-
-    @inline(__always)
-    mutating func lengthDelimited() throws(MVTError) -> Range<Int> {
-        let length = try varint()
-        guard length <= UInt64(end - position) else { throw MVTError(message: "a field of \(length) bytes overruns its message") }
-        defer { position += Int(length) }
-        return position..<(position + Int(length))
-    }
-
-    mutating func skip(_ wire: Int) throws(MVTError) {
-        switch wire {
-        case 0: _ = try varint()
-        case 1: guard end - position >= 8 else { throw MVTError(message: "truncated fixed64") }; position += 8
-        case 2: _ = try lengthDelimited()
-        case 5: guard end - position >= 4 else { throw MVTError(message: "truncated fixed32") }; position += 4
-        default: throw MVTError(message: "unsupported wire type \(wire)")
-        }
     }
 }
 

@@ -1,8 +1,7 @@
 // What a tile's bytes are, told from the bytes themselves: MBTiles metadata lies (the zoo's
 // file says MVT and holds uncompressed GeoJSON), so `format` in metadata is never trusted.
 
-import CDeflate
-import CZlib
+import Wire
 
 public enum TileCompression: String, Sendable {
     case none, gzip, zlib
@@ -101,72 +100,27 @@ public enum Decompression {
     }
 }
 
-/// A reusable inflater. Setting zlib up costs more than inflating a typical 600-byte tile, so
-/// a caller decoding many tiles keeps one (per thread: it is not Sendable). gzip tiles, whose
-/// trailer gives their size, go through libdeflate in one call; anything else through zlib.
+/// A reusable inflater (see `Wire.Inflater`: libdeflate for gzip, zlib otherwise), with its
+/// errors in a tile's words. A caller decoding many tiles keeps one (per thread: it is not
+/// Sendable), as setting zlib up costs more than inflating a typical 600-byte tile.
 public final class Inflater {
-    private var stream = z_stream()
-    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    private let deflate: OpaquePointer
+    private let inflater: Wire.Inflater
 
     public init() throws(DecompressionError) {
-        guard let deflate = libdeflate_alloc_decompressor() else { throw DecompressionError(message: "cannot initialise libdeflate") }
-        self.deflate = deflate
-        // 15 + 32: a 32 KiB window and automatic gzip/zlib header detection.
-        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
-            throw DecompressionError(message: "cannot initialise zlib")
-        }
-    }
-
-    deinit {
-        inflateEnd(&stream)
-        libdeflate_free_decompressor(deflate)
+        do { inflater = try Wire.Inflater() } catch { throw DecompressionError(error) }
     }
 
     public func inflate(_ input: [UInt8], limit: Int = Decompression.defaultLimit, truncate: Bool = false) throws(DecompressionError) -> [UInt8] {
-        // Fast path: gzip's trailer gives the size (mod 2^32), so inflate straight into an
-        // array of that size in one call. If the trailer lies, fall through to the chunked path.
-        if !truncate, input.count >= 18, input[0] == 0x1F, input[1] == 0x8B {
-            let n = input.count
-            let size = Int(input[n - 4]) | Int(input[n - 3]) << 8 | Int(input[n - 2]) << 16 | Int(input[n - 1]) << 24
-            if size > 0 && size <= limit {
-                var result = LIBDEFLATE_BAD_DATA
-                let output = input.withUnsafeBufferPointer { inBuffer in
-                    [UInt8](unsafeUninitializedCapacity: size) { outBuffer, count in
-                        var produced = 0
-                        result = libdeflate_gzip_decompress(deflate, inBuffer.baseAddress, inBuffer.count, outBuffer.baseAddress, size, &produced)
-                        count = result == LIBDEFLATE_SUCCESS ? produced : 0
-                    }
-                }
-                if result == LIBDEFLATE_SUCCESS { return output }
-            }
-        }
-        guard inflateReset(&stream) == Z_OK else { throw DecompressionError(message: "cannot reset zlib") }
-        var output: [UInt8] = []
-        let status: Int32 = input.withUnsafeBufferPointer { inBuffer in
-            stream.next_in = UnsafeMutablePointer(mutating: inBuffer.baseAddress)
-            stream.avail_in = UInt32(inBuffer.count)
-            var result: Int32 = Z_OK
-            while result == Z_OK {
-                result = chunk.withUnsafeMutableBufferPointer { outBuffer in
-                    stream.next_out = outBuffer.baseAddress
-                    stream.avail_out = UInt32(outBuffer.count)
-                    return CZlib.inflate(&stream, Z_NO_FLUSH)
-                }
-                let produced = chunk.count - Int(stream.avail_out)
-                output.append(contentsOf: chunk[0..<produced])
-                if output.count >= limit { return truncate ? Z_STREAM_END : Z_MEM_ERROR }
-                if result == Z_BUF_ERROR && stream.avail_in == 0 { return Z_DATA_ERROR }
-                if result == Z_BUF_ERROR { result = Z_OK }
-            }
-            return result
-        }
-        switch status {
-        case Z_STREAM_END: return truncate ? Array(output.prefix(limit)) : output
-        case Z_MEM_ERROR: throw DecompressionError(message: "the tile inflates to more than \(limit) bytes")
-        default:
-            if truncate { return output }
-            throw DecompressionError(message: "corrupt compressed tile (zlib status \(status))")
+        do { return try inflater.inflate(input, limit: limit, truncate: truncate) } catch { throw DecompressionError(error) }
+    }
+}
+
+extension DecompressionError {
+    init(_ error: InflateError) {
+        switch error {
+        case .setup(let message): self.init(message: message)
+        case .tooLarge(let limit): self.init(message: "the tile inflates to more than \(limit) bytes")
+        case .corrupt(let detail): self.init(message: "corrupt compressed tile (\(detail))")
         }
     }
 }
