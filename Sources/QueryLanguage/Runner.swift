@@ -111,8 +111,8 @@ struct Runner {
         return QueryError(kind: kind, code: error.code, message: error.description, line: position.line, column: position.column, length: position.length)
     }
 
-    /// "9 index nodes visited, " (per layer when there are several), or nothing without a
-    /// spatial clause.
+    /// "9 index nodes visited, " (per layer when there are several), or "no index, " without
+    /// a spatial clause.
     private func visitedNodes(_ plan: FindPlan, _ stats: [SearchStats]) -> String {
         switch plan.spatial {
         case .atZoom?, nil: return "no index, "
