@@ -271,11 +271,44 @@ struct Endpoints: Sendable {
             throw APIError(.notFound, code: "tile_not_found", detail: "tile set '\(name)' has no tile \(z)/\(x)/\(y)",
                            extra: JSONObject([("tileset", .string(name)), ("z", .integer(Int64(z))), ("x", .integer(Int64(x))), ("y", .integer(Int64(y)))]))
         }
+        // An app revalidates its cached tiles with If-None-Match and gets a bodiless 304 for
+        // each unchanged one. The tag is weak (W/) because the same stored bytes may go out
+        // gzipped or not, and weak tags are what If-None-Match compares anyway.
+        let etag = Endpoints.weakETag(bytes)
+        if let ifNoneMatch = request.headers[.ifNoneMatch], Endpoints.matches(ifNoneMatch, etag: etag) {
+            var headers = HTTPFields()
+            headers[.eTag] = etag
+            headers[.cacheControl] = Endpoints.tileCacheControl
+            return Response(status: .notModified, headers: headers)
+        }
         let encoding = TileEncoding.detect(bytes)
         var response = Reply.bytes(bytes, contentType: encoding.format.contentType, contentEncoding: encoding.compression.contentEncoding,
                                    compressible: !encoding.format.isRaster, request: request)
-        response.headers[.cacheControl] = "public, max-age=3600"
+        response.headers[.cacheControl] = Endpoints.tileCacheControl
+        response.headers[.eTag] = etag
         return response
+    }
+
+    static let tileCacheControl = "public, max-age=3600"
+
+    /// `W/"…"`: 64-bit FNV-1a of the stored tile, in hex. Not cryptographic: it only has to
+    /// change when a re-imported tile set changes the bytes.
+    static func weakETag(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        let hex = String(hash, radix: 16)
+        return "W/\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    }
+
+    /// If-None-Match's weak comparison (RFC 9110 §13.1.2): `*`, or any listed tag equal to ours
+    /// once the W/ prefixes are set aside.
+    static func matches(_ ifNoneMatch: String, etag: String) -> Bool {
+        func opaque(_ tag: some StringProtocol) -> String {
+            let tag = tag.trimmingCharacters(in: .whitespaces)
+            return tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
+        }
+        let ours = opaque(etag)
+        return ifNoneMatch.split(separator: ",").contains { opaque($0) == "*" || opaque($0) == ours }
     }
 
     /// A tile coordinate: digits only, below `limit` (2^z for x and y; 31 for z).

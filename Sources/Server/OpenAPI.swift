@@ -175,10 +175,12 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/tileset"},
           {"name": "z", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0, "maximum": 30}},
           {"name": "x", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
-          {"name": "y", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}, "description": "XYZ row (0 at the north); the TMS flip of MBTiles is done by the server."}
+          {"name": "y", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}, "description": "XYZ row (0 at the north); the TMS flip of MBTiles is done by the server."},
+          {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}, "description": "ETags the client holds; a match gives 304."}
         ],
         "responses": {
-          "200": {"description": "The tile's bytes; Content-Type and Content-Encoding are read from the bytes.", "content": {"application/vnd.mapbox-vector-tile": {}, "application/geo+json": {}, "image/png": {}}},
+          "200": {"description": "The tile's bytes; Content-Type and Content-Encoding are read from the bytes. A weak ETag comes with it.", "content": {"application/vnd.mapbox-vector-tile": {}, "application/geo+json": {}, "image/png": {}}},
+          "304": {"description": "Not modified: If-None-Match holds the tile's ETag (or *)."},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}

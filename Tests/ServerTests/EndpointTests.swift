@@ -164,6 +164,18 @@ import VectorTiles
         let gzipped = try await get(server.port, "/v1/tiles/zoo_map/16/35389/22192", headers: [("Accept-Encoding", "gzip")])
         #expect(gzipped.header("Content-Encoding") == "gzip")
         #expect(try Decompression.inflate(gzipped.body) == tile.body)
+        // Revalidation: the ETag is FNV-1a of the stored bytes (checked with Python); a
+        // matching If-None-Match gets a bodiless 304, any other tag the tile.
+        let etag = "W/\"64885df4fde5b239\""
+        #expect(tile.header("ETag") == etag && gzipped.header("ETag") == etag)
+        for ifNoneMatch in [etag, "\"other\", \(etag)", "*", String(etag.dropFirst(2))] {
+            let cached = try await get(server.port, "/v1/tiles/zoo_map/16/35389/22192", headers: [("If-None-Match", ifNoneMatch)])
+            #expect(cached.status == 304 && cached.body.isEmpty && cached.header("ETag") == etag, "\(ifNoneMatch)")
+            #expect(cached.header("Cache-Control") == "public, max-age=3600")
+        }
+        let changed = try await get(server.port, "/v1/tiles/zoo_map/16/35389/22192", headers: [("If-None-Match", "W/\"0000000000000000\"")])
+        #expect(changed.status == 200 && changed.body == tile.body)
+        #expect(mvt.header("ETag") != etag)
         // TileJSON points at this server.
         let tileJSON = try await get(server.port, "/v1/tiles/zoo_map.json")
         #expect(tileJSON.status == 200)
