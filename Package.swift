@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "TestSupport"]),
         .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["vltava", "Geometry", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on vltava so the binary is built for

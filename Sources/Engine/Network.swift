@@ -1,14 +1,40 @@
 // A walking network built once at load from a line layer of the store: the zoo's paths, a
 // festival's footpaths. Lines meet where they share an OSM node id (layers with `node_ids`, as
-// the zoo paths have) or else a vertex position.
+// the zoo paths have) or else a vertex position. The edges that are steps are known from the
+// lines' tags, so a profile can keep off them (Zoo Praha lies on a hillside with many stairs).
 
 import Geometry
 import Routing
 import Synchronization
 
+/// How a route is walked: a speed, and which edges it may use.
+public enum WalkingProfile: String, Sendable, CaseIterable {
+    /// Every path, at 5 km/h.
+    case foot
+    /// Step-free, for wheelchairs and strollers: never an edge of steps, at 4 km/h.
+    case wheelchair
+
+    /// The default speed in km/h (a query's SPEED overrides it).
+    public var kmh: Double {
+        switch self {
+        case .foot: 5
+        case .wheelchair: 4
+        }
+    }
+
+    public var avoidsSteps: Bool { self == .wheelchair }
+
+    /// "foot, wheelchair": for the errors that list them.
+    public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+}
+
 public final class Network: Sendable {
     public let layerName: String
     public let graph: Graph
+    /// The edges that are steps (`kind_detail` or `highway` = `steps` on their line), found
+    /// once at load. An edge counts only when every line that runs along it is steps, so a
+    /// ramp drawn over the same two nodes keeps it open.
+    public let steps: EdgeSet
     /// Built once at load, shared by every router of the pool.
     let edges: EdgeIndex
     /// Routers keep per-search scratch state, so each request borrows one from this pool and
@@ -21,36 +47,81 @@ public final class Network: Sendable {
         init(_ router: Router) { self.router = router }
     }
 
-    init(layerName: String, graph: Graph) {
+    init(layerName: String, graph: Graph, steps: EdgeSet = .empty) {
         self.layerName = layerName
         self.graph = graph
+        self.steps = steps
         edges = EdgeIndex(graph: graph)
         idle = Mutex([])
     }
 
     static func build(from layer: Layer) -> Network? {
-        graph(of: layer).map { Network(layerName: layer.name, graph: $0) }
+        guard let lines = lines(of: layer) else { return nil }
+        let (graph, lineNodes) = graphAndNodes(lines, joinEnds: 0)
+        return Network(layerName: layer.name, graph: graph, steps: steps(lines, lineNodes, nodeCount: graph.nodeCount))
     }
 
     /// The graph of a line layer, or nil when the layer holds no lines. `joinEnds` > 0 also
     /// joins line ends that lie within that many metres of another line (for hand-drawn data).
     public static func graph(of layer: Layer, joinEnds: Double = 0) -> Graph? {
+        lines(of: layer).map { graphAndNodes($0, joinEnds: joinEnds).graph }
+    }
+
+    /// A layer's lines: coordinates, node ids (empty when the line has none) and whether the
+    /// feature is steps.
+    struct Lines {
+        var coordinates: [[Double]] = []
+        var ids: [[Int64]] = []
+        var isSteps: [Bool] = []
+    }
+
+    static func lines(of layer: Layer) -> Lines? {
         guard layer.family == .lines else { return nil }
-        var lines: [[Double]] = [], ids: [[Int64]] = []
+        var lines = Lines()
         for (geometry, properties) in zip(layer.geometries, layer.properties) {
+            let steps = isSteps(properties)
             switch geometry {
             case .lineString(let line)?:
-                lines.append(line.coordinates)
+                lines.coordinates.append(line.coordinates)
                 let nodeIDs = properties["node_ids"]?.stringValue.flatMap(Network.nodeIDs(in:))
-                ids.append(nodeIDs?.count == line.pointCount ? nodeIDs ?? [] : [])
+                lines.ids.append(nodeIDs?.count == line.pointCount ? nodeIDs ?? [] : [])
+                lines.isSteps.append(steps)
             case .multiLineString(let lines_)?:
-                for i in 0..<lines_.lineCount { lines.append(lines_.line(i).coordinates); ids.append([]) }
+                for i in 0..<lines_.lineCount {
+                    lines.coordinates.append(lines_.line(i).coordinates)
+                    lines.ids.append([])
+                    lines.isSteps.append(steps)
+                }
             default:
                 continue
             }
         }
-        guard !lines.isEmpty else { return nil }
-        return ids.allSatisfy(\.isEmpty) ? Graph.fromLines(lines, snapMetres: joinEnds) : Graph.fromLines(lines, vertexIDs: ids, snapMetres: joinEnds)
+        return lines.coordinates.isEmpty ? nil : lines
+    }
+
+    static func graphAndNodes(_ lines: Lines, joinEnds: Double) -> (graph: Graph, lineNodes: [[Int32]]) {
+        lines.ids.allSatisfy(\.isEmpty)
+            ? Graph.fromLinesWithNodes(lines.coordinates, snapMetres: joinEnds)
+            : Graph.fromLinesWithNodes(lines.coordinates, vertexIDs: lines.ids, snapMetres: joinEnds)
+    }
+
+    /// Tilezen-style data (the zoo's) says `kind_detail = steps`; raw OSM says `highway = steps`.
+    static func isSteps(_ properties: Attributes) -> Bool {
+        properties["kind_detail"]?.stringValue == "steps" || properties["highway"]?.stringValue == "steps"
+    }
+
+    /// The node pairs that only lines of steps join: each step line's consecutive vertices,
+    /// less any pair that another line also joins.
+    static func steps(_ lines: Lines, _ lineNodes: [[Int32]], nodeCount: Int) -> EdgeSet {
+        guard lines.isSteps.contains(true) else { return .empty }
+        var stepPairs: [(Int, Int)] = [], otherPairs: [(Int, Int)] = []
+        for (l, nodes) in lineNodes.enumerated() {
+            for (u, v) in zip(nodes, nodes.dropFirst()) where u != v {
+                if lines.isSteps[l] { stepPairs.append((Int(u), Int(v))) } else { otherPairs.append((Int(u), Int(v))) }
+            }
+        }
+        let others = EdgeSet(pairs: otherPairs, nodeCount: nodeCount)
+        return EdgeSet(pairs: stepPairs.filter { !others.contains($0.0, $0.1) }, nodeCount: nodeCount)
     }
 
     /// `[123, 456, …]` → the ids; nil for anything else.
@@ -64,12 +135,15 @@ public final class Network: Sendable {
         return ids
     }
 
-    /// Runs `body` with a router of this network at the given speed and snap radius.
-    public func withRouter<T>(metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(RouteError) -> T) throws(RouteError) -> T {
+    /// Runs `body` with a router of this network for a profile (which edges it may use), at the
+    /// given speed and snap radius.
+    public func withRouter<T>(profile: WalkingProfile = .foot, metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(RouteError) -> T) throws(RouteError) -> T {
         let borrowed = idle.withLock { $0.popLast() } ?? Borrowed(Router(graph: graph, edges: edges))
         defer { idle.withLock { $0.append(borrowed) } }
         borrowed.router.metresPerSecond = metresPerSecond
         borrowed.router.maxSnapMetres = maxSnapMetres
+        // Set on every borrow: a pooled router may come back from a wheelchair route.
+        borrowed.router.forbidden = profile.avoidsSteps && !steps.isEmpty ? Router.Forbidden(edges: steps, what: "steps") : nil
         return try body(borrowed.router)
     }
 }

@@ -11,6 +11,7 @@ struct Parser {
     static let maxDepth = 64
 
     static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "EXPLAIN"]
+    static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE"]
     static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN"]
 
     init(_ text: String) throws(QueryError) {
@@ -224,12 +225,25 @@ struct Parser {
         try expect("ON", "and a network layer after the destination (… ON paths)")
         var statement = RouteStatement(from: from, to: to, network: try name("a network (line layer) after ON"),
                                        fromPosition: fromPosition, toPosition: toPosition)
-        if accept("AVOID") { statement.avoid = try selection(parenthesised: false) }
-        if accept("SPEED") {
-            let (speed, position) = try number("a walking speed after SPEED")
-            guard speed > 0, speed <= 100 else { throw invalid("the speed must be more than 0 and at most 100 km/h", at: position) }
-            try expectUnit(["KM/H"], after: position, what: "km/h")
-            statement.speedKmh = speed
+        // Clauses in any order, each at most once (as in FIND).
+        var seen: Set<String> = []
+        while let keyword = peek.keyword, Parser.routeClauses.contains(keyword) {
+            guard seen.insert(keyword).inserted else {
+                throw QueryError(kind: .syntax, code: "duplicate_clause", message: "\(keyword) appears twice in one ROUTE",
+                                 line: peek.position.line, column: peek.position.column, length: peek.position.length)
+            }
+            index += 1
+            switch keyword {
+            case "AVOID":
+                statement.avoid = try selection(parenthesised: false)
+            case "SPEED":
+                let (speed, position) = try number("a walking speed after SPEED")
+                guard speed > 0, speed <= 100 else { throw invalid("the speed must be more than 0 and at most 100 km/h", at: position) }
+                try expectUnit(["KM/H"], after: position, what: "km/h")
+                statement.speedKmh = speed
+            default:  // PROFILE
+                statement.profile = try name("a profile after PROFILE (foot or wheelchair)")
+            }
         }
         return statement
     }

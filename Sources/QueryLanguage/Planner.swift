@@ -95,6 +95,7 @@ struct RoutePlan: Sendable {
     }
     var to: Destination
     var avoid: PolygonIndex?
+    var profile: WalkingProfile
     var speedKmh: Double
     var position: SourcePosition
     var fromPosition: SourcePosition
@@ -509,7 +510,16 @@ struct Planner {
             let polygons = try select(selection)
             avoid = polygons.isEmpty ? nil : PolygonIndex(geometries: polygons)
         }
-        return RoutePlan(network: network, from: from, to: to, avoid: avoid, speedKmh: route.speedKmh ?? 5, position: route.network.position,
+        var profile = WalkingProfile.foot
+        if let name = route.profile {
+            guard let known = WalkingProfile(rawValue: name.text.lowercased()) else {
+                var hint = "profiles: \(WalkingProfile.names)"
+                if let suggestion = Suggestion.closest(to: name.text, in: WalkingProfile.allCases.map(\.rawValue)) { hint = "did you mean '\(suggestion)'? " + hint }
+                throw Planner.error(.invalid, "unknown_profile", "unknown profile '\(name.text)'", at: name.position, hint: hint)
+            }
+            profile = known
+        }
+        return RoutePlan(network: network, from: from, to: to, avoid: avoid, profile: profile, speedKmh: route.speedKmh ?? profile.kmh, position: route.network.position,
                          fromPosition: route.fromPosition, toPosition: route.toPosition)
     }
 
@@ -574,7 +584,8 @@ struct Planner {
         case .route(let plan):
             return ["1. network \(plan.network.layerName): \(plan.network.graph.nodeCount) nodes, \(plan.network.graph.edgeCount) directed edges",
                     "   snap: each end to the nearest point of the nearest path (R-tree over edges), at most 500 m",
-                    "   search: A* with ALT landmark bounds" + (plan.avoid == nil ? "" : ", edges inside the AVOID polygons forbidden")]
+                    "   search: A* with ALT landmark bounds" + (plan.avoid == nil ? "" : ", edges inside the AVOID polygons forbidden")
+                        + (plan.profile.avoidsSteps ? ", profile \(plan.profile.rawValue): the \(plan.network.steps.count) step edges forbidden" : "")]
         case .tile(let tile, _):
             return ["1. tile \(tile.z)/\(tile.x)/\(tile.y): one row of the MBTiles tiles table (TMS row flipped), decoded"]
         case .showLayers, .describeLayer, .describeTileSet:

@@ -1,6 +1,7 @@
 // Answers and how they are written: an aligned table for people, JSON and GeoJSON for programs.
 // Field order is the order of the answer's columns, so the JSON is stable.
 
+import Engine
 import Foundation
 import Geometry
 import Routing
@@ -9,7 +10,7 @@ import Routing
 public struct QueryResult: Sendable {
     enum Body: Sendable {
         case rows(Rows)
-        case route(Route, speedKmh: Double)
+        case route(Route, speedKmh: Double, profile: WalkingProfile)
         /// EXPLAIN: the plan and what running it took.
         case plan([String])
     }
@@ -49,7 +50,7 @@ public struct QueryResult: Sendable {
             }
             members.append(("rows", .array(rows.values.map { row in .object(JSONObject(Array(zip(rows.columns, row)))) })))
             return .object(JSONObject(members))
-        case .route(let route, _):
+        case .route(let route, _, _):
             return route.osrmJSON()
         case .plan(let lines):
             return .object(JSONObject([("plan", .array(lines.map { .string($0) }))]))
@@ -72,7 +73,7 @@ public struct QueryResult: Sendable {
                 return .object(JSONObject(members))
             }
             return .object(JSONObject([("type", .string("FeatureCollection")), ("features", .array(features))]))
-        case .route(let route, _):
+        case .route(let route, _, _):
             let properties: [(String, JSONValue)] = [
                 ("distance", .double((route.metres * 1000).rounded() / 1000)),
                 ("duration", .double((route.seconds * 10).rounded() / 10)),
@@ -110,8 +111,9 @@ public struct QueryResult: Sendable {
             if rows.columns.contains("distance_m") { footer += "  " + Self.distanceNote }
             out.append(footer)
             return out.joined(separator: "\n")
-        case .route(let route, let speed):
-            var out = [String(format: "%.1f m, %.1f min on foot at %.1f km/h (%@)", route.metres, route.seconds / 60, speed,
+        case .route(let route, let speed, let profile):
+            let how = profile == .wheelchair ? "step-free by wheelchair" : "on foot"
+            var out = [String(format: "%.1f m, %.1f min %@ at %.1f km/h (%@)", route.metres, route.seconds / 60, how, speed,
                               "great-circle metres, R = 6,371,008.8 m")]
             for (i, w) in route.waypoints.enumerated() {
                 out.append(String(format: "%@ (%.6f %.6f), joins the network %.1f m away", i == 0 ? "from" : "to  ", w.location.lon, w.location.lat, w.snapMetres))

@@ -44,7 +44,7 @@ struct Runner {
             } else {
                 let result = try run(inner)
                 switch result.body {
-                case .route(let route, _): plan.append("ran: \(route.settled) nodes settled, \(route.nodeIDs.count) nodes on the route")
+                case .route(let route, _, _): plan.append("ran: \(route.settled) nodes settled, \(route.nodeIDs.count) nodes on the route")
                 default: plan.append("ran: \(result.count) row\(result.count == 1 ? "" : "s")")
                 }
             }
@@ -302,13 +302,13 @@ struct Runner {
     func route(_ plan: RoutePlan) throws(QueryError) -> QueryResult {
         let avoid = plan.avoid.map { Router.Avoid(polygons: $0, factor: nil) }
         do {
-            let route = try plan.network.withRouter(metresPerSecond: plan.speedKmh / 3.6, maxSnapMetres: 500) { router throws(RouteError) in
+            let route = try plan.network.withRouter(profile: plan.profile, metresPerSecond: plan.speedKmh / 3.6, maxSnapMetres: 500) { router throws(RouteError) in
                 switch plan.to {
                 case .point(let end): try router.route(from: plan.from, to: end, avoiding: avoid)
                 case .features(let geometries): try router.route(from: plan.from, toFeatures: geometries, avoiding: avoid)
                 }
             }
-            return QueryResult(body: .route(route, speedKmh: plan.speedKmh))
+            return QueryResult(body: .route(route, speedKmh: plan.speedKmh, profile: plan.profile))
         } catch {
             let kind: QueryError.Kind
             switch error {

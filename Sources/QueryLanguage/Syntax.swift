@@ -111,7 +111,8 @@ enum Comparison: String, Sendable, Equatable {
     case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
 }
 
-/// `ROUTE FROM target TO target ON network [AVOID layer [WHERE …]] [SPEED n KM/H]`
+/// `ROUTE FROM target TO target ON network [AVOID layer [WHERE …]] [SPEED n KM/H] [PROFILE name]`
+/// (the clauses after ON in any order, each once)
 struct RouteStatement: Sendable, Equatable {
     enum Target: Sendable, Equatable {
         case point(PointLiteral)
@@ -122,6 +123,8 @@ struct RouteStatement: Sendable, Equatable {
     var network: Name
     var avoid: Selection?
     var speedKmh: Double?
+    /// `PROFILE wheelchair`: checked against the profiles by the planner.
+    var profile: Name?
     var fromPosition: SourcePosition
     var toPosition: SourcePosition
 }

@@ -147,6 +147,13 @@ extension Graph {
     /// line's end joins it (digitised paths often stop a little short of each other). Edge
     /// lengths are haversine metres.
     public static func fromLines(_ lines: [[Double]], vertexIDs: [[Int64]]? = nil, snapMetres: Double = 0) -> Graph {
+        fromLinesWithNodes(lines, vertexIDs: vertexIDs, snapMetres: snapMetres).graph
+    }
+
+    /// `fromLines`, also answering which node each vertex of each line became (`lineNodes[l][i]`
+    /// for vertex i of line l), so a caller can map what it knows about a line (its tags, e.g.
+    /// steps) onto the graph's edges.
+    public static func fromLinesWithNodes(_ lines: [[Double]], vertexIDs: [[Int64]]? = nil, snapMetres: Double = 0) -> (graph: Graph, lineNodes: [[Int32]]) {
         enum VertexKey: Hashable {
             case id(Int64)
             case position(SIMD2<Double>)
@@ -174,7 +181,11 @@ extension Graph {
             }
             return best?.0
         }
+        var lineNodes: [[Int32]] = []
+        lineNodes.reserveCapacity(lines.count)
         for (l, line) in lines.enumerated() {
+            var nodesOfLine: [Int32] = []
+            nodesOfLine.reserveCapacity(line.count / 2)
             var previous: Int?
             var i = 0
             let last = line.count - 2
@@ -200,9 +211,11 @@ extension Graph {
                     edges.append(Edge(u: previous, v: node, metres: Geodesy.haversine(lon1: lons[previous], lat1: lats[previous], lon2: lons[node], lat2: lats[node])))
                 }
                 previous = node
+                nodesOfLine.append(Int32(node))
                 i += 2
             }
+            lineNodes.append(nodesOfLine)
         }
-        return Graph(lons: lons, lats: lats, nodeIDs: ids, edges: edges)
+        return (Graph(lons: lons, lats: lats, nodeIDs: ids, edges: edges), lineNodes)
     }
 }

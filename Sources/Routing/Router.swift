@@ -105,6 +105,20 @@ public final class Router {
     /// Walking speed, m/s (5 km/h by default).
     public var metresPerSecond: Double
     public var maxSnapMetres: Double
+    /// Edges a route must not use (a profile's: steps for wheelchairs), or nil for every edge.
+    /// Neither end snaps onto one, and the search never walks one.
+    public var forbidden: Forbidden?
+
+    /// Edges a profile forbids, and what they are (for the NoRoute reason).
+    public struct Forbidden: Sendable {
+        public var edges: EdgeSet
+        /// A plural noun: "steps".
+        public var what: String
+        public init(edges: EdgeSet, what: String) {
+            self.edges = edges
+            self.what = what
+        }
+    }
 
     public init(graph: Graph, edges: EdgeIndex? = nil, metresPerSecond: Double = 5.0 / 3.6, maxSnapMetres: Double = 500) {
         self.graph = graph
@@ -114,16 +128,22 @@ public final class Router {
         search = Search(graph: graph)
     }
 
-    /// The point on the network nearest to (lon, lat), or nil beyond `maxMetres`.
+    /// The point on the network nearest to (lon, lat), or nil beyond `maxMetres`. Forbidden
+    /// edges are skipped: a wheelchair user must not be placed on a flight of steps.
     func snap(lon: Double, lat: Double, maxMetres: Double) -> Snap? {
         let edges = self.edges
+        let allowed: ((Int) -> Bool)? = forbidden.map { forbidden in
+            let set = forbidden.edges
+            return { e in !set.contains(Int(edges.edgeU[e]), Int(edges.edgeV[e])) }
+        }
         let found = edges.tree.nearest(
             k: 1, maxDistance: maxMetres,
             boxDistance: { SphericalDistance.toBox(lon: lon, lat: lat, $0) },
             itemDistance: { e in
                 let u = Int(edges.edgeU[e]), v = Int(edges.edgeV[e])
                 return Geodesy.pointToSegment(lon: lon, lat: lat, ax: self.graph.lons[u], ay: self.graph.lats[u], bx: self.graph.lons[v], by: self.graph.lats[v])
-            })
+            },
+            filter: allowed)
         guard let best = found.first else { return nil }
         let u = Int(edges.edgeU[best.index]), v = Int(edges.edgeV[best.index])
         // The foot's fraction along the edge, in a local equirectangular plane (edges are
@@ -212,9 +232,10 @@ public final class Router {
         }
         // Along the shared edge directly, when start and destination snap to the same edge.
         var direct: (metres: Double, end: Point, snap: Snap)?
-        let directAllowed = avoid.map { avoid in
+        // (Snapping already skips forbidden edges; the check keeps this case honest on its own.)
+        let directAllowed = (avoid.map { avoid in
             avoid.factor != nil || avoid.polygons.firstContaining(lon: (graph.lons[a.u] + graph.lons[a.v]) / 2, lat: (graph.lats[a.u] + graph.lats[a.v]) / 2) == nil
-        } ?? true
+        } ?? true) && !(forbidden?.edges.contains(a.u, a.v) ?? false)
         for (end, b) in reachable where directAllowed && (b.u, b.v) == (a.u, a.v) {
             let metres = abs(b.t - a.t) * a.edgeMetres
             if metres < (direct?.metres ?? .infinity) { direct = (metres, end, b) }
@@ -232,6 +253,17 @@ public final class Router {
                 let inside = avoid.polygons.firstContaining(lon: (graph.lons[u] + graph.lons[v]) / 2, lat: (graph.lats[u] + graph.lats[v]) / 2) != nil
                 guard inside else { return 1 }
                 return avoid.factor.map { max(1, $0) }
+            }
+        }
+        // A profile's forbidden edges go through the same hook: nil forbids, and otherwise the
+        // avoided areas' factor (if any) applies.
+        if let forbidden, !forbidden.edges.isEmpty {
+            let set = forbidden.edges
+            let avoidFactor = edgeFactor
+            edgeFactor = { u, v in
+                if set.contains(u, v) { return nil }
+                guard let avoidFactor else { return 1 }
+                return avoidFactor(u, v)
             }
         }
         var path: Search.Path
@@ -252,7 +284,14 @@ public final class Router {
             }
         } catch {
             switch error {
-            case .unreachable: throw .noRoute(reason: "no path connects the two points")
+            case .unreachable:
+                // The points share a component of the whole network (checked above), so when a
+                // profile forbids edges, those edges are what stands between them.
+                guard let forbidden, !forbidden.edges.isEmpty else { throw .noRoute(reason: "no path connects the two points") }
+                let avoided = avoid != nil && avoid?.factor == nil
+                throw .noRoute(reason: avoided
+                    ? "no path without \(forbidden.what) and outside the avoided areas connects the two points"
+                    : "no path without \(forbidden.what) connects the two points: only paths with \(forbidden.what) join them")
             case .tooMuchWork(let settled): throw .tooMuchWork(settled: settled)
             }
         }

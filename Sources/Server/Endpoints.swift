@@ -152,9 +152,9 @@ struct Endpoints: Sendable {
     func route(_ request: Request, _ context: APIContext) throws -> Response {
         let parameters = try Parameters(request, allowed: ["from", "to", "network", "profile", "max_snap_m"])
         let from = try parameters.pair("from"), to = try parameters.pair("to")
-        let profile = parameters.string("profile") ?? "foot"
-        guard let speed = Endpoints.profiles[profile] else {
-            throw APIError.invalidParameter("profile", "unknown profile '\(profile)' (profiles: \(Endpoints.profiles.keys.sorted().joined(separator: ", ")))")
+        let profileName = parameters.string("profile") ?? "foot"
+        guard let profile = WalkingProfile(rawValue: profileName) else {
+            throw APIError.invalidParameter("profile", "unknown profile '\(profileName)' (profiles: \(WalkingProfile.names))")
         }
         let maxSnap = try parameters.double("max_snap_m") ?? 500
         guard maxSnap > 0 && maxSnap <= 5000 else { throw APIError.invalidParameter("max_snap_m", "must be more than 0 and at most 5000 metres, got \(maxSnap)") }
@@ -163,13 +163,13 @@ struct Endpoints: Sendable {
         let network = try engine { () throws(EngineError) in try snapshot.network(networkName) }
         let route: Route
         do {
-            route = try network.withRouter(metresPerSecond: speed, maxSnapMetres: maxSnap) { (router) throws(RouteError) -> Route in
+            route = try network.withRouter(profile: profile, metresPerSecond: profile.kmh / 3.6, maxSnapMetres: maxSnap) { (router) throws(RouteError) -> Route in
                 try router.route(from: Point(lon: from.lon, lat: from.lat), to: Point(lon: to.lon, lat: to.lat))
             }
         } catch {
             throw APIError.route(error)
         }
-        return Reply.json(Endpoints.osrm(route, network: network.layerName, profile: profile), request: request)
+        return Reply.json(Endpoints.osrm(route, network: network.layerName, profile: profile.rawValue), request: request)
     }
 
     /// The network a request names, or the only line layer when it names none; with several the
@@ -182,9 +182,6 @@ struct Endpoints: Sendable {
         }
         return only
     }
-
-    /// Walking speeds in m/s. Store networks have no per-edge access tags, so a profile is a speed.
-    static let profiles: [String: Double] = ["foot": 5.0 / 3.6]
 
     /// The answer in OSRM's shape (`Route.osrmJSON`), naming the network and the profile.
     static func osrm(_ route: Route, network: String, profile: String) -> JSONValue {

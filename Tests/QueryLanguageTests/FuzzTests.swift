@@ -11,7 +11,7 @@ import Testing
     static let vocabulary = [
         "SHOW", "LAYERS", "DESCRIBE", "FIND", "ROUTE", "TILE", "EXPLAIN", "OF", "CONTAINING", "NEAREST", "TO", "WITHIN",
         "INTERSECTING", "BBOX", "AT", "ZOOM", "LINKED", "WHERE", "ORDER", "BY", "ASC", "DESC", "LIMIT", "RETURN", "AND", "OR",
-        "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "POINT", "lon", "lat", "FROM", "ON", "AVOID", "SPEED", "LAYER", "LATEST",
+        "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "POINT", "lon", "lat", "FROM", "ON", "AVOID", "SPEED", "PROFILE", "wheelchair", "LAYER", "LATEST",
         "HISTORY", "MEASURES", "FRESH", "OBSERVED_AT", "m", "km", "h", "stations", "districts", "pens", "pavilions", "animals",
         "paths", "zoo_map", "name", "code", "fid", "no2", "distance_m", "layer", "*", "(", ")", ",", ";", "/", "=", "<>", "!=",
         "<", "<=", ">", ">=", "~", ".", "0", "1", "3", "16", "14.42", "50.09", "-1", "1e400", "95", "'Praha'", "'goril'",

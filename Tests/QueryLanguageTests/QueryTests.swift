@@ -102,6 +102,31 @@ import Testing
         #expect(toAny > 100)
     }
 
+    /// PROFILE wheelchair keeps off the steps to the sea lions (165.696 m instead of 110.416 m)
+    /// at 4 km/h; the ROUTE clauses come in any order, SPEED overrides the profile's speed, and
+    /// AVOID still applies alongside the profile.
+    @Test func wheelchairProfileInAnyClauseOrder() throws {
+        let snapshot = try QueryStore.get()
+        func answer(_ query: String) throws -> (metres: Double, seconds: Double) {
+            guard case .object(let answer)? = try Query.run(query, on: snapshot).first?.json(),
+                  case .array(let routes)? = answer["routes"], case .object(let best)? = routes.first else { return (-1, -1) }
+            return (best["distance"]?.number ?? -1, best["duration"]?.number ?? -1)
+        }
+        let route = "ROUTE FROM POINT(14.4109 50.1167) TO pens WHERE name = 'lachtani' ON paths"
+        #expect(abs(try answer(route).metres - 110.416) < 0.001)
+        #expect(abs(try answer(route + " PROFILE foot").metres - 110.416) < 0.001)
+        let wheelchair = try answer(route + " PROFILE wheelchair")
+        #expect(abs(wheelchair.metres - 165.696) < 0.001)
+        #expect(abs(wheelchair.seconds - 149.1) < 0.1)  // 4 km/h
+        let slower = try answer(route + " SPEED 3 km/h PROFILE wheelchair")
+        #expect(abs(slower.metres - 165.696) < 0.001)
+        #expect(abs(slower.seconds - 198.8) < 0.1)  // 3 km/h
+        #expect(try answer(route + " PROFILE wheelchair SPEED 3 km/h") == slower)
+        // An AVOID that matches nothing changes nothing; in any position.
+        #expect(try answer(route + " PROFILE wheelchair AVOID pavilions WHERE name = 'none' SPEED 3 km/h") == slower)
+        #expect(try answer(route + " AVOID pavilions WHERE name = 'none' PROFILE wheelchair") == wheelchair)
+    }
+
     /// GeoJSON answers are FeatureCollections whose geometry is the feature's own.
     @Test func geoJSONCarriesGeometry() throws {
         let snapshot = try QueryStore.get()

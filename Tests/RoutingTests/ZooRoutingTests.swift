@@ -198,3 +198,15 @@ enum ZooNetwork {
         }
     }
 }
+
+@Suite struct EdgeSetTests {
+    /// Either direction finds an edge; repeats, self-loops and nodes out of range are dropped.
+    @Test func lookups() {
+        let set = EdgeSet(pairs: [(3, 1), (1, 3), (2, 2), (5, 70), (0, 99)], nodeCount: 80)
+        #expect(set.count == 2)
+        #expect(set.contains(1, 3) && set.contains(3, 1) && set.contains(70, 5))
+        #expect(!set.contains(1, 2) && !set.contains(2, 2) && !set.contains(0, 99) && !set.contains(-1, 3) && !set.contains(500, 3))
+        #expect(set.pairs.map { [$0.0, $0.1] } == [[1, 3], [5, 70]])
+        #expect(!EdgeSet.empty.contains(0, 1))
+    }
+}

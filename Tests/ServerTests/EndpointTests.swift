@@ -113,6 +113,33 @@ import VectorTiles
         #expect(far.object["parameter"] == .string("from"))
     }
 
+    /// Step-free: from the entrance to the sea lions' pen the foot route takes two flights of
+    /// steps (110.416 m); the wheelchair route goes round them, 165.696 m at 4 km/h. Where only
+    /// steps join the points it is a 422 NoRoute saying so, and an unknown profile is a 400
+    /// that lists the profiles.
+    @Test func wheelchairRoute() async throws {
+        let server = try await RunningServer.shared.value
+        let seaLions = "/v1/route?from=14.4109,50.1167&to=14.41064991,50.11601702&network=paths"
+        let foot = try await get(server.port, seaLions)
+        #expect(foot.status == 200)
+        #expect(abs((foot.json["routes"]?[0]?["distance"]?.number ?? 0) - 110.416) < 0.001)
+        let response = try await get(server.port, seaLions + "&profile=wheelchair")
+        #expect(response.status == 200)
+        let answer = response.json
+        #expect(answer["profile"] == .string("wheelchair"))
+        let route = answer["routes"]?[0]
+        #expect(abs((route?["distance"]?.number ?? 0) - 165.696) < 0.001)
+        #expect(abs((route?["duration"]?.number ?? 0) - 149.1) < 0.1)
+        let stairs = try await get(server.port, "/v1/route?from=14.396432,50.10957096&to=14.39647441,50.1094895&profile=wheelchair")
+        #expect(stairs.status == 422)
+        #expect(stairs.object["code"] == .string("NoRoute"))
+        #expect(stairs.object["detail"] == .string("no route: no path without steps connects the two points: only paths with steps join them"))
+        let bike = try await get(server.port, seaLions + "&profile=bike")
+        #expect(bike.status == 400)
+        #expect(bike.object["parameter"] == .string("profile"))
+        #expect(bike.object["detail"]?.string?.hasSuffix("unknown profile 'bike' (profiles: foot, wheelchair)") == true)
+    }
+
     @Test func hereOnTheHomeScreen() async throws {
         let server = try await RunningServer.shared.value
         let response = try await get(server.port, "/v1/here?lon=14.4208&lat=50.0880")
