@@ -55,16 +55,13 @@ public final class Network: Sendable {
         idle = Mutex([])
     }
 
-    static func build(from layer: Layer) -> Network? {
+    /// The network of a line layer, or nil when the layer holds no lines. `joinEnds` > 0 also
+    /// joins line ends that lie within that many metres of another line (for hand-drawn data;
+    /// the snapshot's networks use 0).
+    public static func build(from layer: Layer, joinEnds: Double = 0) -> Network? {
         guard let lines = lines(of: layer) else { return nil }
-        let (graph, lineNodes) = graphAndNodes(lines, joinEnds: 0)
+        let (graph, lineNodes) = graphAndNodes(lines, joinEnds: joinEnds)
         return Network(layerName: layer.name, graph: graph, steps: steps(lines, lineNodes, nodeCount: graph.nodeCount))
-    }
-
-    /// The graph of a line layer, or nil when the layer holds no lines. `joinEnds` > 0 also
-    /// joins line ends that lie within that many metres of another line (for hand-drawn data).
-    public static func graph(of layer: Layer, joinEnds: Double = 0) -> Graph? {
-        lines(of: layer).map { graphAndNodes($0, joinEnds: joinEnds).graph }
     }
 
     /// A layer's lines: coordinates, node ids (empty when the line has none) and whether the

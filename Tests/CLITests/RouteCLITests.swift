@@ -27,6 +27,24 @@ import Testing
         #expect(abs(Geodesy.length(of: line.coordinates) - 559.557) < 0.01)
     }
 
+    /// To the sea lions' pen from the entrance: 110.4 m on foot down two flights of steps,
+    /// 165.7 m step-free (the distances StepFreeRoutingTests checks against a reference
+    /// Dijkstra); and a spot that only steps reach.
+    @Test func wheelchairRoute() throws {
+        let db = try Fixtures.temporaryDirectory("route-cli").appendingPathComponent("zoo.gpkg").path
+        #expect(try CLI.run(["import", Fixtures.path("zoo/paths-graph.json"), "--layer", "paths", "--db", db]).status == 0)
+        let trip = ["route", "--from", "14.4109,50.1167", "--to", "14.41064991,50.11601702", "--network", "paths", "--db", db]
+        let foot = try CLI.run(trip)
+        #expect(foot.stdout.hasPrefix("110.4 m, 79 s (1.3 min) on foot at 5.0 km/h"), "\(foot.stdout)\(foot.stderr)")
+        let wheelchair = try CLI.run(trip + ["--profile", "wheelchair"])
+        #expect(wheelchair.stdout.hasPrefix("165.7 m, 149 s (2.5 min) step-free by wheelchair at 4.0 km/h"), "\(wheelchair.stdout)\(wheelchair.stderr)")
+        let stepsOnly = try CLI.run(["route", "--from", "14.396432,50.10957096", "--to", "14.39647441,50.1094895", "--network", "paths", "--profile", "wheelchair", "--db", db])
+        #expect(stepsOnly.status == 1)
+        #expect(stepsOnly.stderr.contains("NoRoute: no route: no path without steps connects the two points: only paths with steps join them"))
+        let bike = try CLI.run(trip + ["--profile", "bike"])
+        #expect(bike.stderr.contains("unknown profile 'bike' for a store layer (profiles: foot, wheelchair)"))
+    }
+
     @Test func clearErrors() throws {
         let db = try Fixtures.temporaryDirectory("route").appendingPathComponent("zoo.gpkg").path
         #expect(try CLI.run(["import", Fixtures.path("zoo/paths-graph.json"), "--layer", "paths", "--db", db]).status == 0)
@@ -40,7 +58,7 @@ import Testing
         #expect(swapped.status != 0)
         #expect(swapped.stderr.contains("NoSegment"))
         let osm = try CLI.run(["route", "--from", "1.5211,42.5063", "--to", "1.5340,42.5100", "--network", Fixtures.path("osm/andorra.osm.pbf"), "--profile", "bike"])
-        #expect(osm.stderr.contains("unknown profile 'bike' (profiles: foot, any)"))
+        #expect(osm.stderr.contains("unknown profile 'bike' for an OSM file (profiles: foot, any)"))
     }
 
     /// End to end over the Andorra PBF with the foot profile. The value is pinned from this
