@@ -75,7 +75,7 @@ public final class Network: Sendable {
     static func lines(of layer: Layer) -> Lines? {
         guard layer.family == .lines else { return nil }
         var lines = Lines()
-        for (geometry, properties) in zip(layer.geometries, layer.properties) {
+        for (geometry, properties) in zip(layer.geometries, layer.properties) where !isTrack(properties) {
             let steps = isSteps(properties)
             switch geometry {
             case .lineString(let line)?:
@@ -101,6 +101,18 @@ public final class Network: Sendable {
             ? Graph.fromLinesWithNodes(lines.coordinates, snapMetres: joinEnds)
             : Graph.fromLinesWithNodes(lines.coordinates, vertexIDs: lines.ids, snapMetres: joinEnds)
     }
+
+    /// Railway and tram tracks are not for walking, though an OSM-derived layer may hold them
+    /// (the zoo's paths have 29 lines of them: 26 of railway, 3 of tram). They stay out of
+    /// the graph, so no profile walks along them. Tilezen-style data says `kind = rail`; raw OSM
+    /// says `railway = rail, tram, …` on a way with no `highway` tag (a platform has one).
+    static func isTrack(_ properties: Attributes) -> Bool {
+        if properties["kind"]?.stringValue == "rail" { return true }
+        guard properties["highway"] == nil, let railway = properties["railway"]?.stringValue else { return false }
+        return Network.tracks.contains(railway)
+    }
+
+    static let tracks: Set<String> = ["rail", "tram", "light_rail", "subway", "narrow_gauge", "funicular", "monorail", "miniature", "preserved"]
 
     /// Tilezen-style data (the zoo's) says `kind_detail = steps`; raw OSM says `highway = steps`.
     static func isSteps(_ properties: Attributes) -> Bool {

@@ -27,6 +27,29 @@ import Testing
         #expect(graph.edges.filter { network.steps.contains($0.u, $0.v) }.count == 81)
     }
 
+    /// The paths layer also holds 29 lines of track (26 railway, 3 tram: Tilezen `kind = rail`).
+    /// No profile walks along them: the graph's nodes are exactly the nodes of the other lines.
+    @Test func railwayAndTramTracksAreNotWalked() throws {
+        let snapshot = try DemoStore.get()
+        let layer = try snapshot.layer("paths")
+        let graph = try snapshot.network("paths").graph
+        var trackNodes = Set<Int64>(), pathNodes = Set<Int64>(), tracks: [String: Int] = [:]
+        for properties in layer.properties {
+            guard case .array(let items)? = try? JSON.parse(properties["node_ids"]?.stringValue ?? "") else { continue }
+            let ids = items.compactMap { item -> Int64? in if case .integer(let id) = item { id } else { nil } }
+            if properties["kind"]?.stringValue == "rail" {
+                trackNodes.formUnion(ids)
+                tracks[properties["kind_detail"]?.stringValue ?? "?", default: 0] += 1
+            } else {
+                pathNodes.formUnion(ids)
+            }
+        }
+        #expect(tracks == ["rail": 26, "tram": 3])
+        #expect(trackNodes.subtracting(pathNodes).count == 165)
+        #expect(Set(graph.nodeIDs) == pathNodes)
+        #expect(graph.nodeCount == 3196)
+    }
+
     /// From the main entrance to the sea lions' pen: on foot the shortest way takes two flights
     /// of steps; the step-free way is 55 m longer, uses none, and is exactly the reference.
     @Test func entranceToTheSeaLionsWithoutSteps() throws {
