@@ -83,7 +83,7 @@ public enum GeoJSON {
         var id: FeatureID?
         switch object["id"] {
         case .integer(let i)?: id = .integer(i)
-        case .double(let d)?: id = .string(JSON.formatNumber(d))
+        case .double(let d)?: id = .string(JSON.serialize(.double(d)))
         case .string(let s)?: id = .string(s)
         case nil, .null?: id = nil
         case let other?: throw GeoJSONError(path: join(path, "id"), message: "an id must be a string or a number, found \(kind(other))")

@@ -1,7 +1,7 @@
-// A small JSON reader and writer (RFC 8259). Written here rather than taken from Foundation
-// because importers need what JSONSerialization does not give: the line and column of a syntax
-// error, integers kept apart from doubles, and object keys in their source order (a layer's
-// columns appear in the order its file gave them).
+// A small JSON reader (RFC 8259); writing is JSONWriter's. Written here rather than taken from
+// Foundation because importers need what JSONSerialization does not give: the line and column
+// of a syntax error, integers kept apart from doubles, and object keys in their source order
+// (a layer's columns appear in the order its file gave them).
 
 /// A parsed JSON value.
 public indirect enum JSONValue: Hashable, Sendable {
@@ -99,84 +99,9 @@ public enum JSON {
         try parse(Array(text.utf8))
     }
 
-    /// Compact JSON by default; `pretty` indents by two spaces. Non-finite doubles become null.
+    /// `value` as JSON text, through `JSONWriter` (compact, or `pretty` with two-space indents).
     public static func serialize(_ value: JSONValue, pretty: Bool = false) -> String {
-        var out = ""
-        write(value, into: &out, pretty: pretty, indent: 0)
-        return out
-    }
-
-    private static func write(_ value: JSONValue, into out: inout String, pretty: Bool, indent: Int) {
-        switch value {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .integer(let i): out += String(i)
-        case .double(let d): out += formatNumber(d)
-        case .string(let s): writeString(s, into: &out)
-        case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
-            for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { newline(&out, indent + 1) }
-                write(item, into: &out, pretty: pretty, indent: indent + 1)
-            }
-            if pretty { newline(&out, indent) }
-            out += "]"
-        case .object(let object):
-            if object.count == 0 { out += "{}"; return }
-            out += "{"
-            for (i, (key, item)) in object.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { newline(&out, indent + 1) }
-                writeString(key, into: &out)
-                out += pretty ? ": " : ":"
-                write(item, into: &out, pretty: pretty, indent: indent + 1)
-            }
-            if pretty { newline(&out, indent) }
-            out += "}"
-        }
-    }
-
-    private static func newline(_ out: inout String, _ indent: Int) {
-        out += "\n"
-        out += String(repeating: "  ", count: indent)
-    }
-
-    /// Shortest text that reads back as the same double; integral values keep a ".0" so they
-    /// read back as doubles, not integers.
-    public static func formatNumber(_ d: Double) -> String {
-        guard d.isFinite else { return "null" }
-        var text = "\(d)"  // Swift prints the shortest round-trip form, e.g. "1e-05", "14.4208"
-        if text.contains("e") {
-            // JSON allows exponents; Swift writes "1e-05": valid as is.
-            return text
-        }
-        if !text.contains(".") { text += ".0" }
-        return text
-    }
-
-    private static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        String(decoding: JSONWriter.encode(value, pretty: pretty), as: UTF8.self)
     }
 }
 

@@ -5,6 +5,7 @@
 // by a thread of its own. The price: a crash loses at most the last 200 ms of logs.
 
 import Foundation
+import Geometry
 import Logging
 import Synchronization
 #if canImport(Glibc)
@@ -36,19 +37,19 @@ public struct JSONLogHandler: LogHandler {
         line += "\",\"level\":\"".utf8
         line += event.level.rawValue.utf8
         line += "\",\"logger\":".utf8
-        JSONBytes.writeString(label, into: &line)
+        JSONWriter.writeString(label, into: &line)
         line += ",\"msg\":".utf8
-        JSONBytes.writeString(event.message.description, into: &line)
+        JSONWriter.writeString(event.message.description, into: &line)
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
             line.append(UInt8(ascii: ","))
-            JSONBytes.writeString(key, into: &line)
+            JSONWriter.writeString(key, into: &line)
             line.append(UInt8(ascii: ":"))
             switch value {
-            case .string(let text): JSONBytes.writeString(text, into: &line)
-            case .stringConvertible(let convertible): JSONBytes.writeString(convertible.description, into: &line)
-            default: JSONBytes.writeString(value.description, into: &line)
+            case .string(let text): JSONWriter.writeString(text, into: &line)
+            case .stringConvertible(let convertible): JSONWriter.writeString(convertible.description, into: &line)
+            default: JSONWriter.writeString(value.description, into: &line)
             }
         }
         line += "}\n".utf8

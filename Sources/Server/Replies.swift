@@ -17,7 +17,7 @@ enum Reply {
     static let problemJSON = "application/problem+json"
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, contentType: String = json, request: Request) -> Response {
-        bytes(JSONBytes.serialize(value), status: status, contentType: contentType, compressible: true, request: request)
+        bytes(JSONWriter.encode(value), status: status, contentType: contentType, compressible: true, request: request)
     }
 
     static func problem(_ error: APIError, request: Request) -> Response {

@@ -303,19 +303,3 @@ import VectorTiles
         #expect(refused.header("Content-Encoding") == nil)
     }
 }
-
-/// The server's byte serializer writes exactly what Geometry's JSON.serialize writes.
-@Suite struct JSONBytesTests {
-    @Test func sameAsJSONSerialize() throws {
-        let values: [JSONValue] = [
-            .null, .bool(true), .integer(-42), .double(14.4208), .double(1e-5), .double(3), .double(.nan), .double(-0.0),
-            .double(1e300), .double(-2.5e-300), .double(.infinity), .double(559.557),
-            .string("Praha 1 — Malá Strana \"quoted\" back\\slash\ttab\nnewline\u{01}\u{1F}"), .string(""), .string("🐘"),
-            .array([]), .object(JSONObject()),
-            try JSON.parse("{\"a\":[1,2.5,{\"b\":null}],\"c\":\"d\",\"e\":{\"f\":[true,false]}}"),
-        ]
-        for value in values {
-            #expect(String(decoding: JSONBytes.serialize(value), as: UTF8.self) == JSON.serialize(value))
-        }
-    }
-}
