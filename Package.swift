@@ -7,7 +7,9 @@ let package = Package(
     name: "Vltava",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "vltava", targets: ["vltava"]),
+        // The engine as a Swift library (docs/EMBEDDING.md): `import Vltava`.
+        .library(name: "Vltava", targets: ["Vltava"]),
+        .executable(name: "vltava", targets: ["VltavaCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -39,20 +41,24 @@ let package = Package(
         .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "Wire"]),
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing"]),
-        .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "Routing", "VectorTiles", "SpatialIndex"]),
+        .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "VectorTiles"]),
         // The HTTP API (docs/HTTP_API.md) over an EngineHost.
         .target(
             name: "Server",
             dependencies: [
-                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Routing", "Store", "CZlib",
+                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The library's face: the Engine, the query language and the value types, with
+        // reads, queries with bound parameters and rows decoded into the caller's types.
+        .target(name: "Vltava", dependencies: ["Geometry", "Store", "Engine", "QueryLanguage", "VectorTiles"]),
+        // The CLI (the `vltava` executable).
         .executableTarget(
-            name: "vltava",
+            name: "VltavaCLI",
             dependencies: [
-                "Geometry", "Store", "SpatialIndex", "VectorTiles", "Routing", "Engine", "QueryLanguage", "Server", "CEditline",
+                "Geometry", "Store", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -72,9 +78,10 @@ let package = Package(
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["vltava", "Geometry", "TestSupport"]),
-        // End-to-end over real HTTP on loopback; depends on vltava so the binary is built for
+        .testTarget(name: "CLITests", dependencies: ["VltavaCLI", "Geometry", "TestSupport"]),
+        .testTarget(name: "VltavaTests", dependencies: ["Vltava", "TestSupport"]),
+        // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.
-        .testTarget(name: "ServerTests", dependencies: ["Server", "vltava", "Engine", "Geometry", "VectorTiles", "TestSupport"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "VltavaCLI", "Engine", "Geometry", "VectorTiles", "TestSupport"]),
     ]
 )

@@ -1,4 +1,12 @@
+import Geometry
+import Routing
 import Store
+
+/// A route's answer and its errors come from the Routing module; the Engine's users name them
+/// through the Engine, which owns every router.
+public typealias Route = Routing.Route
+public typealias Waypoint = Routing.Waypoint
+public typealias RouteError = Routing.RouteError
 
 /// Errors of engine operations. Every case says what is wrong in words a user understands, and
 /// has a stable machine-readable `code` for JSON answers.
@@ -10,6 +18,14 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     case store(String)
     case unknownTileSet(String, known: [String])
     case tiles(String)
+    /// No route (or no snap, or too much work): the OSRM codes of `RouteError`.
+    case route(RouteError)
+    /// The answer would exceed `EngineLimits.maxRows`.
+    case tooManyRows(count: Int, limit: Int)
+    /// An operation on time series (the air report) when the store has none.
+    case noTimeSeries
+    /// A leg of a schedule failed: which one, between which events, and why.
+    indirect case leg(index: Int, from: String, to: String, EngineError)
 
     public var code: String {
         switch self {
@@ -20,6 +36,10 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .store: "store_error"
         case .unknownTileSet: "unknown_tileset"
         case .tiles: "tiles_error"
+        case .route(let error): error.code
+        case .tooManyRows: "too_many_rows"
+        case .noTimeSeries: "no_time_series"
+        case .leg(_, _, _, let inner): inner.code
         }
     }
 
@@ -37,6 +57,14 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
             return "layer '\(layer)' has no feature \(fid)"
         case .store(let message), .tiles(let message):
             return message
+        case .route(let error):
+            return error.description
+        case .tooManyRows(let count, let limit):
+            return "the answer has \(count == limit + 1 ? "more than \(limit)" : "\(count)") rows, more than the limit of \(limit)"
+        case .leg(_, let from, let to, let inner):
+            return "leg from \(from) to \(to): \(inner)"
+        case .noTimeSeries:
+            return "the store has no point layer with a time series (import observations with --time-series-of)"
         case .unknownTileSet(let name, let known):
             var message = "unknown tile set '\(name)'"
             if let suggestion = Suggestion.closest(to: name, in: known) { message += " — did you mean '\(suggestion)'?" }
@@ -45,22 +73,22 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     }
 }
 
-/// Validation of user-supplied query values, shared by every operation.
+/// Checks of the values an operation is given, shared by every operation.
 enum Check {
-    static func point(lon: Double, lat: Double) throws(EngineError) {
-        guard lon.isFinite else { throw .invalidArgument(parameter: "lon", message: "longitude \(lon) is not a finite number") }
-        guard lat.isFinite else { throw .invalidArgument(parameter: "lat", message: "latitude \(lat) is not a finite number") }
-        guard abs(lat) <= 90 else {
-            let hint = abs(lon) <= 90 ? " — did you swap longitude and latitude?" : ""
-            throw .invalidArgument(parameter: "lat", message: "latitude \(lat) is outside -90…90\(hint)")
+    /// A position, through Geometry's one rule; `parameter` names it in the error when the
+    /// caller has a single name for both coordinates ("from", "to").
+    static func position(_ point: Point, parameter: String? = nil) throws(EngineError) {
+        do {
+            _ = try Point.checked(lon: point.lon, lat: point.lat)
+        } catch {
+            throw .invalidArgument(parameter: parameter ?? error.axis.rawValue, message: error.description)
         }
-        guard abs(lon) <= 180 else { throw .invalidArgument(parameter: "lon", message: "longitude \(lon) is outside -180…180") }
     }
 
-    static let maxK = 10_000
-
-    static func k(_ k: Int) throws(EngineError) {
-        guard k >= 1 && k <= maxK else { throw .invalidArgument(parameter: "k", message: "k must be between 1 and \(maxK), got \(k)") }
+    static func k(_ k: Int, limits: EngineLimits) throws(EngineError) {
+        guard k >= 1 && k <= limits.maxRows else {
+            throw .invalidArgument(parameter: "k", message: "k must be between 1 and \(limits.maxRows), got \(k)")
+        }
     }
 
     static func distance(_ metres: Double, parameter: String = "distance") throws(EngineError) {

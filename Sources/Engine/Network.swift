@@ -146,7 +146,7 @@ public final class Network: Sendable {
 
     /// Runs `body` with a router of this network for a profile (which edges it may use), at the
     /// given speed and snap radius.
-    public func withRouter<T>(profile: WalkingProfile = .foot, metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(RouteError) -> T) throws(RouteError) -> T {
+    func withRouter<T>(profile: WalkingProfile = .foot, metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(RouteError) -> T) throws(RouteError) -> T {
         let borrowed = idle.withLock { $0.popLast() } ?? Borrowed(Router(graph: graph, edges: edges))
         defer { idle.withLock { $0.append(borrowed) } }
         borrowed.router.metresPerSecond = metresPerSecond

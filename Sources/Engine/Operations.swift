@@ -1,5 +1,8 @@
-// The engine's operations on a snapshot. Distances are great-circle metres on the sphere
-// (haversine, R = 6,371,008.8 m); every answer that carries one says so through `Match.metres`.
+// The engine's feature operations on a snapshot: where am I (containing, the area check), what
+// is near me (nearest, within), what lies in a box (intersecting). Each takes a resolved
+// `Layer`, checks its values by one rule (`Check`), and keeps to the snapshot's limits.
+// Distances are great-circle metres on the sphere (haversine, R = 6,371,008.8 m); every answer
+// that carries one says so through `Match.metres`.
 
 import Geometry
 import SpatialIndex
@@ -15,7 +18,9 @@ public struct Match: Sendable, Equatable {
 }
 
 /// Whether a point lies in the area a layer covers, and why not.
-public struct AreaCheck: Sendable, Equatable {
+public struct AreaCheck: Sendable {
+    /// The layer whose area was checked.
+    public let layer: Layer
     public let inside: Bool
     /// `outside_area` when outside; nil when inside.
     public let reason: String?
@@ -38,16 +43,15 @@ public final class SearchStats {
 extension Snapshot {
     /// The features of a polygon layer that contain the point, smallest area first, so the pen
     /// comes before the zoo around it. Boundary rule: see `PolygonIndex`.
-    public func containing(_ layerName: String, lon: Double, lat: Double, filter: FeatureFilter? = nil,
+    public func containing(_ layer: Layer, at point: Point, filter: FeatureFilter? = nil,
                            stats: SearchStats? = nil) throws(EngineError) -> [Match] {
-        try Check.point(lon: lon, lat: lat)
-        let layer = try layer(layerName)
+        try Check.position(point)
         guard let polygons = layer.polygons else {
             throw .unsupportedGeometry(layer: layer.name, operation: "CONTAINING", needs: "polygons", has: layer.family.rawValue)
         }
-        stats?.nodesVisited += polygons.candidateCount(lon: lon, lat: lat)
+        stats?.nodesVisited += polygons.candidateCount(lon: point.lon, lat: point.lat)
         var found: [Int] = []
-        polygons.containing(lon: lon, lat: lat) { index in
+        polygons.containing(lon: point.lon, lat: point.lat) { index in
             if filter?(index) ?? true { found.append(index) }
         }
         found.sort { (layer.areas[$0], $0) < (layer.areas[$1], $1) }
@@ -58,51 +62,54 @@ extension Snapshot {
     /// within `maxMetres` and matching `filter`. Points use an exact chord-distance index; other
     /// geometries the R-tree with the distance to the nearest point of the geometry (0 inside a
     /// polygon).
-    public func nearest(_ layerName: String, lon: Double, lat: Double, k: Int, within maxMetres: Double? = nil,
+    public func nearest(_ layer: Layer, to point: Point, k: Int, within maxMetres: Double? = nil,
                         filter: FeatureFilter? = nil, stats: SearchStats? = nil) throws(EngineError) -> [Match] {
-        try Check.point(lon: lon, lat: lat)
-        try Check.k(k)
+        try Check.position(point)
+        try Check.k(k, limits: limits)
         if let maxMetres { try Check.distance(maxMetres, parameter: "within") }
-        let layer = try layer(layerName)
-        let limit = maxMetres ?? .infinity
+        return try search(layer, point, k: k, within: maxMetres ?? .infinity, filter: filter, stats: stats)
+    }
+
+    /// Every feature within `metres` of the point, nearest first; at most `limit` of them (the
+    /// nearest), else an error past `limits.maxRows`, never a silent cut.
+    public func within(_ layer: Layer, metres: Double, of point: Point, limit: Int? = nil, filter: FeatureFilter? = nil,
+                       stats: SearchStats? = nil) throws(EngineError) -> [Match] {
+        try Check.position(point)
+        try Check.distance(metres, parameter: "within")
+        if let limit { try Check.k(limit, limits: limits) }
+        let found = try search(layer, point, k: limit ?? limits.maxRows + 1, within: metres, filter: filter, stats: stats)
+        if limit == nil && found.count > limits.maxRows { throw .tooManyRows(count: found.count, limit: limits.maxRows) }
+        return found
+    }
+
+    private func search(_ layer: Layer, _ point: Point, k: Int, within limit: Double, filter: FeatureFilter?,
+                        stats: SearchStats?) throws(EngineError) -> [Match] {
         var visited = 0
         defer { stats?.nodesVisited += visited }
         if let points = layer.points {
-            return points.nearest(k: k, lon: lon, lat: lat, maxMetres: limit, filter: filter, visited: &visited)
+            return points.nearest(k: k, lon: point.lon, lat: point.lat, maxMetres: limit, filter: filter, visited: &visited)
                 .map { Match(index: $0.index, fid: layer.fids[$0.index], metres: $0.metres) }
         }
         guard let tree = layer.tree else {
             throw .unsupportedGeometry(layer: layer.name, operation: "NEAREST", needs: "geometries", has: "none (it is a table)")
         }
-        let query = Point(lon: lon, lat: lat)
         return tree.nearest(
             k: k, maxDistance: limit,
-            boxDistance: { box in SphericalDistance.toBox(lon: lon, lat: lat, box) },
-            itemDistance: { index in layer.geometries[index].map { Geodesy.distance(from: query, to: $0) } ?? .infinity },
+            boxDistance: { box in SphericalDistance.toBox(lon: point.lon, lat: point.lat, box) },
+            itemDistance: { index in layer.geometries[index].map { Geodesy.distance(from: point, to: $0) } ?? .infinity },
             filter: filter, visited: &visited
         ).map { Match(index: $0.index, fid: layer.fids[$0.index], metres: $0.distance) }
     }
 
-    /// Every feature within `metres` of the point, nearest first.
-    public func within(_ layerName: String, metres: Double, ofLon lon: Double, lat: Double, filter: FeatureFilter? = nil,
-                       stats: SearchStats? = nil) throws(EngineError) -> [Match] {
-        try Check.distance(metres, parameter: "within")
-        let layer = try layer(layerName)
-        return try nearest(layerName, lon: lon, lat: lat, k: max(1, min(layer.count, Check.maxK)), within: metres, filter: filter, stats: stats)
-    }
-
-    /// Every feature whose bounding box intersects `box`, in load order.
-    public func intersecting(_ layerName: String, box: BBox, filter: FeatureFilter? = nil,
+    /// Every feature whose bounding box intersects `box`, in load order; an error past
+    /// `limits.maxRows` unless `limit` asks for the first ones.
+    public func intersecting(_ layer: Layer, box: BBox, limit: Int? = nil, filter: FeatureFilter? = nil,
                              stats: SearchStats? = nil) throws(EngineError) -> [Match] {
-        for (value, name) in [(box.minLon, "minLon"), (box.minLat, "minLat"), (box.maxLon, "maxLon"), (box.maxLat, "maxLat")] where !value.isFinite {
-            throw .invalidArgument(parameter: "bbox", message: "\(name) is not a finite number")
-        }
-        try Check.point(lon: box.minLon, lat: box.minLat)
-        try Check.point(lon: box.maxLon, lat: box.maxLat)
+        try Check.position(Point(lon: box.minLon, lat: box.minLat), parameter: "bbox")
+        try Check.position(Point(lon: box.maxLon, lat: box.maxLat), parameter: "bbox")
         guard box.minLon <= box.maxLon, box.minLat <= box.maxLat else {
             throw .invalidArgument(parameter: "bbox", message: "the minimum corner must be south-west of the maximum corner")
         }
-        let layer = try layer(layerName)
         guard let tree = layer.tree else {
             throw .unsupportedGeometry(layer: layer.name, operation: "INTERSECTING", needs: "geometries", has: "none (it is a table)")
         }
@@ -112,44 +119,44 @@ extension Snapshot {
         }
         stats?.nodesVisited += visited
         found.sort()
+        if let limit, found.count > limit { found.removeLast(found.count - limit) }
+        if limit == nil && found.count > limits.maxRows { throw .tooManyRows(count: found.count, limit: limits.maxRows) }
         return found.map { Match(index: $0, fid: layer.fids[$0], metres: nil) }
     }
 
     /// Great-circle metres from the point to a feature (0 inside a polygon).
-    public func distance(lon: Double, lat: Double, to layerName: String, fid: Int64) throws(EngineError) -> Double {
-        try Check.point(lon: lon, lat: lat)
-        let layer = try layer(layerName)
+    public func distance(from point: Point, to layer: Layer, fid: Int64) throws(EngineError) -> Double {
+        try Check.position(point)
         guard let index = layer.index(ofFID: fid) else { throw .unknownFeature(layer: layer.name, fid: fid) }
         guard let geometry = layer.geometries[index] else {
             throw .unsupportedGeometry(layer: layer.name, operation: "DISTANCE", needs: "geometries", has: "none (it is a table)")
         }
-        return geometry.distance(toLon: lon, lat: lat)
+        return geometry.distance(toLon: point.lon, lat: point.lat)
     }
 
     /// Whether the point lies in the area the layer covers: inside one of its polygons for a
     /// polygon layer, inside the convex hull of its features otherwise. The zoo app uses it on
     /// the paths layer to disable navigation outside its map.
-    public func areaCheck(_ layerName: String, lon: Double, lat: Double) throws(EngineError) -> AreaCheck {
-        try Check.point(lon: lon, lat: lat)
-        let layer = try layer(layerName)
+    public func areaCheck(_ layer: Layer, at point: Point) throws(EngineError) -> AreaCheck {
+        try Check.position(point)
         let inside: Bool
         let outline: Geometry
         if let polygons = layer.polygons {
             var any = false
-            polygons.containing(lon: lon, lat: lat) { _ in any = true }
+            polygons.containing(lon: point.lon, lat: point.lat) { _ in any = true }
             inside = any
             outline = .collection(layer.geometries.compactMap { $0 })
         } else if let hull = layer.hull {
-            inside = hull.contains(lon: lon, lat: lat)
+            inside = hull.contains(lon: point.lon, lat: point.lat)
             outline = .polygon(hull)
         } else {
             throw .unsupportedGeometry(layer: layer.name, operation: "the area check", needs: "geometries", has: "none (it is a table)")
         }
         if inside {
-            return AreaCheck(inside: true, reason: nil, metresOutside: 0, message: "inside the area of '\(layer.name)'")
+            return AreaCheck(layer: layer, inside: true, reason: nil, metresOutside: 0, message: "inside the area of '\(layer.name)'")
         }
-        let metres = outline.distance(toLon: lon, lat: lat)
-        return AreaCheck(inside: false, reason: "outside_area", metresOutside: metres,
-                         message: "the point is \(Int(metres.rounded())) m outside the area covered by '\(layer.name)'")
+        let metres = outline.distance(toLon: point.lon, lat: point.lat)
+        return AreaCheck(layer: layer, inside: false, reason: "outside_area", metresOutside: metres,
+                         message: "the point is \(Rounding.wholeMetres(metres)) m outside the area covered by '\(layer.name)'")
     }
 }

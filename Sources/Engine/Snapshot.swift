@@ -1,6 +1,8 @@
 // The engine serves from an immutable snapshot: every layer of the store loaded into flat
 // arrays, with its indexes built once. Queries never lock and never touch SQLite. A reload
-// builds a new snapshot and swaps it in (`EngineHost`); queries in flight finish on the old one.
+// builds a new snapshot and swaps it in (`Engine`); queries in flight finish on the old one.
+// Whatever a rule decides about the data as a whole (which layer holds the stations, which
+// network a route walks when none is named, which area `here` checks) is decided here, once.
 
 import Foundation
 import Geometry
@@ -25,12 +27,22 @@ public final class Snapshot: Sendable {
     public let loadedAt: Date
     /// Seconds spent loading and indexing.
     public let loadSeconds: Double
+    /// The bounds every operation on this snapshot keeps to.
+    public let limits: EngineLimits
+    /// The air-quality stations: the first point layer, by name, that has a time series.
+    public let stations: Stations?
+    /// The network a route walks when it names none: the only line layer, if there is one.
+    public let defaultNetwork: Network?
+    /// The mapped area `here` checks when nothing names one: the polygon layer with the
+    /// largest extent (the city's districts rather than a zoo pavilion).
+    public let defaultArea: Layer?
 
     let layersByName: [String: Layer]
 
     /// Loads every layer of the store at `path` (opened read-only) and builds its indexes, and
     /// opens the tile sets registered in the store plus `tileSets` (`name → .mbtiles path`).
-    public static func load(storePath path: String, tileSets tileSetPaths: [String: String] = [:]) throws(EngineError) -> Snapshot {
+    public static func load(storePath path: String, tileSets tileSetPaths: [String: String] = [:],
+                            limits: EngineLimits = EngineLimits()) throws(EngineError) -> Snapshot {
         let start = DispatchTime.now()
         do {
             let store = try GeoPackage(path: path, mode: .readOnly)
@@ -58,7 +70,7 @@ public final class Snapshot: Sendable {
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
             return Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
-                            tileSets: tileSets, loadSeconds: seconds)
+                            tileSets: tileSets, loadSeconds: seconds, limits: limits)
         } catch let error as EngineError {
             throw error
         } catch {
@@ -67,7 +79,7 @@ public final class Snapshot: Sendable {
     }
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
-         tileSets: [String: MBTiles], loadSeconds: Double) {
+         tileSets: [String: MBTiles], loadSeconds: Double, limits: EngineLimits) {
         self.tileSets = tileSets
         self.storePath = storePath
         self.layers = layers
@@ -83,7 +95,21 @@ public final class Snapshot: Sendable {
         }
         layersByName = byName
         self.networks = networks
+        self.limits = limits
+        stations = timeSeriesByLayer.keys.sorted().lazy.compactMap { name -> Stations? in
+            guard let layer = byName[name.lowercased()], layer.family == .points, let series = timeSeriesByLayer[name] else { return nil }
+            return Stations(layer: layer, series: series)
+        }.first
+        let lineLayers = layers.filter { networks[$0.name.lowercased()] != nil }
+        defaultNetwork = lineLayers.count == 1 ? lineLayers.first.flatMap { networks[$0.name.lowercased()] } : nil
+        func extent(_ layer: Layer) -> Double {
+            layer.bounds.isEmpty ? 0 : (layer.bounds.maxLon - layer.bounds.minLon) * (layer.bounds.maxLat - layer.bounds.minLat)
+        }
+        defaultArea = layers.filter { $0.family == .polygons }.max { (extent($0), $1.name) < (extent($1), $0.name) }
     }
+
+    /// The line layers, each a walking network.
+    public var networkNames: [String] { layers.filter { networks[$0.name.lowercased()] != nil }.map(\.name) }
 
     public var layerNames: [String] { layers.map(\.name) }
 
@@ -93,8 +119,13 @@ public final class Snapshot: Sendable {
         return set
     }
 
-    /// The walking network of a line layer (case-insensitive name).
-    public func network(_ name: String) throws(EngineError) -> Network {
+    /// The walking network of a line layer (case-insensitive name); with no name, the default
+    /// network, or an error listing the choices.
+    public func network(_ name: String?) throws(EngineError) -> Network {
+        guard let name else {
+            if let defaultNetwork { return defaultNetwork }
+            throw .invalidArgument(parameter: "network", message: "name a line layer to walk along (line layers: \(networkNames.joined(separator: ", ")))")
+        }
         let layer = try layer(name)
         guard let network = networks[layer.name.lowercased()] else {
             throw .unsupportedGeometry(layer: layer.name, operation: "ROUTE", needs: "lines", has: layer.family.rawValue)
@@ -109,28 +140,13 @@ public final class Snapshot: Sendable {
     }
 }
 
-/// Holds the current snapshot and swaps in a new one on reload. Readers take a reference to the
-/// snapshot at the start of a request and keep it to the end, so a swap never disturbs them.
-public final class EngineHost: Sendable {
-    private let current: Mutex<Snapshot>
-    public let storePath: String
+/// The point layer whose features are air-quality stations, with their time series.
+public struct Stations: Sendable {
+    public let layer: Layer
+    public let series: TimeSeries
 
-    public let tileSetPaths: [String: String]
-
-    public init(storePath: String, tileSets: [String: String] = [:]) throws(EngineError) {
-        self.storePath = storePath
-        tileSetPaths = tileSets
-        current = Mutex(try Snapshot.load(storePath: storePath, tileSets: tileSets))
-    }
-
-    public var snapshot: Snapshot { current.withLock { $0 } }
-
-    /// Builds a new snapshot from the store and swaps it in. If loading fails, the old snapshot
-    /// stays and the error is thrown.
-    @discardableResult
-    public func reload() throws(EngineError) -> Snapshot {
-        let fresh = try Snapshot.load(storePath: storePath, tileSets: tileSetPaths)
-        current.withLock { $0 = fresh }
-        return fresh
+    /// The station code of feature `index` (the key of its observations).
+    public func key(_ index: Int) -> String? {
+        layer.properties[index][series.link.layerKeyColumn]?.stringValue
     }
 }

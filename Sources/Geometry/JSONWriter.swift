@@ -152,20 +152,13 @@ public struct JSONWriter {
     }
 
     /// A distance or length in metres, rounded to the millimetre.
-    public mutating func metres(_ x: Double) { rounded(x, scale: 1000) }
+    public mutating func metres(_ x: Double) { number(Rounding.metres(x)) }
 
     /// A duration in seconds, rounded to a tenth of a second.
-    public mutating func seconds(_ x: Double) { rounded(x, scale: 10) }
+    public mutating func seconds(_ x: Double) { number(Rounding.seconds(x)) }
 
     /// A longitude or latitude, written as stored.
     public mutating func coordinate(_ x: Double) { number(x) }
-
-    private mutating func rounded(_ x: Double, scale: Double) {
-        let scaled = x * scale
-        // Past 2^53 / scale there is nothing to round; a finite x whose scaled value overflows
-        // is written as it is rather than as null. `+ 0` turns -0.0 into 0.0.
-        number(scaled.isFinite ? scaled.rounded() / scale + 0 : x)
-    }
 
     /// A whole tree.
     public mutating func value(_ value: JSONValue) {

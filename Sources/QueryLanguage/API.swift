@@ -46,16 +46,6 @@ public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Limits on what one statement may cost. Hitting one is an error, never a silent cut. Route
-/// searches have the router's own limits (5 million settled nodes, 5 seconds).
-public struct QueryLimits: Sendable {
-    /// Rows in one answer.
-    public var maxRows: Int
-    public init(maxRows: Int = 10_000) {
-        self.maxRows = maxRows
-    }
-}
-
 extension QueryError {
     /// The error as a person reads it in a terminal: the message, the offending line of the
     /// query with a caret under the token, and the hint.

@@ -17,6 +17,8 @@ struct Token: Sendable, Equatable {
         case string(String)
         /// Punctuation and operators: ( ) , ; * / = <> != < <= > >= ~ .
         case symbol(String)
+        /// A bound parameter: `$1` (1-based), or `?` (numbered in order of appearance).
+        case parameter(Int)
         case end
     }
 
@@ -39,6 +41,7 @@ struct Token: Sendable, Equatable {
         case .number(_, let text): "number \(text)"
         case .string(let text): "string '\(text)'"
         case .symbol(let symbol): "'\(symbol)'"
+        case .parameter(let n): "parameter $\(n)"
         case .end: "end of input"
         }
     }
@@ -47,6 +50,8 @@ struct Token: Sendable, Equatable {
 enum Lexer {
     /// Longest inputs accepted; beyond it the statement is refused before any work.
     static let maxLength = 100_000
+    /// The most parameters one text may use.
+    static let maxParameters = 1_000
 
     static func tokens(_ text: String) throws(QueryError) -> [Token] {
         var text = text
@@ -67,6 +72,13 @@ enum Lexer {
         var tokens: [Token] = []
         tokens.reserveCapacity(bytes.count / 4 + 1)
         var i = 0, line = 1, column = 1
+        // `?` and `$n` are not mixed in one text: which value a `?` takes would depend on the
+        // numbered ones around it.
+        var questionMarks = 0, numbered = false
+        func mixed(_ line: Int, _ column: Int) -> QueryError {
+            QueryError(kind: .syntax, code: "mixed_parameters", message: "the text mixes ? and $n parameters", line: line, column: column,
+                       hint: "number them all ($1, $2, …) or use ? for all")
+        }
 
         /// The scalar starting at byte `at` and its length in bytes (the input is valid UTF-8).
         func scalar(at index: Int) -> (Unicode.Scalar, Int) {
@@ -171,6 +183,28 @@ enum Lexer {
                 tokens.append(Token(kind: .string(String(decoding: value, as: UTF8.self)), position: SourcePosition(line: line, column: column, length: width)))
                 column += width
                 i = j + 1
+                continue
+            }
+            if b == UInt8(ascii: "?") {
+                guard !numbered else { throw mixed(line, column) }
+                questionMarks += 1
+                tokens.append(Token(kind: .parameter(questionMarks), position: SourcePosition(line: line, column: column, length: 1)))
+                column += 1
+                i += 1
+                continue
+            }
+            if b == UInt8(ascii: "$") {
+                var j = i + 1
+                while j < bytes.count && isDigit(bytes[j]) && j - i <= 6 { j += 1 }
+                guard j > i + 1, let n = Int(text((i + 1)..<j)), n >= 1, n <= Lexer.maxParameters else {
+                    throw QueryError(kind: .syntax, code: "bad_parameter", message: "a parameter is $ and its number, from $1 to $\(Lexer.maxParameters)",
+                                     line: line, column: column, length: max(1, j - i))
+                }
+                guard questionMarks == 0 else { throw mixed(line, column) }
+                numbered = true
+                tokens.append(Token(kind: .parameter(n), position: SourcePosition(line: line, column: column, length: j - i)))
+                column += j - i
+                i = j
                 continue
             }
             if b == UInt8(ascii: "\"") {

@@ -1,3 +1,4 @@
+import Geometry
 import Store
 
 // A recursive-descent parser over the token array. Each token is looked at a bounded number of
@@ -9,19 +10,26 @@ struct Parser {
     private var index = 0
     private var depth = 0
     static let maxDepth = 64
+    /// The values bound to `$n`/`?`, or nil when preparing: then every parameter stands for a
+    /// placeholder of the kind its place takes, so the text's syntax is checked without values.
+    private let parameters: [QueryValue]?
+    /// The highest parameter number used so far.
+    private(set) var parameterCount = 0
 
     static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "EXPLAIN"]
     static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE"]
     static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN"]
 
-    init(_ text: String) throws(QueryError) {
+    init(_ text: String, parameters: [QueryValue]?) throws(QueryError) {
         tokens = try Lexer.tokens(text)
+        self.parameters = parameters
     }
 
-    /// Every statement of the text. Statements end at ';', or at the end of a line when the
+    /// Every statement of the text, with `parameters` bound to its `$n`/`?` (nil: check the
+    /// syntax only, with placeholders). Statements end at ';', or at the end of a line when the
     /// next line starts a new statement.
-    static func parse(_ text: String) throws(QueryError) -> [(Statement, SourcePosition)] {
-        var parser = try Parser(text)
+    static func parse(_ text: String, parameters: [QueryValue]? = []) throws(QueryError) -> (statements: [(Statement, SourcePosition)], parameterCount: Int) {
+        var parser = try Parser(text, parameters: parameters)
         var statements: [(Statement, SourcePosition)] = []
         while true {
             while parser.peek.kind == .symbol(";") { parser.index += 1 }
@@ -37,7 +45,40 @@ struct Parser {
             throw QueryError(kind: .syntax, code: "empty_query", message: "the query is empty", line: 1, column: 1,
                              hint: "try SHOW LAYERS")
         }
-        return statements
+        if let parameters, parameters.count > parser.parameterCount {
+            throw QueryError(kind: .invalid, code: "parameter_count", message: "\(parameters.count) values were given, but the text uses \(parser.parameterCount) parameter\(parser.parameterCount == 1 ? "" : "s")",
+                             line: 1, column: 1)
+        }
+        return (statements, parser.parameterCount)
+    }
+
+    /// One place of a route and nothing after it: `POINT(lon lat)` or `layer [WHERE …]`. For
+    /// places given as values (the schedule check's events), so that no place text can carry
+    /// more of a statement with it.
+    static func parsePlace(_ text: String) throws(QueryError) -> RouteStatement.Target {
+        var parser = try Parser(text, parameters: [])
+        let place = try parser.routeTarget()
+        guard parser.peek.kind == .end else {
+            throw parser.error(expected: "the end of the place", hint: "a place is POINT(lon lat) or a layer with an optional WHERE, e.g. pavilions WHERE name = 'Pavilon goril'")
+        }
+        return place
+    }
+
+    /// The value bound to the parameter token at `peek` (consumed), or nil when preparing.
+    private mutating func boundValue(_ n: Int, _ what: String) throws(QueryError) -> (QueryValue?, SourcePosition) {
+        let position = advance().position
+        parameterCount = max(parameterCount, n)
+        guard let parameters else { return (nil, position) }
+        guard n <= parameters.count else {
+            throw QueryError(kind: .invalid, code: "missing_parameter", message: "no value for $\(n): \(parameters.count) value\(parameters.count == 1 ? " was" : "s were") given",
+                             line: position.line, column: position.column, length: position.length, hint: "bind \(what) to $\(n)")
+        }
+        return (parameters[n - 1], position)
+    }
+
+    private func wrongKind(_ n: Int, _ value: QueryValue, expected: String, at position: SourcePosition) -> QueryError {
+        QueryError(kind: .invalid, code: "parameter_type", message: "$\(n) must be \(expected), got \(value.kindName)",
+                   line: position.line, column: position.column, length: position.length)
     }
 
     // MARK: - Tokens
@@ -94,6 +135,14 @@ struct Parser {
     }
 
     private mutating func number(_ what: String) throws(QueryError) -> (Double, SourcePosition) {
+        if case .parameter(let n) = peek.kind {
+            let (value, position) = try boundValue(n, what)
+            switch value {
+            case nil: return (1, position)
+            case .number(let number)?: return (number, position)
+            case let other?: throw wrongKind(n, other, expected: "a number (\(what))", at: position)
+            }
+        }
         guard case .number(let value, _) = peek.kind else { throw error(expected: what) }
         return (value, advance().position)
     }
@@ -174,7 +223,7 @@ struct Parser {
             case "CONTAINING":
                 find.spatial = .containing(try point())
             case "NEAREST":
-                let (k, _) = try integer("the number of features after NEAREST", in: 1...10_000)
+                let (k, _) = try integer("the number of features after NEAREST", in: 1...1_000_000_000)
                 try expect("TO", "after NEAREST \(k)")
                 let at = try point()
                 var within: Double?
@@ -250,6 +299,7 @@ struct Parser {
 
     private mutating func routeTarget() throws(QueryError) -> RouteStatement.Target {
         if isKeyword("POINT") { return .point(try point()) }
+        if case .parameter = peek.kind { return .point(try point()) }
         return .features(try selection(parenthesised: false))
     }
 
@@ -280,6 +330,7 @@ struct Parser {
         var statement = TileStatement(z: z, x: x, y: y, position: position, tileSet: try name("a tile set name after OF"))
         if accept("LAYER") { statement.layer = try name("a tile layer name after LAYER") }
         if accept("WHERE") { statement.filter = try expression() }
+        if accept("LIMIT") { statement.limit = try integer("a row count after LIMIT", in: 0...1_000_000).0 }
         if accept("RETURN") {
             repeat { statement.fields.append(try fieldExpression()) } while accept(symbol: ",")
         }
@@ -291,6 +342,20 @@ struct Parser {
     /// `POINT(lon lat)`, as in WKT, or labelled in either order: `POINT(lat 50.088, lon 14.42)`.
     private mutating func point() throws(QueryError) -> PointLiteral {
         let start = peek.position
+        if case .parameter(let n) = peek.kind {
+            let (value, position) = try boundValue(n, "a point")
+            switch value {
+            case nil: return PointLiteral(lon: 0, lat: 0, position: position)
+            case .point(let p)?:
+                do {
+                    _ = try Point.checked(lon: p.lon, lat: p.lat)
+                } catch {
+                    throw invalid("$\(n): \(error)", at: position)
+                }
+                return PointLiteral(lon: p.lon, lat: p.lat, position: position)
+            case let other?: throw wrongKind(n, other, expected: "a point", at: position)
+            }
+        }
         guard accept("POINT") else { throw error(expected: "a point, POINT(lon lat)") }
         try expect(symbol: "(", "after POINT")
         var lon: Double, lat: Double
@@ -315,11 +380,12 @@ struct Parser {
             (lat, latPosition) = try number("the latitude in POINT(lon lat)")
         }
         try expect(symbol: ")", "to close the point")
-        guard abs(lat) <= 90 else {
-            throw invalid("latitude \(Self.format(lat)) is outside -90…90", at: latPosition,
-                          hint: abs(lon) <= 90 ? "did you swap longitude and latitude? POINT takes (lon lat): POINT(\(Self.format(lat)) \(Self.format(lon)))" : nil)
+        do {
+            _ = try Point.checked(lon: lon, lat: lat)
+        } catch {
+            throw invalid(error.message, at: error.axis == .lat ? latPosition : lonPosition,
+                          hint: error.looksSwapped ? "did you swap longitude and latitude? POINT takes (lon lat): POINT(\(Self.format(lat)) \(Self.format(lon)))" : nil)
         }
-        guard abs(lon) <= 180 else { throw invalid("longitude \(Self.format(lon)) is outside -180…180", at: lonPosition) }
         return PointLiteral(lon: lon, lat: lat, position: SourcePosition(line: start.line, column: start.column, length: max(1, previous.position.column + 1 - start.column)))
     }
 
@@ -507,6 +573,16 @@ struct Parser {
         switch token.kind {
         case .number(let value, _): index += 1; return .number(value)
         case .string(let text): index += 1; return .text(text)
+        case .parameter(let n):
+            let (value, position) = try boundValue(n, "a value")
+            switch value {
+            case nil: return .text("")
+            case .number(let number)?: return .number(number)
+            case .text(let text)?: return .text(text)
+            case .bool(let bool)?: return .bool(bool)
+            case .null?: return .null
+            case let other?: throw wrongKind(n, other, expected: "a number, text or a boolean", at: position)
+            }
         case .word where token.keyword == "TRUE": index += 1; return .bool(true)
         case .word where token.keyword == "FALSE": index += 1; return .bool(false)
         case .word where token.keyword == "NULL": index += 1; return .null

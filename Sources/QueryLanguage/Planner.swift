@@ -5,8 +5,6 @@
 import Foundation
 import Engine
 import Geometry
-import Routing
-import SpatialIndex
 import Store
 import VectorTiles
 
@@ -16,27 +14,59 @@ typealias Predicate = @Sendable (Int) -> Bool
 typealias Accessor = @Sendable (Int) -> AttributeValue
 
 public enum Query {
-    /// Parses, plans and runs every statement of `text` on `snapshot`.
-    public static func run(_ text: String, on snapshot: Snapshot, limits: QueryLimits = QueryLimits()) throws(QueryError) -> [QueryResult] {
+    /// Parses, plans and runs every statement of `text` on `snapshot`, with `parameters` bound
+    /// to its `$1, $2, …` (or `?`, in order).
+    public static func run(_ text: String, _ parameters: [any QueryArgument] = [], on snapshot: Snapshot) throws(QueryError) -> [QueryResult] {
         var results: [QueryResult] = []
-        for statement in try plan(text, on: snapshot, limits: limits) { results.append(try statement.run()) }
+        for statement in try plan(text, parameters, on: snapshot) { results.append(try statement.run()) }
         return results
     }
 
     /// Parses and plans every statement without running it.
-    public static func plan(_ text: String, on snapshot: Snapshot, limits: QueryLimits = QueryLimits()) throws(QueryError) -> [PlannedStatement] {
+    public static func plan(_ text: String, _ parameters: [any QueryArgument] = [], on snapshot: Snapshot) throws(QueryError) -> [PlannedStatement] {
         var planned: [PlannedStatement] = []
-        for (statement, position) in try Parser.parse(text) {
-            planned.append(try Planner(snapshot: snapshot, limits: limits).plan(statement, at: position))
+        for (statement, position) in try Parser.parse(text, parameters: parameters.map(\.queryValue)).statements {
+            planned.append(try Planner(snapshot: snapshot).plan(statement, at: position))
         }
         return planned
+    }
+
+    /// Checks the text's syntax once, for running many times with different values and on
+    /// whatever snapshot is current then (a prepared query outlives reloads: names are
+    /// resolved when it runs).
+    public static func prepare(_ text: String) throws(QueryError) -> PreparedQuery {
+        PreparedQuery(text: text, parameterCount: try Parser.parse(text, parameters: nil).parameterCount)
+    }
+}
+
+extension Query {
+    /// A route's place given on its own (`POINT(14.41 50.12)` or `pavilions WHERE name = '…'`),
+    /// resolved on `snapshot`. Anything after the place is a syntax error.
+    public static func place(_ text: String, on snapshot: Snapshot) throws(QueryError) -> RoutePlace {
+        switch try Parser.parsePlace(text) {
+        case .point(let p): .point(p.point)
+        case .features(let selection): .features(try Planner(snapshot: snapshot).select(selection))
+        }
+    }
+}
+
+/// Statement text whose syntax has been checked, with the number of parameters it takes.
+public struct PreparedQuery: Sendable {
+    public let text: String
+    public let parameterCount: Int
+
+    public func run(_ parameters: [any QueryArgument] = [], on snapshot: Snapshot) throws(QueryError) -> [QueryResult] {
+        guard parameters.count == parameterCount else {
+            throw QueryError(kind: .invalid, code: "parameter_count",
+                             message: "the statement takes \(parameterCount) parameter\(parameterCount == 1 ? "" : "s"), \(parameters.count) given", line: 1, column: 1)
+        }
+        return try Query.run(text, parameters, on: snapshot)
     }
 }
 
 /// A statement ready to run on its snapshot.
 public struct PlannedStatement: Sendable {
     let step: Step
-    let limits: QueryLimits
     let position: SourcePosition
 
     enum Step: Sendable {
@@ -46,12 +76,12 @@ public struct PlannedStatement: Sendable {
         case find(FindPlan)
         case tilesAt(TilesPlan)
         case route(RoutePlan)
-        case tile(TileStatement, MBTiles)
+        case tile(TileStatement, MBTiles, Snapshot)
         indirect case explain(PlannedStatement, [String])
     }
 
     public func run() throws(QueryError) -> QueryResult {
-        try Runner(limits: limits).run(self)
+        try Runner().run(self)
     }
 }
 
@@ -77,6 +107,8 @@ struct FindPlan: Sendable {
 }
 
 struct TilesPlan: Sendable {
+    var snapshot: Snapshot
+    var limit: Int?
     var tileSet: MBTiles
     var tileSetName: String
     var layers: [String]?
@@ -87,24 +119,18 @@ struct TilesPlan: Sendable {
 }
 
 struct RoutePlan: Sendable {
+    var snapshot: Snapshot
     var network: Network
-    var from: Point
-    enum Destination: Sendable {
-        case point(Point)
-        case features([Geometry])
-    }
-    var to: Destination
-    var avoid: PolygonIndex?
-    var profile: WalkingProfile
-    var speedKmh: Double
+    var request: RouteRequest
     var position: SourcePosition
     var fromPosition: SourcePosition
     var toPosition: SourcePosition
+    var avoidPosition: SourcePosition?
 }
 
 struct Planner {
     let snapshot: Snapshot
-    let limits: QueryLimits
+    var limits: EngineLimits { snapshot.limits }
 
     func plan(_ statement: Statement, at position: SourcePosition) throws(QueryError) -> PlannedStatement {
         let step: PlannedStatement.Step
@@ -123,12 +149,12 @@ struct Planner {
         case .route(let route):
             step = .route(try planRoute(route))
         case .tile(let tile):
-            step = .tile(tile, try tileSet(tile.tileSet))
+            step = .tile(tile, try tileSet(tile.tileSet), snapshot)
         case .explain(let inner):
             let planned = try plan(inner, at: position)
             step = .explain(planned, describe(inner, planned))
         }
-        return PlannedStatement(step: step, limits: limits, position: position)
+        return PlannedStatement(step: step, position: position)
     }
 
     // MARK: Names
@@ -465,7 +491,7 @@ struct Planner {
             throw Planner.error(.syntax, "syntax_error", "FIND … OF a tile set takes AT … ZOOM, WHERE, LIMIT and RETURN only", at: name.position)
         }
         let layers = find.layers.first?.text == "*" ? nil : find.layers.map(\.text)
-        return TilesPlan(tileSet: tiles, tileSetName: name.text, layers: layers, point: point, zoom: zoom, filter: find.filter, fields: find.fields)
+        return TilesPlan(snapshot: snapshot, limit: find.limit, tileSet: tiles, tileSetName: name.text, layers: layers, point: point, zoom: zoom, filter: find.filter, fields: find.fields)
     }
 
     // MARK: ROUTE
@@ -479,36 +505,20 @@ struct Planner {
             throw Planner.error(.invalid, "not_a_network", "'\(route.network.text)' is not a network: ROUTE walks along a line layer",
                                 at: route.network.position, hint: networkHint)
         }
-        let from: Point
-        switch route.from {
-        case .point(let p): from = Point(lon: p.lon, lat: p.lat)
-        case .features(let selection):
-            let geometries = try select(selection)
-            guard geometries.count == 1, let start = geometries.first.flatMap(Planner.representativePoint) else {
-                throw Planner.error(.impossible, geometries.isEmpty ? "NoTarget" : "ambiguous_start",
-                                    geometries.isEmpty ? "the start matched no feature" : "the start matched \(geometries.count) features; a route starts at one",
-                                    at: selection.layer.position, hint: "narrow it with WHERE, e.g. WHERE name = '…'")
+        func place(_ target: RouteStatement.Target) throws(QueryError) -> RoutePlace {
+            switch target {
+            case .point(let p): .point(Point(lon: p.lon, lat: p.lat))
+            case .features(let selection): .features(try select(selection))
             }
-            from = start
         }
-        let to: RoutePlan.Destination
-        switch route.to {
-        case .point(let p): to = .point(Point(lon: p.lon, lat: p.lat))
-        case .features(let selection):
-            let geometries = try select(selection)
-            guard !geometries.isEmpty else {
-                throw Planner.error(.impossible, "NoTarget", "the destination matched no feature of '\(selection.layer.text)'", at: selection.layer.position)
-            }
-            to = .features(geometries)
-        }
-        var avoid: PolygonIndex?
+        let from = try place(route.from), to = try place(route.to)
+        var avoid: [Geometry] = []
         if let selection = route.avoid {
             let layer = try self.layer(selection.layer)
             guard layer.family == .polygons else {
                 throw Planner.error(.invalid, "unsupported_geometry", "AVOID needs a polygon layer; '\(layer.name)' holds \(layer.family.rawValue)", at: selection.layer.position)
             }
-            let polygons = try select(selection)
-            avoid = polygons.isEmpty ? nil : PolygonIndex(geometries: polygons)
+            avoid = try select(selection)
         }
         var profile = WalkingProfile.foot
         if let name = route.profile {
@@ -519,8 +529,9 @@ struct Planner {
             }
             profile = known
         }
-        return RoutePlan(network: network, from: from, to: to, avoid: avoid, profile: profile, speedKmh: route.speedKmh ?? profile.kmh, position: route.network.position,
-                         fromPosition: route.fromPosition, toPosition: route.toPosition)
+        return RoutePlan(snapshot: snapshot, network: network, request: RouteRequest(from: from, to: to, profile: profile, speedKmh: route.speedKmh, avoid: avoid),
+                         position: route.network.position, fromPosition: route.fromPosition, toPosition: route.toPosition,
+                         avoidPosition: route.avoid?.layer.position)
     }
 
     var networkHint: String {
@@ -534,20 +545,7 @@ struct Planner {
             throw Planner.error(.invalid, "unsupported_geometry", "'\(layer.name)' is a table without geometries", at: selection.layer.position)
         }
         let filter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
-        let selected = (0..<layer.count).filter { filter?($0) ?? true }
-        guard selected.count <= limits.maxRows else {
-            throw Planner.error(.limit, "limit_exceeded", "'\(layer.name)' matched \(selected.count) features, more than \(limits.maxRows)", at: selection.layer.position)
-        }
-        return selected.compactMap { layer.geometries[$0] }
-    }
-
-    /// Where a route from a feature starts: a point feature's place, else its box's centre
-    /// (the route then joins the network at the path nearest to it).
-    static func representativePoint(_ geometry: Geometry) -> Point? {
-        if case .point(let p) = geometry { return p }
-        let box = geometry.bbox
-        guard !box.isEmpty else { return nil }
-        return Point(lon: (box.minLon + box.maxLon) / 2, lat: (box.minLat + box.maxLat) / 2)
+        return (0..<layer.count).filter { filter?($0) ?? true }.compactMap { layer.geometries[$0] }
     }
 
     // MARK: EXPLAIN
@@ -583,10 +581,10 @@ struct Planner {
             return ["1. tile set \(plan.tileSetName): the tile at zoom \(plan.zoom) holding the point, decoded, then features containing it (polygons) or within 8 pixels (points, lines)"]
         case .route(let plan):
             return ["1. network \(plan.network.layerName): \(plan.network.graph.nodeCount) nodes, \(plan.network.graph.edgeCount) directed edges",
-                    "   snap: each end to the nearest point of the nearest path (R-tree over edges), at most 500 m",
-                    "   search: A* with ALT landmark bounds" + (plan.avoid == nil ? "" : ", edges inside the AVOID polygons forbidden")
-                        + (plan.profile.avoidsSteps ? ", profile \(plan.profile.rawValue): the \(plan.network.steps.count) step edges forbidden" : "")]
-        case .tile(let tile, _):
+                    "   snap: each end to the nearest point of the nearest path (R-tree over edges), at most \(Rounding.wholeMetres(limits.defaultSnapMetres)) m",
+                    "   search: A* with ALT landmark bounds" + (plan.request.avoid.isEmpty ? "" : ", edges inside the AVOID polygons forbidden")
+                        + (plan.request.profile.avoidsSteps ? ", profile \(plan.request.profile.rawValue): the \(plan.network.steps.count) step edges forbidden" : "")]
+        case .tile(let tile, _, _):
             return ["1. tile \(tile.z)/\(tile.x)/\(tile.y): one row of the MBTiles tiles table (TMS row flipped), decoded"]
         case .showLayers, .describeLayer, .describeTileSet:
             return ["1. read from the loaded snapshot; no index"]

@@ -4,13 +4,12 @@
 import Engine
 import Foundation
 import Geometry
-import Routing
 
 /// One statement's answer.
 public struct QueryResult: Sendable {
     enum Body: Sendable {
         case rows(Rows)
-        case route(Route, speedKmh: Double, profile: WalkingProfile)
+        case route(RouteAnswer)
         /// EXPLAIN: the plan and what running it took.
         case plan([String])
     }
@@ -41,53 +40,92 @@ public struct QueryResult: Sendable {
 
     // MARK: JSON
 
-    public func json() -> JSONValue {
+    /// The answer as JSON (`geoJSON`: as a GeoJSON FeatureCollection of its rows, or the
+    /// route as a Feature), through the engine's one output path.
+    public func write(_ w: inout JSONWriter, geoJSON: Bool) {
         switch body {
         case .rows(let rows):
-            var members: [(String, JSONValue)] = [("count", .integer(Int64(rows.values.count)))]
-            if rows.columns.contains("distance_m") {
-                members.append(("units", .object(JSONObject([("distance_m", .string("great-circle metres on a sphere of R = 6,371,008.8 m"))]))))
-            }
-            members.append(("rows", .array(rows.values.map { row in .object(JSONObject(Array(zip(rows.columns, row)))) })))
-            return .object(JSONObject(members))
-        case .route(let route, _, _):
-            return route.osrmJSON()
+            geoJSON ? Self.writeFeatures(&w, rows) : Self.writeRows(&w, rows)
+        case .route(let answer):
+            geoJSON ? Output.routeFeature(&w, answer) : Output.route(&w, answer)
         case .plan(let lines):
-            return .object(JSONObject([("plan", .array(lines.map { .string($0) }))]))
+            w.beginObject()
+            w.key("plan")
+            w.beginArray()
+            for line in lines { w.string(line) }
+            w.endArray()
+            w.endObject()
         }
     }
 
-    public func geoJSON() -> JSONValue {
-        switch body {
-        case .rows(let rows):
-            let features: [JSONValue] = rows.values.indices.map { i in
-                var id: JSONValue = .null
-                var properties: [(String, JSONValue)] = []
-                for (column, value) in zip(rows.columns, rows.values[i]) {
-                    if column == "fid" { id = value } else { properties.append((column, value)) }
-                }
-                var members: [(String, JSONValue)] = [("type", .string("Feature"))]
-                if id != .null { members.append(("id", id)) }
-                members.append(("geometry", rows.geometries[i].map { GeoJSON.encode($0) } ?? .null))
-                members.append(("properties", .object(JSONObject(properties))))
-                return .object(JSONObject(members))
-            }
-            return .object(JSONObject([("type", .string("FeatureCollection")), ("features", .array(features))]))
-        case .route(let route, _, _):
-            let properties: [(String, JSONValue)] = [
-                ("distance", .double((route.metres * 1000).rounded() / 1000)),
-                ("duration", .double((route.seconds * 10).rounded() / 10)),
-                ("distance_units", .string("metres, great-circle on a sphere of R = 6,371,008.8 m")),
-                ("nodes", .array(route.nodeIDs.map { .integer($0) })),
-            ]
-            return .object(JSONObject([
-                ("type", .string("Feature")),
-                ("geometry", GeoJSON.encode(.lineString(route.geometry))),
-                ("properties", .object(JSONObject(properties))),
-            ]))
-        case .plan:
-            return json()
+    /// Several answers as one JSON document: one answer as itself, several as an array.
+    public static func write(_ results: [QueryResult], geoJSON: Bool, pretty: Bool = false) -> [UInt8] {
+        var w = JSONWriter(pretty: pretty)
+        if results.count == 1 {
+            results[0].write(&w, geoJSON: geoJSON)
+        } else {
+            w.beginArray()
+            for result in results { result.write(&w, geoJSON: geoJSON) }
+            w.endArray()
         }
+        return w.bytes
+    }
+
+    /// The JSON answer as a value, for callers that inspect it (tests, the schedule check).
+    public func json(geoJSON: Bool = false) -> JSONValue {
+        var w = JSONWriter()
+        write(&w, geoJSON: geoJSON)
+        return (try? JSON.parse(String(decoding: w.bytes, as: UTF8.self))) ?? .null
+    }
+
+    public func geoJSON() -> JSONValue { json(geoJSON: true) }
+
+    private static func writeRows(_ w: inout JSONWriter, _ rows: Rows) {
+        w.beginObject()
+        w.key("count"); w.integer(Int64(rows.values.count))
+        if rows.columns.contains("distance_m") {
+            w.key("units")
+            w.beginObject()
+            w.key("distance_m"); w.string(Output.distanceUnits)
+            w.endObject()
+        }
+        w.key("rows")
+        w.beginArray()
+        for row in rows.values {
+            w.beginObject()
+            for (column, value) in zip(rows.columns, row) {
+                w.key(column)
+                w.value(value)
+            }
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
+    /// Rows as Features: `fid` becomes the id, the other columns the properties.
+    private static func writeFeatures(_ w: inout JSONWriter, _ rows: Rows) {
+        w.beginObject()
+        w.key("type"); w.string("FeatureCollection")
+        w.key("features")
+        w.beginArray()
+        for (i, row) in rows.values.enumerated() {
+            w.beginObject()
+            w.key("type"); w.string("Feature")
+            if let column = rows.columns.firstIndex(of: "fid"), row[column] != .null { w.key("id"); w.value(row[column]) }
+            w.key("geometry")
+            if let geometry = rows.geometries[i] { w.geometry(geometry) } else { w.null() }
+            w.key("properties")
+            w.beginObject()
+            for (column, value) in zip(rows.columns, row) where column != "fid" {
+                w.key(column)
+                w.value(value)
+            }
+            w.endObject()
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
     }
 
     // MARK: Table
@@ -111,7 +149,8 @@ public struct QueryResult: Sendable {
             if rows.columns.contains("distance_m") { footer += "  " + Self.distanceNote }
             out.append(footer)
             return out.joined(separator: "\n")
-        case .route(let route, let speed, let profile):
+        case .route(let answer):
+            let (route, speed, profile) = (answer.route, answer.speedKmh, answer.profile)
             let how = profile == .wheelchair ? "step-free by wheelchair" : "on foot"
             var out = [String(format: "%.1f m, %.1f min %@ at %.1f km/h (%@)", route.metres, route.seconds / 60, how, speed,
                               "great-circle metres, R = 6,371,008.8 m")]
@@ -133,7 +172,7 @@ public struct QueryResult: Sendable {
         case .integer(let i): text = String(i)
         case .double(let d): text = column == "distance_m" ? String(format: "%.1f m", d) : format(d)
         case .string(let s): text = s
-        default: text = JSON.serialize(value)
+        default: text = String(decoding: JSONWriter.encode(value), as: UTF8.self)
         }
         let flat = text.replacingOccurrences(of: "\n", with: " ")
         return flat.count > maxCellWidth ? String(flat.prefix(maxCellWidth - 1)) + "…" : flat

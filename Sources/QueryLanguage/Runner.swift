@@ -3,7 +3,6 @@
 import Foundation
 import Engine
 import Geometry
-import Routing
 import Store
 import Synchronization
 import VectorTiles
@@ -16,7 +15,6 @@ final class CandidateCounter: Sendable {
 }
 
 struct Runner {
-    let limits: QueryLimits
 
     func run(_ statement: PlannedStatement) throws(QueryError) -> QueryResult {
         switch statement.step {
@@ -26,7 +24,7 @@ struct Runner {
         case .find(let plan): return try find(plan, at: statement.position)
         case .tilesAt(let plan): return try tilesAt(plan, at: statement.position)
         case .route(let plan): return try route(plan)
-        case .tile(let tile, let tiles): return try self.tile(tile, tiles)
+        case .tile(let tile, let tiles, let snapshot): return try self.tile(tile, tiles, snapshot)
         case .explain(let inner, let lines):
             var plan = lines
             if case .find(var find) = inner.step {
@@ -44,7 +42,7 @@ struct Runner {
             } else {
                 let result = try run(inner)
                 switch result.body {
-                case .route(let route, _, _): plan.append("ran: \(route.settled) nodes settled, \(route.nodeIDs.count) nodes on the route")
+                case .route(let answer): plan.append("ran: \(answer.route.settled) nodes settled, \(answer.route.nodeIDs.count) nodes on the route")
                 default: plan.append("ran: \(result.count) row\(result.count == 1 ? "" : "s")")
                 }
             }
@@ -101,14 +99,28 @@ struct Runner {
         var metres: Double?
     }
 
-    func engineError(_ error: EngineError, at position: SourcePosition) -> QueryError {
+    /// The language's side of the one mapping of engine errors (the HTTP API's is
+    /// `APIError.engine`): the kind, and the hint that fits a statement.
+    static func engineError(_ error: EngineError, at position: SourcePosition) -> QueryError {
         let kind: QueryError.Kind
+        var hint: String?
         switch error {
         case .unknownLayer, .unknownFeature, .unknownTileSet: kind = .notFound
         case .invalidArgument, .unsupportedGeometry: kind = .invalid
-        case .store, .tiles: kind = .impossible
+        case .store, .tiles, .noTimeSeries: kind = .impossible
+        case .tooManyRows:
+            kind = .limit
+            hint = "add LIMIT n or narrow the WHERE"
+        case .route(let route):
+            switch route {
+            case .invalidPoint: kind = .invalid
+            case .tooMuchWork: kind = .limit
+            default: kind = .impossible
+            }
+        case .leg(_, _, _, let inner): return engineError(inner, at: position)
         }
-        return QueryError(kind: kind, code: error.code, message: error.description, line: position.line, column: position.column, length: position.length)
+        return QueryError(kind: kind, code: error.code, message: error.description, line: position.line, column: position.column,
+                          length: position.length, hint: hint)
     }
 
     /// "9 index nodes visited, " (per layer when there are several), or "no index, " without
@@ -132,21 +144,23 @@ struct Runner {
             let stats = stats?[s]
             do {
                 var matches: [Match] = []
+                let snapshot = plan.snapshot
                 switch plan.spatial {
                 case .containing(let p)?:
-                    matches = try plan.snapshot.containing(layer.name, lon: p.lon, lat: p.lat, filter: filter, stats: stats)
+                    matches = try snapshot.containing(layer, at: p.point, filter: filter, stats: stats)
                 case .nearest(let k, let p, let within)?:
-                    matches = try plan.snapshot.nearest(layer.name, lon: p.lon, lat: p.lat, k: k, within: within, filter: filter, stats: stats)
+                    matches = try snapshot.nearest(layer, to: p.point, k: k, within: within, filter: filter, stats: stats)
                 case .within(let metres, let p)?:
-                    matches = try plan.snapshot.within(layer.name, metres: metres, ofLon: p.lon, lat: p.lat, filter: filter, stats: stats)
+                    matches = try snapshot.within(layer, metres: metres, of: p.point, limit: plan.limit, filter: filter, stats: stats)
                 case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
-                    matches = try plan.snapshot.intersecting(layer.name, box: BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat), filter: filter, stats: stats)
+                    let box = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
+                    matches = try snapshot.intersecting(layer, box: box, limit: plan.order.isEmpty ? plan.limit : nil, filter: filter, stats: stats)
                 case .atZoom?, nil:
                     for i in 0..<layer.count where source.filter?(i) ?? true { hits.append(Hit(source: s, index: i, metres: nil)) }
                 }
                 hits += matches.map { Hit(source: s, index: $0.index, metres: $0.metres) }
             } catch {
-                throw engineError(error, at: position)
+                throw Runner.engineError(error, at: position)
             }
         }
         // Several layers: one answer, nearest first for distance queries.
@@ -175,9 +189,8 @@ struct Runner {
         }
         if let limit = plan.limit {
             if hits.count > limit { hits.removeLast(hits.count - limit) }
-        } else if hits.count > limits.maxRows {
-            throw QueryError(kind: .limit, code: "too_many_rows", message: "the answer has \(hits.count) rows, more than the limit of \(limits.maxRows)",
-                             line: position.line, column: position.column, hint: "add LIMIT n or narrow the WHERE")
+        } else if hits.count > plan.snapshot.limits.maxRows {
+            throw Runner.engineError(.tooManyRows(count: hits.count, limit: plan.snapshot.limits.maxRows), at: position)
         }
         let distanceColumn = plan.columns.firstIndex(of: "distance_m")
         var values: [[JSONValue]] = []
@@ -186,7 +199,7 @@ struct Runner {
         for hit in hits {
             let source = plan.sources[hit.source]
             var row = source.accessors.map { Runner.json($0(hit.index)) }
-            if let distanceColumn, let metres = hit.metres { row[distanceColumn] = .double((metres * 10).rounded() / 10) }
+            if let distanceColumn, let metres = hit.metres { row[distanceColumn] = .double(Rounding.metres(metres)) }
             values.append(row)
             geometries.append(source.layer.geometries[hit.index])
         }
@@ -216,31 +229,32 @@ struct Runner {
     func tilesAt(_ plan: TilesPlan, at position: SourcePosition) throws(QueryError) -> QueryResult {
         var found: [TileFeature]
         do {
-            found = try plan.tileSet.features(atLon: plan.point.lon, lat: plan.point.lat, zoom: plan.zoom)
+            found = try plan.snapshot.tileFeatures(plan.tileSet, at: plan.point.point, zoom: plan.zoom)
         } catch {
-            throw QueryError(kind: .impossible, code: "tiles_error", message: "\(error)", line: position.line, column: position.column)
+            throw Runner.engineError(error, at: position)
         }
         if let layers = plan.layers { found = found.filter { layers.contains($0.layer) } }
-        return try tileRows(found, filter: plan.filter, fields: plan.fields)
+        return try tileRows(found, filter: plan.filter, fields: plan.fields, limit: plan.limit, maxRows: plan.snapshot.limits.maxRows, at: position)
     }
 
-    func tile(_ tile: TileStatement, _ tiles: MBTiles) throws(QueryError) -> QueryResult {
+    func tile(_ tile: TileStatement, _ tiles: MBTiles, _ snapshot: Snapshot) throws(QueryError) -> QueryResult {
         let found: [TileFeature]?
         do {
-            found = try tiles.features(z: tile.z, x: tile.x, y: tile.y, layer: tile.layer?.text)
+            found = try snapshot.tileFeatures(tiles, z: tile.z, x: tile.x, y: tile.y, layer: tile.layer?.text)
         } catch {
-            throw Planner.error(.impossible, "tiles_error", "tile \(tile.z)/\(tile.x)/\(tile.y): \(error)", at: tile.position)
+            throw Runner.engineError(error, at: tile.position)
         }
         guard let found else {
             throw Planner.error(.notFound, "unknown_tile", "tile set '\(tile.tileSet.text)' has no tile \(tile.z)/\(tile.x)/\(tile.y)", at: tile.position,
                                 hint: tiles.minZoom.map { min in "its zooms run from \(min) to \(tiles.maxZoom ?? min)" })
         }
-        return try tileRows(found, filter: tile.filter, fields: tile.fields)
+        return try tileRows(found, filter: tile.filter, fields: tile.fields, limit: tile.limit, maxRows: snapshot.limits.maxRows, at: tile.position)
     }
 
     /// Tile features as rows: layer, id, geometry type and properties. WHERE and RETURN read the
     /// properties by name (a tile has no schema to check them against).
-    func tileRows(_ features: [TileFeature], filter: Expression?, fields: [FieldExpression]) throws(QueryError) -> QueryResult {
+    func tileRows(_ features: [TileFeature], filter: Expression?, fields: [FieldExpression], limit: Int?, maxRows: Int,
+                  at position: SourcePosition) throws(QueryError) -> QueryResult {
         func value(_ field: FieldExpression, _ item: TileFeature) -> AttributeValue {
             guard case .attribute(let name) = field else { return .null }
             switch name.text {
@@ -278,9 +292,8 @@ struct Runner {
         }
         var kept: [TileFeature] = []
         for item in features where try filter.map({ expression throws(QueryError) in try test(expression, item) }) ?? true { kept.append(item) }
-        guard kept.count <= limits.maxRows else {
-            throw QueryError(kind: .limit, code: "too_many_rows", message: "the answer has \(kept.count) rows, more than the limit of \(limits.maxRows)", line: 1, column: 1)
-        }
+        if let limit, kept.count > limit { kept.removeLast(kept.count - limit) }
+        guard kept.count <= maxRows else { throw Runner.engineError(.tooManyRows(count: kept.count, limit: maxRows), at: position) }
         let columns: [String]
         let values: [[JSONValue]]
         if fields.isEmpty {
@@ -300,25 +313,25 @@ struct Runner {
     // MARK: ROUTE
 
     func route(_ plan: RoutePlan) throws(QueryError) -> QueryResult {
-        let avoid = plan.avoid.map { Router.Avoid(polygons: $0, factor: nil) }
         do {
-            let route = try plan.network.withRouter(profile: plan.profile, metresPerSecond: plan.speedKmh / 3.6, maxSnapMetres: 500) { router throws(RouteError) in
-                switch plan.to {
-                case .point(let end): try router.route(from: plan.from, to: end, avoiding: avoid)
-                case .features(let geometries): try router.route(from: plan.from, toFeatures: geometries, avoiding: avoid)
-                }
-            }
-            return QueryResult(body: .route(route, speedKmh: plan.speedKmh, profile: plan.profile))
+            return QueryResult(body: .route(try plan.snapshot.route(plan.request, on: plan.network)))
         } catch {
-            let kind: QueryError.Kind
-            switch error {
-            case .invalidPoint: kind = .invalid
-            case .tooMuchWork: kind = .limit
-            default: kind = .impossible
-            }
+            // Point the error at the end it is about.
             var position = plan.position
-            if case .noSegment(let waypoint, _, _) = error { position = waypoint == 0 ? plan.fromPosition : plan.toPosition }
-            throw Planner.error(kind, error.code, error.description, at: position)
+            switch error {
+            case .invalidArgument(let parameter, _) where parameter == "from": position = plan.fromPosition
+            case .invalidArgument(let parameter, _) where parameter == "to": position = plan.toPosition
+            case .route(.noSegment(let waypoint, _, _)): position = waypoint == 0 ? plan.fromPosition : plan.toPosition
+            case .route(.noTarget(let message)): position = message.contains("start") ? plan.fromPosition : plan.toPosition
+            case .tooManyRows: position = plan.avoidPosition ?? plan.toPosition
+            default: break
+            }
+            var mapped = Runner.engineError(error, at: position)
+            if case .invalidArgument(let parameter, _) = error, parameter == "from" {
+                mapped = QueryError(kind: .impossible, code: "ambiguous_start", message: mapped.message, line: position.line, column: position.column,
+                                    length: position.length, hint: "narrow it with WHERE, e.g. WHERE name = '…'")
+            }
+            throw mapped
         }
     }
 }

@@ -1,3 +1,5 @@
+import Geometry
+
 // The syntax tree: what the parser hands the planner. Every node that a later error can be
 // about keeps its source position.
 
@@ -10,6 +12,8 @@ struct PointLiteral: Sendable, Equatable {
     var lon: Double
     var lat: Double
     var position: SourcePosition
+
+    var point: Point { Point(lon: lon, lat: lat) }
 }
 
 enum Statement: Sendable, Equatable {
@@ -129,12 +133,13 @@ struct RouteStatement: Sendable, Equatable {
     var toPosition: SourcePosition
 }
 
-/// `TILE z/x/y OF tileset [LAYER name]`
+/// `TILE z/x/y OF tileset [LAYER name] [WHERE …] [LIMIT n] [RETURN …]`
 struct TileStatement: Sendable, Equatable {
     var z: Int, x: Int, y: Int
     var position: SourcePosition
     var tileSet: Name
     var layer: Name?
     var filter: Expression?
+    var limit: Int?
     var fields: [FieldExpression] = []
 }

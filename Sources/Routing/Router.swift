@@ -53,7 +53,7 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .noSegment(let waypoint, let nearest, let max):
             let which = waypoint == 0 ? "the start" : "the destination"
-            return "\(which) is not within \(Int(max)) m of the network" + (nearest.map { " (the nearest path is \(Int($0.rounded())) m away)" } ?? "")
+            return "\(which) is not within \(Rounding.wholeMetres(max)) m of the network" + (nearest.map { " (the nearest path is \(Rounding.wholeMetres($0)) m away)" } ?? "")
         case .noRoute(let reason): return "no route: \(reason)"
         case .tooMuchWork(let settled): return "the route search gave up after settling \(settled) nodes"
         case .invalidPoint(let message), .noTarget(let message): return message
@@ -108,6 +108,15 @@ public final class Router {
     /// Edges a route must not use (a profile's: steps for wheelchairs), or nil for every edge.
     /// Neither end snaps onto one, and the search never walks one.
     public var forbidden: Forbidden?
+    /// The search's bounds on work: nodes settled and seconds (`tooMuchWork` past either).
+    public var maxSettled: Int {
+        get { search.maxSettled }
+        set { search.maxSettled = newValue }
+    }
+    public var maxSeconds: Double {
+        get { search.maxSeconds }
+        set { search.maxSeconds = newValue }
+    }
 
     /// Edges a profile forbids, and what they are (for the NoRoute reason).
     public struct Forbidden: Sendable {
@@ -315,32 +324,5 @@ public final class Router {
                      waypoints: [Waypoint(input: start, location: a.location, snapMetres: a.metres),
                                  Waypoint(input: reached.0, location: reached.1.location, snapMetres: reached.1.metres)],
                      nodeIDs: path.nodes.map { graph.nodeIDs[$0] }, settled: search.settled)
-    }
-}
-
-extension Route {
-    /// The answer in the shape routing clients know (OSRM's route service): `code`, one entry in
-    /// `routes` with distance (m, to the mm), duration (s) and the GeoJSON LineString, the
-    /// `waypoints` where the points joined the network with their snap distances, and the OSM
-    /// nodes passed. `extra` members (network, profile) follow.
-    public func osrmJSON(extra: [(String, JSONValue)] = []) -> JSONValue {
-        func mm(_ value: Double) -> JSONValue { .double((value * 1000).rounded() / 1000) }
-        let waypoints: [JSONValue] = self.waypoints.map { w in
-            .object(JSONObject([
-                ("location", .array([.double(w.location.lon), .double(w.location.lat)])),
-                ("distance", mm(w.snapMetres)),
-                ("name", .string("")),
-            ]))
-        }
-        return .object(JSONObject([
-            ("code", .string("Ok")),
-            ("routes", .array([.object(JSONObject([
-                ("distance", mm(metres)),
-                ("duration", .double((seconds * 10).rounded() / 10)),
-                ("geometry", GeoJSON.encode(.lineString(geometry))),
-                ("nodes", .array(nodeIDs.map { .integer($0) })),
-            ]))])),
-            ("waypoints", .array(waypoints)),
-        ] + extra + [("distance_units", .string("metres, great-circle on a sphere of R = 6,371,008.8 m"))]))
     }
 }

@@ -7,8 +7,6 @@ import Foundation
 import Geometry
 import Hummingbird
 import QueryLanguage
-import Routing
-import Store
 import VectorTiles
 
 struct Endpoints: Sendable {
@@ -21,129 +19,94 @@ struct Endpoints: Sendable {
     func layers(_ request: Request, _ context: APIContext) throws -> Response {
         _ = try Parameters(request, allowed: [])
         let snapshot = try state.snapshot()
-        let layers: [JSONValue] = snapshot.layers.map { layer in
-            var object = JSONObject()
-            object["name"] = .string(layer.name)
-            object["kind"] = .string(layer.info.kind.rawValue)
-            object["family"] = .string(layer.family.rawValue)
-            object["geometry_type"] = layer.info.geometryType.map { .string($0) } ?? .null
-            object["count"] = .integer(Int64(layer.count))
-            object["bounds"] = FeatureJSON.bounds(layer.bounds)
-            object["columns"] = .array(layer.info.columns.filter { $0.name != layer.info.geometryColumn }.map { column in
-                .object(JSONObject([("name", .string(column.name)), ("type", .string(column.typeDescription))]))
-            })
-            if let series = snapshot.timeSeriesByLayer[layer.name] {
-                object["time_series"] = .object(JSONObject([("table", .string(series.table)), ("columns", .array(series.columns.map { .string($0) }))]))
+        return Reply.json(request: request) { w in
+            w.beginObject()
+            w.key("layers")
+            w.beginArray()
+            for layer in snapshot.layers {
+                w.beginObject()
+                w.key("name"); w.string(layer.name)
+                w.key("kind"); w.string(layer.info.kind.rawValue)
+                w.key("family"); w.string(layer.family.rawValue)
+                w.key("geometry_type"); if let type = layer.info.geometryType { w.string(type) } else { w.null() }
+                w.key("count"); w.integer(Int64(layer.count))
+                w.key("bounds"); Output.bounds(&w, layer.bounds)
+                w.key("columns")
+                w.beginArray()
+                for column in layer.info.columns where column.name != layer.info.geometryColumn {
+                    w.beginObject()
+                    w.key("name"); w.string(column.name)
+                    w.key("type"); w.string(column.typeDescription)
+                    w.endObject()
+                }
+                w.endArray()
+                if let series = snapshot.timeSeriesByLayer[layer.name] {
+                    w.key("time_series")
+                    w.beginObject()
+                    w.key("table"); w.string(series.table)
+                    w.key("columns"); w.beginArray(); for column in series.columns { w.string(column) }; w.endArray()
+                    w.endObject()
+                }
+                if let link = layer.info.timeSeries { w.key("time_series_of"); w.string(link.keyLayer) }
+                w.endObject()
             }
-            if let link = layer.info.timeSeries {
-                object["time_series_of"] = .string(link.keyLayer)
+            w.endArray()
+            w.key("tilesets")
+            w.beginArray()
+            for name in snapshot.tileSets.keys.sorted() {
+                w.beginObject()
+                w.key("name"); w.string(name)
+                w.key("tilejson"); w.string("/v1/tiles/\(Endpoints.pathEncoded(name)).json")
+                w.endObject()
             }
-            return .object(object)
+            w.endArray()
+            w.endObject()
         }
-        let tileSets: [JSONValue] = snapshot.tileSets.keys.sorted().map { name in
-            .object(JSONObject([("name", .string(name)), ("tilejson", .string("/v1/tiles/\(Endpoints.pathEncoded(name)).json"))]))
-        }
-        return Reply.json(.object(JSONObject([("layers", .array(layers)), ("tilesets", .array(tileSets))])), request: request)
     }
 
     // MARK: - Containing
 
     func containing(_ request: Request, _ context: APIContext) throws -> Response {
         let parameters = try Parameters(request, allowed: ["lon", "lat", "geometry"])
-        let position = try parameters.position()
+        let point = try parameters.position()
         let mode = GeometryMode(try parameters.bool("geometry"))
-        let name = try request.pathParameter("layer", context)
         let snapshot = try state.snapshot()
-        let (layer, matches) = try engine { () throws(EngineError) in
-            (try snapshot.layer(name), try snapshot.containing(name, lon: position.lon, lat: position.lat))
+        let name = try request.pathParameter("layer", context)
+        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
+        return Reply.json(contentType: Reply.geoJSON, request: request) { w in
+            Output.collection(&w, layer: layer, query: point, distances: false) { w in
+                for match in matches { Output.match(&w, layer, match, geometry: mode) }
+            }
         }
-        let features = matches.map { FeatureJSON.feature(layer, $0.index, geometry: mode) }
-        return Reply.json(Endpoints.collection(layer: layer.name, position: position, features: features), contentType: Reply.geoJSON, request: request)
     }
 
     // MARK: - Nearest
 
     func nearest(_ request: Request, _ context: APIContext) throws -> Response {
         let parameters = try Parameters(request, allowed: ["lon", "lat", "k", "within_m", "where", "geometry"], attributes: true)
-        let position = try parameters.position()
-        let k = try parameters.int("k", default: 1, range: 1...Endpoints.maxK)
+        let point = try parameters.position()
+        let k = try parameters.int("k", default: 1, range: 1...Int(Int32.max))
         let within = try parameters.double("within_m")
-        if let within, within < 0 { throw APIError.invalidParameter("within_m", "must not be negative, got \(within)") }
         let mode = GeometryMode(try parameters.bool("geometry"))
-        let name = try request.pathParameter("layer", context)
         let snapshot = try state.snapshot()
+        let name = try request.pathParameter("layer", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
-        let series = snapshot.timeSeriesByLayer[layer.name]
-        let filter = try Endpoints.filter(layer: layer, series: series, where: parameters.string("where"), attributes: parameters.attributes)
-        let matches = try engine { () throws(EngineError) in
-            try snapshot.nearest(name, lon: position.lon, lat: position.lat, k: k, within: within, filter: filter)
+        let measured = parameters.string("where").map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+        let filter: FeatureFilter?
+        do {
+            filter = try Query.filter(on: layer, in: snapshot, measuring: measured, equal: parameters.attributes)
+        } catch {
+            throw APIError.invalidParameter(error.parameter, error.message)
         }
-        let features = matches.map { match -> JSONValue in
-            var extra: [(String, JSONValue)] = [("distance_m", FeatureJSON.metres(match.metres ?? 0))]
-            if let series, let key = FeatureJSON.seriesKey(layer, match.index, series) { extra += FeatureJSON.latest(series, key: key) }
-            return FeatureJSON.feature(layer, match.index, geometry: mode, extra: extra)
-        }
-        var collection = Endpoints.collection(layer: layer.name, position: position, features: features)
-        if case .object(var object) = collection {
-            object["distance_units"] = .string(Endpoints.distanceUnits)
-            collection = .object(object)
-        }
-        return Reply.json(collection, contentType: Reply.geoJSON, request: request)
-    }
-
-    static let maxK = 100
-    static let distanceUnits = "metres, great-circle on a sphere of R = 6,371,008.8 m"
-
-    /// `where=no2,pm10`: stations whose time series measures every listed column (the engine's
-    /// missing-versus-zero rule: a station measures a column if any of its values is non-zero).
-    /// `attr.NAME=value`: the attribute equals the value (text as is; numbers and booleans by value).
-    static func filter(layer: Layer, series: TimeSeries?, where text: String?, attributes: [(name: String, value: String)]) throws(APIError) -> FeatureFilter? {
-        var measured: [String] = []
-        if let text {
-            guard let series else {
-                throw APIError.invalidParameter("where", "layer '\(layer.name)' has no time series; where= names columns of a time series (attr.NAME=value filters attributes)")
-            }
-            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                let wanted = part.trimmingCharacters(in: .whitespaces)
-                guard let column = series.columns.first(where: { $0.lowercased() == wanted.lowercased() }) else {
-                    var message = "'\(wanted)' is not a measured column of '\(series.table)'"
-                    if let suggestion = Suggestion.closest(to: wanted, in: series.columns) { message += " — did you mean '\(suggestion)'?" }
-                    throw APIError.invalidParameter("where", message + " (columns: \(series.columns.joined(separator: ", ")))")
+        let matches = try engine { () throws(EngineError) in try snapshot.nearest(layer, to: point, k: k, within: within, filter: filter) }
+        let stations = snapshot.stations.flatMap { $0.layer === layer ? $0 : nil }
+        return Reply.json(contentType: Reply.geoJSON, request: request) { w in
+            Output.collection(&w, layer: layer, query: point, distances: true) { w in
+                for match in matches {
+                    Output.match(&w, layer, match, geometry: mode, reading: stations.map { snapshot.reading($0, match) })
                 }
-                measured.append(column)
             }
-        }
-        let columnNames = layer.info.columns.map(\.name)
-        var equalities: [(column: String, value: String)] = []
-        for (name, value) in attributes {
-            guard let column = columnNames.first(where: { $0 == name }) ?? columnNames.first(where: { $0.lowercased() == name.lowercased() }) else {
-                var message = "layer '\(layer.name)' has no column '\(name)'"
-                if let suggestion = Suggestion.closest(to: name, in: columnNames) { message += " — did you mean '\(suggestion)'?" }
-                throw APIError.invalidParameter("attr.\(name)", message)
-            }
-            equalities.append((column, value))
-        }
-        if measured.isEmpty && equalities.isEmpty { return nil }
-        // Decided once per feature here, so the search's filter is an array lookup.
-        let keep: [Bool] = (0..<layer.count).map { index in
-            let properties = layer.properties[index]
-            for (column, value) in equalities where !matches(properties[column], value) { return false }
-            if let series, !measured.isEmpty {
-                guard let key = FeatureJSON.seriesKey(layer, index, series) else { return false }
-                for column in measured where !series.measures(key, column) { return false }
-            }
-            return true
-        }
-        return { keep[$0] }
-    }
-
-    static func matches(_ attribute: AttributeValue?, _ text: String) -> Bool {
-        switch attribute {
-        case .text(let value)?, .json(let value)?: value == text
-        case .integer(let value)?: Int64(text) == value || Double(text) == Double(value)
-        case .real(let value)?: Double(text) == value
-        case .bool(let value)?: ["true", "1"].contains(text.lowercased()) ? value : ["false", "0"].contains(text.lowercased()) ? !value : false
-        case .null?, nil: false
         }
     }
 
@@ -156,36 +119,13 @@ struct Endpoints: Sendable {
         guard let profile = WalkingProfile(rawValue: profileName) else {
             throw APIError.invalidParameter("profile", "unknown profile '\(profileName)' (profiles: \(WalkingProfile.names))")
         }
-        let maxSnap = try parameters.double("max_snap_m") ?? 500
-        guard maxSnap > 0 && maxSnap <= 5000 else { throw APIError.invalidParameter("max_snap_m", "must be more than 0 and at most 5000 metres, got \(maxSnap)") }
+        let maxSnap = try parameters.double("max_snap_m")
         let snapshot = try state.snapshot()
-        let networkName = try Endpoints.networkName(parameters.string("network"), in: snapshot)
-        let network = try engine { () throws(EngineError) in try snapshot.network(networkName) }
-        let route: Route
-        do {
-            route = try network.withRouter(profile: profile, metresPerSecond: profile.kmh / 3.6, maxSnapMetres: maxSnap) { (router) throws(RouteError) -> Route in
-                try router.route(from: Point(lon: from.lon, lat: from.lat), to: Point(lon: to.lon, lat: to.lat))
-            }
-        } catch {
-            throw APIError.route(error)
+        let answer = try engine { () throws(EngineError) in
+            try snapshot.route(RouteRequest(from: .point(from), to: .point(to), profile: profile, maxSnapMetres: maxSnap),
+                               on: snapshot.network(parameters.string("network")))
         }
-        return Reply.json(Endpoints.osrm(route, network: network.layerName, profile: profile.rawValue), request: request)
-    }
-
-    /// The network a request names, or the only line layer when it names none; with several the
-    /// client must choose.
-    static func networkName(_ given: String?, in snapshot: Snapshot) throws(APIError) -> String {
-        if let given { return given }
-        let lines = snapshot.layers.filter { $0.family == .lines }.map(\.name)
-        guard lines.count == 1, let only = lines.first else {
-            throw APIError.missingParameter("network", "a line layer to walk along (line layers: \(lines.joined(separator: ", ")))")
-        }
-        return only
-    }
-
-    /// The answer in OSRM's shape (`Route.osrmJSON`), naming the network and the profile.
-    static func osrm(_ route: Route, network: String, profile: String) -> JSONValue {
-        route.osrmJSON(extra: [("network", .string(network)), ("profile", .string(profile))])
+        return Reply.json(request: request) { w in Output.route(&w, answer) }
     }
 
     // MARK: - Here
@@ -194,55 +134,25 @@ struct Endpoints: Sendable {
     /// its latest values, and whether the point is inside the mapped area at all.
     func here(_ request: Request, _ context: APIContext) throws -> Response {
         let parameters = try Parameters(request, allowed: ["lon", "lat", "area"])
-        let position = try parameters.position()
+        let point = try parameters.position()
         let snapshot = try state.snapshot()
-        let areaName = parameters.string("area") ?? configuration.areaLayer ?? Endpoints.defaultArea(snapshot)
-        var answer = JSONObject()
-        answer["query"] = .object(JSONObject([("lon", .double(position.lon)), ("lat", .double(position.lat))]))
-        if let areaName {
-            let check = try engine { () throws(EngineError) in try snapshot.areaCheck(areaName, lon: position.lon, lat: position.lat) }
-            answer["area"] = .object(JSONObject([
-                ("layer", .string(try engine { () throws(EngineError) in try snapshot.layer(areaName).name })),
-                ("inside", .bool(check.inside)),
-                ("reason", check.reason.map { .string($0) } ?? .null),
-                ("metres_outside", FeatureJSON.metres(check.metresOutside)),
-                ("message", .string(check.message)),
-            ]))
-        } else {
-            answer["area"] = .null
+        let answer = try engine { () throws(EngineError) in
+            let area = try (parameters.string("area") ?? configuration.areaLayer).map { name throws(EngineError) in try snapshot.layer(name) }
+            return try snapshot.here(at: point, area: area)
         }
-        var containing: [JSONValue] = []
-        for layer in snapshot.layers where layer.family == .polygons || layer.family == .mixed {
-            let matches = try engine { () throws(EngineError) in try snapshot.containing(layer.name, lon: position.lon, lat: position.lat) }
-            containing.append(.object(JSONObject([
-                ("layer", .string(layer.name)),
-                ("features", .array(matches.map { FeatureJSON.feature(layer, $0.index, geometry: .none) })),
-            ])))
-        }
-        answer["containing"] = .array(containing)
-        answer["nearest_station"] = .null
-        // The station layer is the (first, by name) point layer that has a time series.
-        if let name = snapshot.timeSeriesByLayer.keys.sorted().first, let series = snapshot.timeSeriesByLayer[name] {
-            let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
-            let match = try engine { () throws(EngineError) in try snapshot.nearest(name, lon: position.lon, lat: position.lat, k: 1) }.first
-            if let match {
-                var extra: [(String, JSONValue)] = [("layer", .string(layer.name)), ("distance_m", FeatureJSON.metres(match.metres ?? 0))]
-                if let key = FeatureJSON.seriesKey(layer, match.index, series) { extra += FeatureJSON.latest(series, key: key) }
-                answer["nearest_station"] = FeatureJSON.feature(layer, match.index, geometry: .all, extra: extra)
-            }
-        }
-        answer["distance_units"] = .string(Endpoints.distanceUnits)
-        return Reply.json(.object(answer), request: request)
+        return Reply.json(request: request) { w in Output.here(&w, answer) }
     }
 
-    /// The mapped area when neither the request nor the server names one: the polygon layer
-    /// with the largest extent (the city's districts rather than a zoo pavilion).
-    static func defaultArea(_ snapshot: Snapshot) -> String? {
-        func extent(_ layer: Layer) -> Double {
-            layer.bounds.isEmpty ? 0 : (layer.bounds.maxLon - layer.bounds.minLon) * (layer.bounds.maxLat - layer.bounds.minLat)
-        }
-        let polygonal = snapshot.layers.filter { $0.family == .polygons }
-        return polygonal.max { (extent($0), $1.name) < (extent($1), $0.name) }?.name
+    // MARK: - Air
+
+    /// "What is the air like where I am?" for the air-quality app (`Snapshot.air`).
+    func air(_ request: Request, _ context: APIContext) throws -> Response {
+        let parameters = try Parameters(request, allowed: ["lon", "lat"])
+        let point = try parameters.position()
+        let snapshot = try state.snapshot()
+        let districts = try? snapshot.layer(configuration.districtLayer)
+        let report = try engine { () throws(EngineError) in try snapshot.air(at: point, districts: districts) }
+        return Reply.json(request: request) { w in Output.air(&w, report) }
     }
 
     // MARK: - Tiles
@@ -258,12 +168,7 @@ struct Endpoints: Sendable {
         // The name is a key into the snapshot's registered tile sets, never a file path, so no
         // request can reach a file that was not registered.
         let tiles = try engine { () throws(EngineError) in try snapshot.tileSet(name) }
-        let bytes: [UInt8]?
-        do {
-            bytes = try tiles.tile(z: z, x: x, y: y)
-        } catch {
-            throw APIError(.internalServerError, code: "tiles_error", detail: error.description)
-        }
+        let bytes = try engine { () throws(EngineError) in try snapshot.tileBytes(tiles, z: z, x: x, y: y) }
         guard let bytes else {
             throw APIError(.notFound, code: "tile_not_found", detail: "tile set '\(name)' has no tile \(z)/\(x)/\(y)",
                            extra: JSONObject([("tileset", .string(name)), ("z", .integer(Int64(z))), ("x", .integer(Int64(x))), ("y", .integer(Int64(y)))]))
@@ -323,7 +228,8 @@ struct Endpoints: Sendable {
         let snapshot = try state.snapshot()
         let tiles = try engine { () throws(EngineError) in try snapshot.tileSet(name) }
         let url = "\(baseURL(request, context))/v1/tiles/\(Endpoints.pathEncoded(name))/{z}/{x}/{y}"
-        return Reply.json(tiles.tileJSON(tilesURL: url), request: request)
+        let tileJSON = tiles.tileJSON(tilesURL: url)
+        return Reply.json(request: request) { w in w.value(tileJSON) }
     }
 
     /// Where clients reach this server: `--public-url`, else the Host header when it is a plain
@@ -367,13 +273,12 @@ struct Endpoints: Sendable {
         let snapshot = try state.snapshot()
         let results: [QueryResult]
         do {
-            results = try Query.run(text, on: snapshot, limits: configuration.queryLimits)
+            results = try Query.run(text, on: snapshot)
         } catch {
             throw APIError.query(error)
         }
-        let rendered = results.map { format == "geojson" ? $0.geoJSON() : $0.json() }
-        let body: JSONValue = rendered.count == 1 ? rendered[0] : .array(rendered)
-        return Reply.json(body, contentType: format == "geojson" ? Reply.geoJSON : Reply.json, request: request)
+        return Reply.bytes(QueryResult.write(results, geoJSON: format == "geojson"), contentType: format == "geojson" ? Reply.geoJSON : Reply.json,
+                           compressible: true, request: request)
     }
 
     /// The body as UTF-8 text, at most `limit` bytes (413 beyond; checked on Content-Length
@@ -415,13 +320,15 @@ struct Endpoints: Sendable {
 
     func health(_ request: Request, _ context: APIContext) throws -> Response {
         let snapshot = try state.snapshot()
-        return Reply.json(.object(JSONObject([
-            ("status", .string("ok")),
-            ("loaded_at", .string(snapshot.loadedAt.formatted(.iso8601))),
-            ("load_seconds", .double((snapshot.loadSeconds * 1000).rounded() / 1000)),
-            ("layers", .integer(Int64(snapshot.layers.count))),
-            ("tilesets", .integer(Int64(snapshot.tileSets.count))),
-        ])), request: request)
+        return Reply.json(request: request) { w in
+            w.beginObject()
+            w.key("status"); w.string("ok")
+            w.key("loaded_at"); w.string(snapshot.loadedAt.formatted(.iso8601))
+            w.key("load_seconds"); w.number((snapshot.loadSeconds * 1000).rounded() / 1000)
+            w.key("layers"); w.integer(Int64(snapshot.layers.count))
+            w.key("tilesets"); w.integer(Int64(snapshot.tileSets.count))
+            w.endObject()
+        }
     }
 
     func metricsText(_ request: Request, _ context: APIContext) throws -> Response {
@@ -454,12 +361,14 @@ struct Endpoints: Sendable {
             throw APIError(.internalServerError, code: "reload_failed", detail: "the reload failed and the previous data stays: \(error)")
         }
         context.logger.info("snapshot reloaded", metadata: ["layers": "\(snapshot.layers.count)", "load_seconds": "\(snapshot.loadSeconds)"])
-        return Reply.json(.object(JSONObject([
-            ("status", .string("reloaded")),
-            ("loaded_at", .string(snapshot.loadedAt.formatted(.iso8601))),
-            ("load_seconds", .double((snapshot.loadSeconds * 1000).rounded() / 1000)),
-            ("layers", .integer(Int64(snapshot.layers.count))),
-        ])), request: request)
+        return Reply.json(request: request) { w in
+            w.beginObject()
+            w.key("status"); w.string("reloaded")
+            w.key("loaded_at"); w.string(snapshot.loadedAt.formatted(.iso8601))
+            w.key("load_seconds"); w.number((snapshot.loadSeconds * 1000).rounded() / 1000)
+            w.key("layers"); w.integer(Int64(snapshot.layers.count))
+            w.endObject()
+        }
     }
 
     /// Compares every byte whatever the first difference, so the time taken tells nothing about
@@ -472,24 +381,13 @@ struct Endpoints: Sendable {
         return difference == 0
     }
 
-    // MARK: - Helpers
-
-    static func collection(layer: String, position: (lon: Double, lat: Double), features: [JSONValue]) -> JSONValue {
-        .object(JSONObject([
-            ("type", .string("FeatureCollection")),
-            ("layer", .string(layer)),
-            ("query", .object(JSONObject([("lon", .double(position.lon)), ("lat", .double(position.lat))]))),
-            ("features", .array(features)),
-        ]))
-    }
 }
 
-/// Runs an engine call and answers its error as a problem (the engine's `within` is the API's
-/// `within_m`).
+/// Runs an engine call and answers its error as a problem (`APIError.engine`).
 func engine<T>(_ body: () throws(EngineError) -> T) throws(APIError) -> T {
     do {
         return try body()
     } catch {
-        throw APIError.engine(error, parameterNames: ["within": "within_m"])
+        throw APIError.engine(error)
     }
 }

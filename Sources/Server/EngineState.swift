@@ -1,4 +1,4 @@
-// The server's view of the engine: loading (answer 503), ready (an EngineHost whose snapshot
+// The server's view of the engine: loading (answer 503), ready (an Engine whose snapshot
 // each request takes once and keeps to its end), or failed to load. Reloads run one at a time
 // on their own thread: loading is seconds of synchronous work that must not occupy one of the
 // few threads Swift concurrency has for answering requests.
@@ -11,7 +11,7 @@ import Synchronization
 public final class EngineState: Sendable {
     enum Phase {
         case loading
-        case ready(EngineHost)
+        case ready(Engine)
         case failed(String)
     }
 
@@ -43,7 +43,7 @@ public final class EngineState: Sendable {
 
     /// Loads the first snapshot with `load` on the reload thread; until it is done every data
     /// request is answered 503.
-    func loadFirst(_ load: @escaping @Sendable () throws -> EngineHost) async throws {
+    func loadFirst(_ load: @escaping @Sendable () throws -> Engine) async throws {
         do {
             let host = try await onQueue(load)
             phase.withLock { $0 = .ready(host) }

@@ -20,6 +20,7 @@ struct Parameters {
             if allowAttributes, key.hasPrefix("attr.") {
                 let name = String(key.dropFirst(5))
                 guard !name.isEmpty else { throw .invalidParameter(key, "name a column after 'attr.', e.g. attr.classif=traffic") }
+                guard !attributes.contains(where: { $0.name == name }) else { throw .invalidParameter(key, "given more than once") }
                 attributes.append((name, value))
                 continue
             }
@@ -64,22 +65,20 @@ struct Parameters {
     }
 
     /// `lon` and `lat` as a checked position.
-    func position(lon lonName: String = "lon", lat latName: String = "lat") throws(APIError) -> (lon: Double, lat: Double) {
-        let lon = try requiredDouble(lonName, "the longitude in degrees (WGS 84), e.g. 14.4208")
-        let lat = try requiredDouble(latName, "the latitude in degrees (WGS 84), e.g. 50.0880")
-        try Parameters.check(lon: lon, lat: lat, lonName: lonName, latName: latName)
-        return (lon, lat)
+    func position() throws(APIError) -> Point {
+        let lon = try requiredDouble("lon", "the longitude in degrees (WGS 84), e.g. 14.4208")
+        let lat = try requiredDouble("lat", "the latitude in degrees (WGS 84), e.g. 50.0880")
+        return try Parameters.checked(lon: lon, lat: lat, name: nil)
     }
 
     /// A `LON,LAT` pair such as `from=14.4109,50.1167`.
-    func pair(_ name: String) throws(APIError) -> (lon: Double, lat: Double) {
+    func pair(_ name: String) throws(APIError) -> Point {
         guard let text = values[name] else { throw .missingParameter(name, "a position as LON,LAT, e.g. 14.4109,50.1167") }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         guard parts.count == 2, let lon = Parameters.number(String(parts[0])), let lat = Parameters.number(String(parts[1])) else {
             throw .invalidParameter(name, "'\(text)' is not a position LON,LAT such as 14.4109,50.1167")
         }
-        try Parameters.check(lon: lon, lat: lat, lonName: name, latName: name)
-        return (lon, lat)
+        return try Parameters.checked(lon: lon, lat: lat, name: name)
     }
 
     /// Percent-decoded; Foundation's decoder is only called when there is something to decode
@@ -100,13 +99,14 @@ struct Parameters {
         return value
     }
 
-    /// The engine's rule, with the same hint for the classic mistake of latitude first.
-    static func check(lon: Double, lat: Double, lonName: String, latName: String) throws(APIError) {
-        guard abs(lat) <= 90 else {
-            let hint = abs(lon) <= 90 ? " — did you swap longitude and latitude?" : ""
-            throw .invalidParameter(latName, "latitude \(lat) is outside -90…90\(hint)")
+    /// Geometry's one rule for positions; the problem names `name`, or the coordinate at
+    /// fault (`lon`, `lat`) when the position came as two parameters.
+    static func checked(lon: Double, lat: Double, name: String?) throws(APIError) -> Point {
+        do {
+            return try Point.checked(lon: lon, lat: lat)
+        } catch {
+            throw .invalidParameter(name ?? error.axis.rawValue, error.description)
         }
-        guard abs(lon) <= 180 else { throw .invalidParameter(lonName, "longitude \(lon) is outside -180…180") }
     }
 }
 

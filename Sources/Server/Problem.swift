@@ -7,7 +7,6 @@ import Engine
 import Geometry
 import Hummingbird
 import QueryLanguage
-import Routing
 
 public struct APIError: Error, Sendable {
     public var status: HTTPResponse.Status
@@ -60,8 +59,11 @@ public struct APIError: Error, Sendable {
 
     // MARK: - Mapping the lower layers' errors
 
-    /// Engine errors: unknown names are 404, bad values 400 naming the parameter.
-    static func engine(_ error: EngineError, parameterNames: [String: String] = [:]) -> APIError {
+    /// Engine errors: unknown names are 404, bad values 400 naming the parameter (as the API
+    /// calls it: the engine's `within` is `within_m`), no route 422 with OSRM's codes, a limit
+    /// 422 `too_many_rows`.
+    static func engine(_ error: EngineError) -> APIError {
+        let apiNames = ["within": "within_m", "speed": "speed_kmh"]
         switch error {
         case .unknownLayer(let name, _):
             return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(name))]))
@@ -70,13 +72,23 @@ public struct APIError: Error, Sendable {
         case .unknownFeature:
             return APIError(.notFound, code: error.code, detail: error.description)
         case .invalidArgument(let parameter, let message):
-            // The engine names its arguments (`within`); the API may call them differently.
-            let name = parameterNames[parameter] ?? parameter
+            let name = apiNames[parameter] ?? parameter
             return APIError(.badRequest, code: "invalid_parameter", detail: "\(name): \(message)", extra: JSONObject([("parameter", .string(name))]))
         case .unsupportedGeometry(let layer, _, _, _):
             return APIError(.badRequest, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(layer))]))
+        case .noTimeSeries:
+            return APIError(.notFound, code: error.code, detail: error.description)
+        case .tooManyRows(_, let limit):
+            return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: JSONObject([("limit", .integer(Int64(limit)))]))
         case .store, .tiles:
             return APIError(.internalServerError, code: error.code, detail: error.description)
+        case .route(let route):
+            return APIError.route(route)
+        case .leg(let index, _, _, let inner):
+            var problem = engine(inner)
+            problem.detail = error.description
+            problem.extra["leg"] = .integer(Int64(index))
+            return problem
         }
     }
 
@@ -87,7 +99,7 @@ public struct APIError: Error, Sendable {
             return APIError(.badRequest, code: "InvalidValue", detail: error.description)
         case .noSegment(let waypoint, let nearest, let max):
             var extra = JSONObject([("parameter", .string(waypoint == 0 ? "from" : "to")), ("max_snap_m", .double(max))])
-            if let nearest { extra["nearest_m"] = .double((nearest * 10).rounded() / 10) }
+            if let nearest { extra["nearest_m"] = .double(Rounding.metres(nearest)) }
             return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: extra)
         case .noRoute, .tooMuchWork, .noTarget:
             return APIError(.unprocessableContent, code: error.code, detail: error.description)

@@ -20,6 +20,13 @@ enum Reply {
         bytes(JSONWriter.encode(value), status: status, contentType: contentType, compressible: true, request: request)
     }
 
+    /// A JSON answer written straight into the body's bytes.
+    static func json(status: HTTPResponse.Status = .ok, contentType: String = json, request: Request, _ write: (inout JSONWriter) -> Void) -> Response {
+        var writer = JSONWriter(reservingCapacity: 4096)
+        write(&writer)
+        return bytes(writer.bytes, status: status, contentType: contentType, compressible: true, request: request)
+    }
+
     static func problem(_ error: APIError, request: Request) -> Response {
         var response = json(error.document, status: error.status, contentType: problemJSON, request: request)
         for field in error.headers { response.headers.append(field) }

@@ -32,7 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(30)
     /// How long a request body may take to arrive (408 after).
     public var requestTimeout: Duration = .seconds(10)
-    public var queryLimits = QueryLimits()
+    /// What one request may cost, for every endpoint and the language alike.
+    public var limits = EngineLimits()
     public var logLevel: Logger.Level = .info
 
     public init() {}
@@ -62,13 +63,13 @@ public final class VltavaServer: Sendable {
     public let state: EngineState
     let metrics = HTTPMetrics()
     let logger: Logger
-    private let load: @Sendable () throws -> EngineHost
+    private let load: @Sendable () throws -> Engine
     private let boundPort = Mutex<Int?>(nil)
     private let portWaiters = Mutex<[CheckedContinuation<Int, Never>]>([])
 
     /// `load` builds the first snapshot; it runs after the server listens, so early requests
     /// get 503 rather than a refused connection.
-    public init(configuration: ServerConfiguration, logger: Logger? = nil, load: @escaping @Sendable () throws -> EngineHost) {
+    public init(configuration: ServerConfiguration, logger: Logger? = nil, load: @escaping @Sendable () throws -> Engine) {
         self.configuration = configuration
         self.load = load
         var logger = logger ?? Logger(label: "vltava.server")
@@ -79,7 +80,7 @@ public final class VltavaServer: Sendable {
 
     /// A server over the store at `storePath`.
     public convenience init(configuration: ServerConfiguration, storePath: String, logger: Logger? = nil) {
-        self.init(configuration: configuration, logger: logger) { try EngineHost(storePath: storePath) }
+        self.init(configuration: configuration, logger: logger) { try Engine(storePath: storePath, limits: configuration.limits) }
     }
 
     /// The routes the server answers (the OpenAPI document lists the same).

@@ -24,7 +24,7 @@ import Testing
             Issue.record("not the JSON answer: \(json.stdout)"); return
         }
         #expect(row["code"] == .string("AREPA"))
-        #expect(row["distance_m"] == .double(603.6))
+        #expect(row["distance_m"] == .double(603.576))
     }
 
     @Test func queryFileRunsEveryStatementAndStopsAtAnError() throws {

@@ -39,7 +39,7 @@ extension Snapshot {
             let name = try #require(try snapshot.text("stations", index, "name"))
             let number = expectedOldDistrict[code] ?? Int(name.dropFirst("Praha ".count).prefix { $0.isNumber })
             guard case .point(let p)? = stations.geometries[index] else { Issue.record("\(code) is not a point"); continue }
-            let districts = try snapshot.containing("districts", lon: p.lon, lat: p.lat)
+            let districts = try snapshot.containing(snapshot.layer("districts"), at: Point(lon: p.lon, lat: p.lat))
             #expect(districts.count == 1, "\(code)")
             let district = try #require(districts.first)
             #expect(try snapshot.layer("districts").properties[district.index]["KOD_MO"] == .integer(Int64(kodMO[number ?? 0] ?? -1)), "\(code) \(name)")
@@ -49,11 +49,11 @@ extension Snapshot {
     @Test func chodovIsInPraha11AndSuchdolInLysolaje() throws {
         let snapshot = try DemoStore.get()
         // ACHOA "Praha 4-Chodov" (50.03017, 14.51745) lies in MČ Praha 11, KOD_MO 43.
-        let chodov = try #require(try snapshot.containing("districts", lon: 14.51745, lat: 50.03017).first)
+        let chodov = try #require(try snapshot.containing(snapshot.layer("districts"), at: Point(lon: 14.51745, lat: 50.03017)).first)
         #expect(try snapshot.text("districts", chodov.index, "NAZEV_MC") == "Praha 11")
         #expect(try snapshot.layer("districts").properties[chodov.index]["KOD_MO"] == .integer(43))
         // ASUCA "Praha 6-Suchdol" lies about 200 m inside Praha-Lysolaje, still KOD_MO 60.
-        let suchdol = try #require(try snapshot.containing("districts", lon: 14.384639, lat: 50.12653).first)
+        let suchdol = try #require(try snapshot.containing(snapshot.layer("districts"), at: Point(lon: 14.384639, lat: 50.12653)).first)
         #expect(try snapshot.text("districts", suchdol.index, "NAZEV_MC") == "Praha-Lysolaje")
         #expect(try snapshot.layer("districts").properties[suchdol.index]["KOD_MO"] == .integer(60))
         let toEdge = try #require(try snapshot.layer("districts").geometries[suchdol.index])
@@ -74,7 +74,7 @@ extension Snapshot {
                 // Every vertex of every pavilion, and every pen point.
                 for coordinates in vertexLists {
                     for i in stride(from: 0, to: coordinates.count, by: 2) {
-                        let districts = try snapshot.containing("districts", lon: coordinates[i], lat: coordinates[i + 1])
+                        let districts = try snapshot.containing(snapshot.layer("districts"), at: Point(lon: coordinates[i], lat: coordinates[i + 1]))
                         #expect(districts.count == 1)
                         let name = try districts.first.flatMap { try snapshot.text("districts", $0.index, "NAZEV_MC") }
                         #expect(name == "Praha-Troja")
@@ -97,14 +97,14 @@ extension Snapshot {
         let pavilions = try snapshot.layer("pavilions")
         for (index, geometry) in pens.geometries.enumerated() {
             guard case .point(let p)? = geometry else { Issue.record("pen \(index) is not a point"); continue }
-            #expect(try snapshot.containing("pavilions", lon: p.lon, lat: p.lat).isEmpty)
+            #expect(try snapshot.containing(snapshot.layer("pavilions"), at: Point(lon: p.lon, lat: p.lat)).isEmpty)
             for pavilion in pavilions.geometries.compactMap({ $0 }) {
                 #expect(try !geos.contains(pavilion, lon: p.lon, lat: p.lat))
             }
         }
         let gorillaPen = try #require(pens.properties.firstIndex { $0["name"] == .text("gorily") })
         guard case .point(let pen)? = pens.geometries[gorillaPen] else { Issue.record("no gorilla pen"); return }
-        let nearest = try #require(try snapshot.nearest("pavilions", lon: pen.lon, lat: pen.lat, k: 1).first)
+        let nearest = try #require(try snapshot.nearest(snapshot.layer("pavilions"), to: Point(lon: pen.lon, lat: pen.lat), k: 1).first)
         #expect(try snapshot.text("pavilions", nearest.index, "name") == "Pavilon goril")
         #expect(abs((nearest.metres ?? -1) - 31.49) < 0.1)
     }
@@ -113,7 +113,7 @@ extension Snapshot {
     /// Python over the CSV: AREPA 603.6 m, AKALA 1,667.8 m, ARIEA 1,726.4 m, ALEGA 1,878.7 m.
     @Test func nearestStationToTheAppExample() throws {
         let snapshot = try DemoStore.get()
-        let nearest = try snapshot.nearest("stations", lon: 14.42076, lat: 50.08804, k: 3)
+        let nearest = try snapshot.nearest(snapshot.layer("stations"), to: Point(lon: 14.42076, lat: 50.08804), k: 3)
         #expect(try nearest.map { try #require(try snapshot.text("stations", $0.index, "code")) } == ["AREPA", "AKALA", "ARIEA"])
         let first = try #require(nearest.first)
         #expect(Int((first.metres ?? 0).rounded()) == 604)
@@ -132,7 +132,7 @@ extension Snapshot {
                 // A point just inside near a vertex may fall into two zones; take the first such.
                 let lon = polygon.coordinates[i], lat = polygon.coordinates[i + 1]
                 for (dx, dy) in [(1e-6, 1e-6), (-1e-6, 1e-6), (1e-6, -1e-6), (-1e-6, -1e-6)] {
-                    let found = try snapshot.containing("parking", lon: lon + dx, lat: lat + dy)
+                    let found = try snapshot.containing(snapshot.layer("parking"), at: Point(lon: lon + dx, lat: lat + dy))
                     if found.count >= 2 && found.contains(where: { $0.index == index }) {
                         overlapping = (lon + dx, lat + dy)
                         break search
@@ -141,57 +141,57 @@ extension Snapshot {
             }
         }
         let (lon, lat) = try #require(overlapping)
-        let found = try snapshot.containing("parking", lon: lon, lat: lat)
+        let found = try snapshot.containing(snapshot.layer("parking"), at: Point(lon: lon, lat: lat))
         let areas = found.map { parking.areas[$0.index] }
         #expect(areas == areas.sorted())
 
-        let within = try snapshot.within("stations", metres: 2000, ofLon: 14.42076, lat: 50.08804)
+        let within = try snapshot.within(snapshot.layer("stations"), metres: 2000, of: Point(lon: 14.42076, lat: 50.08804))
         #expect(try within.map { try #require(try snapshot.text("stations", $0.index, "code")) } == ["AREPA", "AKALA", "ARIEA", "ALEGA"])
         #expect(within.allSatisfy { ($0.metres ?? .infinity) <= 2000 })
     }
 
     @Test func outsideTheZooArea() throws {
         let snapshot = try DemoStore.get()
-        let inside = try snapshot.areaCheck("paths", lon: 14.4070, lat: 50.1170)
+        let inside = try snapshot.areaCheck(snapshot.layer("paths"), at: Point(lon: 14.4070, lat: 50.1170))
         #expect(inside.inside)
         #expect(inside.reason == nil)
         // Prague's Old Town Square: 2,182.0 m from the convex hull of the zoo's paths (shapely,
         // in a local equirectangular projection).
-        let outside = try snapshot.areaCheck("paths", lon: 14.4213, lat: 50.0875)
+        let outside = try snapshot.areaCheck(snapshot.layer("paths"), at: Point(lon: 14.4213, lat: 50.0875))
         #expect(!outside.inside)
         #expect(outside.reason == "outside_area")
         #expect(abs(outside.metresOutside - 2182.0) < 2, "\(outside.metresOutside)")
         #expect(outside.message == "the point is 2182 m outside the area covered by 'paths'")
         // Outside Prague altogether for the districts.
-        #expect(try snapshot.areaCheck("districts", lon: 16.6, lat: 49.2).reason == "outside_area")
+        #expect(try snapshot.areaCheck(snapshot.layer("districts"), at: Point(lon: 16.6, lat: 49.2)).reason == "outside_area")
     }
 
     @Test func badInputGetsClearErrors() throws {
         let snapshot = try DemoStore.get()
-        #expect(throws: EngineError.unknownLayer("station", known: snapshot.layerNames)) { try snapshot.nearest("station", lon: 14.4, lat: 50.1, k: 1) }
+        #expect(throws: EngineError.unknownLayer("station", known: snapshot.layerNames)) { try snapshot.nearest(snapshot.layer("station"), to: Point(lon: 14.4, lat: 50.1), k: 1) }
         #expect("\(EngineError.unknownLayer("station", known: snapshot.layerNames))" == "unknown layer 'station' — did you mean 'stations'?")
         for k in [0, -1, 10_001] {
             #expect(throws: EngineError.invalidArgument(parameter: "k", message: "k must be between 1 and 10000, got \(k)")) {
-                try snapshot.nearest("stations", lon: 14.4, lat: 50.1, k: k)
+                try snapshot.nearest(snapshot.layer("stations"), to: Point(lon: 14.4, lat: 50.1), k: k)
             }
         }
         #expect(throws: EngineError.invalidArgument(parameter: "within", message: "distance must not be negative, got -5.0 m")) {
-            try snapshot.nearest("stations", lon: 14.4, lat: 50.1, k: 1, within: -5)
+            try snapshot.nearest(snapshot.layer("stations"), to: Point(lon: 14.4, lat: 50.1), k: 1, within: -5)
         }
         #expect(throws: EngineError.invalidArgument(parameter: "within", message: "distance is not a number")) {
-            try snapshot.within("stations", metres: .nan, ofLon: 14.4, lat: 50.1)
+            try snapshot.within(snapshot.layer("stations"), metres: .nan, of: Point(lon: 14.4, lat: 50.1))
         }
         #expect(throws: EngineError.invalidArgument(parameter: "lon", message: "longitude nan is not a finite number")) {
-            try snapshot.containing("districts", lon: .nan, lat: 50.1)
+            try snapshot.containing(snapshot.layer("districts"), at: Point(lon: .nan, lat: 50.1))
         }
         #expect(throws: EngineError.invalidArgument(parameter: "lat", message: "latitude inf is not a finite number")) {
-            try snapshot.containing("districts", lon: 14.4, lat: .infinity)
+            try snapshot.containing(snapshot.layer("districts"), at: Point(lon: 14.4, lat: .infinity))
         }
         #expect(throws: EngineError.invalidArgument(parameter: "lat", message: "latitude 114.4 is outside -90…90 — did you swap longitude and latitude?")) {
-            try snapshot.containing("districts", lon: 50.1, lat: 114.4)
+            try snapshot.containing(snapshot.layer("districts"), at: Point(lon: 50.1, lat: 114.4))
         }
         #expect(throws: EngineError.unsupportedGeometry(layer: "stations", operation: "CONTAINING", needs: "polygons", has: "points")) {
-            try snapshot.containing("stations", lon: 14.4, lat: 50.1)
+            try snapshot.containing(snapshot.layer("stations"), at: Point(lon: 14.4, lat: 50.1))
         }
     }
 }
@@ -251,7 +251,7 @@ extension Snapshot {
     @Test func reloadSwapsWhileQueriesRun() async throws {
         let path = try Fixtures.temporaryDirectory("reload").appendingPathComponent("live.gpkg").path
         _ = try Importer.importFile(Fixtures.path("air/stations-prague.csv"), into: GeoPackage(path: path, mode: .readWrite), options: ImportOptions(layer: "stations"))
-        let host = try EngineHost(storePath: path)
+        let host = try Engine(storePath: path)
         #expect(host.snapshot.layerNames == ["stations"])
 
         let failures = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -260,7 +260,7 @@ extension Snapshot {
                     var failed = 0
                     for _ in 0..<2_000 {
                         let snapshot = host.snapshot
-                        let nearest = try? snapshot.nearest("stations", lon: 14.42076, lat: 50.08804, k: 1)
+                        let nearest = try? snapshot.nearest(snapshot.layer("stations"), to: Point(lon: 14.42076, lat: 50.08804), k: 1)
                         if nearest?.first.map({ snapshot.layer0Code($0.index) }) != "AREPA" { failed += 1 }
                     }
                     return failed
@@ -277,7 +277,7 @@ extension Snapshot {
         }
         #expect(failures == 0)
         #expect(host.snapshot.layerNames == ["districts", "stations"])
-        #expect(try host.snapshot.containing("districts", lon: 14.4208, lat: 50.0875).count == 1)
+        #expect(try host.snapshot.containing(host.snapshot.layer("districts"), at: Point(lon: 14.4208, lat: 50.0875)).count == 1)
     }
 }
 

@@ -29,7 +29,7 @@ import Testing
             for i in boxes.indices where boxes[i].contains(lon: lon, lat: lat) {
                 if try reference.contains(i, lon: lon, lat: lat) { expected.append(i) }
             }
-            let found = try snapshot.containing(layerName, lon: lon, lat: lat).map(\.index).sorted()
+            let found = try snapshot.containing(snapshot.layer(layerName), at: Point(lon: lon, lat: lat)).map(\.index).sorted()
             if found != expected { mismatches += 1 }
             inside += expected.isEmpty ? 0 : 1
         }
@@ -80,7 +80,7 @@ import Testing
         // Through the engine, with distances: the 17 stations against haversine.
         for _ in 0..<1_000 {
             let lon = Double.random(in: 14.2...14.7, using: &g), lat = Double.random(in: 49.9...50.2, using: &g)
-            let found = try snapshot.nearest("stations", lon: lon, lat: lat, k: 3)
+            let found = try snapshot.nearest(snapshot.layer("stations"), to: Point(lon: lon, lat: lat), k: 3)
             let expected = points.indices.map { (Geodesy.haversine(lon1: lon, lat1: lat, lon2: points[$0].lon, lat2: points[$0].lat), $0) }.sorted { $0 < $1 }.prefix(3)
             #expect(found.map(\.index) == expected.map(\.1))
             #expect(zip(found, expected).allSatisfy { abs(($0.metres ?? -1) - $1.0) < 1e-6 })
@@ -98,7 +98,7 @@ import Testing
             let lat = Double.random(in: layer.bounds.minLat...layer.bounds.maxLat, using: &g)
             let box = BBox(minLon: lon, minLat: lat, maxLon: lon + Double.random(in: 0...0.01, using: &g), maxLat: lat + Double.random(in: 0...0.01, using: &g))
             let expected = boxes.indices.filter { boxes[$0].intersects(box) }
-            let found = try snapshot.intersecting("parking", box: box).map(\.index)
+            let found = try snapshot.intersecting(snapshot.layer("parking"), box: box).map(\.index)
             if found != expected { mismatches += 1 }
             hits += expected.count
         }

@@ -80,10 +80,10 @@ import Testing
     ]
 
     /// The error a query ends in, or nil when it runs.
-    static func error(of query: String, limits: QueryLimits = QueryLimits()) throws -> QueryError? {
-        let snapshot = try QueryStore.get()
+    static func error(of query: String, smallLimits: Bool = false) throws -> QueryError? {
+        let snapshot = try smallLimits ? QueryStore.smallLimits.get() : QueryStore.get()
         do {
-            _ = try Query.run(query, on: snapshot, limits: limits)
+            _ = try Query.run(query, on: snapshot)
             return nil
         } catch {
             return error
@@ -120,7 +120,7 @@ import Testing
         #expect(try kind("FIND parking") == nil)
         #expect(try kind("FIND stations LIMIT 20000") == .limit)
         // An answer over the row limit is an error that asks for LIMIT, not a silent cut.
-        let tooMany = try #require(try Self.error(of: "FIND parking", limits: QueryLimits(maxRows: 1000)))
+        let tooMany = try #require(try Self.error(of: "FIND parking", smallLimits: true))
         #expect(tooMany.code == "too_many_rows")
         #expect(tooMany.message == "the answer has 1548 rows, more than the limit of 1000")
     }

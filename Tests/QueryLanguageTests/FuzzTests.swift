@@ -24,7 +24,7 @@ import Testing
     /// Runs `query` and checks the outcome is an answer or a well-placed error.
     static func check(_ query: String, on snapshot: Snapshot) {
         do {
-            _ = try Query.run(query, on: snapshot, limits: QueryLimits(maxRows: 2000))
+            _ = try Query.run(query, on: snapshot)
         } catch {
             let lines = query.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
             #expect(error.line >= 1 && error.line <= max(1, lines.count), "\(query.debugDescription): line \(error.line)")

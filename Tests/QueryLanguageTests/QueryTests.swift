@@ -47,8 +47,8 @@ import Testing
         for _ in 0..<500 {
             let lon = Double.random(in: 14.22...14.71, using: &random), lat = Double.random(in: 49.94...50.18, using: &random)
             let found = try rows("FIND districts, parking CONTAINING POINT(\(lon) \(lat)) RETURN layer, fid", snapshot)
-            let expected = try snapshot.containing("districts", lon: lon, lat: lat).map { ("districts", $0.fid) }
-                + snapshot.containing("parking", lon: lon, lat: lat).map { ("parking", $0.fid) }
+            let expected = try snapshot.containing(snapshot.layer("districts"), at: Point(lon: lon, lat: lat)).map { ("districts", $0.fid) }
+                + snapshot.containing(snapshot.layer("parking"), at: Point(lon: lon, lat: lat)).map { ("parking", $0.fid) }
             #expect(found.map { "\($0["layer"]?.string ?? "")/\(Int64($0["fid"]?.number ?? -1))" } == expected.map { "\($0.0)/\($0.1)" })
             if !expected.isEmpty { inside += 1 }
         }

@@ -24,7 +24,7 @@ import Testing
         ("/v1/layers/district/containing?lon=14.42&lat=50.08", 404, "unknown_layer", nil),
         ("/v1/layers/stations/containing?lon=14.42&lat=50.08", 400, "unsupported_geometry", nil),
         ("/v1/layers/stations/nearest?lon=14.42&lat=50.08&k=0", 400, "invalid_parameter", "k"),
-        ("/v1/layers/stations/nearest?lon=14.42&lat=50.08&k=101", 400, "invalid_parameter", "k"),
+        ("/v1/layers/stations/nearest?lon=14.42&lat=50.08&k=10001", 400, "invalid_parameter", "k"),
         ("/v1/layers/stations/nearest?lon=14.42&lat=50.08&k=three", 400, "invalid_parameter", "k"),
         ("/v1/layers/stations/nearest?lon=14.42&lat=50.08&within_m=-1", 400, "invalid_parameter", "within_m"),
         ("/v1/layers/stations/nearest?lon=14.42&lat=50.08&within_m=far", 400, "invalid_parameter", "within_m"),

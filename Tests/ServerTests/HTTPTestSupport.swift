@@ -240,7 +240,7 @@ final class RunningServer: Sendable {
     }
 
     static func start(_ configure: (inout ServerConfiguration) -> Void = { _ in }, logger: Logger? = nil,
-                      load: @escaping @Sendable () throws -> EngineHost) async -> RunningServer {
+                      load: @escaping @Sendable () throws -> Engine) async -> RunningServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.logLevel = .error
@@ -252,7 +252,7 @@ final class RunningServer: Sendable {
     }
 
     static func start(store: String, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async -> RunningServer {
-        await start(configure) { try EngineHost(storePath: store) }
+        await start(configure) { try Engine(storePath: store) }
     }
 
     /// Waits until /healthz answers 200.

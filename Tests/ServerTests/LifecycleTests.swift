@@ -17,7 +17,7 @@ import Testing
         let store = try await DemoStore.path()
         let server = await RunningServer.start { _ in } load: {
             gate.wait()
-            return try EngineHost(storePath: store)
+            return try Engine(storePath: store)
         }
         defer { server.stop() }
         let health = try await get(server.port, "/healthz")
@@ -70,7 +70,7 @@ import Testing
         }
         #expect(health.status == 200)
         let nearest = "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880"
-        #expect(try await get(port, nearest).json["features"]?[0]?["observed_until"] == .string("2019-04-16T21:00:00Z"))
+        #expect(try await get(port, nearest).json["features"]?[0]?["properties"]?["observed_until"] == .string("2019-04-16T21:00:00Z"))
 
         // The next hour: every row of the fixture plus one new hour for AREPA.
         let original = try String(contentsOfFile: Fixtures.path("air/observations-2019-04-15-16.csv"), encoding: .utf8)
@@ -83,7 +83,7 @@ import Testing
         }
         #expect(imported.status == 0, "\(imported.stderr)")
         // Imported, not yet reloaded: the server still answers from its snapshot.
-        #expect(try await get(port, nearest).json["features"]?[0]?["observed_until"] == .string("2019-04-16T21:00:00Z"))
+        #expect(try await get(port, nearest).json["features"]?[0]?["properties"]?["observed_until"] == .string("2019-04-16T21:00:00Z"))
 
         #expect(try await post(port, "/v1/admin/reload", body: "").status == 401)
         let wrong = try await post(port, "/v1/admin/reload", body: "", headers: [("Authorization", "Bearer s3cres")])
@@ -91,8 +91,8 @@ import Testing
         let reloaded = try await post(port, "/v1/admin/reload", body: "", headers: [("Authorization", "Bearer s3cret")])
         #expect(reloaded.status == 200 && reloaded.object["status"] == .string("reloaded"))
         let after = try await get(port, nearest).json["features"]?[0]
-        #expect(after?["observed_until"] == .string("2019-04-16T22:00:00Z"))
-        #expect(after?["latest"]?["no2"]?["value"] == .double(99.9))
+        #expect(after?["properties"]?["observed_until"] == .string("2019-04-16T22:00:00Z"))
+        #expect(after?["properties"]?["latest"]?["no2"]?["value"] == .double(99.9))
 
         // A new layer, and SIGHUP.
         #expect(try await offPool { try CLI.run(["import", Fixtures.path("air/stations-prague.csv"), "--layer", "stations_copy", "--db", store]).status } == 0)
@@ -151,7 +151,7 @@ import Testing
         let records = LogRecords()
         let store = try await DemoStore.path()
         let logger = Logger(label: "capture") { _ in CapturingHandler(records: records) }
-        let server = await RunningServer.start({ $0.logLevel = .info }, logger: logger) { try EngineHost(storePath: store) }
+        let server = await RunningServer.start({ $0.logLevel = .info }, logger: logger) { try Engine(storePath: store) }
         defer { server.stop() }
         try await server.ready()
         _ = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")

@@ -19,7 +19,7 @@ import Testing
               case .object(let properties)? = feature["properties"] else { Issue.record("not GeoJSON: \(station.text)"); return }
         #expect(properties["code"] == .string("AREPA"))
         #expect(properties["latest_no2"] == .double(32.9))
-        #expect(properties["distance_m"] == .double(603.6))
+        #expect(properties["distance_m"] == .double(603.576))
         #expect(try GeoJSON.geometry(from: feature["geometry"] ?? .null) == .point(Point(lon: 14.42922, lat: 50.088066)))
 
         let route = try await post(server.port, "/v1/query", body: "ROUTE FROM POINT(14.4109 50.1167) TO POINT(14.40519 50.11576) ON paths")

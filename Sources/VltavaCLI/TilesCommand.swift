@@ -105,9 +105,10 @@ func parsePoint(_ text: String) throws -> (Double, Double) {
     guard parts.count == 2, let lon = parts[0], let lat = parts[1] else {
         throw CLIError("expected a point as LON,LAT, e.g. 14.4057,50.1160; got '\(text)'")
     }
-    guard abs(lat) <= 90 else {
-        throw CLIError("latitude \(lat) is outside -90…90" + (abs(lon) <= 90 ? " — did you swap longitude and latitude? Write LON,LAT." : ""))
+    do {
+        _ = try Point.checked(lon: lon, lat: lat)
+    } catch {
+        throw CLIError(error.description + (error.looksSwapped ? " Write LON,LAT." : ""))
     }
-    guard abs(lon) <= 180 else { throw CLIError("longitude \(lon) is outside -180…180") }
     return (lon, lat)
 }

@@ -25,8 +25,7 @@ func render(_ results: [QueryResult], as format: QueryFormat) -> String {
     case .table:
         return results.map { $0.table() }.joined(separator: "\n\n")
     case .json, .geojson:
-        let values = results.map { format == .json ? $0.json() : $0.geoJSON() }
-        return JSON.serialize(values.count == 1 ? values[0] : .array(values), pretty: true)
+        return String(decoding: QueryResult.write(results, geoJSON: format == .geojson, pretty: true), as: UTF8.self)
     }
 }
 

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Geometry
-import Routing
 import Engine
 
 struct RouteCommand: ParsableCommand {
@@ -25,42 +24,31 @@ struct RouteCommand: ParsableCommand {
     @Option(help: "foot (default) or wheelchair (step-free) for a store layer; foot or any (every highway) for an OSM file.")
     var profile: String = "foot"
     @Option(help: "Walking speed in km/h (default: the profile's, 5 on foot and 4 by wheelchair).") var speed: Double?
-    @Option(help: "Largest snap distance in metres.") var maxSnap: Double = 500
+    @Option(help: "Largest snap distance in metres (default 500).") var maxSnap: Double?
     @Option(help: "For line layers: join line ends that lie within this many metres of another line's end.") var joinEnds: Double = 0
     @Option(help: "text or json.") var format: OutputFormat = .text
     @OptionGroup var store: StoreOptions
 
     func run() throws {
         let start = try parsePoint(from), end = try parsePoint(to)
-        if let speed, !(speed > 0 && speed.isFinite) { throw CLIError("--speed must be a positive number of km/h") }
-        let route: Route
-        let kmh: Double
-        let travel: String
+        let answer: RouteAnswer
         do {
-            if isOSMFile {
-                kmh = speed ?? 5
-                travel = "on foot"
-                let router = Router(graph: try osmGraph(), metresPerSecond: kmh / 3.6, maxSnapMetres: maxSnap)
-                route = try router.route(from: Point(lon: start.0, lat: start.1), to: Point(lon: end.0, lat: end.1))
-            } else {
-                guard let chosen = WalkingProfile(rawValue: profile) else {
-                    throw CLIError("unknown profile '\(profile)' for a store layer (profiles: \(WalkingProfile.names))")
-                }
-                kmh = speed ?? chosen.kmh
-                travel = chosen == .wheelchair ? "step-free by wheelchair" : "on foot"
-                route = try storeNetwork().withRouter(profile: chosen, metresPerSecond: kmh / 3.6, maxSnapMetres: maxSnap) { router throws(RouteError) in
-                    try router.route(from: Point(lon: start.0, lat: start.1), to: Point(lon: end.0, lat: end.1))
-                }
-            }
-        } catch let error as RouteError {
+            let (network, chosen) = try isOSMFile ? osmNetwork() : storeNetwork()
+            answer = try network.route(RouteRequest(from: .point(Point(lon: start.0, lat: start.1)), to: .point(Point(lon: end.0, lat: end.1)),
+                                                     profile: chosen, speedKmh: speed, maxSnapMetres: maxSnap), limits: EngineLimits())
+        } catch {
             throw CLIError("\(error.code): \(error)")
         }
+        let route = answer.route
         switch format {
         case .json:
-            print(JSON.serialize(route.osrmJSON(), pretty: true))
+            var w = JSONWriter(pretty: true)
+            Output.route(&w, answer)
+            print(String(decoding: w.bytes, as: UTF8.self))
         case .text:
+            let travel = answer.profile == .wheelchair ? "step-free by wheelchair" : "on foot"
             print(String(format: "%.1f m, %.0f s (%.1f min) %@ at %.1f km/h; distances are great-circle metres (R = 6,371,008.8 m)",
-                         route.metres, route.seconds, route.seconds / 60, travel, kmh))
+                         route.metres, route.seconds, route.seconds / 60, travel, answer.speedKmh))
             for (i, w) in route.waypoints.enumerated() {
                 print(String(format: "%@ snapped %.1f m to (%.6f, %.6f)", i == 0 ? "start" : "end  ", w.snapMetres, w.location.lon, w.location.lat))
             }
@@ -73,28 +61,24 @@ struct RouteCommand: ParsableCommand {
         return lowered.hasSuffix(".pbf") || lowered.hasSuffix(".osm") || lowered.hasSuffix(".osm.gz")
     }
 
-    func osmGraph() throws -> Graph {
+    /// An OSM file's network by its OSM profile (`foot`, or `any` highway); walked on foot.
+    func osmNetwork() throws(EngineError) -> (Network, WalkingProfile) {
         guard let chosen = OSMProfile(rawValue: profile) else {
-            throw CLIError("unknown profile '\(profile)' for an OSM file (profiles: \(OSMProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw .invalidArgument(parameter: "profile", message: "unknown profile '\(profile)' for an OSM file (profiles: \(OSMProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
-        do {
-            return Graph.fromOSM(try OSMReader.read(path: network), profile: chosen)
-        } catch {
-            throw CLIError("\(error)")
-        }
+        return (try Network.fromOSM(path: network, profile: chosen), .foot)
     }
 
-    func storeNetwork() throws -> Network {
-        guard joinEnds >= 0, joinEnds.isFinite else { throw CLIError("--join-ends must be a number of metres ≥ 0") }
-        let layer: Layer
-        do {
-            layer = try Snapshot.load(storePath: store.db).layer(network)
-        } catch {
-            throw CLIError("\(error)")
+    /// A line layer of the store, with its ends joined within --join-ends metres.
+    func storeNetwork() throws(EngineError) -> (Network, WalkingProfile) {
+        guard let chosen = WalkingProfile(rawValue: profile) else {
+            throw .invalidArgument(parameter: "profile", message: "unknown profile '\(profile)' for a store layer (profiles: \(WalkingProfile.names))")
         }
-        guard let network = Network.build(from: layer, joinEnds: joinEnds) else {
-            throw CLIError("layer '\(network)' has no lines to walk along")
+        guard joinEnds >= 0, joinEnds.isFinite else { throw .invalidArgument(parameter: "join-ends", message: "must be a number of metres ≥ 0") }
+        let layer = try Snapshot.load(storePath: store.db).layer(network)
+        guard let built = Network.build(from: layer, joinEnds: joinEnds) else {
+            throw .unsupportedGeometry(layer: layer.name, operation: "ROUTE", needs: "lines", has: layer.family.rawValue)
         }
-        return network
+        return (built, chosen)
     }
 }

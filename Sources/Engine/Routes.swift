@@ -1,0 +1,205 @@
+// How do I get there: every route form goes through `Snapshot.route` — to a point, to the
+// nearest of some features, around areas to avoid, by a profile, at a speed — and so does the
+// festival schedule check, which is a route per pair of events. The callers (the language, the
+// HTTP API, the CLI, the library) only say what they want; the router, its limits, the snap
+// radius and the AVOID index are set here.
+
+import Foundation
+import Geometry
+import Routing
+import SpatialIndex
+import Store
+
+/// One end of a route: a position, or features (a route goes to the nearest of them; a route
+/// from features starts at the one feature's representative point).
+public enum RoutePlace: Sendable {
+    case point(Point)
+    case features([Geometry])
+
+    /// Where a route from a feature starts: a point feature's place, else its box's centre
+    /// (the route then joins the network at the path nearest to it).
+    public static func start(of geometry: Geometry) -> Point? {
+        if case .point(let p) = geometry { return p }
+        let box = geometry.bbox
+        guard !box.isEmpty else { return nil }
+        return Point(lon: (box.minLon + box.maxLon) / 2, lat: (box.minLat + box.maxLat) / 2)
+    }
+}
+
+/// What a route asks for. Unset values take the profile's speed and the limits' snap radius.
+public struct RouteRequest: Sendable {
+    public var from: RoutePlace
+    public var to: RoutePlace
+    public var profile: WalkingProfile
+    /// km/h; nil: the profile's.
+    public var speedKmh: Double?
+    /// How far an end may lie from the network; nil: `EngineLimits.defaultSnapMetres`.
+    public var maxSnapMetres: Double?
+    /// Polygons the route must not enter (AVOID).
+    public var avoid: [Geometry]
+
+    public init(from: RoutePlace, to: RoutePlace, profile: WalkingProfile = .foot, speedKmh: Double? = nil,
+                maxSnapMetres: Double? = nil, avoid: [Geometry] = []) {
+        self.from = from
+        self.to = to
+        self.profile = profile
+        self.speedKmh = speedKmh
+        self.maxSnapMetres = maxSnapMetres
+        self.avoid = avoid
+    }
+}
+
+/// A route with what it was walked by.
+public struct RouteAnswer: Sendable {
+    public let route: Route
+    /// The line layer walked along.
+    public let network: String
+    public let profile: WalkingProfile
+    public let speedKmh: Double
+    /// Step edges the profile kept off (0 for `foot`), for EXPLAIN.
+    public let forbiddenEdges: Int
+}
+
+extension Snapshot {
+    /// The route over `network` (nil: the default network), within this snapshot's limits.
+    public func route(_ request: RouteRequest, on network: Network? = nil) throws(EngineError) -> RouteAnswer {
+        try resolve(network).route(request, limits: limits)
+    }
+}
+
+extension Network {
+    /// The route over this network. Errors name the parameter at fault (`from`, `to`,
+    /// `speed`, `max_snap_m`) or carry the router's OSRM code.
+    public func route(_ request: RouteRequest, limits: EngineLimits) throws(EngineError) -> RouteAnswer {
+        let network = self
+        let speed = request.speedKmh ?? request.profile.kmh
+        guard limits.speedsKmh.contains(speed) else {
+            throw .invalidArgument(parameter: "speed", message: "must be between \(limits.speedsKmh.lowerBound) and \(limits.speedsKmh.upperBound) km/h, got \(speed)")
+        }
+        let snap = request.maxSnapMetres ?? limits.defaultSnapMetres
+        guard snap > 0 && snap <= limits.maxSnapMetres else {
+            throw .invalidArgument(parameter: "max_snap_m", message: "must be more than 0 and at most \(Rounding.wholeMetres(limits.maxSnapMetres)) metres, got \(snap)")
+        }
+        let start: Point
+        switch request.from {
+        case .point(let p):
+            try Check.position(p, parameter: "from")
+            start = p
+        case .features(let geometries):
+            guard !geometries.isEmpty else { throw .route(.noTarget("the start matched no feature")) }
+            guard geometries.count == 1, let only = geometries.first.flatMap(RoutePlace.start(of:)) else {
+                throw .invalidArgument(parameter: "from", message: "the start matched \(geometries.count) features; a route starts at one")
+            }
+            start = only
+        }
+        if case .point(let p) = request.to { try Check.position(p, parameter: "to") }
+        if case .features(let targets) = request.to, targets.isEmpty {
+            throw .route(.noTarget("the destination matched no feature"))
+        }
+        for list in [request.avoid, { if case .features(let g) = request.to { g } else { [] } }()] where list.count > limits.maxRows {
+            throw .tooManyRows(count: list.count, limit: limits.maxRows)
+        }
+        let avoid = request.avoid.isEmpty ? nil : Router.Avoid(polygons: PolygonIndex(geometries: request.avoid), factor: nil)
+        do {
+            let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap) { router throws(RouteError) in
+                router.maxSettled = limits.maxSettledNodes
+                router.maxSeconds = limits.maxRouteSeconds
+                switch request.to {
+                case .point(let end): return try router.route(from: start, to: end, avoiding: avoid)
+                case .features(let targets): return try router.route(from: start, toFeatures: targets, avoiding: avoid)
+                }
+            }
+            return RouteAnswer(route: route, network: network.layerName, profile: request.profile, speedKmh: speed,
+                               forbiddenEdges: request.profile.avoidsSteps ? network.steps.count : 0)
+        } catch {
+            throw .route(error)
+        }
+    }
+}
+
+extension Snapshot {
+    /// The given network, else the default one.
+    func resolve(_ network: Network?) throws(EngineError) -> Network {
+        if let network { return network }
+        return try self.network(nil)
+    }
+}
+
+// MARK: - The festival schedule
+
+/// One event of a plan: where and when.
+public struct ScheduleEvent: Sendable {
+    public var name: String
+    public var place: RoutePlace
+    public var start: UTCTime
+    public var end: UTCTime
+
+    public init(name: String, place: RoutePlace, start: UTCTime, end: UTCTime) {
+        self.name = name
+        self.place = place
+        self.start = start
+        self.end = end
+    }
+}
+
+/// Whether a plan leaves enough time to walk from each event to the next.
+public struct ScheduleCheck: Sendable {
+    public struct Leg: Sendable {
+        public let from: String
+        public let to: String
+        public let walk: RouteAnswer
+        /// Seconds between the end of one event and the start of the next.
+        public let gapSeconds: Double
+        /// The gap less the walk; negative when the walk does not fit.
+        public var slackSeconds: Double { gapSeconds - walk.route.seconds }
+        public var enoughTime: Bool { slackSeconds >= 0 }
+    }
+
+    public let network: String
+    public let speedKmh: Double
+    public let legs: [Leg]
+    public var feasible: Bool { legs.allSatisfy(\.enoughTime) }
+}
+
+extension Snapshot {
+    /// Plans of 2 to 20 events in time order; each leg walks from one event's place to the
+    /// next's. A leg's error says which leg (`EngineError.leg`).
+    public func checkSchedule(_ events: [ScheduleEvent], on network: Network? = nil, speedKmh: Double = 5) throws(EngineError) -> ScheduleCheck {
+        guard (2...20).contains(events.count) else {
+            throw .invalidArgument(parameter: "events", message: "a plan has 2 to 20 events, got \(events.count)")
+        }
+        for (i, event) in events.enumerated() {
+            guard event.start <= event.end else { throw .invalidArgument(parameter: "events[\(i)]", message: "ends before it starts") }
+            if i > 0, event.start < events[i - 1].end {
+                throw .invalidArgument(parameter: "events[\(i)]", message: "starts before the event before it ends: list the events in time order")
+            }
+        }
+        let network = try resolve(network)
+        var legs: [ScheduleCheck.Leg] = []
+        for (i, (a, b)) in zip(events, events.dropFirst()).enumerated() {
+            do {
+                let walk = try route(RouteRequest(from: a.place, to: b.place, speedKmh: speedKmh), on: network)
+                legs.append(.init(from: a.name, to: b.name, walk: walk, gapSeconds: Double(b.start.seconds - a.end.seconds)))
+            } catch {
+                throw .leg(index: i, from: a.name, to: b.name, error)
+            }
+        }
+        return ScheduleCheck(network: network.layerName, speedKmh: speedKmh, legs: legs)
+    }
+}
+
+// MARK: - OSM files
+
+extension Network {
+    /// A network read from an OpenStreetMap file (.osm.pbf, .osm, .osm.gz) with an OSM
+    /// profile's highway filter, for routes over data that is not in the store.
+    public static func fromOSM(path: String, profile: OSMProfile) throws(EngineError) -> Network {
+        do {
+            return Network(layerName: path, graph: Graph.fromOSM(try OSMReader.read(path: path), profile: profile))
+        } catch {
+            throw .store("\(error)")
+        }
+    }
+}
+
+public typealias OSMProfile = Routing.OSMProfile

@@ -1,0 +1,74 @@
+// Filters given as request parameters rather than as statement text: the HTTP API's
+// `where=no2,pm10` (stations that measure every listed column) and `attr.NAME=value` (an
+// attribute equals a value). They are built as a WHERE expression and compiled by the
+// planner, so there is one WHERE compiler; only the names are resolved here, case-insensitively
+// and with a suggestion, because a parameter has no token position to point at.
+
+import Engine
+import Geometry
+import Store
+
+/// A filter parameter that names nothing that exists, or a value of the wrong type.
+public struct FilterError: Error, Sendable {
+    /// `where`, or `attr.NAME` as the request wrote it.
+    public let parameter: String
+    public let message: String
+}
+
+extension Query {
+    /// The compiled filter, or nil when there is nothing to filter on.
+    public static func filter(on layer: Layer, in snapshot: Snapshot, measuring columns: [String],
+                              equal attributes: [(name: String, value: String)]) throws(FilterError) -> FeatureFilter? {
+        let here = SourcePosition(line: 1, column: 1, length: 1)
+        var terms: [Expression] = []
+        if !columns.isEmpty {
+            guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+                throw FilterError(parameter: "where", message: "layer '\(layer.name)' has no time series; where= names columns of a time series (attr.NAME=value filters attributes)")
+            }
+            for wanted in columns {
+                guard let column = series.columns.first(where: { $0.lowercased() == wanted.lowercased() }) else {
+                    var message = "'\(wanted)' is not a measured column of '\(series.table)'"
+                    if let suggestion = Suggestion.closest(to: wanted, in: series.columns) { message += " — did you mean '\(suggestion)'?" }
+                    throw FilterError(parameter: "where", message: message + " (columns: \(series.columns.joined(separator: ", ")))")
+                }
+                terms.append(.measures(Name(text: column, position: here)))
+            }
+        }
+        for (name, text) in attributes {
+            let parameter = "attr.\(name)"
+            let columns = layer.info.columns
+            guard let column = columns.first(where: { $0.name == name }) ?? columns.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                var message = "layer '\(layer.name)' has no column '\(name)'"
+                if let suggestion = Suggestion.closest(to: name, in: columns.map(\.name)) { message += " — did you mean '\(suggestion)'?" }
+                throw FilterError(parameter: parameter, message: message)
+            }
+            let literal: Literal
+            switch column.type {
+            case .integer, .real:
+                guard let number = Double(text), number.isFinite else {
+                    throw FilterError(parameter: parameter, message: "'\(column.name)' holds numbers; '\(text)' is not one")
+                }
+                literal = .number(number)
+            case .boolean:
+                switch text.lowercased() {
+                case "true", "1": literal = .bool(true)
+                case "false", "0": literal = .bool(false)
+                default: throw FilterError(parameter: parameter, message: "'\(column.name)' holds true or false; '\(text)' is neither")
+                }
+            case .text, .dateTime, .blob:
+                literal = .text(text)
+            }
+            terms.append(.compare(.attribute(Name(text: column.name, position: here)), .equal, literal, position: here))
+        }
+        guard !terms.isEmpty else { return nil }
+        let compiled: Predicate
+        do {
+            compiled = try Planner(snapshot: snapshot).compile(terms.count == 1 ? terms[0] : .and(terms), on: layer)
+        } catch {
+            throw FilterError(parameter: attributes.isEmpty ? "where" : "attr.\(attributes[0].name)", message: error.message)
+        }
+        // Decided once per feature here, so the search's filter is an array lookup.
+        let keep = (0..<layer.count).map(compiled)
+        return { keep[$0] }
+    }
+}
