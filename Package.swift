@@ -62,9 +62,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Counts malloc calls for the benchmark's allocation figures (Benchmarks/CMallocCount).
+        .target(name: "CMallocCount", path: "Benchmarks/CMallocCount"),
         .executableTarget(
             name: "vltava-bench",
-            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage"],
+            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount"],
             path: "Benchmarks/vltava-bench"
         ),
 

@@ -16,6 +16,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("W7", { try runRoutes(workdir: $0, id: "W7", folder: "W7-route-andorra") }),
     ("W8", { try runDecodeTiles(workdir: $0) }),
     ("Q1", { _ in try runQueryOverhead() }),
+    ("J1", { _ in try runJSONEncoding() }),
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())

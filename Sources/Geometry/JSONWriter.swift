@@ -120,15 +120,21 @@ public struct JSONWriter {
 
     public mutating func integer(_ i: Int64) {
         separate()
-        // Digits backwards, then reversed in place: no String for the number.
+        // Digits backwards, then swapped into order in place: no String for the number
+        // (`bytes[start...].reverse()` allocated a copy of the slice).
         if i < 0 { sink.bytes.append(UInt8(ascii: "-")) }
         var magnitude = i.magnitude
-        let start = sink.bytes.count
+        var low = sink.bytes.count
         repeat {
             sink.bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        sink.bytes[start...].reverse()
+        var high = sink.bytes.count - 1
+        while low < high {
+            sink.bytes.swapAt(low, high)
+            low += 1
+            high -= 1
+        }
     }
 
     /// See the number rule at the top of the file.
