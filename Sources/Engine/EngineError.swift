@@ -87,7 +87,7 @@ enum Check {
 
     static func k(_ k: Int, limits: EngineLimits) throws(EngineError) {
         guard k >= 1 && k <= limits.maxRows else {
-            throw .invalidArgument(parameter: "k", message: "k must be between 1 and \(limits.maxRows), got \(k)")
+            throw .invalidArgument(parameter: "k", message: "must be between 1 and \(limits.maxRows), got \(k)")
         }
     }
 

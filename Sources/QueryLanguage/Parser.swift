@@ -10,6 +10,8 @@ struct Parser {
     private var index = 0
     private var depth = 0
     static let maxDepth = 64
+    /// The upper bound of counts the parser leaves to the engine's limits.
+    static let unbounded = 1_000_000_000
     /// The values bound to `$n`/`?`, or nil when preparing: then every parameter stands for a
     /// placeholder of the kind its place takes, so the text's syntax is checked without values.
     private let parameters: [QueryValue]?
@@ -150,7 +152,9 @@ struct Parser {
     private mutating func integer(_ what: String, in range: ClosedRange<Int>) throws(QueryError) -> (Int, SourcePosition) {
         let (value, position) = try number(what)
         guard value == value.rounded(), value >= Double(range.lowerBound), value <= Double(range.upperBound) else {
-            throw invalid("\(what) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \(Self.format(value))", at: position)
+            // An open-ended count (NEAREST k) is bounded by the engine's limits, not here.
+            let bounds = range.upperBound >= Parser.unbounded ? "of at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"
+            throw invalid("\(what) must be a whole number \(bounds), got \(Self.format(value))", at: position)
         }
         return (Int(value), position)
     }
@@ -223,7 +227,7 @@ struct Parser {
             case "CONTAINING":
                 find.spatial = .containing(try point())
             case "NEAREST":
-                let (k, _) = try integer("the number of features after NEAREST", in: 1...1_000_000_000)
+                let (k, _) = try integer("the number of features after NEAREST", in: 1...Parser.unbounded)
                 try expect("TO", "after NEAREST \(k)")
                 let at = try point()
                 var within: Double?

@@ -171,7 +171,7 @@ extension Snapshot {
         #expect(throws: EngineError.unknownLayer("station", known: snapshot.layerNames)) { try snapshot.nearest(snapshot.layer("station"), to: Point(lon: 14.4, lat: 50.1), k: 1) }
         #expect("\(EngineError.unknownLayer("station", known: snapshot.layerNames))" == "unknown layer 'station' — did you mean 'stations'?")
         for k in [0, -1, 10_001] {
-            #expect(throws: EngineError.invalidArgument(parameter: "k", message: "k must be between 1 and 10000, got \(k)")) {
+            #expect(throws: EngineError.invalidArgument(parameter: "k", message: "must be between 1 and 10000, got \(k)")) {
                 try snapshot.nearest(snapshot.layer("stations"), to: Point(lon: 14.4, lat: 50.1), k: k)
             }
         }
