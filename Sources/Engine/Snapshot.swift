@@ -25,6 +25,9 @@ public final class Snapshot: Sendable {
     public let loadedAt: Date
     /// Seconds spent loading and indexing.
     public let loadSeconds: Double
+    /// What was left out at load, one message each (the layer and fid, and why); the server
+    /// logs them and reports their count.
+    public let warnings: [String]
 
     let layersByName: [String: Layer]
 
@@ -36,7 +39,9 @@ public final class Snapshot: Sendable {
             let store = try GeoPackage(path: path, mode: .readOnly)
             var layers: [Layer] = []
             for info in try store.layers() {
-                layers.append(Layer(info: info, features: try store.features(of: info.name)))
+                // A feature that cannot be read is left out with a warning, not a failed load.
+                let read = try store.readFeatures(of: info.name)
+                layers.append(try Layer(info: info, features: read.features, skipped: read.problems))
             }
             var byTable: [String: TimeSeries] = [:]
             var byLayer: [String: TimeSeries] = [:]
@@ -57,7 +62,7 @@ public final class Snapshot: Sendable {
                 }
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-            return Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
+            return try Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
                             tileSets: tileSets, loadSeconds: seconds)
         } catch let error as EngineError {
             throw error
@@ -67,7 +72,7 @@ public final class Snapshot: Sendable {
     }
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
-         tileSets: [String: MBTiles], loadSeconds: Double) {
+         tileSets: [String: MBTiles], loadSeconds: Double) throws(EngineError) {
         self.tileSets = tileSets
         self.storePath = storePath
         self.layers = layers
@@ -75,11 +80,12 @@ public final class Snapshot: Sendable {
         self.timeSeriesByLayer = timeSeriesByLayer
         self.loadSeconds = loadSeconds
         loadedAt = Date()
+        warnings = layers.flatMap(\.warnings)
         var byName: [String: Layer] = [:]
         var networks: [String: Network] = [:]
         for layer in layers {
             byName[layer.name.lowercased()] = layer
-            if let network = Network.build(from: layer) { networks[layer.name.lowercased()] = network }
+            if let network = try Network.build(from: layer) { networks[layer.name.lowercased()] = network }
         }
         layersByName = byName
         self.networks = networks

@@ -508,7 +508,12 @@ struct Planner {
                 throw Planner.error(.invalid, "unsupported_geometry", "AVOID needs a polygon layer; '\(layer.name)' holds \(layer.family.rawValue)", at: selection.layer.position)
             }
             let polygons = try select(selection)
-            avoid = polygons.isEmpty ? nil : PolygonIndex(geometries: polygons)
+            do {
+                avoid = polygons.isEmpty ? nil : try PolygonIndex(geometries: polygons)
+            } catch {
+                // A loaded layer holds finite coordinates only; this is the index's own defence.
+                throw Planner.error(.invalid, "unsupported_geometry", "AVOID '\(layer.name)': \(error)", at: selection.layer.position)
+            }
         }
         var profile = WalkingProfile.foot
         if let name = route.profile {

@@ -421,6 +421,7 @@ struct Endpoints: Sendable {
             ("load_seconds", .double((snapshot.loadSeconds * 1000).rounded() / 1000)),
             ("layers", .integer(Int64(snapshot.layers.count))),
             ("tilesets", .integer(Int64(snapshot.tileSets.count))),
+            ("warnings", .integer(Int64(snapshot.warnings.count))),
         ])), request: request)
     }
 
@@ -454,11 +455,13 @@ struct Endpoints: Sendable {
             throw APIError(.internalServerError, code: "reload_failed", detail: "the reload failed and the previous data stays: \(error)")
         }
         context.logger.info("snapshot reloaded", metadata: ["layers": "\(snapshot.layers.count)", "load_seconds": "\(snapshot.loadSeconds)"])
+        context.logger.logWarnings(of: snapshot)
         return Reply.json(.object(JSONObject([
             ("status", .string("reloaded")),
             ("loaded_at", .string(snapshot.loadedAt.formatted(.iso8601))),
             ("load_seconds", .double((snapshot.loadSeconds * 1000).rounded() / 1000)),
             ("layers", .integer(Int64(snapshot.layers.count))),
+            ("warnings", .integer(Int64(snapshot.warnings.count))),
         ])), request: request)
     }
 

@@ -40,7 +40,7 @@ struct RouteCommand: ParsableCommand {
             if isOSMFile {
                 kmh = speed ?? 5
                 travel = "on foot"
-                let router = Router(graph: try osmGraph(), metresPerSecond: kmh / 3.6, maxSnapMetres: maxSnap)
+                let router = try Router(graph: osmGraph(), metresPerSecond: kmh / 3.6, maxSnapMetres: maxSnap)
                 route = try router.route(from: Point(lon: start.0, lat: start.1), to: Point(lon: end.0, lat: end.1))
             } else {
                 guard let chosen = WalkingProfile(rawValue: profile) else {
@@ -92,7 +92,7 @@ struct RouteCommand: ParsableCommand {
         } catch {
             throw CLIError("\(error)")
         }
-        guard let network = Network.build(from: layer, joinEnds: joinEnds) else {
+        guard let network = try Network.build(from: layer, joinEnds: joinEnds) else {
             throw CLIError("layer '\(network)' has no lines to walk along")
         }
         return network
