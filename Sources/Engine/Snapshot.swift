@@ -25,8 +25,8 @@ public final class Snapshot: Sendable {
     public let loadedAt: Date
     /// Seconds spent loading and indexing.
     public let loadSeconds: Double
-    /// What was left out at load, one message each (the layer and fid, and why); the server
-    /// logs them and reports their count.
+    /// What was left out at load, one message each (the layer and fid, or the tile set's
+    /// metadata, and why); the server logs them and reports their count.
     public let warnings: [String]
 
     let layersByName: [String: Layer]
@@ -80,7 +80,9 @@ public final class Snapshot: Sendable {
         self.timeSeriesByLayer = timeSeriesByLayer
         self.loadSeconds = loadSeconds
         loadedAt = Date()
-        warnings = layers.flatMap(\.warnings)
+        warnings = layers.flatMap(\.warnings) + tileSets.keys.sorted().flatMap { name in
+            (tileSets[name]?.warnings ?? []).map { "tile set '\(name)': \($0)" }
+        }
         var byName: [String: Layer] = [:]
         var networks: [String: Network] = [:]
         for layer in layers {

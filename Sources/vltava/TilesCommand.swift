@@ -17,6 +17,7 @@ struct TilesCommand: ParsableCommand {
         func run() throws {
             do {
                 let set = try MBTiles(path: file)
+                for warning in set.warnings { printError("warning: \(warning)") }
                 let addresses = try set.tileAddresses()
                 var perZoom: [Int: Int] = [:]
                 for a in addresses { perZoom[a.z, default: 0] += 1 }

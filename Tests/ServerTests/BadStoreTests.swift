@@ -126,6 +126,34 @@ final class ServedStore {
         #expect(server.isRunning)
     }
 
+    /// Tile sets whose metadata center has a zoom of NaN, inf or 1e19: GET …/{set}.json killed
+    /// the server (`Int64(center[2])`); now the center is set aside at load with a warning and
+    /// TileJSON takes the middle of the bounds, as for a set without one.
+    @Test func tileSetsWithAnUnusableCenter() async throws {
+        let store = try await DemoStore.copy()
+        for zoom in ["nan", "inf", "1e19"] {
+            let file = try RawStoreEdits.copy(ofFixture: "mbtiles/mbtileserver-world_cities.mbtiles", as: "cities-\(zoom).mbtiles")
+            try RawStoreEdits.setMBTilesMetadata("center", to: "-75.9375,38.788894,\(zoom)", in: file)
+            let imported = try await offPool {
+                let result = try CLI.run(["import", file, "--layer", "cities_\(zoom == "1e19" ? "huge" : zoom)", "--db", store])
+                return (status: result.status, stderr: result.stderr)
+            }
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        let server = try await ServedStore(store: store)
+        let health = try await server.ready()
+        #expect(health.status == 200 && health.object["warnings"] == .integer(3), "\(health.text)\n\(server.process.stderr)")
+        let middle = JSONValue.array([.double((-123.12359 + 174.763027) / 2), .double((-37.818085 + 59.352706) / 2), .integer(0)])
+        for name in ["cities_nan", "cities_inf", "cities_huge"] {
+            let tileJSON = try await get(server.port, "/v1/tiles/\(name).json")
+            #expect(tileJSON.status == 200 && tileJSON.json["center"] == middle, "\(tileJSON.text)")
+        }
+        #expect(try await get(server.port, "/v1/tiles/world_cities.json").json["center"] == .array([.double(-75.9375), .double(38.788894), .integer(6)]))
+        let log = try await server.stderr(containing: "tile set 'cities_nan'")
+        #expect(log.contains(#""detail":"tile set 'cities_huge': metadata center '-75.9375,38.788894,1e19' ignored: the zoom 1e+19 is outside 0…30""#), "\(log)")
+        #expect(server.isRunning)
+    }
+
     @Test func aStoreWithBadFeaturesLoadsAtStart() async throws {
         let store = try await DemoStore.copy()
         let praha1 = try Self.breakFeatures(in: store)

@@ -2,6 +2,7 @@
 // project's own SQLite wrapper, past every check of the importers. For the tests of what the
 // engine does with data it did not write itself.
 
+import Foundation
 import Geometry
 import SQLite
 
@@ -15,6 +16,19 @@ public enum RawStoreEdits {
     /// Sets the geometry of one feature to `blob`.
     public static func setGeometry(of layer: String, fid: Int64, to blob: [UInt8], in path: String) throws {
         try execute("UPDATE \"\(layer)\" SET geom = ? WHERE fid = ?", [.blob(blob), .integer(fid)], in: path)
+    }
+
+    /// Sets (or adds) one row of an MBTiles file's metadata.
+    public static func setMBTilesMetadata(_ name: String, to value: String, in path: String) throws {
+        try execute("DELETE FROM metadata WHERE name = ?", [.text(name)], in: path)
+        try execute("INSERT INTO metadata (name, value) VALUES (?, ?)", [.text(name), .text(value)], in: path)
+    }
+
+    /// A copy of a fixture in a fresh temporary directory, to edit.
+    public static func copy(ofFixture fixture: String, as name: String) throws -> String {
+        let target = try Fixtures.temporaryDirectory("edited").appendingPathComponent(name).path
+        try FileManager.default.copyItem(atPath: Fixtures.path(fixture), toPath: target)
+        return target
     }
 
     /// "47500001…" → bytes.
