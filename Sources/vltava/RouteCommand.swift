@@ -19,8 +19,9 @@ struct RouteCommand: ParsableCommand {
 
     enum OutputFormat: String, ExpressibleByArgument { case text, json }
 
-    @Option(help: "Start, LON,LAT.") var from: String
-    @Option(help: "Destination, LON,LAT.") var to: String
+    // Unconditional: the value may start with '-' (a longitude west of Greenwich).
+    @Option(parsing: .unconditional, help: "Start, LON,LAT.") var from: String
+    @Option(parsing: .unconditional, help: "Destination, LON,LAT.") var to: String
     @Option(help: "A line layer of the store, or an OSM file.") var network: String
     @Option(help: "foot (default) or wheelchair (step-free) for a store layer; foot or any (every highway) for an OSM file.")
     var profile: String = "foot"

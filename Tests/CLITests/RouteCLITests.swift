@@ -95,6 +95,16 @@ import Testing
         #expect(corrupt.stderr.contains("bad.osm.pbf: node 1: latitude \(1e-9 * Double(100_000 * 425_000_000)) is outside -90…90"), "\(corrupt.stderr)")
     }
 
+    /// `--from -1.5,42.5` was refused as a missing value (the parser took it for an option).
+    @Test func negativeLongitudes() throws {
+        let nodes = [PBFBuilder.Node(id: 1, lat: 425_000_000, lon: -15_000_000), PBFBuilder.Node(id: 2, lat: 425_100_000, lon: -15_000_000)]
+        let file = try Fixtures.temporaryDirectory("route-west").appendingPathComponent("west.osm.pbf")
+        try Data(PBFBuilder.file(nodes: nodes, way: [1, 2])).write(to: file)
+        let route = try CLI.run(["route", "--from", "-1.5,42.5", "--to", "-1.5,42.51", "--network", file.path])
+        #expect(route.status == 0, "\(route.stderr)")
+        #expect(route.stdout.hasPrefix("1112.0 m, 801 s (13.3 min) on foot at 5.0 km/h"), "\(route.stdout)")
+    }
+
     /// End to end over the Andorra PBF with the foot profile. The value is pinned from this
     /// implementation (the search itself is checked against Dijkstra and NetworkX on the zoo).
     @Test func andorraOnFoot() throws {

@@ -51,6 +51,26 @@ import Testing
         #expect(imported.stdout == "registered tile set 'cities' (\(file); the tiles stay in that file), 1 warning(s)\n")
     }
 
+    /// A point west of Greenwich was read as options (-7, -5, …) and refused (issue 19).
+    @Test func aNegativeLongitudeIsAPoint() throws {
+        let file = Fixtures.path("mbtiles/mbtileserver-world_cities.mbtiles")
+        let expected = """
+            layer   geometry  name              kind
+            ------  --------  ----------------  ----
+            cities  Point     Washington, D.C.
+
+            """
+        for arguments in [[file, "-77.0365,38.8977", "--zoom", "6"], [file, "--zoom", "6", "-77.0365,38.8977"]] {
+            let at = try CLI.run(["tiles", "at"] + arguments)
+            #expect(at.status == 0, "\(at.stderr)")
+            #expect(at.stdout == expected)
+        }
+        let none = try CLI.run(["tiles", "at", file, "--zoom", "6"])
+        #expect(none.status == 1 && none.stderr.contains("expected a point as LON,LAT after the file"))
+        let two = try CLI.run(["tiles", "at", file, "-75.9,38.8", "1,2", "--zoom", "6"])
+        #expect(two.status == 1 && two.stderr.contains("expected one point as LON,LAT after the file; got -75.9,38.8 1,2"))
+    }
+
     @Test func errorsAreClear() throws {
         let swapped = try CLI.run(["tiles", "at", Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), "50.1154,114.4", "--zoom", "16"])
         #expect(swapped.status != 0)
