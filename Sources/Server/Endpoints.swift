@@ -439,7 +439,7 @@ struct Endpoints: Sendable {
     /// `Authorization: Bearer TOKEN` (401 otherwise).
     func reload(_ request: Request, _ context: APIContext) async throws -> Response {
         guard let token = configuration.adminToken, !token.isEmpty else {
-            throw APIError(.notFound, code: "admin_disabled", detail: "the admin API is disabled: start the server with --admin-token or VLTAVA_ADMIN_TOKEN")
+            throw APIError(.notFound, code: "admin_disabled", detail: "the admin API is disabled: start the server with --admin-token-file, VLTAVA_ADMIN_TOKEN or --admin-token")
         }
         let given = request.headers[.authorization] ?? ""
         guard given.hasPrefix("Bearer "), Endpoints.constantTimeEqual(Array(given.utf8.dropFirst(7)), Array(token.utf8)) else {
