@@ -16,7 +16,7 @@ func runPointInPolygon(workdir: String, id: String, folder: String) throws -> St
     var build = 0.0
     try GeoJSONStream.read(path: "\(dir)/polygons.geojson") { _, feature in
         let geometry = feature.geometry ?? .collection([])
-        build += seconds { builder.add(geometry) }
+        build += try seconds { try builder.add(geometry) }
     }
     var index: PolygonIndex?
     build += seconds { index = builder.build() }
@@ -45,8 +45,8 @@ func runNearest(workdir: String, id: String, folder: String) throws -> String {
     let n = queries.count / 2
     let k = 3
     var index: PointIndex?
-    let build = seconds {
-        index = PointIndex(lons: stride(from: 0, to: stations.count, by: 2).map { stations[$0] },
+    let build = try seconds {
+        index = try PointIndex(lons: stride(from: 0, to: stations.count, by: 2).map { stations[$0] },
                            lats: stride(from: 1, to: stations.count, by: 2).map { stations[$0] })
     }
     guard let index else { throw BenchError(description: "no index") }

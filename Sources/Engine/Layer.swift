@@ -36,11 +36,30 @@ public final class Layer: Sendable {
     /// For the inside-the-area check of point and line layers: the convex hull of all vertices.
     let hull: Polygon?
 
+    /// The features left out at load, one message each naming the layer, the fid and why
+    /// (a geometry that could not be read, or with a NaN or infinite coordinate).
+    public let warnings: [String]
+
     public var name: String { info.name }
     public var count: Int { fids.count }
 
-    init(info: LayerInfo, features: [StoredFeature]) {
+    /// `skipped`: the features the store could not read, reported as warnings. A feature whose
+    /// geometry has a NaN or infinite coordinate is left out with a warning too, so one bad
+    /// feature never makes the store unloadable; an index builder refusing its input (which
+    /// these checks leave no way to) is an error naming the layer and the fid.
+    init(info: LayerInfo, features input: [StoredFeature], skipped: [FeatureProblem] = []) throws(EngineError) {
         self.info = info
+        var warnings = skipped.map { Layer.leftOut(info.name, $0.fid, $0.reason) }
+        var features: [StoredFeature] = []
+        features.reserveCapacity(input.count)
+        for feature in input {
+            if let bad = feature.feature.geometry?.firstNonFinitePosition {
+                warnings.append(Layer.leftOut(info.name, feature.fid, "the coordinate (\(bad.lon), \(bad.lat)) is not a finite number"))
+            } else {
+                features.append(feature)
+            }
+        }
+        self.warnings = warnings
         fids = features.map(\.fid)
         geometries = features.map(\.feature.geometry)
         properties = features.map(\.feature.properties)
@@ -67,17 +86,44 @@ public final class Layer: Sendable {
         }
         let boxes = geometries.map { $0?.bbox ?? .empty }
         bounds = boxes.reduce(into: BBox.empty) { $0.extend($1) }
-        tree = PackedRTree(boxes: boxes)
-        polygons = family == .polygons || family == .mixed ? PolygonIndex(geometries: geometries.map { $0 ?? .collection([]) }) : nil
+        let (name, featureIDs) = (info.name, fids)
+        tree = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in try PackedRTree(boxes: boxes) }
+        if family == .polygons || family == .mixed {
+            let geometries = geometries
+            polygons = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
+                try PolygonIndex(geometries: geometries.map { $0 ?? .collection([]) })
+            }
+        } else {
+            polygons = nil
+        }
         if family == .points {
+            // NaN in both coordinates: no point here (a feature without geometry), left out.
             let points = geometries.map { geometry in
                 if case .point(let p)? = geometry { p } else { Point(lon: .nan, lat: .nan) }
             }
-            self.points = PointIndex(lons: points.map(\.lon), lats: points.map(\.lat))
+            self.points = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
+                try PointIndex(lons: points.map(\.lon), lats: points.map(\.lat))
+            }
         } else {
             points = nil
         }
         hull = family == .polygons ? nil : ConvexHull.of(geometries)
+    }
+
+    static func leftOut(_ layer: String, _ fid: Int64, _ reason: String) -> String {
+        "layer '\(layer)', fid \(fid) left out: \(reason)"
+    }
+
+    /// Runs an index builder, naming the layer and the feature in its error.
+    static func indexing<T>(_ layer: String, _ fids: [Int64], _ build: () throws(SpatialIndexError) -> T) throws(EngineError) -> T {
+        do {
+            return try build()
+        } catch {
+            if case .nonFinite(let item) = error, fids.indices.contains(item) {
+                throw .store("layer '\(layer)', fid \(fids[item]): cannot index it: a coordinate is not a finite number")
+            }
+            throw .store("layer '\(layer)': cannot index it: \(error)")
+        }
     }
 
     public func index(ofFID fid: Int64) -> Int? { fidIndex[fid] }

@@ -5,6 +5,7 @@
 
 import Geometry
 import Routing
+import SpatialIndex
 import Synchronization
 
 /// How a route is walked: a speed, and which edges it may use.
@@ -47,35 +48,45 @@ public final class Network: Sendable {
         init(_ router: Router) { self.router = router }
     }
 
-    init(layerName: String, graph: Graph, steps: EdgeSet = .empty) {
+    init(layerName: String, graph: Graph, steps: EdgeSet = .empty) throws(SpatialIndexError) {
         self.layerName = layerName
         self.graph = graph
         self.steps = steps
-        edges = EdgeIndex(graph: graph)
+        edges = try EdgeIndex(graph: graph)
         idle = Mutex([])
     }
 
     /// The network of a line layer, or nil when the layer holds no lines. `joinEnds` > 0 also
     /// joins line ends that lie within that many metres of another line (for hand-drawn data;
-    /// the snapshot's networks use 0).
-    public static func build(from layer: Layer, joinEnds: Double = 0) -> Network? {
+    /// the snapshot's networks use 0). Fails, naming the layer and the fid, only on a NaN or
+    /// infinite vertex, which a loaded layer has already left out.
+    public static func build(from layer: Layer, joinEnds: Double = 0) throws(EngineError) -> Network? {
         guard let lines = lines(of: layer) else { return nil }
         let (graph, lineNodes) = graphAndNodes(lines, joinEnds: joinEnds)
-        return Network(layerName: layer.name, graph: graph, steps: steps(lines, lineNodes, nodeCount: graph.nodeCount))
+        do {
+            return try Network(layerName: layer.name, graph: graph, steps: steps(lines, lineNodes, nodeCount: graph.nodeCount))
+        } catch {
+            var fid = ""
+            if case .nonFinite(let node) = error, let line = lineNodes.firstIndex(where: { $0.contains(Int32(truncatingIfNeeded: node)) }) {
+                fid = ", fid \(lines.fids[line])"
+            }
+            throw .store("layer '\(layer.name)'\(fid): cannot build its walking network: \(error)")
+        }
     }
 
-    /// A layer's lines: coordinates, node ids (empty when the line has none) and whether the
-    /// feature is steps.
+    /// A layer's lines: coordinates, node ids (empty when the line has none), whether the
+    /// feature is steps, and its fid (for errors).
     struct Lines {
         var coordinates: [[Double]] = []
         var ids: [[Int64]] = []
         var isSteps: [Bool] = []
+        var fids: [Int64] = []
     }
 
     static func lines(of layer: Layer) -> Lines? {
         guard layer.family == .lines else { return nil }
         var lines = Lines()
-        for (geometry, properties) in zip(layer.geometries, layer.properties) where !isTrack(properties) {
+        for (geometry, (properties, fid)) in zip(layer.geometries, zip(layer.properties, layer.fids)) where !isTrack(properties) {
             let steps = isSteps(properties)
             switch geometry {
             case .lineString(let line)?:
@@ -83,11 +94,13 @@ public final class Network: Sendable {
                 let nodeIDs = properties["node_ids"]?.stringValue.flatMap(Network.nodeIDs(in:))
                 lines.ids.append(nodeIDs?.count == line.pointCount ? nodeIDs ?? [] : [])
                 lines.isSteps.append(steps)
+                lines.fids.append(fid)
             case .multiLineString(let lines_)?:
                 for i in 0..<lines_.lineCount {
                     lines.coordinates.append(lines_.line(i).coordinates)
                     lines.ids.append([])
                     lines.isSteps.append(steps)
+                    lines.fids.append(fid)
                 }
             default:
                 continue

@@ -99,7 +99,15 @@ extension Network {
         for list in [request.avoid, { if case .features(let g) = request.to { g } else { [] } }()] where list.count > limits.maxRows {
             throw .tooManyRows(count: list.count, limit: limits.maxRows)
         }
-        let avoid = request.avoid.isEmpty ? nil : Router.Avoid(polygons: PolygonIndex(geometries: request.avoid), factor: nil)
+        var avoid: Router.Avoid?
+        if !request.avoid.isEmpty {
+            do {
+                avoid = Router.Avoid(polygons: try PolygonIndex(geometries: request.avoid), factor: nil)
+            } catch {
+                // Loaded layers hold finite coordinates only; this is the index's own defence.
+                throw .invalidArgument(parameter: "avoid", message: "\(error)")
+            }
+        }
         do {
             let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap) { router throws(RouteError) in
                 router.maxSettled = limits.maxSettledNodes
@@ -195,7 +203,7 @@ extension Network {
     /// profile's highway filter, for routes over data that is not in the store.
     public static func fromOSM(path: String, profile: OSMProfile) throws(EngineError) -> Network {
         do {
-            return Network(layerName: path, graph: Graph.fromOSM(try OSMReader.read(path: path), profile: profile))
+            return try Network(layerName: path, graph: Graph.fromOSM(try OSMReader.read(path: path), profile: profile))
         } catch {
             throw .store("\(error)")
         }

@@ -36,6 +36,9 @@ public final class Snapshot: Sendable {
     /// The mapped area `here` checks when nothing names one: the polygon layer with the
     /// largest extent (the city's districts rather than a zoo pavilion).
     public let defaultArea: Layer?
+    /// What was left out at load, one message each (the layer and fid, or the tile set's
+    /// metadata, and why); the server logs them and reports their count.
+    public let warnings: [String]
 
     let layersByName: [String: Layer]
 
@@ -48,7 +51,9 @@ public final class Snapshot: Sendable {
             let store = try GeoPackage(path: path, mode: .readOnly)
             var layers: [Layer] = []
             for info in try store.layers() {
-                layers.append(Layer(info: info, features: try store.features(of: info.name)))
+                // A feature that cannot be read is left out with a warning, not a failed load.
+                let read = try store.readFeatures(of: info.name)
+                layers.append(try Layer(info: info, features: read.features, skipped: read.problems))
             }
             var byTable: [String: TimeSeries] = [:]
             var byLayer: [String: TimeSeries] = [:]
@@ -69,8 +74,8 @@ public final class Snapshot: Sendable {
                 }
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-            return Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
-                            tileSets: tileSets, loadSeconds: seconds, limits: limits)
+            return try Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
+                                tileSets: tileSets, loadSeconds: seconds, limits: limits)
         } catch let error as EngineError {
             throw error
         } catch {
@@ -79,7 +84,7 @@ public final class Snapshot: Sendable {
     }
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
-         tileSets: [String: MBTiles], loadSeconds: Double, limits: EngineLimits) {
+         tileSets: [String: MBTiles], loadSeconds: Double, limits: EngineLimits) throws(EngineError) {
         self.tileSets = tileSets
         self.storePath = storePath
         self.layers = layers
@@ -87,11 +92,14 @@ public final class Snapshot: Sendable {
         self.timeSeriesByLayer = timeSeriesByLayer
         self.loadSeconds = loadSeconds
         loadedAt = Date()
+        warnings = layers.flatMap(\.warnings) + tileSets.keys.sorted().flatMap { name in
+            (tileSets[name]?.warnings ?? []).map { "tile set '\(name)': \($0)" }
+        }
         var byName: [String: Layer] = [:]
         var networks: [String: Network] = [:]
         for layer in layers {
             byName[layer.name.lowercased()] = layer
-            if let network = Network.build(from: layer) { networks[layer.name.lowercased()] = network }
+            if let network = try Network.build(from: layer) { networks[layer.name.lowercased()] = network }
         }
         layersByName = byName
         self.networks = networks

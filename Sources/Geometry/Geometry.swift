@@ -33,6 +33,9 @@ public struct BBox: Hashable, Sendable {
 
     public var isEmpty: Bool { minLon > maxLon || minLat > maxLat }
 
+    /// Every bound is a finite number (false for `empty`, whose bounds are infinite).
+    public var isFinite: Bool { minLon.isFinite && minLat.isFinite && maxLon.isFinite && maxLat.isFinite }
+
     public mutating func extend(lon: Double, lat: Double) {
         if lon < minLon { minLon = lon }
         if lon > maxLon { maxLon = lon }
@@ -198,6 +201,18 @@ public indirect enum Geometry: Hashable, Sendable {
         case .multiPolygon(let m): m.polygons.reduce(into: BBox.empty) { $0.extend(.of($1.coordinates)) }
         case .collection(let parts): parts.reduce(into: BBox.empty) { $0.extend($1.bbox) }
         }
+    }
+
+    /// The first position with a NaN or infinite coordinate, or nil when every one is finite.
+    /// Decoders refuse such positions; the engine checks again before indexing.
+    public var firstNonFinitePosition: Point? {
+        var found: Point?
+        forEachCoordinateArray { coordinates in
+            guard found == nil, let i = coordinates.firstIndex(where: { !$0.isFinite }) else { return }
+            let first = i - i % 2
+            found = Point(lon: coordinates[first], lat: first + 1 < coordinates.count ? coordinates[first + 1] : .nan)
+        }
+        return found
     }
 
     /// Calls `body` with every position's interleaved coordinate array, part by part.

@@ -2,6 +2,13 @@
 // Writes little-endian 2D ISO WKB. Reads either byte order, ISO Z/M/ZM type codes and
 // PostGIS EWKB flags, dropping the extra ordinates; every read is bounds-checked, so
 // truncated or hostile input is an error, never a crash.
+//
+// Non-finite numbers are refused here, where bytes become geometry: a NaN or infinite x or y
+// is an error naming the byte, so nothing downstream (indexes, distances) ever sees one. The
+// one exception is WKB's spelling of POINT EMPTY, a point whose x and y are both NaN: it is
+// no position at all. `decodeAllowingEmpty` answers nil for it (a GeoPackage feature without
+// geometry); inside a MultiPoint or a collection such a point is dropped. The dropped Z and M
+// ordinates are not checked (M is NaN in some writers' output).
 
 public struct WKBError: Error, CustomStringConvertible, Sendable {
     public let offset: Int
@@ -23,12 +30,25 @@ public enum WKB {
     }
 
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(WKBError) -> Geometry {
+        guard let geometry = try decodeAllowingEmpty(bytes) else {
+            throw WKBError(offset: 0, message: "empty points (NaN coordinates) are not supported")
+        }
+        return geometry
+    }
+
+    /// As `decode`, but a POINT EMPTY (x and y both NaN) is nil rather than an error.
+    public static func decodeAllowingEmpty(_ bytes: UnsafeRawBufferPointer) throws(WKBError) -> Geometry? {
         var reader = Reader(bytes: bytes)
         let geometry = try reader.geometry(depth: 0)
         guard reader.offset == bytes.count else {
             throw WKBError(offset: reader.offset, message: "\(bytes.count - reader.offset) bytes after the geometry")
         }
         return geometry
+    }
+
+    public static func decodeAllowingEmpty(_ bytes: [UInt8]) throws(WKBError) -> Geometry? {
+        let result = bytes.withUnsafeBytes { buffer in Result { () throws(WKBError) -> Geometry? in try decodeAllowingEmpty(buffer) } }
+        return try result.get()
     }
 
     // MARK: Writing
@@ -139,7 +159,15 @@ public enum WKB {
             return n
         }
 
-        mutating func geometry(depth: Int) throws(WKBError) -> Geometry {
+        /// A finite x, y pair; `start` is the byte the position began at, for the error.
+        func checked(_ x: Double, _ y: Double, at start: Int) throws(WKBError) {
+            guard x.isFinite && y.isFinite else {
+                throw WKBError(offset: start, message: "the coordinate (\(x), \(y)) is not a finite number")
+            }
+        }
+
+        /// The geometry, or nil for POINT EMPTY (x and y both NaN).
+        mutating func geometry(depth: Int) throws(WKBError) -> Geometry? {
             guard depth <= WKB.maximumDepth else { throw fail("collections nested deeper than \(WKB.maximumDepth)") }
             let order = try byte()
             guard order <= 1 else { throw fail("byte order must be 0 or 1, found \(order)") }
@@ -166,8 +194,11 @@ public enum WKB {
                 var flat: [Double] = []
                 flat.reserveCapacity(2 * n)
                 for _ in 0..<n {
-                    flat.append(try reader.double(le))
-                    flat.append(try reader.double(le))
+                    let start = reader.offset
+                    let x = try reader.double(le), y = try reader.double(le)
+                    try reader.checked(x, y, at: start)
+                    flat.append(x)
+                    flat.append(y)
                     for _ in 2..<dimensions { _ = try reader.double(le) }
                 }
                 return flat
@@ -178,23 +209,26 @@ public enum WKB {
                 for _ in 0..<ringCount { rings.append(try positions(&reader)) }
                 return Polygon(rings: rings)
             }
-            /// A member of a Multi* geometry: a whole WKB geometry of the expected type.
-            func member(_ reader: inout Reader, expected: UInt32) throws(WKBError) -> Geometry {
+            /// A member of a Multi* geometry: a whole WKB geometry of the expected type (nil for
+            /// an empty point of a MultiPoint).
+            func member(_ reader: inout Reader, expected: UInt32) throws(WKBError) -> Geometry? {
                 let start = reader.offset
                 let part = try reader.geometry(depth: depth + 1)
                 let ok = switch (expected, part) {
-                case (1, .point), (2, .lineString), (3, .polygon): true
+                case (1, .point?), (1, nil), (2, .lineString?), (3, .polygon?): true
                 default: false
                 }
-                guard ok else { throw WKBError(offset: start, message: "a multi-geometry member of the wrong type (\(part.typeName))") }
+                guard ok else { throw WKBError(offset: start, message: "a multi-geometry member of the wrong type (\(part?.typeName ?? "an empty point"))") }
                 return part
             }
 
             switch type {
             case 1:
+                let start = offset
                 let x = try double(le), y = try double(le)
                 for _ in 2..<dimensions { _ = try double(le) }
-                guard !(x.isNaN && y.isNaN) else { throw fail("empty points (NaN coordinates) are not supported") }
+                if x.isNaN && y.isNaN { return nil }
+                try checked(x, y, at: start)
                 return .point(Point(lon: x, lat: y))
             case 2:
                 return .lineString(LineString(coordinates: try positions(&self)))
@@ -204,27 +238,29 @@ public enum WKB {
                 let n = try count(le, itemSize: 5)
                 var flat: [Double] = []
                 for _ in 0..<n {
-                    if case .point(let p) = try member(&self, expected: 1) { flat += [p.lon, p.lat] }
+                    if case .point(let p)? = try member(&self, expected: 1) { flat += [p.lon, p.lat] }
                 }
                 return .multiPoint(MultiPoint(coordinates: flat))
             case 5:
                 let n = try count(le, itemSize: 9)
                 var lines: [[Double]] = []
                 for _ in 0..<n {
-                    if case .lineString(let l) = try member(&self, expected: 2) { lines.append(l.coordinates) }
+                    if case .lineString(let l)? = try member(&self, expected: 2) { lines.append(l.coordinates) }
                 }
                 return .multiLineString(MultiLineString(lines: lines))
             case 6:
                 let n = try count(le, itemSize: 9)
                 var polygons: [Polygon] = []
                 for _ in 0..<n {
-                    if case .polygon(let p) = try member(&self, expected: 3) { polygons.append(p) }
+                    if case .polygon(let p)? = try member(&self, expected: 3) { polygons.append(p) }
                 }
                 return .multiPolygon(MultiPolygon(polygons: polygons))
             case 7:
                 let n = try count(le, itemSize: 5)
                 var parts: [Geometry] = []
-                for _ in 0..<n { parts.append(try geometry(depth: depth + 1)) }
+                for _ in 0..<n {
+                    if let part = try geometry(depth: depth + 1) { parts.append(part) }
+                }
                 return .collection(parts)
             default:
                 throw fail("unsupported geometry type \(type)")

@@ -28,6 +28,18 @@ public struct OSMData: Sendable {
         lons.append(lon)
         lats.append(lat)
     }
+
+    /// Why a node's position is unusable ("node 7: latitude 95.5 is outside -90…90"), or nil.
+    /// Both readers check every node here, where the text or varints become coordinates: a NaN
+    /// or infinite one used to trap in the edge index (`vltava route` died), and one out of
+    /// range silently moved a node, and so a route, somewhere else.
+    static func problem(id: Int64, lon: Double, lat: Double) -> String? {
+        if !lat.isFinite { return "node \(id): latitude \(lat) is not a finite number" }
+        if !lon.isFinite { return "node \(id): longitude \(lon) is not a finite number" }
+        if abs(lat) > 90 { return "node \(id): latitude \(lat) is outside -90…90" }
+        if abs(lon) > 180 { return "node \(id): longitude \(lon) is outside -180…180" }
+        return nil
+    }
 }
 
 public struct OSMWay: Sendable {
@@ -204,8 +216,15 @@ public enum OSMReader {
             default: try reader.skip(wire)
             }
         }
-        // Wrapping arithmetic: hostile offsets or granularity give nonsense coordinates, not a trap.
+        // Nanodegrees per unit: 0 would put every node of the block on one spot.
+        guard granularity > 0 else { throw WireError("a block with granularity 0 (it must be at least 1 nanodegree)") }
+        // Wrapping arithmetic: hostile offsets or granularity give nonsense coordinates, not a
+        // trap, and `add` refuses them by the node's id (out of range, or a corrupt granularity).
         func coordinate(_ offset: Int64, _ value: Int64) -> Double { 1e-9 * Double(offset &+ granularity &* value) }
+        func add(_ data: inout OSMData, id: Int64, lon: Double, lat: Double) throws(WireError) {
+            if let problem = OSMData.problem(id: id, lon: lon, lat: lat) { throw WireError(problem) }
+            data.addNode(id: id, lon: lon, lat: lat)
+        }
         func string(_ i: UInt64) throws(WireError) -> String {
             guard i < UInt64(strings.count) else { throw WireError("string index \(i) outside the table of \(strings.count)") }
             return strings[Int(i)]
@@ -225,7 +244,7 @@ public enum OSMReader {
                         default: try n.skip(w)
                         }
                     }
-                    data.addNode(id: id, lon: coordinate(lonOffset, lon), lat: coordinate(latOffset, lat))
+                    try add(&data, id: id, lon: coordinate(lonOffset, lon), lat: coordinate(latOffset, lat))
                 case (2, 2):  // dense nodes: delta-coded ids and coordinates
                     var d = g.message(try g.lengthDelimited())
                     var ids: [Int64] = [], lats: [Int64] = [], lons: [Int64] = []
@@ -241,7 +260,7 @@ public enum OSMReader {
                     var id: Int64 = 0, lat: Int64 = 0, lon: Int64 = 0
                     for i in ids.indices {
                         id &+= ids[i]; lat &+= lats[i]; lon &+= lons[i]
-                        data.addNode(id: id, lon: coordinate(lonOffset, lon), lat: coordinate(latOffset, lat))
+                        try add(&data, id: id, lon: coordinate(lonOffset, lon), lat: coordinate(latOffset, lat))
                     }
                 case (3, 2):  // a way
                     var w = g.message(try g.lengthDelimited())
@@ -331,10 +350,13 @@ public enum OSMReader {
             switch (closing ? "/" : "") + String(decoding: name, as: UTF8.self) {
             case "node":
                 guard let id = attribute(element, "id").flatMap({ Int64($0) }),
-                      let lat = attribute(element, "lat").flatMap({ Double($0) }),
-                      let lon = attribute(element, "lon").flatMap({ Double($0) }) else {
+                      let latText = attribute(element, "lat"), let lonText = attribute(element, "lon") else {
                     throw OSMError(file: file, message: "a node without id, lat or lon")
                 }
+                guard let lat = Double(latText), let lon = Double(lonText) else {
+                    throw OSMError(file: file, message: "node \(id): lat '\(latText)' or lon '\(lonText)' is not a number")
+                }
+                if let problem = OSMData.problem(id: id, lon: lon, lat: lat) { throw OSMError(file: file, message: problem) }
                 data.addNode(id: id, lon: lon, lat: lat)
             case "way":
                 guard let id = attribute(element, "id").flatMap({ Int64($0) }) else { throw OSMError(file: file, message: "a way without an id") }

@@ -80,7 +80,10 @@ public struct EdgeIndex: Sendable {
     let edgeMetres: [Double]
     let tree: PackedRTree
 
-    public init(graph: Graph) {
+    /// Refuses a graph with a NaN or infinite node coordinate (`.nonFinite(item:)` names the
+    /// node): the readers check positions first, so this is the index's own defence.
+    public init(graph: Graph) throws(SpatialIndexError) {
+        for i in 0..<graph.nodeCount where !(graph.lons[i].isFinite && graph.lats[i].isFinite) { throw .nonFinite(item: i) }
         var us: [Int32] = [], vs: [Int32] = [], ms: [Double] = [], boxes: [BBox] = []
         for e in graph.edges {
             us.append(Int32(e.u)); vs.append(Int32(e.v)); ms.append(e.metres)
@@ -92,7 +95,7 @@ public struct EdgeIndex: Sendable {
         edgeU = us
         edgeV = vs
         edgeMetres = ms
-        tree = PackedRTree(boxes: boxes)
+        tree = try PackedRTree(boxes: boxes)
     }
 }
 
@@ -129,9 +132,16 @@ public final class Router {
         }
     }
 
-    public init(graph: Graph, edges: EdgeIndex? = nil, metresPerSecond: Double = 5.0 / 3.6, maxSnapMetres: Double = 500) {
+    /// A router with its own edge index, which fails only for a graph with a NaN or infinite
+    /// node coordinate.
+    public convenience init(graph: Graph, metresPerSecond: Double = 5.0 / 3.6, maxSnapMetres: Double = 500) throws(SpatialIndexError) {
+        self.init(graph: graph, edges: try EdgeIndex(graph: graph), metresPerSecond: metresPerSecond, maxSnapMetres: maxSnapMetres)
+    }
+
+    /// A router over a graph's shared edge index.
+    public init(graph: Graph, edges: EdgeIndex, metresPerSecond: Double = 5.0 / 3.6, maxSnapMetres: Double = 500) {
         self.graph = graph
-        self.edges = edges ?? EdgeIndex(graph: graph)
+        self.edges = edges
         self.metresPerSecond = metresPerSecond
         self.maxSnapMetres = maxSnapMetres
         search = Search(graph: graph)

@@ -327,6 +327,7 @@ struct Endpoints: Sendable {
             w.key("load_seconds"); w.number((snapshot.loadSeconds * 1000).rounded() / 1000)
             w.key("layers"); w.integer(Int64(snapshot.layers.count))
             w.key("tilesets"); w.integer(Int64(snapshot.tileSets.count))
+            w.key("warnings"); w.integer(Int64(snapshot.warnings.count))
             w.endObject()
         }
     }
@@ -345,7 +346,7 @@ struct Endpoints: Sendable {
     /// `Authorization: Bearer TOKEN` (401 otherwise).
     func reload(_ request: Request, _ context: APIContext) async throws -> Response {
         guard let token = configuration.adminToken, !token.isEmpty else {
-            throw APIError(.notFound, code: "admin_disabled", detail: "the admin API is disabled: start the server with --admin-token or VLTAVA_ADMIN_TOKEN")
+            throw APIError(.notFound, code: "admin_disabled", detail: "the admin API is disabled: start the server with --admin-token-file, VLTAVA_ADMIN_TOKEN or --admin-token")
         }
         let given = request.headers[.authorization] ?? ""
         guard given.hasPrefix("Bearer "), Endpoints.constantTimeEqual(Array(given.utf8.dropFirst(7)), Array(token.utf8)) else {
@@ -361,12 +362,14 @@ struct Endpoints: Sendable {
             throw APIError(.internalServerError, code: "reload_failed", detail: "the reload failed and the previous data stays: \(error)")
         }
         context.logger.info("snapshot reloaded", metadata: ["layers": "\(snapshot.layers.count)", "load_seconds": "\(snapshot.loadSeconds)"])
+        context.logger.logWarnings(of: snapshot)
         return Reply.json(request: request) { w in
             w.beginObject()
             w.key("status"); w.string("reloaded")
             w.key("loaded_at"); w.string(snapshot.loadedAt.formatted(.iso8601))
             w.key("load_seconds"); w.number((snapshot.loadSeconds * 1000).rounded() / 1000)
             w.key("layers"); w.integer(Int64(snapshot.layers.count))
+            w.key("warnings"); w.integer(Int64(snapshot.warnings.count))
             w.endObject()
         }
     }

@@ -193,7 +193,7 @@ enum OpenAPI {
         "description": "Disabled (404 admin_disabled) unless the server has an admin token; then requires Authorization: Bearer TOKEN.",
         "security": [{"bearer": []}],
         "responses": {
-          "200": {"description": "Reloaded.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "200": {"description": "status reloaded, loaded_at, load_seconds, layers, warnings (features left out; the log names them).", "content": {"application/json": {"schema": {"type": "object"}}}},
           "401": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "500": {"$ref": "#/components/responses/Problem"},
@@ -205,7 +205,7 @@ enum OpenAPI {
       "get": {
         "summary": "Health: 200 once the snapshot is loaded",
         "responses": {
-          "200": {"description": "status ok, loaded_at, load_seconds, layers, tilesets.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "200": {"description": "status ok, loaded_at, load_seconds, layers, tilesets, warnings (features left out at load; the log names them).", "content": {"application/json": {"schema": {"type": "object"}}}},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }

@@ -170,6 +170,7 @@ public final class VltavaServer: Sendable {
                     try await state.loadFirst(load)
                     if let snapshot = state.currentSnapshot {
                         logger.info("snapshot loaded", metadata: ["layers": "\(snapshot.layers.count)", "load_seconds": "\(snapshot.loadSeconds)"])
+                        logger.logWarnings(of: snapshot)
                     }
                 } catch {
                     // Keep serving: health and data requests answer 503 with the reason.
@@ -197,6 +198,7 @@ public final class VltavaServer: Sendable {
                 do {
                     let snapshot = try await state.reload()
                     logger.info("snapshot reloaded on SIGHUP", metadata: ["layers": "\(snapshot.layers.count)", "load_seconds": "\(snapshot.loadSeconds)"])
+                    logger.logWarnings(of: snapshot)
                 } catch {
                     logger.error("reload on SIGHUP failed; the previous data stays", metadata: ["error": "\(error)"])
                 }

@@ -22,22 +22,36 @@ public struct PackedRTree: Sendable {
     /// Slot offsets where each level ends, from the leaves up.
     var levelBounds: [Int]
 
-    public init(boxes: [BBox], nodeSize: Int = 16) {
+    /// Indexes `boxes` by position. A box with a NaN or infinite bound is refused with
+    /// `.nonFinite(item:)` (its index), so the caller can name the feature: such a box has no
+    /// place on the Hilbert grid, and would poison every parent box it joined.
+    public init(boxes: [BBox], nodeSize: Int = 16) throws(SpatialIndexError) {
         let nodeSize = min(max(nodeSize, 2), 65_535)
         self.nodeSize = nodeSize
         let items = boxes.indices.filter { !boxes[$0].isEmpty }
+        for i in items where !boxes[i].isFinite { throw .nonFinite(item: i) }
+        // Item indices are stored as Int32.
+        guard boxes.count <= Int(Int32.max) else { throw .tooLarge(boxes.count) }
         count = items.count
 
         var extent = BBox.empty
         for i in items { extent.extend(boxes[i]) }
-        // Hilbert order of the box centres on a 2^16 grid over the extent.
+        // Hilbert order of the box centres on a 2^16 grid over the extent. Halves before the
+        // sums and differences: finite boxes near ±Double.greatestFiniteMagnitude must not
+        // overflow to infinity on the way.
         let hilbertMax = Double((1 << 16) - 1)
-        let width = extent.maxLon - extent.minLon, height = extent.maxLat - extent.minLat
+        let halfWidth = extent.maxLon / 2 - extent.minLon / 2, halfHeight = extent.maxLat / 2 - extent.minLat / 2
+        func grid(_ low: Double, _ high: Double, _ origin: Double, _ half: Double) -> UInt32 {
+            guard half > 0 else { return 0 }
+            let t = hilbertMax * ((low / 2 + high / 2) / 2 - origin / 2) / half
+            // `!(t > 0)` also catches NaN: a conversion of NaN would trap.
+            return !(t > 0) ? 0 : t >= hilbertMax ? UInt32(hilbertMax) : UInt32(t)
+        }
         let keyed: [(UInt32, Int32)] = items.map { i in
             let b = boxes[i]
-            let x = width > 0 ? UInt32(hilbertMax * ((b.minLon + b.maxLon) / 2 - extent.minLon) / width) : 0
-            let y = height > 0 ? UInt32(hilbertMax * ((b.minLat + b.maxLat) / 2 - extent.minLat) / height) : 0
-            return (hilbert(x, y), Int32(i))
+            let x = grid(b.minLon, b.maxLon, extent.minLon, halfWidth)
+            let y = grid(b.minLat, b.maxLat, extent.minLat, halfHeight)
+            return (hilbert(x, y), Int32(truncatingIfNeeded: i))
         }.sorted { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
 
         // Level sizes: items, then ceil(n / nodeSize) per level up to a single root.
@@ -236,11 +250,18 @@ public struct PackedRTree: Sendable {
     }
 }
 
-public enum SpatialIndexError: Error, CustomStringConvertible, Sendable {
+public enum SpatialIndexError: Error, CustomStringConvertible, Equatable, Sendable {
     case corrupt(String)
+    /// Input item `item` (its position in what the builder was given) has a NaN or infinite
+    /// coordinate. Decoders refuse such input first; this is the builders' own defence.
+    case nonFinite(item: Int)
+    /// More items than an index can address.
+    case tooLarge(Int)
     public var description: String {
         switch self {
         case .corrupt(let reason): "corrupt spatial index: \(reason)"
+        case .nonFinite(let item): "item \(item) has a coordinate that is not a finite number"
+        case .tooLarge(let count): "\(count) items are more than a spatial index can hold"
         }
     }
 }

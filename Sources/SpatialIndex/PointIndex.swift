@@ -15,18 +15,26 @@ public struct PointIndex: Sendable {
     private let order: [Int32]
     private let lons: [Double]
     private let lats: [Double]
-    /// Points with a non-finite coordinate are left out.
+    /// The points indexed: positions that are NaN in both coordinates are left out.
     public let count: Int
     /// Leaves this small are cheaper to scan than to descend.
     static let leafSize = 8
 
-    public init(lons: [Double], lats: [Double]) {
+    /// Indexes the points by position. A position whose longitude and latitude are both NaN is
+    /// no point (WKB's spelling of POINT EMPTY, and a layer's placeholder for a feature without
+    /// one) and is left out; any other NaN or infinite coordinate is refused with
+    /// `.nonFinite(item:)`, so a caller can name the feature rather than index garbage.
+    public init(lons: [Double], lats: [Double]) throws(SpatialIndexError) {
         precondition(lons.count == lats.count, "PointIndex: lons and lats differ in length")  // programmer error, not input
+        guard lons.count <= Int(Int32.max) else { throw .tooLarge(lons.count) }
+        for i in lons.indices where !(lons[i].isFinite && lats[i].isFinite) && !(lons[i].isNaN && lats[i].isNaN) {
+            throw .nonFinite(item: i)
+        }
         self.lons = lons
         self.lats = lats
         var items = lons.indices.filter { lons[$0].isFinite && lats[$0].isFinite }.map { i -> (Double, Double, Double, Int32) in
             let v = Geodesy.unitVector(lon: lons[i], lat: lats[i])
-            return (v.x, v.y, v.z, Int32(i))
+            return (v.x, v.y, v.z, Int32(truncatingIfNeeded: i))
         }
         count = items.count
         // Build the implicit tree: the median of [lo, hi) along axis depth % 3 goes to the middle;

@@ -94,9 +94,10 @@ public struct PolygonIndex: Sendable {
     public var count: Int { polygons.count }
 
     /// Indexes `geometries` by position; entries that are not Polygon or MultiPolygon never match.
-    public init(geometries: [Geometry]) {
+    /// A polygon with a NaN or infinite vertex is refused (`.nonFinite(item:)`, its position).
+    public init(geometries: [Geometry]) throws(SpatialIndexError) {
         var builder = Builder()
-        for geometry in geometries { builder.add(geometry) }
+        for geometry in geometries { try builder.add(geometry) }
         self = builder.build()
     }
 
@@ -114,14 +115,19 @@ public struct PolygonIndex: Sendable {
 
         public init() {}
 
-        /// Adds the next polygon (its index is the number added before it).
-        public mutating func add(_ geometry: Geometry) {
+        /// Adds the next polygon (its index is the number added before it). A NaN or infinite
+        /// vertex is refused with `.nonFinite(item:)` and nothing is added: it has no place in
+        /// the grid or the bands, and a crossing test against it means nothing.
+        public mutating func add(_ geometry: Geometry) throws(SpatialIndexError) {
             let parts: [Polygon]
             switch geometry {
             case .polygon(let p): parts = [p]
             case .multiPolygon(let m): parts = m.polygons
             default: parts = []
             }
+            for part in parts where !part.coordinates.allSatisfy(\.isFinite) { throw .nonFinite(item: polygons.count) }
+            // Polygon indices go into the grid as Int32.
+            guard polygons.count < Int(Int32.max) else { throw .tooLarge(polygons.count + 1) }
             run.removeAll(keepingCapacity: true)
             var box = BBox.empty
             for part in parts {

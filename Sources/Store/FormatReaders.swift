@@ -42,6 +42,10 @@ extension Importer {
                 problems.append(ImportProblem(location: location, message: problem))
                 continue
             }
+            if let problem = nonFiniteCell(row.fields, valueColumns, types, header: table.header) {
+                problems.append(ImportProblem(location: location, message: problem))
+                continue
+            }
             var properties = Attributes()
             for (column, type) in zip(valueColumns, types) {
                 properties[table.header[column]] = csvValue(row.fields[column], type)
@@ -89,6 +93,18 @@ extension Importer {
             }
             return allInteger ? .integer : allReal ? .real : allBool ? .bool : .text
         }
+    }
+
+    /// The first cell of a number column that reads as NaN or an infinity ("NaN", "inf",
+    /// "1e309", which overflows), as "column 'no2': '1e309' is not a finite number". Such a
+    /// value cannot be stored honestly (SQLite writes NaN as NULL, JSON has no infinity), so
+    /// the import fails naming the line and the column rather than change it silently.
+    static func nonFiniteCell(_ fields: [String], _ columns: [Int], _ types: [CSVType], header: [String]) -> String? {
+        for (column, type) in zip(columns, types) where type == .real {
+            let cell = fields[column].trimmingSpaces
+            if let value = Double(cell), !value.isFinite { return "column '\(header[column])': '\(cell)' is not a finite number" }
+        }
+        return nil
     }
 
     static func csvValue(_ cell: String, _ type: CSVType) -> AttributeValue {
@@ -153,6 +169,10 @@ extension Importer {
             }
             guard seen.insert("\(key)\u{0}\(start.seconds)").inserted else {
                 problems.append(ImportProblem(location: location, message: "a second row for \(key) at \(start.iso)"))
+                continue
+            }
+            if let problem = nonFiniteCell(row.fields, valueColumns, types, header: table.header) {
+                problems.append(ImportProblem(location: location, message: problem))
                 continue
             }
             var properties = Attributes()

@@ -87,6 +87,20 @@ public struct StoredFeature: Sendable, Equatable {
     public var feature: Feature
 }
 
+/// A feature whose geometry could not be read (corrupt blob, a NaN or infinite coordinate, a
+/// failed reprojection), by fid.
+public struct FeatureProblem: Sendable, Equatable, CustomStringConvertible {
+    public var fid: Int64
+    public var reason: String
+
+    public init(fid: Int64, reason: String) {
+        self.fid = fid
+        self.reason = reason
+    }
+
+    public var description: String { "fid \(fid): \(reason)" }
+}
+
 public final class GeoPackage {
     public enum Mode: Sendable {
         case readOnly
@@ -200,8 +214,19 @@ public final class GeoPackage {
     }
 
     /// Every feature of a layer (or row of an attribute table, with a nil geometry), in fid
-    /// order, with geometries in EPSG:4326 whatever CRS the layer is stored in.
+    /// order, with geometries in EPSG:4326 whatever CRS the layer is stored in. A geometry that
+    /// cannot be read is an error naming the layer and the fid.
     public func features(of layerName: String) throws(StoreError) -> [StoredFeature] {
+        let read = try readFeatures(of: layerName)
+        if let problem = read.problems.first { throw .badFeature(layer: layerName, fid: problem.fid, reason: problem.reason) }
+        return read.features
+    }
+
+    /// As `features(of:)`, but a feature whose geometry cannot be read (a corrupt blob, a NaN
+    /// or infinite coordinate, a failed reprojection) is left out and listed in `problems`
+    /// instead of failing the whole layer: the engine loads a store that another tool edited.
+    /// An empty geometry (POINT EMPTY) is a feature without geometry, not a problem.
+    public func readFeatures(of layerName: String) throws(StoreError) -> (features: [StoredFeature], problems: [FeatureProblem]) {
         let info = try layer(layerName)
         let (fidColumn, _) = try sqlite { try tableColumns(layerName) }
         var transformer: CoordinateTransformer?
@@ -215,9 +240,10 @@ public final class GeoPackage {
 
         let selected = ([fidColumn, info.geometryColumn].compactMap { $0 } + info.columns.map(\.name)).map(quoted)
         let orderBy = fidColumn.map { " ORDER BY \(quoted($0))" } ?? ""
-        return try sqlite { () throws -> [StoredFeature] in
+        return try sqlite { () throws -> ([StoredFeature], [FeatureProblem]) in
             let statement = try database.prepare("SELECT \(selected.joined(separator: ", ")) FROM \(quoted(layerName))\(orderBy)")
             var result: [StoredFeature] = []
+            var problems: [FeatureProblem] = []
             var rowNumber: Int64 = 0
             while try statement.step() {
                 rowNumber += 1
@@ -230,8 +256,12 @@ public final class GeoPackage {
                 var geometry: Geometry?
                 if info.geometryColumn != nil {
                     if !statement.isNull(column) {
-                        let decoded = try statement.withBlob(column) { blob throws(StoreError) in try GeoPackageBinary.decode(blob) }
-                        geometry = try transformer.map { try $0.transform(decoded) } ?? decoded
+                        do {
+                            geometry = try readGeometry(statement, column, transformer)
+                        } catch {
+                            problems.append(FeatureProblem(fid: fid, reason: "\(error)"))
+                            continue
+                        }
                     }
                     column += 1
                 }
@@ -242,7 +272,26 @@ public final class GeoPackage {
                 }
                 result.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: geometry, properties: properties)))
             }
-            return result
+            return (result, problems)
+        }
+    }
+
+    /// One feature's geometry in EPSG:4326 (nil when empty), or why it cannot be had.
+    private func readGeometry(_ statement: Statement, _ column: Int32, _ transformer: CoordinateTransformer?) throws(StoreError) -> Geometry? {
+        let decoded: Geometry?
+        do {
+            decoded = try statement.withBlob(column) { blob throws(StoreError) in try GeoPackageBinary.decode(blob) }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .corruptGeometry("\(error)")
+        }
+        guard let decoded, let transformer else { return decoded }
+        do {
+            // PROJ's answers are checked there: a position outside the area of use is an error.
+            return try transformer.transform(decoded)
+        } catch {
+            throw .corruptGeometry("cannot reproject it to EPSG:4326: \(error)")
         }
     }
 

@@ -23,7 +23,10 @@ enum GeoPackageBinary {
     }
 
     /// Decodes a blob written by any GeoPackage writer (either byte order, any envelope).
-    static func decode(_ blob: UnsafeRawBufferPointer) throws(StoreError) -> Geometry {
+    /// nil is an empty geometry: GDAL writes POINT EMPTY with the header's empty flag and a
+    /// WKB point of NaN coordinates, and the store treats it as a feature without geometry.
+    /// A NaN or infinite coordinate anywhere else is an error (see WKB).
+    static func decode(_ blob: UnsafeRawBufferPointer) throws(StoreError) -> Geometry? {
         guard blob.count >= 8, blob[0] == 0x47, blob[1] == 0x50 else {
             throw StoreError.corruptGeometry("not a GeoPackage geometry blob (no 'GP' magic)")
         }
@@ -40,11 +43,14 @@ enum GeoPackageBinary {
         default: throw StoreError.corruptGeometry("invalid envelope code in a GeoPackage geometry header")
         }
         let wkbStart = 8 + envelopeBytes
+        let isEmpty = flags & 0b0001_0000 != 0
+        // An empty geometry needs no body; tolerate a writer that left it out.
+        if isEmpty && blob.count == wkbStart { return nil }
         guard blob.count > wkbStart else {
             throw StoreError.corruptGeometry("GeoPackage geometry blob is truncated")
         }
         do {
-            return try WKB.decode(UnsafeRawBufferPointer(rebasing: blob[wkbStart...]))
+            return try WKB.decodeAllowingEmpty(UnsafeRawBufferPointer(rebasing: blob[wkbStart...]))
         } catch {
             throw StoreError.corruptGeometry("\(error)")
         }

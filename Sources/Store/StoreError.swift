@@ -10,6 +10,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     case layerExists(String)
     case invalidLayerName(String, reason: String)
     case corruptGeometry(String)
+    /// One stored feature cannot be read: names the layer and the fid.
+    case badFeature(layer: String, fid: Int64, reason: String)
     case readOnly(String)
     /// An import failed; nothing was written.
     case importFailed(file: String, problems: [ImportProblem])
@@ -34,6 +36,8 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
             return "invalid layer name '\(name)': \(reason)"
         case .corruptGeometry(let reason):
             return "corrupt geometry: \(reason)"
+        case .badFeature(let layer, let fid, let reason):
+            return "layer '\(layer)', fid \(fid): \(reason)"
         case .readOnly(let path):
             return "\(path) is open read-only"
         case .importFailed(let file, let problems):

@@ -21,7 +21,21 @@ public struct MBTilesError: Error, CustomStringConvertible, Sendable {
 public final class MBTiles: Sendable {
     public let path: String
     public let metadata: [String: String]
+    /// [west, south, east, north] from the metadata, when it is four finite numbers in range.
+    public let bounds: [Double]?
+    /// The metadata's center, when it is three finite numbers in range.
+    public let center: Center?
+    /// Metadata set aside at open (a `center` or `bounds` that is not finite numbers in range,
+    /// as any tool may write): the set is served without it. Shown by `vltava tiles info` and
+    /// `vltava import`, logged by the server.
+    public let warnings: [String]
     private let connection: Mutex<ConnectionBox>
+
+    public struct Center: Sendable, Equatable {
+        public var lon: Double
+        public var lat: Double
+        public var zoom: Int
+    }
 
     /// The SQLite handle, moved into the mutex once at open.
     final class ConnectionBox: @unchecked Sendable {
@@ -50,6 +64,13 @@ public final class MBTiles: Sendable {
                 }
             }
             self.metadata = metadata
+            // Checked once here, where the text becomes numbers: a NaN, infinite or huge zoom
+            // used to trap converting it to an integer for TileJSON.
+            let (bounds, boundsWarning) = MBTiles.checkedBounds(metadata["bounds"])
+            let (center, centerWarning) = MBTiles.checkedCenter(metadata["center"])
+            self.bounds = bounds
+            self.center = center
+            warnings = [boundsWarning, centerWarning].compactMap { $0 }
             let query = try database.prepare("SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
             connection = Mutex(ConnectionBox(database: database, tileQuery: query))
         } catch let error as MBTilesError {
@@ -65,10 +86,42 @@ public final class MBTiles: Sendable {
     public var minZoom: Int? { metadata["minzoom"].flatMap { Int($0) } }
     public var maxZoom: Int? { metadata["maxzoom"].flatMap { Int($0) } }
 
-    /// [west, south, east, north] from the metadata.
-    public var bounds: [Double]? {
-        let values = metadata["bounds"]?.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-        return values?.count == 4 ? values : nil
+    /// The numbers of a comma-separated metadata value; nil unless there are `count` of them.
+    static func numbers(_ text: String, count: Int) -> [Double]? {
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard values.count == count else { return nil }
+        let numbers = values.compactMap { $0 }
+        return numbers.count == count ? numbers : nil
+    }
+
+    /// Why a longitude and latitude are unusable, or nil.
+    static func positionProblem(lon: Double, lat: Double) -> String? {
+        if !lon.isFinite { return "the longitude \(lon) is not a finite number" }
+        if !lat.isFinite { return "the latitude \(lat) is not a finite number" }
+        if abs(lon) > 180 { return "the longitude \(lon) is outside -180…180" }
+        if abs(lat) > 90 { return "the latitude \(lat) is outside -90…90" }
+        return nil
+    }
+
+    /// `bounds`: WEST,SOUTH,EAST,NORTH in degrees (WEST > EAST crosses the antimeridian).
+    static func checkedBounds(_ text: String?) -> ([Double]?, String?) {
+        guard let text else { return (nil, nil) }
+        let ignored = "metadata bounds '\(text)' ignored: "
+        guard let b = numbers(text, count: 4) else { return (nil, ignored + "it is not four numbers WEST,SOUTH,EAST,NORTH") }
+        if let problem = positionProblem(lon: b[0], lat: b[1]) ?? positionProblem(lon: b[2], lat: b[3]) { return (nil, ignored + problem) }
+        guard b[1] <= b[3] else { return (nil, ignored + "its south \(b[1]) is north of its north \(b[3])") }
+        return (b, nil)
+    }
+
+    /// `center`: LON,LAT,ZOOM, the zoom a whole number of 0…30 (a fraction is rounded down).
+    static func checkedCenter(_ text: String?) -> (Center?, String?) {
+        guard let text else { return (nil, nil) }
+        let ignored = "metadata center '\(text)' ignored: "
+        guard let c = numbers(text, count: 3) else { return (nil, ignored + "it is not three numbers LON,LAT,ZOOM") }
+        if let problem = positionProblem(lon: c[0], lat: c[1]) { return (nil, ignored + problem) }
+        guard c[2].isFinite else { return (nil, ignored + "the zoom \(c[2]) is not a finite number") }
+        guard c[2] >= 0 && c[2] <= 30 else { return (nil, ignored + "the zoom \(c[2]) is outside 0…30") }
+        return (Center(lon: c[0], lat: c[1], zoom: Int(c[2].rounded(.down))), nil)
     }
 
     /// The raw stored bytes of tile z/x/y (XYZ addressing), or nil when the set has no such tile.
@@ -118,10 +171,10 @@ public final class MBTiles: Sendable {
         if let minZoom { object["minzoom"] = .integer(Int64(minZoom)) }
         if let maxZoom { object["maxzoom"] = .integer(Int64(maxZoom)) }
         if let bounds { object["bounds"] = .array(bounds.map { .double($0) }) }
-        // The center: from the metadata, else the middle of the bounds at the lowest zoom.
-        let center = metadata["center"]?.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-        if let center, center.count == 3 {
-            object["center"] = .array([.double(center[0]), .double(center[1]), .integer(Int64(center[2]))])
+        // The center: from the metadata, else (none, or one set aside at open) the middle of
+        // the bounds at the lowest zoom, else none.
+        if let center {
+            object["center"] = .array([.double(center.lon), .double(center.lat), .integer(Int64(center.zoom))])
         } else if let b = bounds {
             object["center"] = .array([.double((b[0] + b[2]) / 2), .double((b[1] + b[3]) / 2), .integer(Int64(minZoom ?? 0))])
         }

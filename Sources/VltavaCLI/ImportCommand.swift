@@ -1,5 +1,6 @@
 import ArgumentParser
 import Store
+import VectorTiles
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,7 +35,11 @@ struct ImportCommand: ParsableCommand {
             let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
             if file.lowercased().hasSuffix(".mbtiles") {
                 try geoPackage.registerTileSet(name: layer, path: file, replace: replace)
-                print("registered tile set '\(layer)' (\(file); the tiles stay in that file)")
+                // Registered all the same: unusable metadata is set aside wherever the set is read.
+                let warnings = (try? MBTiles(path: file))?.warnings ?? []
+                for warning in warnings { printError("warning: \(warning)") }
+                print("registered tile set '\(layer)' (\(file); the tiles stay in that file)"
+                      + (warnings.isEmpty ? "" : ", \(warnings.count) warning(s)"))
                 return
             }
             let options = ImportOptions(

@@ -18,8 +18,9 @@ struct RouteCommand: ParsableCommand {
 
     enum OutputFormat: String, ExpressibleByArgument { case text, json }
 
-    @Option(help: "Start, LON,LAT.") var from: String
-    @Option(help: "Destination, LON,LAT.") var to: String
+    // Unconditional: the value may start with '-' (a longitude west of Greenwich).
+    @Option(parsing: .unconditional, help: "Start, LON,LAT.") var from: String
+    @Option(parsing: .unconditional, help: "Destination, LON,LAT.") var to: String
     @Option(help: "A line layer of the store, or an OSM file.") var network: String
     @Option(help: "foot (default) or wheelchair (step-free) for a store layer; foot or any (every highway) for an OSM file.")
     var profile: String = "foot"
@@ -76,7 +77,7 @@ struct RouteCommand: ParsableCommand {
         }
         guard joinEnds >= 0, joinEnds.isFinite else { throw .invalidArgument(parameter: "join-ends", message: "must be a number of metres ≥ 0") }
         let layer = try Snapshot.load(storePath: store.db).layer(network)
-        guard let built = Network.build(from: layer, joinEnds: joinEnds) else {
+        guard let built = try Network.build(from: layer, joinEnds: joinEnds) else {
             throw .unsupportedGeometry(layer: layer.name, operation: "ROUTE", needs: "lines", has: layer.family.rawValue)
         }
         return (built, chosen)

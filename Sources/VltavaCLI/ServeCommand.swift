@@ -18,7 +18,9 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
     @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
     @Option(help: "Port to listen on (0: any free port, printed on start).") var port: Int = 8080
-    @Option(help: "Enables POST /v1/admin/reload with this bearer token (default: $VLTAVA_ADMIN_TOKEN).") var adminToken: String?
+    @Option(help: "Enables POST /v1/admin/reload with the bearer token this file holds.") var adminTokenFile: String?
+    @Option(help: "The same with the token itself (default: $VLTAVA_ADMIN_TOKEN). Every local user sees it in ps: prefer --admin-token-file or the variable.")
+    var adminToken: String?
     @Option(help: "The layer whose area /v1/here checks (default: the polygon layer with the largest extent).") var areaLayer: String?
     @Option(help: "The polygon layer /v1/air names the district from.") var districtLayer: String = "districts"
     @Option(help: "The URL clients reach the server at, for TileJSON tile URLs (default: from the Host header).") var publicURL: String?
@@ -30,13 +32,14 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw CLIError("--port must be between 0 and 65535") }
         guard idleTimeout > 0 else { throw CLIError("--idle-timeout must be a positive number of seconds") }
         guard FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
+        guard adminToken == nil || adminTokenFile == nil else { throw CLIError("give --admin-token-file or --admin-token, not both") }
         // Logs go to standard error as JSON lines, one per event with its metadata, batched.
         LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
         defer { LogSink.standardError.flush() }
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port
-        configuration.adminToken = adminToken ?? ProcessInfo.processInfo.environment["VLTAVA_ADMIN_TOKEN"]
+        configuration.adminToken = try adminTokenFile.map(readAdminToken) ?? adminToken ?? ProcessInfo.processInfo.environment["VLTAVA_ADMIN_TOKEN"]
         configuration.areaLayer = areaLayer
         configuration.districtLayer = districtLayer
         configuration.publicURL = publicURL
@@ -49,5 +52,15 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
         }
         try await server.run(handleSignals: true)
+    }
+
+    /// The token a file holds, without surrounding whitespace (editors end files with a newline).
+    /// A file keeps the token out of the process list, where a flag's value is public.
+    func readAdminToken(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read the admin token file \(path)") }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw CLIError("the admin token file \(path) is empty") }
+        guard !token.contains(where: \.isNewline) else { throw CLIError("the admin token file \(path) holds more than one line") }
+        return token
     }
 }

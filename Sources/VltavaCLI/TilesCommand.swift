@@ -17,6 +17,7 @@ struct TilesCommand: ParsableCommand {
         func run() throws {
             do {
                 let set = try MBTiles(path: file)
+                for warning in set.warnings { printError("warning: \(warning)") }
                 let addresses = try set.tileAddresses()
                 var perZoom: [Int: Int] = [:]
                 for a in addresses { perZoom[a.z, default: 0] += 1 }
@@ -68,12 +69,19 @@ struct TilesCommand: ParsableCommand {
     struct At: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The features at a point: polygons containing it, points and lines within 8 pixels.")
         @Argument(help: "The .mbtiles file.") var file: String
-        @Argument(help: "The point as LON,LAT (longitude first).") var point: String
+        // Every input no option claims, so a point west of Greenwich (-75.9,38.8), which the
+        // parser would otherwise read as the short options -7, -5, …, still arrives here.
+        @Argument(parsing: .allUnrecognized, help: "The point as LON,LAT (longitude first; a negative longitude as is: -75.9,38.8).")
+        var point: [String] = []
         @Option(help: "The zoom level.") var zoom: Int
         @Option(help: "Only this layer.") var layer: String?
 
         func run() throws {
-            let (lon, lat) = try parsePoint(point)
+            guard point.count == 1, let text = point.first else {
+                throw CLIError(point.isEmpty ? "expected a point as LON,LAT after the file, e.g. 14.4057,50.1160"
+                                             : "expected one point as LON,LAT after the file; got \(point.joined(separator: " "))")
+            }
+            let (lon, lat) = try parsePoint(text)
             do {
                 let set = try MBTiles(path: file)
                 let features = try set.features(atLon: lon, lat: lat, zoom: zoom, layer: layer)

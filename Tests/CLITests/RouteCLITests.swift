@@ -61,6 +61,50 @@ import Testing
         #expect(osm.stderr.contains("unknown profile 'bike' for an OSM file (profiles: foot, any)"))
     }
 
+    /// An OSM file with a node that is not a finite position in range: a clear error naming the
+    /// node and exit status 1, where `lon="inf"` crashed `vltava route` (SIGILL) and NaN, 95.5
+    /// and 1e300 were walked along (issue 19). A PBF whose granularity is corrupt likewise.
+    @Test func osmNodesOutOfRangeAreAnError() throws {
+        let dir = try Fixtures.temporaryDirectory("route-osm")
+        let cases = [
+            ("lat='42.52' lon='inf'", "node 3: longitude inf is not a finite number"),
+            ("lat='NaN' lon='1.50'", "node 3: latitude nan is not a finite number"),
+            ("lat='95.5' lon='1.50'", "node 3: latitude 95.5 is outside -90…90"),
+            ("lat='42.52' lon='1e300'", "node 3: longitude 1e+300 is outside -180…180"),
+        ]
+        for (i, (position, message)) in cases.enumerated() {
+            let file = dir.appendingPathComponent("bad\(i).osm")
+            try Data("""
+                <?xml version='1.0'?><osm version='0.6'>
+                <node id='1' lat='42.50' lon='1.50'/><node id='2' lat='42.51' lon='1.50'/><node id='3' \(position)/>
+                <way id='10'><nd ref='1'/><nd ref='2'/><nd ref='3'/><tag k='highway' v='footway'/></way>
+                </osm>
+                """.utf8).write(to: file)
+            let route = try CLI.run(["route", "--from", "1.5,42.5", "--to", "1.5,42.51", "--network", file.path])
+            #expect(route.status == 1, "\(position): \(route.stdout)\(route.stderr)")
+            #expect(route.stderr.contains("bad\(i).osm: \(message)"), "\(route.stderr)")
+        }
+        let nodes = [PBFBuilder.Node(id: 1, lat: 425_000_000, lon: 15_000_000), PBFBuilder.Node(id: 2, lat: 425_100_000, lon: 15_000_000)]
+        let good = dir.appendingPathComponent("good.osm.pbf"), bad = dir.appendingPathComponent("bad.osm.pbf")
+        try Data(PBFBuilder.file(nodes: nodes, way: [1, 2])).write(to: good)
+        try Data(PBFBuilder.file(nodes: nodes, way: [1, 2], granularity: 100_000)).write(to: bad)
+        let fine = try CLI.run(["route", "--from", "1.5,42.5", "--to", "1.5,42.51", "--network", good.path])
+        #expect(fine.status == 0 && fine.stdout.hasPrefix("1112.0 m, 801 s"), "\(fine.stdout)\(fine.stderr)")
+        let corrupt = try CLI.run(["route", "--from", "1.5,42.5", "--to", "1.5,42.51", "--network", bad.path])
+        #expect(corrupt.status == 1)
+        #expect(corrupt.stderr.contains("bad.osm.pbf: node 1: latitude \(1e-9 * Double(100_000 * 425_000_000)) is outside -90…90"), "\(corrupt.stderr)")
+    }
+
+    /// `--from -1.5,42.5` was refused as a missing value (the parser took it for an option).
+    @Test func negativeLongitudes() throws {
+        let nodes = [PBFBuilder.Node(id: 1, lat: 425_000_000, lon: -15_000_000), PBFBuilder.Node(id: 2, lat: 425_100_000, lon: -15_000_000)]
+        let file = try Fixtures.temporaryDirectory("route-west").appendingPathComponent("west.osm.pbf")
+        try Data(PBFBuilder.file(nodes: nodes, way: [1, 2])).write(to: file)
+        let route = try CLI.run(["route", "--from", "-1.5,42.5", "--to", "-1.5,42.51", "--network", file.path])
+        #expect(route.status == 0, "\(route.stderr)")
+        #expect(route.stdout.hasPrefix("1112.0 m, 801 s (13.3 min) on foot at 5.0 km/h"), "\(route.stdout)")
+    }
+
     /// End to end over the Andorra PBF with the foot profile. The value is pinned from this
     /// implementation (the search itself is checked against Dijkstra and NetworkX on the zoo).
     @Test func andorraOnFoot() throws {

@@ -33,6 +33,44 @@ import Testing
             """)
     }
 
+    /// A center of NaN, inf or 1e19 killed `vltava tiles info` (issue 19); now it is set
+    /// aside with a warning, and `vltava import` registers such a set with the same warning.
+    @Test(arguments: [("nan", "the zoom nan is not a finite number"), ("inf", "the zoom inf is not a finite number"), ("1e19", "the zoom 1e+19 is outside 0…30")])
+    func unusableCenterIsAWarning(zoom: String, reason: String) throws {
+        let file = try RawStoreEdits.copy(ofFixture: "mbtiles/mbtileserver-world_cities.mbtiles", as: "cities.mbtiles")
+        try RawStoreEdits.setMBTilesMetadata("center", to: "-75.9375,38.788894,\(zoom)", in: file)
+        let warning = "warning: metadata center '-75.9375,38.788894,\(zoom)' ignored: \(reason)\n"
+        let info = try CLI.run(["tiles", "info", file])
+        #expect(info.status == 0)
+        #expect(info.stderr == warning)
+        #expect(info.stdout.hasPrefix("Major cities from Natural Earth data: 196 tiles\n") && info.stdout.contains("\"tilejson\": \"3.0.0\""))
+        let db = try Fixtures.temporaryDirectory("tiles-import").appendingPathComponent("s.gpkg").path
+        let imported = try CLI.run(["import", file, "--layer", "cities", "--db", db])
+        #expect(imported.status == 0)
+        #expect(imported.stderr == warning)
+        #expect(imported.stdout == "registered tile set 'cities' (\(file); the tiles stay in that file), 1 warning(s)\n")
+    }
+
+    /// A point west of Greenwich was read as options (-7, -5, …) and refused (issue 19).
+    @Test func aNegativeLongitudeIsAPoint() throws {
+        let file = Fixtures.path("mbtiles/mbtileserver-world_cities.mbtiles")
+        let expected = """
+            layer   geometry  name              kind
+            ------  --------  ----------------  ----
+            cities  Point     Washington, D.C.
+
+            """
+        for arguments in [[file, "-77.0365,38.8977", "--zoom", "6"], [file, "--zoom", "6", "-77.0365,38.8977"]] {
+            let at = try CLI.run(["tiles", "at"] + arguments)
+            #expect(at.status == 0, "\(at.stderr)")
+            #expect(at.stdout == expected)
+        }
+        let none = try CLI.run(["tiles", "at", file, "--zoom", "6"])
+        #expect(none.status == 1 && none.stderr.contains("expected a point as LON,LAT after the file"))
+        let two = try CLI.run(["tiles", "at", file, "-75.9,38.8", "1,2", "--zoom", "6"])
+        #expect(two.status == 1 && two.stderr.contains("expected one point as LON,LAT after the file; got -75.9,38.8 1,2"))
+    }
+
     @Test func errorsAreClear() throws {
         let swapped = try CLI.run(["tiles", "at", Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), "50.1154,114.4", "--zoom", "16"])
         #expect(swapped.status != 0)

@@ -65,7 +65,7 @@ import Testing
         // And 10,000 random stations in the Czech bbox.
         let random = (0..<10_000).map { _ in Point(lon: Double.random(in: 12.09...18.86, using: &g), lat: Double.random(in: 48.55...51.06, using: &g)) }
         for set in [points, random] {
-            let index = PointIndex(lons: set.map(\.lon), lats: set.map(\.lat))
+            let index = try PointIndex(lons: set.map(\.lon), lats: set.map(\.lat))
             let xyz = set.flatMap { p -> [Double] in let v = Geodesy.unitVector(lon: p.lon, lat: p.lat); return [v.x, v.y, v.z] }
             var mismatches = 0
             xyz.withUnsafeBufferPointer { buffer in

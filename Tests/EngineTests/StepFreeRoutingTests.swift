@@ -131,7 +131,7 @@ import Testing
         let d = 0.0004
         let ring: [Double] = [middle.lon - d, middle.lat - d, middle.lon + d, middle.lat - d, middle.lon + d, middle.lat + d,
                               middle.lon - d, middle.lat + d, middle.lon - d, middle.lat - d]
-        let zone = PolygonIndex(geometries: [.polygon(Polygon(rings: [ring]))])
+        let zone = try PolygonIndex(geometries: [.polygon(Polygon(rings: [ring]))])
         let avoided = try route(Router.Avoid(polygons: zone, factor: nil))
         #expect(avoided.metres > plain.metres)
         #expect(Self.stepEdges(of: avoided, network) == 0)

@@ -171,6 +171,37 @@ func fixtureFeatures(_ name: String) throws -> [Feature] {
         #expect(throws: WKBError.self) { try WKB.decode([1, 3, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]) }
     }
 
+    /// A NaN or infinite x or y is refused where the bytes become geometry, naming the byte the
+    /// position starts at; before, WKB took it and the index builders trapped on it (issue 19).
+    @Test func nonFiniteCoordinatesAreAnError() throws {
+        func message(_ bytes: [UInt8]) -> String? {
+            do { _ = try WKB.decodeAllowingEmpty(bytes); return nil } catch { return error.description }
+        }
+        // The report's POINT (14.42 inf), without its GeoPackage header.
+        let infinite = Array(RawStoreEdits.infiniteLatitude.dropFirst(8))
+        #expect(message(infinite) == "invalid WKB at byte 5: the coordinate (14.42, inf) is not a finite number")
+        // LINESTRING (1 2, nan 4): the second position starts at byte 25.
+        var line = WKB.encode(.lineString(LineString(coordinates: [1, 2, 3, 4])))
+        line.replaceSubrange(25..<33, with: withUnsafeBytes(of: Double.nan.bitPattern.littleEndian, Array.init))
+        #expect(message(line) == "invalid WKB at byte 25: the coordinate (nan, 4.0) is not a finite number")
+        let polygon = WKB.encode(.polygon(Polygon(rings: [[0, 0, 1, 0, 1, -.infinity, 0, 0]])))
+        #expect(message(polygon) == "invalid WKB at byte 45: the coordinate (1.0, -inf) is not a finite number")
+        // Z and M are dropped unchecked: some writers leave M as NaN.
+        #expect(try WKB.decode(RawStoreEdits.bytes(hex: "01B90B0000000000000000F03F0000000000000040000000000000F87F000000000000F87F")) == .point(Point(lon: 1, lat: 2)))
+    }
+
+    /// POINT EMPTY (x and y both NaN, as WKB spells it) is no geometry: nil where allowed,
+    /// dropped inside a MultiPoint or a collection, an error for `decode`.
+    @Test func emptyPoints() throws {
+        let empty = RawStoreEdits.bytes(hex: "0101000000000000000000F87F000000000000F87F")
+        #expect(try WKB.decodeAllowingEmpty(empty) == nil)
+        #expect(throws: WKBError.self) { try WKB.decode(empty) }
+        // MULTIPOINT (EMPTY, (1 2)) and GEOMETRYCOLLECTION (POINT EMPTY, POINT (1 2)).
+        let one = RawStoreEdits.bytes(hex: "0101000000000000000000F03F0000000000000040")
+        #expect(try WKB.decode([1, 4, 0, 0, 0, 2, 0, 0, 0] + empty + one) == .multiPoint(MultiPoint(coordinates: [1, 2])))
+        #expect(try WKB.decode([1, 7, 0, 0, 0, 2, 0, 0, 0] + empty + one) == .collection([.point(Point(lon: 1, lat: 2))]))
+    }
+
     @Test func readsKnownWKT() throws {
         #expect(try WKT.decode("point(14.4208 50.088)") == .point(Point(lon: 14.4208, lat: 50.088)))
         #expect(try WKT.decode("POINT Z (1 2 3)") == .point(Point(lon: 1, lat: 2)))

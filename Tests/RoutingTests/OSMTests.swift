@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
 import Routing
+import SpatialIndex
 import TestSupport
 import Testing
 
@@ -50,6 +51,68 @@ import Testing
             #expect(error.description == "cut.osm: the XML is truncated (no closing </osm>)")
         }
         #expect(throws: OSMError.self) { try OSMReader.read(path: dir.appendingPathComponent("none.osm").path) }
+    }
+
+    /// A node whose position is not a finite number in range is an error naming the node
+    /// (issue 19): `lon="inf"` used to crash `vltava route` in the edge index, and NaN, 95.5 or
+    /// 1e300 were taken as they were.
+    @Test(arguments: [
+        ("lat='42.52' lon='inf'", "node 3: longitude inf is not a finite number"),
+        ("lat='NaN' lon='1.50'", "node 3: latitude nan is not a finite number"),
+        ("lat='95.5' lon='1.50'", "node 3: latitude 95.5 is outside -90…90"),
+        ("lat='42.52' lon='1e300'", "node 3: longitude 1e+300 is outside -180…180"),
+        ("lat='42.52' lon='east'", "node 3: lat '42.52' or lon 'east' is not a number"),
+    ])
+    func xmlNodeOutOfRangeIsAnError(position: String, message: String) throws {
+        let xml = Self.network(third: position)
+        do {
+            _ = try OSMReader.readXML(Array(xml.utf8), file: "bad.osm")
+            Issue.record("read a node at \(position)")
+        } catch {
+            #expect(error.description == "bad.osm: \(message)")
+        }
+    }
+
+    /// Three nodes on a footway, the third at `third` ("lat='…' lon='…'").
+    static func network(third: String) -> String {
+        """
+        <?xml version='1.0'?><osm version='0.6'>
+        <node id='1' lat='42.50' lon='1.50'/><node id='2' lat='42.51' lon='1.50'/><node id='3' \(third)/>
+        <way id='10'><nd ref='1'/><nd ref='2'/><nd ref='3'/><tag k='highway' v='footway'/></way>
+        </osm>
+        """
+    }
+
+    /// A PBF block's granularity scales every coordinate: a corrupt one (here 100,000 instead of
+    /// 100 nanodegrees) put the nodes thousands of degrees away without an error; now the first
+    /// node out of range is named. A granularity of 0 is refused too.
+    @Test func corruptGranularityIsAnError() throws {
+        let nodes = [PBFBuilder.Node(id: 1, lat: 425_000_000, lon: 15_000_000), PBFBuilder.Node(id: 2, lat: 425_100_000, lon: 15_000_000)]
+        let good = try OSMReader.readPBF(PBFBuilder.file(nodes: nodes, way: [1, 2]), file: "good.osm.pbf")
+        // 100 nanodegrees per unit, as the reader computes them.
+        #expect(good.lats == [1e-9 * 42_500_000_000, 1e-9 * 42_510_000_000] && good.lons == [1.5, 1.5])
+        #expect(abs(good.lats[1] - 42.51) < 1e-12)
+        #expect(good.ways.map(\.refs) == [[1, 2]])
+        #expect(good.ways.first?.tags == ["highway": "footway"])
+        do {
+            _ = try OSMReader.readPBF(PBFBuilder.file(nodes: nodes, way: [1, 2], granularity: 100_000), file: "bad.osm.pbf")
+            Issue.record("read nodes at latitude 42,500")
+        } catch {
+            #expect(error.description == "bad.osm.pbf: node 1: latitude \(1e-9 * Double(100_000 * 425_000_000)) is outside -90…90")
+        }
+        do {
+            _ = try OSMReader.readPBF(PBFBuilder.file(nodes: nodes, way: [1, 2], granularity: 0), file: "zero.osm.pbf")
+            Issue.record("read a block of granularity 0")
+        } catch {
+            #expect(error.description == "zero.osm.pbf: a block with granularity 0 (it must be at least 1 nanodegree)")
+        }
+    }
+
+    /// The edge index refuses a graph with a non-finite node rather than trapping on it.
+    @Test func edgeIndexRefusesNonFiniteNodes() throws {
+        let graph = Graph(lons: [1.5, 1.5, .infinity], lats: [42.5, 42.51, 42.52], edges: [Graph.Edge(u: 0, v: 1, metres: 1112), Graph.Edge(u: 1, v: 2, metres: 1112)])
+        #expect(throws: SpatialIndexError.nonFinite(item: 2)) { try EdgeIndex(graph: graph) }
+        #expect(throws: SpatialIndexError.nonFinite(item: 2)) { try Router(graph: graph) }
     }
 
     /// The foot profile keeps footways, drops motorways, respects access and foot tags, and

@@ -68,7 +68,7 @@ enum ZooNetwork {
     /// network points nearest to the pavilion's outline, the nearest by route winning.
     @Test func fromTheEntranceToTheGorillas() throws {
         let graph = try ZooNetwork.graph.get()
-        let router = Router(graph: graph)
+        let router = try Router(graph: graph)
         let zoo = try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url("zoo/pavilions-and-pens.geojson"))))
         guard case .polygon(let pavilion)? = zoo.features.first(where: { $0.properties["name"] == .text("Pavilon goril") })?.geometry else {
             Issue.record("no gorilla pavilion"); return
@@ -91,7 +91,7 @@ enum ZooNetwork {
     }
 
     @Test func clearErrors() throws {
-        let router = Router(graph: try ZooNetwork.graph.get())
+        let router = try Router(graph: ZooNetwork.graph.get())
         // Old Town Square is kilometres from the zoo's paths.
         #expect(throws: RouteError.self) { try router.route(from: Point(lon: 14.4213, lat: 50.0875), to: Point(lon: 14.4109, lat: 50.1167)) }
         do {
@@ -118,14 +118,14 @@ enum ZooNetwork {
     /// never enters it; a penalty factor gives the same detour or the direct way, and the
     /// answer's distance is always real metres along its LineString.
     @Test func avoidingAnArea() throws {
-        let router = Router(graph: try ZooNetwork.graph.get())
+        let router = try Router(graph: ZooNetwork.graph.get())
         let direct = try router.route(from: Self.entrance, to: Self.gorillaPen)
         let middle = direct.geometry.point(at: direct.geometry.pointCount / 2)
         let d = 0.0004
         let (x0, x1, y0, y1) = (middle.lon - d, middle.lon + d, middle.lat - d, middle.lat + d)
         let ring: [Double] = [x0, y0, x1, y0, x1, y1, x0, y1, x0, y0]
         let box = Geometry.polygon(Polygon(rings: [ring]))
-        let zone = PolygonIndex(geometries: [box])
+        let zone = try PolygonIndex(geometries: [box])
         let forbidden = try router.route(from: Self.entrance, to: Self.gorillaPen, avoiding: Router.Avoid(polygons: zone, factor: nil))
         #expect(forbidden.metres > direct.metres)
         let line = forbidden.geometry
@@ -143,7 +143,7 @@ enum ZooNetwork {
     /// Two points on different pieces of the network: NoRoute, saying so.
     @Test func differentComponents() throws {
         let graph = try ZooNetwork.graph.get()
-        let router = Router(graph: graph)
+        let router = try Router(graph: graph)
         let inLargest = try #require((0..<graph.nodeCount).first(where: { graph.component[$0] == 0 }))
         let inSecond = try #require((0..<graph.nodeCount).first(where: { graph.component[$0] == 1 }))
         do {
@@ -160,7 +160,7 @@ enum ZooNetwork {
     /// between two corners; never longer than the corners-only route (565.368 m), and its
     /// destination lies on the outline.
     @Test func toAFeaturesOutline() throws {
-        let router = Router(graph: try ZooNetwork.graph.get())
+        let router = try Router(graph: ZooNetwork.graph.get())
         let zoo = try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url("zoo/pavilions-and-pens.geojson"))))
         let pavilion = try #require(zoo.features.first(where: { $0.properties["name"] == .text("Pavilon goril") })?.geometry)
         let route = try router.route(from: Self.entrance, toFeatures: [pavilion])
@@ -183,7 +183,7 @@ enum ZooNetwork {
     }
 
     @Test func aTargetThatMatchesNothing() throws {
-        let router = Router(graph: try ZooNetwork.graph.get())
+        let router = try Router(graph: ZooNetwork.graph.get())
         #expect(throws: RouteError.noTarget("no destination to route to: the target matched nothing")) {
             try router.route(from: Self.entrance, toAny: [])
         }

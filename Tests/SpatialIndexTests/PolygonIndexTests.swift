@@ -36,7 +36,7 @@ import Testing
     @Test(arguments: ["prague/districts.wgs84.geojson", "prague/parking-zones.wgs84.geojson"])
     func agreesWithBruteForceOnRandomPoints(fixture: String) throws {
         let geometries = try Self.load(fixture)
-        let index = PolygonIndex(geometries: geometries)
+        let index = try PolygonIndex(geometries: geometries)
         let extent = geometries.reduce(into: BBox.empty) { $0.extend($1.bbox) }
         var random = SplitMix(state: 42)
         var hits = 0, candidatesSeen = 0
@@ -66,7 +66,7 @@ import Testing
     /// over the same file); a point west of the city is in none.
     @Test func knownPlacesFallInTheirDistricts() throws {
         let features = try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url("prague/districts.wgs84.geojson")))).features
-        let index = PolygonIndex(geometries: features.map { $0.geometry ?? .collection([]) })
+        let index = try PolygonIndex(geometries: features.map { $0.geometry ?? .collection([]) })
         func district(_ lon: Double, _ lat: Double) -> String? {
             index.firstContaining(lon: lon, lat: lat).flatMap { features[$0].properties["NAZEV_MC"]?.stringValue }
         }
@@ -75,13 +75,13 @@ import Testing
         #expect(district(14.1000, 50.1000) == nil)  // west of the city
     }
 
-    @Test func holesAndMultiPolygonParts() {
+    @Test func holesAndMultiPolygonParts() throws {
         // A 2×2 square with a 1×1 hole, and a second square part to the east.
         let outer: [Double] = [0, 0, 2, 0, 2, 2, 0, 2, 0, 0]
         let hole: [Double] = [0.5, 0.5, 0.5, 1.5, 1.5, 1.5, 1.5, 0.5, 0.5, 0.5]
         let east: [Double] = [3, 0, 4, 0, 4, 1, 3, 1, 3, 0]
         let shape = Geometry.multiPolygon(MultiPolygon(polygons: [Polygon(rings: [outer, hole]), Polygon(rings: [east])]))
-        let index = PolygonIndex(geometries: [shape, .point(Point(lon: 1, lat: 1))])
+        let index = try PolygonIndex(geometries: [shape, .point(Point(lon: 1, lat: 1))])
         #expect(index.contains(0, lon: 0.25, lat: 1))
         #expect(!index.contains(0, lon: 1, lat: 1))  // in the hole
         #expect(index.contains(0, lon: 3.5, lat: 0.5))  // in the second part
@@ -90,10 +90,10 @@ import Testing
     }
 
     /// Two squares sharing the edge x = 1: a point on that edge is in exactly one of them.
-    @Test func sharedEdgeBelongsToExactlyOnePolygon() {
+    @Test func sharedEdgeBelongsToExactlyOnePolygon() throws {
         let west = Geometry.polygon(Polygon(rings: [[0, 0, 1, 0, 1, 1, 0, 1, 0, 0]]))
         let east = Geometry.polygon(Polygon(rings: [[1, 0, 2, 0, 2, 1, 1, 1, 1, 0]]))
-        let index = PolygonIndex(geometries: [west, east])
+        let index = try PolygonIndex(geometries: [west, east])
         for y in stride(from: 0.05, to: 1, by: 0.1) {
             var found: [Int] = []
             index.containing(lon: 1, lat: y) { found.append($0) }

@@ -29,11 +29,11 @@ import Testing
             .sorted { $0 < $1 }.prefix(k).map(\.1)
     }
 
-    @Test func bboxSearchEqualsBruteForce() {
+    @Test func bboxSearchEqualsBruteForce() throws {
         var g = SplitMix(state: 7)
         let boxes = (0..<10_000).map { _ in Self.randomBox(&g) } + [.empty]
         for nodeSize in [4, 16] {
-            let tree = PackedRTree(boxes: boxes, nodeSize: nodeSize)
+            let tree = try PackedRTree(boxes: boxes, nodeSize: nodeSize)
             #expect(tree.count == 10_000)
             for _ in 0..<1_000 {
                 let query = Self.randomBox(&g)
@@ -43,11 +43,11 @@ import Testing
         }
     }
 
-    @Test func treeKNearestEqualsBruteForce() {
+    @Test func treeKNearestEqualsBruteForce() throws {
         var g = SplitMix(state: 11)
         let lons = (0..<20_000).map { _ in Double.random(in: 12.09...18.86, using: &g) }
         let lats = (0..<20_000).map { _ in Double.random(in: 48.55...51.06, using: &g) }
-        let tree = PackedRTree(boxes: zip(lons, lats).map { BBox(minLon: $0, minLat: $1, maxLon: $0, maxLat: $1) })
+        let tree = try PackedRTree(boxes: zip(lons, lats).map { BBox(minLon: $0, minLat: $1, maxLon: $0, maxLat: $1) })
         for q in 0..<500 {
             let lon = Double.random(in: 12.09...18.86, using: &g), lat = Double.random(in: 48.55...51.06, using: &g)
             let k = [1, 3, 10][q % 3]
@@ -62,11 +62,11 @@ import Testing
         }
     }
 
-    @Test func pointIndexEqualsBruteForce() {
+    @Test func pointIndexEqualsBruteForce() throws {
         var g = SplitMix(state: 13)
         let lons = (0..<5_000).map { _ in Double.random(in: 12.09...18.86, using: &g) }
         let lats = (0..<5_000).map { _ in Double.random(in: 48.55...51.06, using: &g) }
-        let index = PointIndex(lons: lons, lats: lats)
+        let index = try PointIndex(lons: lons, lats: lats)
         var buffer = [Int32](repeating: -1, count: 10)
         for q in 0..<1_000 {
             let lon = Double.random(in: 12.09...18.86, using: &g), lat = Double.random(in: 48.55...51.06, using: &g)
@@ -83,12 +83,12 @@ import Testing
 
     /// EXPLAIN's node count: a search that must see every point enters every node of the
     /// implicit tree (counted here from its shape); a 1-nearest search prunes nearly all.
-    @Test func pointIndexCountsTheNodesItVisits() {
+    @Test func pointIndexCountsTheNodesItVisits() throws {
         var g = SplitMix(state: 17)
         let n = 10_000
         let lons = (0..<n).map { _ in Double.random(in: 12.09...18.86, using: &g) }
         let lats = (0..<n).map { _ in Double.random(in: 48.55...51.06, using: &g) }
-        let index = PointIndex(lons: lons, lats: lats)
+        let index = try PointIndex(lons: lons, lats: lats)
         func nodes(_ size: Int) -> Int { size <= PointIndex.leafSize ? 1 : 1 + nodes(size / 2) + nodes(size - size / 2 - 1) }
         func shallowestLeaf(_ size: Int) -> Int { size <= PointIndex.leafSize ? 1 : 1 + min(shallowestLeaf(size / 2), shallowestLeaf(size - size / 2 - 1)) }
         var visited = 0
@@ -110,7 +110,7 @@ import Testing
     @Test func nearestStationsToOldTown() throws {
         let (codes, lons, lats) = try Self.stations()
         #expect(codes.count == 17)
-        let index = PointIndex(lons: lons, lats: lats)
+        let index = try PointIndex(lons: lons, lats: lats)
         let found = index.nearest(k: 3, lon: 14.4208, lat: 50.0880)
         #expect(found.map { codes[$0.index] } == ["AREPA", "AKALA", "ARIEA"])
         #expect(found.map { ($0.metres).rounded() } == [601, 1667, 1722])
@@ -145,7 +145,7 @@ import Testing
     @Test func serialisationRoundTripsAndRejectsCorruption() throws {
         var g = SplitMix(state: 19)
         let boxes = (0..<5_000).map { _ in Self.randomBox(&g) }
-        let tree = PackedRTree(boxes: boxes, nodeSize: 8)
+        let tree = try PackedRTree(boxes: boxes, nodeSize: 8)
         let bytes = tree.serialized()
         let again = try PackedRTree(serialized: bytes)
         for _ in 0..<200 {
@@ -159,12 +159,12 @@ import Testing
         #expect(throws: SpatialIndexError.self) { try PackedRTree(serialized: pointingOutside) }
     }
 
-    @Test func tinyTrees() {
-        let one = PackedRTree(boxes: [BBox(minLon: 1, minLat: 1, maxLon: 2, maxLat: 2)])
+    @Test func tinyTrees() throws {
+        let one = try PackedRTree(boxes: [BBox(minLon: 1, minLat: 1, maxLon: 2, maxLat: 2)])
         #expect(one.search(BBox(minLon: 0, minLat: 0, maxLon: 0.5, maxLat: 0.5)) == [])
         #expect(one.search(BBox(minLon: 2, minLat: 2, maxLon: 3, maxLat: 3)) == [0])
-        #expect(PackedRTree(boxes: []).search(BBox(minLon: 0, minLat: 0, maxLon: 9, maxLat: 9)) == [])
-        #expect(PointIndex(lons: [], lats: []).nearest(k: 3, lon: 0, lat: 0).isEmpty)
+        #expect(try PackedRTree(boxes: []).search(BBox(minLon: 0, minLat: 0, maxLon: 9, maxLat: 9)) == [])
+        #expect(try PointIndex(lons: [], lats: []).nearest(k: 3, lon: 0, lat: 0).isEmpty)
     }
 }
 

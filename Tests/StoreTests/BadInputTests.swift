@@ -116,6 +116,26 @@ import Testing
         try expectFailure(path, ["line 3", "'XXXXX' is not a code of layer 'stations'"]) { $0.timeSeriesOf = "stations" }
     }
 
+    /// `1e309` (an overflow to infinity) and `NaN` in a number column were stored as +Inf and
+    /// NULL without a word (issue 19); the import now fails naming the line and the column.
+    @Test func nonFiniteNumbersInCSV() throws {
+        let observations = try write("""
+            code,datefromutc,datetoutc,no2,pm10
+            ABREA,2019-04-14 21:00:00.0 UTC,2019-04-14 22:00:00.0 UTC,3,20
+            ACHOA,2019-04-14 21:00:00.0 UTC,2019-04-14 22:00:00.0 UTC,1e309,21
+            AKALA,2019-04-14 21:00:00.0 UTC,2019-04-14 22:00:00.0 UTC,4.5,NaN
+
+            """, name: "obs.csv")
+        let expected = """
+            import of obs.csv failed; the store is unchanged:
+              - line 3: column 'no2': '1e309' is not a finite number
+              - line 4: column 'pm10': 'NaN' is not a finite number
+            """
+        try expectFailure(observations, [expected]) { $0.timeSeriesOf = "stations" }
+        let points = try write("code,latitude,longitude,height\nX1,50.1,14.4,200\nX2,50.2,14.5,-inf\n", name: "points.csv")
+        try expectFailure(points, ["import of points.csv failed", "line 3: column 'height': '-inf' is not a finite number"])
+    }
+
     @Test func invalidLayerNames() throws {
         try expectFailure(Fixtures.path("air/stations-prague.csv"), layer: "gpkg_contents", ["reserved"])
         try expectFailure(Fixtures.path("air/stations-prague.csv"), layer: "my layer", ["invalid layer name 'my layer'"])

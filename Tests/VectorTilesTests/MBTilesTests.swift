@@ -65,6 +65,39 @@ import Testing
         #expect(doc2["center"] == .array([.double((-123.12359 + 174.763027) / 2), .double((-37.818085 + 59.352706) / 2), .integer(0)]))
     }
 
+    /// A center that is not finite numbers in range (any tool may write one) is set aside at
+    /// open with a warning, and TileJSON takes the middle of the bounds as for a missing one;
+    /// a NaN, infinite or huge zoom used to trap in `Int64(center[2])` (issue 19).
+    @Test(arguments: [
+        ("-75.9375,38.788894,nan", "the zoom nan is not a finite number"),
+        ("-75.9375,38.788894,inf", "the zoom inf is not a finite number"),
+        ("-75.9375,38.788894,1e19", "the zoom 1e+19 is outside 0…30"),
+        ("-75.9375,inf,6", "the latitude inf is not a finite number"),
+        ("nan,38.788894,6", "the longitude nan is not a finite number"),
+        ("-75.9375,38.788894", "it is not three numbers LON,LAT,ZOOM"),
+    ])
+    func unusableCenterIsSetAside(center: String, reason: String) throws {
+        let path = try RawStoreEdits.copy(ofFixture: "mbtiles/mbtileserver-world_cities.mbtiles", as: "bad-center.mbtiles")
+        try RawStoreEdits.setMBTilesMetadata("center", to: center, in: path)
+        let set = try MBTiles(path: path)
+        #expect(set.warnings == ["metadata center '\(center)' ignored: \(reason)"])
+        #expect(set.center == nil)
+        guard case .object(let doc) = set.tileJSON(tilesURL: "x") else { Issue.record("not an object"); return }
+        #expect(doc["center"] == .array([.double((-123.12359 + 174.763027) / 2), .double((-37.818085 + 59.352706) / 2), .integer(0)]))
+    }
+
+    /// Bounds too; with neither, TileJSON has no center at all.
+    @Test func unusableBoundsAreSetAside() throws {
+        let path = try RawStoreEdits.copy(ofFixture: "mbtiles/mbtileserver-world_cities_missing_center.mbtiles", as: "bad-bounds.mbtiles")
+        try RawStoreEdits.setMBTilesMetadata("bounds", to: "-123.12359,-37.818085,inf,59.352706", in: path)
+        let set = try MBTiles(path: path)
+        #expect(set.warnings == ["metadata bounds '-123.12359,-37.818085,inf,59.352706' ignored: the longitude inf is not a finite number"])
+        guard case .object(let doc) = set.tileJSON(tilesURL: "x") else { Issue.record("not an object"); return }
+        #expect(doc["bounds"] == nil && doc["center"] == nil)
+        #expect(try Self.open("mbtiles/mbtileserver-world_cities.mbtiles").warnings.isEmpty)
+        #expect(try Self.open("mbtiles/mbtileserver-world_cities.mbtiles").center == MBTiles.Center(lon: -75.9375, lat: 38.788894, zoom: 6))
+    }
+
     @Test func brokenFilesGiveClearErrors() throws {
         do {
             _ = try Self.open("mbtiles/mbtileserver-invalid.mbtiles")
