@@ -163,7 +163,9 @@ extension Graph {
         var edges: [Edge] = []
         // Line ends already placed, in a grid of cells about `snapMetres` wide.
         var endCells: [SIMD2<Int>: [Int]] = [:]
-        let cellDegrees = snapMetres / 111_000
+        // At least 1e-9° (0.1 mm), so that a coordinate over a cell (≤ 1.8e11) always fits an
+        // Int: a radius of 1e-300 m would otherwise trap in the conversion.
+        let cellDegrees = max(snapMetres / 111_000, 1e-9)
         func cell(_ lon: Double, _ lat: Double) -> SIMD2<Int> {
             SIMD2(Int((lon / cellDegrees).rounded(.down)), Int((lat / cellDegrees).rounded(.down)))
         }

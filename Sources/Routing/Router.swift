@@ -230,8 +230,10 @@ public final class Router {
     public func route(from start: Point, toAny ends: [Point], avoiding avoid: Avoid? = nil) throws(RouteError) -> Route {
         guard !ends.isEmpty else { throw .noTarget("no destination to route to: the target matched nothing") }
         for (i, p) in ([start] + ends).enumerated() {
-            guard p.lat.isFinite, p.lon.isFinite, abs(p.lat) <= 90, abs(p.lon) <= 180 else {
-                throw .invalidPoint("waypoint \(i): (\(p.lon), \(p.lat)) is not a longitude/latitude" + (abs(p.lat) > 90 && abs(p.lon) <= 90 ? " — did you swap them?" : ""))
+            do {
+                _ = try Point.checked(lon: p.lon, lat: p.lat)
+            } catch {
+                throw .invalidPoint("waypoint \(i): \(error)")
             }
         }
         guard let a = snap(lon: start.lon, lat: start.lat, maxMetres: maxSnapMetres) else {

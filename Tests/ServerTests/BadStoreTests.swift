@@ -65,7 +65,7 @@ final class ServedStore {
 
     static func nearest(_ port: Int) async throws -> [String] {
         let answer = try await get(port, "/v1/layers/stations/nearest?\(akala)&k=3&geometry=false")
-        return answer.json["features"]?.items.map { "\($0["properties"]?["code"]?.string ?? "?") \($0["distance_m"]?.number ?? -1)" } ?? ["status \(answer.status): \(answer.text)"]
+        return answer.json["features"]?.items.map { "\($0["properties"]?["code"]?.string ?? "?") \($0["properties"]?["distance_m"]?.number ?? -1)" } ?? ["status \(answer.status): \(answer.text)"]
     }
 
     static func districts(_ port: Int, _ point: String) async throws -> [String] {
