@@ -132,12 +132,13 @@ public struct PackedRTree: Sendable {
                         filter: ((Int) -> Bool)? = nil, visited: UnsafeMutablePointer<Int>? = nil) -> [(index: Int, distance: Double)] {
         guard count > 0, k > 0 else { return [] }
         var result: [(index: Int, distance: Double)] = []
-        var queue = MinQueue()
+        var queue = MinHeap<NearestCandidate>()
         var expanded = 0
         // Entries: slot >= 0 is a tree slot to expand; an item is pushed as -(index + 1) with
         // its exact distance.
-        queue.push(distance: 0, id: minX.count - 1)
-        while let (distance, id) = queue.pop() {
+        queue.push(NearestCandidate(distance: 0, id: minX.count - 1))
+        while let entry = queue.pop() {
+            let distance = entry.distance, id = entry.id
             if distance > maxDistance { break }
             if id < 0 {
                 result.append((-id - 1, distance))
@@ -149,7 +150,7 @@ public struct PackedRTree: Sendable {
                 let item = Int(indices[id])
                 if filter?(item) ?? true {
                     let d = itemDistance(item)
-                    if d <= maxDistance { queue.push(distance: d, id: -item - 1) }
+                    if d <= maxDistance { queue.push(NearestCandidate(distance: d, id: -item - 1)) }
                 }
                 continue
             }
@@ -157,7 +158,7 @@ public struct PackedRTree: Sendable {
             let end = min(first + nodeSize, upperBound(ofLevelContaining: first))
             for c in first..<end {
                 let d = boxDistance(BBox(minLon: minX[c], minLat: minY[c], maxLon: maxX[c], maxLat: maxY[c]))
-                if d <= maxDistance { queue.push(distance: d, id: c) }
+                if d <= maxDistance { queue.push(NearestCandidate(distance: d, id: c)) }
             }
         }
         visited?.pointee = expanded
@@ -245,55 +246,17 @@ public enum SpatialIndexError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// A binary min-heap of (distance, id), ties broken by smaller id so results are deterministic.
-struct MinQueue {
-    private var distances: [Double] = []
-    private var ids: [Int] = []
-
-    var isEmpty: Bool { ids.isEmpty }
+/// An entry of the k-nearest queue: a tree slot (id >= 0) or an item (id = -(index + 1)).
+/// Nearer first; at equal distance the larger id, so nodes are expanded before items are
+/// reported (a node may still hold an item as near with a smaller index), and items come out
+/// by smaller index: results are deterministic.
+struct NearestCandidate: Comparable {
+    var distance: Double
+    var id: Int
 
     @inline(__always)
-    private func less(_ a: Int, _ b: Int) -> Bool {
-        distances[a] < distances[b] || (distances[a] == distances[b] && ids[a] > ids[b])
-    }
-
-    mutating func push(distance: Double, id: Int) {
-        distances.append(distance)
-        ids.append(id)
-        var i = ids.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard less(i, parent) else { break }
-            distances.swapAt(i, parent)
-            ids.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func pop() -> (Double, Int)? {
-        guard let top = ids.first, let d = distances.first else { return nil }
-        let last = ids.count - 1
-        distances.swapAt(0, last)
-        ids.swapAt(0, last)
-        distances.removeLast()
-        ids.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < ids.count && less(l, m) { m = l }
-            if r < ids.count && less(r, m) { m = r }
-            if m == i { break }
-            distances.swapAt(i, m)
-            ids.swapAt(i, m)
-            i = m
-        }
-        return (d, top)
-    }
-
-    mutating func removeAll() {
-        distances.removeAll(keepingCapacity: true)
-        ids.removeAll(keepingCapacity: true)
+    static func < (a: NearestCandidate, b: NearestCandidate) -> Bool {
+        a.distance < b.distance || (a.distance == b.distance && a.id > b.id)
     }
 }
 
