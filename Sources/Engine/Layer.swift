@@ -157,12 +157,3 @@ enum ConvexHull {
         return Polygon(rings: [coordinates])
     }
 }
-
-extension Geometry {
-    var isPolygonal: Bool {
-        switch self {
-        case .polygon, .multiPolygon: true
-        default: false
-        }
-    }
-}
