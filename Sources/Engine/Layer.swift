@@ -90,12 +90,7 @@ public final class Layer: Sendable {
             var any = false
             for row in properties {
                 guard let text = row[column.name]?.stringValue else { lists.append([]); continue }
-                guard case .array(let items)? = try? JSON.parse(text) else { continue columns }
-                var ids: [Int64] = []
-                for item in items {
-                    guard case .integer(let id) = item else { continue columns }
-                    ids.append(id)
-                }
+                guard let ids = JSON.integerList(text) else { continue columns }
                 any = any || !ids.isEmpty
                 lists.append(ids)
             }
