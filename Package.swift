@@ -31,8 +31,8 @@ let package = Package(
         .target(name: "Geometry", dependencies: ["CGEOS", "CPROJ"]),
         // A small Swift wrapper over the SQLite C API, shared by the store and the MBTiles reader.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
-        // The protobuf wire format and capped gzip/zlib inflating, shared by the MVT decoder and
-        // the OSM PBF reader.
+        // The protobuf wire format and capped gzip/zlib inflating (the package's one inflater),
+        // shared by the tile decoders and the OSM PBF reader.
         .target(name: "Wire", dependencies: ["CZlib", "CDeflate"]),
         .target(name: "SpatialIndex", dependencies: ["Geometry"]),
         .target(name: "Store", dependencies: ["Geometry", "SQLite"]),
@@ -58,7 +58,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "vltava-bench",
-            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage"],
+            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage", "Wire"],
             path: "Benchmarks/vltava-bench"
         ),
 
@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "TestSupport"]),
-        .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "TestSupport"]),
+        .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "Wire", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
