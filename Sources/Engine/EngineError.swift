@@ -1,4 +1,4 @@
-import Store
+import Geometry
 
 /// Errors of engine operations. Every case says what is wrong in words a user understands, and
 /// has a stable machine-readable `code` for JSON answers.

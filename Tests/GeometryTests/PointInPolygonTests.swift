@@ -48,6 +48,24 @@ import Testing
         #expect(S.slantedWest.contains(lon: mid.lon, lat: mid.lat))
     }
 
+    /// The area check's hull of point and line layers: the hull of each square's corners is
+    /// that square, counter-clockwise, and takes the point on the shared edge as the square does.
+    @Test func convexHullsFollowTheRule() throws {
+        let corners = { (p: Polygon) -> [Geometry?] in
+            stride(from: 0, to: p.coordinates.count - 2, by: 2).map { .point(Point(lon: p.coordinates[$0], lat: p.coordinates[$0 + 1])) }
+        }
+        let west = try #require(ConvexHull.of(corners(S.west) + [.point(Point(lon: 14.25, lat: 50.25)), nil]))
+        let east = try #require(ConvexHull.of([.lineString(LineString(coordinates: S.east.coordinates))]))
+        #expect(west.coordinates == [14.0, 50.0, 14.5, 50.0, 14.5, 50.5, 14.0, 50.5, 14.0, 50.0])
+        #expect(east.coordinates == [14.5, 50.0, 15.0, 50.0, 15.0, 50.5, 14.5, 50.5, 14.5, 50.0])
+        let p = S.onSharedEdge
+        #expect(!west.contains(lon: p.lon, lat: p.lat))
+        #expect(east.contains(lon: p.lon, lat: p.lat))
+        // Fewer than three points, or all on a line: no hull.
+        #expect(ConvexHull.of([.point(Point(lon: 1, lat: 1)), .point(Point(lon: 2, lat: 2))]) == nil)
+        #expect(ConvexHull.of([.lineString(LineString(coordinates: [0, 0, 1, 1, 2, 2]))]) == nil)
+    }
+
     @Test func holesAndOpenRings() {
         // A 4 × 4 square with a 2 × 2 hole; the second copy leaves its rings open.
         let closed = Polygon(rings: [[0, 0, 4, 0, 4, 4, 0, 4, 0, 0], [1, 1, 1, 3, 3, 3, 3, 1, 1, 1]])
