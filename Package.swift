@@ -35,7 +35,11 @@ let package = Package(
         // shared by the tile decoders and the OSM PBF reader.
         .target(name: "Wire", dependencies: ["CZlib", "CDeflate"]),
         .target(name: "SpatialIndex", dependencies: ["Geometry"]),
+        // The GeoPackage store and its importers for generic formats (GeoJSON, CSV, observations).
         .target(name: "Store", dependencies: ["Geometry", "SQLite"]),
+        // Zoo Praha's own files (the paths graph, the animal lexicon) as import formats, so the
+        // generic store knows no one source's formats.
+        .target(name: "ZooPraha", dependencies: ["Geometry", "Store"]),
         .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "Wire"]),
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing"]),
@@ -52,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "vltava",
             dependencies: [
-                "Geometry", "Store", "SpatialIndex", "VectorTiles", "Routing", "Engine", "QueryLanguage", "Server", "CEditline",
+                "Geometry", "Store", "ZooPraha", "SpatialIndex", "VectorTiles", "Routing", "Engine", "QueryLanguage", "Server", "CEditline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -63,11 +67,12 @@ let package = Package(
         ),
 
         // Tests: one target per module, plus end-to-end tests of the CLI.
-        .target(name: "TestSupport", dependencies: ["Geometry", "Store"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "ZooPraha"], path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "ZooPraha", "TestSupport"]),
+        .testTarget(name: "ZooPrahaTests", dependencies: ["ZooPraha", "Store", "Geometry", "TestSupport"]),
         .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "Wire", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
