@@ -33,11 +33,15 @@ let package = Package(
         .target(name: "Geometry", dependencies: ["CGEOS", "CPROJ"]),
         // A small Swift wrapper over the SQLite C API, shared by the store and the MBTiles reader.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
-        // The protobuf wire format and capped gzip/zlib inflating, shared by the MVT decoder and
-        // the OSM PBF reader.
+        // The protobuf wire format and capped gzip/zlib inflating (the package's one inflater),
+        // shared by the tile decoders and the OSM PBF reader.
         .target(name: "Wire", dependencies: ["CZlib", "CDeflate"]),
         .target(name: "SpatialIndex", dependencies: ["Geometry"]),
+        // The GeoPackage store and its importers for generic formats (GeoJSON, CSV, observations).
         .target(name: "Store", dependencies: ["Geometry", "SQLite"]),
+        // Zoo Praha's own files (the paths graph, the animal lexicon) as import formats, so the
+        // generic store knows no one source's formats.
+        .target(name: "ZooPraha", dependencies: ["Geometry", "Store"]),
         .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "Wire"]),
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing"]),
@@ -58,7 +62,7 @@ let package = Package(
         .executableTarget(
             name: "VltavaCLI",
             dependencies: [
-                "Geometry", "Store", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline",
+                "Geometry", "Store", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -66,17 +70,18 @@ let package = Package(
         .target(name: "CMallocCount", path: "Benchmarks/CMallocCount"),
         .executableTarget(
             name: "vltava-bench",
-            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount"],
+            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire"],
             path: "Benchmarks/vltava-bench"
         ),
 
         // Tests: one target per module, plus end-to-end tests of the CLI.
-        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite", "ZooPraha"], path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "TestSupport"]),
-        .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "ZooPraha", "TestSupport"]),
+        .testTarget(name: "ZooPrahaTests", dependencies: ["ZooPraha", "Store", "Geometry", "TestSupport"]),
+        .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "Wire", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),

@@ -5,6 +5,7 @@ import Geometry
 import Routing
 import SpatialIndex
 import VectorTiles
+import Wire
 
 /// W1–W3: the smallest index of a polygon containing each point, or -1. The layer is streamed
 /// feature by feature into the index builder and the points are read in chunks, so the peak
@@ -81,7 +82,7 @@ func runDecodeTiles(workdir: String) throws -> String {
     positions.reserveCapacity(4096)
     let query = try seconds {
         for blob in blobs {
-            let raw = blob.starts(with: [0x1F, 0x8B]) ? try inflater.inflate(blob) : blob
+            let raw = blob.starts(with: [0x1F, 0x8B]) ? try inflater.inflate(blob, limit: Decompression.defaultLimit) : blob
             try MVTTile(bytes: raw).forEachFeature { layer, feature throws(MVTError) in
                 features += 1
                 vertices += try feature.decodeGeometry(into: &positions)

@@ -1,6 +1,5 @@
 import Geometry
 import Routing
-import Store
 
 /// A route's answer and its errors come from the Routing module; the Engine's users name them
 /// through the Engine, which owns every router.

@@ -91,7 +91,7 @@ public final class Network: Sendable {
             switch geometry {
             case .lineString(let line)?:
                 lines.coordinates.append(line.coordinates)
-                let nodeIDs = properties["node_ids"]?.stringValue.flatMap(Network.nodeIDs(in:))
+                let nodeIDs = properties["node_ids"]?.stringValue.flatMap(JSON.integerList)
                 lines.ids.append(nodeIDs?.count == line.pointCount ? nodeIDs ?? [] : [])
                 lines.isSteps.append(steps)
                 lines.fids.append(fid)
@@ -144,17 +144,6 @@ public final class Network: Sendable {
         }
         let others = EdgeSet(pairs: otherPairs, nodeCount: nodeCount)
         return EdgeSet(pairs: stepPairs.filter { !others.contains($0.0, $0.1) }, nodeCount: nodeCount)
-    }
-
-    /// `[123, 456, …]` → the ids; nil for anything else.
-    static func nodeIDs(in text: String) -> [Int64]? {
-        guard case .array(let items)? = try? JSON.parse(text) else { return nil }
-        var ids: [Int64] = []
-        for item in items {
-            guard case .integer(let id) = item else { return nil }
-            ids.append(id)
-        }
-        return ids
     }
 
     /// Runs `body` with a router of this network for a profile (which edges it may use), at the

@@ -121,7 +121,7 @@ extension Geodesy {
             return best
         }
         func toPolygon(_ p: Polygon) -> Double {
-            if evenOddContains(p, point.lon, point.lat) { return 0 }
+            if p.contains(lon: point.lon, lat: point.lat) { return 0 }
             var best = Double.infinity
             for r in 0..<p.ringCount { best = min(best, toLines(p.ring(r))) }
             return best
@@ -143,31 +143,6 @@ extension Geodesy {
         case .multiPolygon(let m): return m.polygons.reduce(Double.infinity) { min($0, toPolygon($1)) }
         case .collection(let parts): return parts.reduce(Double.infinity) { min($0, distance(from: point, to: $1)) }
         }
-    }
-
-    /// Even-odd ray casting over every ring (holes included), in lon/lat.
-    static func evenOddContains(_ p: Polygon, _ x: Double, _ y: Double) -> Bool {
-        var inside = false
-        for r in 0..<p.ringCount {
-            let start = p.ringOffsets[r], end = p.ringOffsets[r + 1]
-            guard end - start >= 3 else { continue }
-            var j = end - 1
-            for i in start..<end {
-                let xi = p.coordinates[2 * i], yi = p.coordinates[2 * i + 1]
-                let xj = p.coordinates[2 * j], yj = p.coordinates[2 * j + 1]
-                if (yi > y) != (yj > y), x < (xj - xi) * (y - yi) / (yj - yi) + xi { inside.toggle() }
-                j = i
-            }
-        }
-        return inside
-    }
-}
-
-extension Polygon {
-    /// Even-odd point-in-polygon over every ring, in lon/lat (a point on an edge may fall
-    /// either way). For one-off tests; layers use the engine's prepared index.
-    public func contains(lon: Double, lat: Double) -> Bool {
-        Geodesy.evenOddContains(self, lon, lat)
     }
 }
 

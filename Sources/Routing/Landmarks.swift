@@ -4,6 +4,8 @@
 // difference is an admissible and consistent A* heuristic, far tighter than the straight line
 // on winding mountain roads. Penalties only lengthen edges, so the bound stays admissible.
 
+import SpatialIndex
+
 /// Distances from each landmark to every node, `count` values per node (node-major, so one
 /// node's bounds are read together).
 public struct Landmarks: Sendable {
@@ -49,16 +51,17 @@ public struct Landmarks: Sendable {
     /// Single-source Dijkstra over the whole graph.
     static func dijkstra(_ graph: Graph, from source: Int) -> [Double] {
         var distance = [Double](repeating: .infinity, count: graph.nodeCount)
-        var heap = NodeHeap()
+        var heap = MinHeap<QueuedNode>()
         distance[source] = 0
-        heap.push(source, 0)
-        while let (u, d) = heap.pop() {
+        heap.push(QueuedNode(source, 0))
+        while let entry = heap.pop() {
+            let u = Int(entry.node), d = entry.key
             if d > distance[u] { continue }
             graph.forEachNeighbour(of: u) { v, metres in
                 let dv = d + metres
                 if dv < distance[v] {
                     distance[v] = dv
-                    heap.push(v, dv)
+                    heap.push(QueuedNode(v, dv))
                 }
             }
         }

@@ -18,6 +18,7 @@
 
 import Dispatch
 import Geometry
+import SpatialIndex
 
 public final class Search {
     public let graph: Graph
@@ -26,7 +27,7 @@ public final class Search {
     private var stamp: [UInt32]
     private var settledStamp: [UInt32]
     private var generation: UInt32 = 0
-    private var heap = NodeHeap()
+    private var heap = MinHeap<QueuedNode>()
     private var targetData: [Double] = []
     /// Per node: the query generation that made it a target, and its extra cost then.
     private var targetStamp: [UInt32]
@@ -100,7 +101,7 @@ public final class Search {
         }
         // The heap is moved into a local for the search (and back after), so the loop does not
         // go through the class's storage.
-        var heap = NodeHeap()
+        var heap = MinHeap<QueuedNode>()
         swap(&heap, &self.heap)
         defer { swap(&heap, &self.heap) }
         heap.removeAll()
@@ -184,11 +185,12 @@ public final class Search {
                     stamp[s.node] = generation
                     distance[s.node] = s.cost
                     parent[s.node] = -1
-                    heap.push(s.node, s.cost + h(s.node))
+                    heap.push(QueuedNode(s.node, s.cost + h(s.node)))
                 }
             }
-            while let (u, key) = heap.pop() {
-                if key >= best { break }
+            while let entry = heap.pop() {
+                let u = Int(entry.node)
+                if entry.key >= best { break }
                 if settledStamp[u] == generation { continue }
                 settledStamp[u] = generation
                 settledCount += 1
@@ -211,7 +213,7 @@ public final class Search {
                         stamp[v] = generation
                         distance[v] = dv
                         parent[v] = Int32(u)
-                        heap.push(v, dv + h(v))
+                        heap.push(QueuedNode(v, dv + h(v)))
                     }
                 }
             }
@@ -223,53 +225,21 @@ public final class Search {
     }
 }
 
-/// A binary min-heap of (node, key); stale entries are skipped by the caller. One array of
-/// entries, sifted by moving a hole rather than swapping pairs.
-struct NodeHeap {
-    private struct Entry {
-        var key: Double
-        var node: Int32
-    }
-    private var entries: [Entry] = []
+/// A node in the search queue (stale entries are skipped by the caller). Ordered by key alone,
+/// and equal when the keys are: A* and Dijkstra are exact whichever of two equal keys comes
+/// first, so ties need no rule (and no second comparison in the hot loop).
+struct QueuedNode: Comparable {
+    var key: Double
+    var node: Int32
 
-    mutating func removeAll() {
-        entries.removeAll(keepingCapacity: true)
-    }
-
-    mutating func push(_ node: Int, _ key: Double) {
-        entries.append(Entry(key: key, node: Int32(node)))
-        entries.withUnsafeMutableBufferPointer { e in
-            var i = e.count - 1
-            let item = e[i]
-            while i > 0 {
-                let p = (i - 1) / 2
-                guard item.key < e[p].key else { break }
-                e[i] = e[p]
-                i = p
-            }
-            e[i] = item
-        }
+    init(_ node: Int, _ key: Double) {
+        self.key = key
+        self.node = Int32(node)
     }
 
-    mutating func pop() -> (Int, Double)? {
-        guard let top = entries.first else { return nil }
-        let last = entries.removeLast()
-        if !entries.isEmpty {
-            entries.withUnsafeMutableBufferPointer { e in
-                let n = e.count
-                var i = 0
-                while true {
-                    let l = 2 * i + 1
-                    guard l < n else { break }
-                    let r = l + 1
-                    let c = r < n && e[r].key < e[l].key ? r : l
-                    guard e[c].key < last.key else { break }
-                    e[i] = e[c]
-                    i = c
-                }
-                e[i] = last
-            }
-        }
-        return (Int(top.node), top.key)
-    }
+    @inline(__always)
+    static func < (a: QueuedNode, b: QueuedNode) -> Bool { a.key < b.key }
+
+    @inline(__always)
+    static func == (a: QueuedNode, b: QueuedNode) -> Bool { a.key == b.key }
 }

@@ -146,12 +146,13 @@ public struct PackedRTree: Sendable {
                         filter: ((Int) -> Bool)? = nil, visited: UnsafeMutablePointer<Int>? = nil) -> [(index: Int, distance: Double)] {
         guard count > 0, k > 0 else { return [] }
         var result: [(index: Int, distance: Double)] = []
-        var queue = MinQueue()
+        var queue = MinHeap<NearestCandidate>()
         var expanded = 0
         // Entries: slot >= 0 is a tree slot to expand; an item is pushed as -(index + 1) with
         // its exact distance.
-        queue.push(distance: 0, id: minX.count - 1)
-        while let (distance, id) = queue.pop() {
+        queue.push(NearestCandidate(distance: 0, id: minX.count - 1))
+        while let entry = queue.pop() {
+            let distance = entry.distance, id = entry.id
             if distance > maxDistance { break }
             if id < 0 {
                 result.append((-id - 1, distance))
@@ -163,7 +164,7 @@ public struct PackedRTree: Sendable {
                 let item = Int(indices[id])
                 if filter?(item) ?? true {
                     let d = itemDistance(item)
-                    if d <= maxDistance { queue.push(distance: d, id: -item - 1) }
+                    if d <= maxDistance { queue.push(NearestCandidate(distance: d, id: -item - 1)) }
                 }
                 continue
             }
@@ -171,87 +172,15 @@ public struct PackedRTree: Sendable {
             let end = min(first + nodeSize, upperBound(ofLevelContaining: first))
             for c in first..<end {
                 let d = boxDistance(BBox(minLon: minX[c], minLat: minY[c], maxLon: maxX[c], maxLat: maxY[c]))
-                if d <= maxDistance { queue.push(distance: d, id: c) }
+                if d <= maxDistance { queue.push(NearestCandidate(distance: d, id: c)) }
             }
         }
         visited?.pointee = expanded
         return result
     }
-
-    // MARK: Serialisation
-
-    static let magic: [UInt8] = Array("VLTRTREE".utf8)
-    static let version: UInt32 = 1
-
-    /// Little-endian: magic, version, nodeSize, count, slot count, then the five arrays.
-    public func serialized() -> [UInt8] {
-        var out = PackedRTree.magic
-        func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
-        put(PackedRTree.version)
-        put(UInt32(nodeSize))
-        put(UInt32(count))
-        put(UInt32(minX.count))
-        for array in [minX, minY, maxX, maxY] { for v in array { put(v.bitPattern) } }
-        for v in indices { put(v) }
-        return out
-    }
-
-    public init(serialized bytes: [UInt8]) throws(SpatialIndexError) {
-        var offset = 0
-        func take(_ n: Int) throws(SpatialIndexError) -> ArraySlice<UInt8> {
-            guard n >= 0, offset + n <= bytes.count else { throw .corrupt("truncated at byte \(offset)") }
-            defer { offset += n }
-            return bytes[offset..<(offset + n)]
-        }
-        func u32() throws(SpatialIndexError) -> UInt32 {
-            try take(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
-        }
-        func u64() throws(SpatialIndexError) -> UInt64 {
-            try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
-        }
-        guard Array(try take(8)) == PackedRTree.magic else { throw .corrupt("not a Vltava R-tree (bad magic)") }
-        let version = try u32()
-        guard version == PackedRTree.version else { throw .corrupt("unsupported version \(version)") }
-        let nodeSize = Int(try u32()), count = Int(try u32()), slots = Int(try u32())
-        guard nodeSize >= 2, count <= slots, bytes.count - offset == slots * 36 else {
-            throw .corrupt("sizes do not match (node size \(nodeSize), \(count) items, \(slots) slots, \(bytes.count) bytes)")
-        }
-        var arrays: [[Double]] = []
-        for _ in 0..<4 {
-            var array = [Double](repeating: 0, count: slots)
-            for i in 0..<slots { array[i] = Double(bitPattern: try u64()) }
-            arrays.append(array)
-        }
-        var indices = [Int32](repeating: 0, count: slots)
-        for i in 0..<slots { indices[i] = Int32(bitPattern: try u32()) }
-        // Recompute the level layout and check that every node points inside its child level.
-        var levelBounds = [count]
-        var n = count, total = count
-        while n > 1 {
-            n = (n + nodeSize - 1) / nodeSize
-            total += n
-            levelBounds.append(total)
-        }
-        guard total == slots else { throw .corrupt("\(slots) slots do not fit \(count) items with node size \(nodeSize)") }
-        var levelStart = 0
-        for (level, end) in levelBounds.enumerated() {
-            for slot in levelStart..<end {
-                let value = Int(indices[slot])
-                let ok = level == 0 ? value >= 0 : value >= (level >= 2 ? levelBounds[level - 2] : 0) && value < levelBounds[level - 1]
-                guard ok else { throw .corrupt("slot \(slot) points outside its child level") }
-            }
-            levelStart = end
-        }
-        self.nodeSize = nodeSize
-        self.count = count
-        minX = arrays[0]; minY = arrays[1]; maxX = arrays[2]; maxY = arrays[3]
-        self.indices = indices
-        self.levelBounds = levelBounds
-    }
 }
 
 public enum SpatialIndexError: Error, CustomStringConvertible, Equatable, Sendable {
-    case corrupt(String)
     /// Input item `item` (its position in what the builder was given) has a NaN or infinite
     /// coordinate. Decoders refuse such input first; this is the builders' own defence.
     case nonFinite(item: Int)
@@ -259,62 +188,23 @@ public enum SpatialIndexError: Error, CustomStringConvertible, Equatable, Sendab
     case tooLarge(Int)
     public var description: String {
         switch self {
-        case .corrupt(let reason): "corrupt spatial index: \(reason)"
         case .nonFinite(let item): "item \(item) has a coordinate that is not a finite number"
         case .tooLarge(let count): "\(count) items are more than a spatial index can hold"
         }
     }
 }
 
-/// A binary min-heap of (distance, id), ties broken by smaller id so results are deterministic.
-struct MinQueue {
-    private var distances: [Double] = []
-    private var ids: [Int] = []
-
-    var isEmpty: Bool { ids.isEmpty }
+/// An entry of the k-nearest queue: a tree slot (id >= 0) or an item (id = -(index + 1)).
+/// Nearer first; at equal distance the larger id, so nodes are expanded before items are
+/// reported (a node may still hold an item as near with a smaller index), and items come out
+/// by smaller index: results are deterministic.
+struct NearestCandidate: Comparable {
+    var distance: Double
+    var id: Int
 
     @inline(__always)
-    private func less(_ a: Int, _ b: Int) -> Bool {
-        distances[a] < distances[b] || (distances[a] == distances[b] && ids[a] > ids[b])
-    }
-
-    mutating func push(distance: Double, id: Int) {
-        distances.append(distance)
-        ids.append(id)
-        var i = ids.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard less(i, parent) else { break }
-            distances.swapAt(i, parent)
-            ids.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func pop() -> (Double, Int)? {
-        guard let top = ids.first, let d = distances.first else { return nil }
-        let last = ids.count - 1
-        distances.swapAt(0, last)
-        ids.swapAt(0, last)
-        distances.removeLast()
-        ids.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < ids.count && less(l, m) { m = l }
-            if r < ids.count && less(r, m) { m = r }
-            if m == i { break }
-            distances.swapAt(i, m)
-            ids.swapAt(i, m)
-            i = m
-        }
-        return (d, top)
-    }
-
-    mutating func removeAll() {
-        distances.removeAll(keepingCapacity: true)
-        ids.removeAll(keepingCapacity: true)
+    static func < (a: NearestCandidate, b: NearestCandidate) -> Bool {
+        a.distance < b.distance || (a.distance == b.distance && a.id > b.id)
     }
 }
 

@@ -10,19 +10,20 @@
 //   through the point, so the answer is exactly the ray-casting answer over all edges.
 //
 // Storage: every polygon's rings sit closed, back to back, in one array of coordinates (the
-// index's only copy of them). In a polygon's run the step from one ring's last vertex to the
-// next ring's first is not an edge of the polygon; the run ends with its first vertex again,
-// so those connecting steps form a closed path walked once in each direction, and each of
-// their crossings is counted twice: they cancel. (Crossings are computed from the lower
-// endpoint, so both directions give bit-identical results.)
+// index's only copy of them). In a polygon's run the steps between rings are not edges of the
+// polygon: after each ring the run goes back to its very first vertex, and from there to the
+// next ring's first, so every connecting step is walked once in each direction and each of
+// its crossings is counted twice: they cancel. (Crossings are computed from the lower
+// endpoint, so both directions give bit-identical results.) Returning to the first vertex
+// after every ring, not only after the last, matters from three rings on: a chain
+// ring 1 → ring 2 → ring 3 → ring 1 would be a triangle walked once, flipping every point
+// inside it.
 //
-// Boundary rule: the crossing test is half-open (an edge counts when one end is strictly
-// above the point's latitude and the other is not, and the crossing lies strictly east of the
-// point). A point exactly on an edge shared by two polygons that tile the plane is therefore
-// inside exactly one of them, never both and never neither; which one is fixed by the geometry
-// (points on a polygon's south and west edges are generally inside it, on its north and east
-// edges outside). Every ring of every part counts in the even-odd sum, so holes and the parts
-// of a MultiPolygon need no special case (valid input: parts do not overlap).
+// Boundary rule: each edge goes through `PointInPolygon.crosses`, the engine's one half-open
+// crossing test (see Geometry/PointInPolygon.swift): a point exactly on an edge shared by two
+// polygons is inside exactly one of them, and `Polygon.contains` gives the same answers as
+// this index. Every ring of every part counts in the even-odd sum, so holes and the parts of a
+// MultiPolygon need no special case (valid input: parts do not overlap).
 
 import Geometry
 
@@ -144,16 +145,16 @@ public struct PolygonIndex: Sendable {
                         run.append(part.coordinates[2 * start])
                         run.append(part.coordinates[2 * start + 1])
                     }
+                    // Back to the run's first vertex, so the step to the next ring cancels (see the header).
+                    if (run[0], run[1]) != (run[run.count - 2], run[run.count - 1]) {
+                        run.append(run[0])
+                        run.append(run[1])
+                    }
                 }
             }
             guard run.count >= 8, !box.isEmpty, box.maxLat > box.minLat else {
                 polygons.append(PolygonEntry(box: .empty, block: 0, firstVertex: 0, endVertex: 0, firstBand: 0, bandCount: 0))
                 return
-            }
-            // Back to the first vertex, so the steps between rings cancel (see the header).
-            if run.count > 0, (run[0], run[1]) != (run[run.count - 2], run[run.count - 1]) {
-                run.append(run[0])
-                run.append(run[1])
             }
             let (b, firstDouble) = blocks.append(run, blockSize: Builder.blockSize)
             let first = firstDouble / 2
@@ -267,10 +268,7 @@ public struct PolygonIndex: Sendable {
               x >= Double(entry.minX), x <= Double(entry.maxX), y >= Double(entry.minY), y <= Double(entry.maxY) else { return false }
         let p = blocks.pointers[Int(entry.block)]
         @inline(__always) func crosses(_ v: Int) -> Bool {
-            var x1 = p[2 * v], y1 = p[2 * v + 1], x2 = p[2 * v + 2], y2 = p[2 * v + 3]
-            guard (y1 > y) != (y2 > y) else { return false }
-            if y1 > y2 { swap(&x1, &x2); swap(&y1, &y2) }  // from the lower end: direction-free
-            return x < x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+            PointInPolygon.crosses(x, y, p[2 * v], p[2 * v + 1], p[2 * v + 2], p[2 * v + 3])
         }
         var inside = false
         if entry.bandCount == 0 {

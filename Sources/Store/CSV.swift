@@ -2,6 +2,8 @@
 // comma or semicolon delimiters (detected from the header). Rows remember their line number
 // so import errors can point at them.
 
+import Geometry
+
 struct CSVTable {
     var header: [String]
     /// Each row with the 1-based line number it starts on.
@@ -95,14 +97,5 @@ enum CSV {
             if byte == UInt8(ascii: ";") { semicolons += 1 }
         }
         return semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ",")
-    }
-}
-
-extension String {
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
-        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
-        return String(s)
     }
 }

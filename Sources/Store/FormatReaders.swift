@@ -6,7 +6,7 @@ import Geometry
 extension Importer {
     // MARK: GeoJSON
 
-    static func readGeoJSON(_ bytes: [UInt8], file: String, options: ImportOptions) throws(StoreError) -> Prepared {
+    static func readGeoJSON(_ bytes: [UInt8], file: String, store _: GeoPackage, options: ImportOptions) throws(StoreError) -> ImportRecords {
         let document: GeoJSONDocument
         do {
             document = try GeoJSON.parseDocument(bytes)
@@ -14,7 +14,7 @@ extension Importer {
             throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
         }
         let crs = options.crs ?? document.crs ?? "EPSG:4326"
-        return Prepared(kind: .features, features: document.features, sourceCRS: crs)
+        return ImportRecords(kind: .features, features: document.features, sourceCRS: crs)
     }
 
     // MARK: CSV of points
@@ -22,7 +22,7 @@ extension Importer {
     static let longitudeNames = ["lon", "lng", "long", "longitude", "x", "lon_deg", "longitude_deg"]
     static let latitudeNames = ["lat", "latitude", "y", "lat_deg", "latitude_deg"]
 
-    static func readPointCSV(_ bytes: [UInt8], file: String, options: ImportOptions) throws(StoreError) -> Prepared {
+    static func readPointCSV(_ bytes: [UInt8], file: String, store _: GeoPackage, options: ImportOptions) throws(StoreError) -> ImportRecords {
         let table = try parseCSV(bytes, file: file)
         let lonIndex = try column(options.lonColumn, orOneOf: longitudeNames, role: "longitude", option: "--lon", in: table.header, file: file)
         let latIndex = try column(options.latColumn, orOneOf: latitudeNames, role: "latitude", option: "--lat", in: table.header, file: file)
@@ -53,7 +53,7 @@ extension Importer {
             features.append(Feature(geometry: .point(Point(lon: lon, lat: lat)), properties: properties))
         }
         if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
-        return Prepared(kind: .features, features: features, sourceCRS: options.crs ?? "EPSG:4326")
+        return ImportRecords(kind: .features, features: features, sourceCRS: options.crs ?? "EPSG:4326")
     }
 
     static func parseCSV(_ bytes: [UInt8], file: String) throws(StoreError) -> CSVTable {
@@ -128,7 +128,7 @@ extension Importer {
     /// (those the point layer has too, and coordinates) are dropped; the rest are the values.
     /// Empty cells are stored as NULL and zeros as 0: telling "not measured" from "zero" is the
     /// engine's job, which sees the whole series.
-    static func readObservations(_ bytes: [UInt8], file: String, store: GeoPackage, options: ImportOptions) throws(StoreError) -> Prepared {
+    static func readObservations(_ bytes: [UInt8], file: String, store: GeoPackage, options: ImportOptions) throws(StoreError) -> ImportRecords {
         guard let keyLayerName = options.timeSeriesOf else {
             throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "observations need the point layer they belong to: pass --time-series-of LAYER")])
         }
@@ -187,92 +187,6 @@ extension Importer {
         if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
         let link = TimeSeriesLink(keyLayer: keyLayerName, layerKeyColumn: layerKey.name, keyColumn: keyName,
                                   startColumn: "interval_start", endColumn: "interval_end")
-        return Prepared(kind: .attributes, features: rows, sourceCRS: nil, timeSeries: link)
-    }
-
-    // MARK: Zoo Praha
-
-    /// `paths-graph.json`: every road becomes a LineString feature (its OSM way id as fid),
-    /// with its tags and the ids of its nodes (`node_ids`), which keep the graph's topology.
-    static func readZooPaths(_ bytes: [UInt8], file: String) throws(StoreError) -> Prepared {
-        let root = try parseJSON(bytes, file: file)
-        guard case .object(let object) = root, case .array(let roads)? = object["roads"] else {
-            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "expected an object with a \"roads\" array (Zoo Praha paths graph)")])
-        }
-        var features: [Feature] = []
-        var problems: [ImportProblem] = []
-        for (index, road) in roads.enumerated() {
-            let location = "roads[\(index)]"
-            guard case .object(let roadObject) = road,
-                  case .object(let geometry)? = roadObject["geometry"],
-                  case .array(let nodes)? = geometry["coordinates"] else {
-                problems.append(ImportProblem(location: location, message: "a road needs geometry.coordinates"))
-                continue
-            }
-            var coordinates: [Double] = []
-            var nodeIDs: [JSONValue] = []
-            for node in nodes {
-                guard case .object(let n) = node, let lon = n["lon"]?.number, let lat = n["lat"]?.number, let id = n["_id"] else {
-                    problems.append(ImportProblem(location: location, message: "a road node needs _id, lon and lat"))
-                    break
-                }
-                coordinates += [lon, lat]
-                nodeIDs.append(id)
-            }
-            guard coordinates.count >= 4 else {
-                problems.append(ImportProblem(location: location, message: "a road needs at least two nodes"))
-                continue
-            }
-            var properties = Attributes()
-            if case .object(let tags)? = roadObject["properties"] {
-                for (key, value) in tags { properties[key] = GeoJSON.attribute(value) }
-            }
-            properties["node_ids"] = .json(JSON.serialize(.array(nodeIDs)))
-            let id: FeatureID? = if case .integer(let i)? = roadObject["_id"] { .integer(i) } else { nil }
-            features.append(Feature(id: id, geometry: .lineString(LineString(coordinates: coordinates)), properties: properties))
-        }
-        if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
-        return Prepared(kind: .features, features: features, sourceCRS: "EPSG:4326")
-    }
-
-    /// `animals.json`: one row per animal (its lexicon id as fid). `location_ids` lists the
-    /// pens and pavilions (their feature ids, the fids of the `pens`/`pavilions` layers) where
-    /// the animal lives. `class_` is renamed `class`.
-    static func readZooAnimals(_ bytes: [UInt8], file: String) throws(StoreError) -> Prepared {
-        let root = try parseJSON(bytes, file: file)
-        guard case .array(let animals) = root else {
-            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "expected an array of animals (Zoo Praha lexicon)")])
-        }
-        var rows: [Feature] = []
-        var problems: [ImportProblem] = []
-        for (index, animal) in animals.enumerated() {
-            guard case .object(let object) = animal, case .integer(let id)? = object["_id"], case .string? = object["name"] else {
-                problems.append(ImportProblem(location: "animals[\(index)]", message: "an animal needs an integer _id and a name"))
-                continue
-            }
-            var properties = Attributes()
-            for (key, value) in object where key != "_id" && key != "map_locations" {
-                properties[key == "class_" ? "class" : key] = GeoJSON.attribute(value)
-            }
-            var locationIDs: [JSONValue] = []
-            if case .array(let locations)? = object["map_locations"] {
-                for location in locations {
-                    if case .object(let l) = location, let locationID = l["_id"] { locationIDs.append(locationID) }
-                }
-            }
-            properties["location_ids"] = .json(JSON.serialize(.array(locationIDs)))
-            rows.append(Feature(id: .integer(id), geometry: nil, properties: properties))
-        }
-        if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
-        return Prepared(kind: .attributes, features: rows, sourceCRS: nil)
-    }
-
-    static func parseJSON(_ bytes: [UInt8], file: String) throws(StoreError) -> JSONValue {
-        do {
-            return try JSON.parse(bytes)
-        } catch {
-            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
-        }
+        return ImportRecords(kind: .attributes, features: rows, sourceCRS: nil, timeSeries: link)
     }
 }
-

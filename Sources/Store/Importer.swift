@@ -8,22 +8,80 @@
 import Foundation
 import Geometry
 
-public enum ImportFormat: String, CaseIterable, Sendable {
+/// A file format the importer reads: its name (for `--format` and reports), how a file is
+/// recognised, and the reader that turns the file's bytes into records. The store knows the
+/// generic formats (`builtIn`); a module for one source's own files (ZooPraha) defines its
+/// formats, and the caller hands them to `Importer.importFile`. Formats are equal by name.
+public struct ImportFormat: Hashable, Sendable, CustomStringConvertible {
+    /// Reads a whole file into records, not yet validated; every problem is an `importFailed`
+    /// naming the file and the record. The store is for readers that need another layer.
+    public typealias Reader = @Sendable (_ bytes: [UInt8], _ file: String, _ store: GeoPackage, _ options: ImportOptions) throws(StoreError) -> ImportRecords
+    /// Whether a file is of this format, from its lower-cased path and its first 4 KiB as
+    /// text: `byContent` when the content says so, `byName` when only the name does.
+    public typealias Recogniser = @Sendable (_ lowercasedPath: String, _ head: String) -> Recognition?
+
+    public enum Recognition: Sendable {
+        case byName, byContent
+    }
+
+    public let name: String
+    let recognise: Recogniser
+    let read: Reader
+
+    public init(name: String, recognise: @escaping Recogniser, read: @escaping Reader) {
+        self.name = name
+        self.recognise = recognise
+        self.read = read
+    }
+
+    public var description: String { name }
+    public static func == (a: ImportFormat, b: ImportFormat) -> Bool { a.name == b.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+
     /// A GeoJSON FeatureCollection (or one Feature), in EPSG:4326 or the CRS its old-style
     /// `crs` member or `--crs` names.
-    case geojson
+    public static let geojson = ImportFormat(name: "geojson", recognise: { path, _ in isJSON(path) ? .byName : nil }, read: Importer.readGeoJSON)
     /// A CSV of points with longitude/latitude columns.
-    case csv
+    public static let csv = ImportFormat(name: "csv", recognise: { path, _ in isCSV(path) ? .byName : nil }, read: Importer.readPointCSV)
     /// Hourly observations (CSV) as a time series keyed to a point layer.
-    case observations
-    /// Zoo Praha's footpath network (`paths-graph.json`) as a line layer.
-    case zooPaths = "zoo-paths"
-    /// Zoo Praha's animal lexicon (`animals.json`) as a table linked to pens and pavilions.
-    case zooAnimals = "zoo-animals"
+    public static let observations = ImportFormat(name: "observations", recognise: { path, head in
+        // A CSV whose header names an interval.
+        guard isCSV(path) else { return nil }
+        let firstLine = head.split(whereSeparator: \.isNewline).first.map { $0.lowercased() } ?? ""
+        let intervalNames = ["datefromutc", "interval_start", "start_utc"]
+        return intervalNames.contains(where: firstLine.contains) ? .byContent : nil
+    }, read: Importer.readObservations)
+
+    /// The formats the store reads by itself, in the order `--format` lists them.
+    public static let builtIn: [ImportFormat] = [.geojson, .csv, .observations]
+
+    public static func isJSON(_ lowercasedPath: String) -> Bool {
+        lowercasedPath.hasSuffix(".json") || lowercasedPath.hasSuffix(".geojson")
+    }
+
+    public static func isCSV(_ lowercasedPath: String) -> Bool {
+        lowercasedPath.hasSuffix(".csv") || lowercasedPath.hasSuffix(".tsv")
+    }
 }
 
-/// Keep only features of one geometry family, e.g. pavilions (polygons) and pens (points)
-/// from the same zoo file.
+/// What a format reader hands over: records not yet validated, and where they come from.
+public struct ImportRecords: Sendable {
+    public var kind: LayerInfo.Kind
+    public var features: [Feature]
+    /// The CRS the coordinates are in (nil for a table).
+    public var sourceCRS: String?
+    public var timeSeries: TimeSeriesLink?
+
+    public init(kind: LayerInfo.Kind, features: [Feature], sourceCRS: String?, timeSeries: TimeSeriesLink? = nil) {
+        self.kind = kind
+        self.features = features
+        self.sourceCRS = sourceCRS
+        self.timeSeries = timeSeries
+    }
+}
+
+/// Keep only features of one geometry family, e.g. the polygons and the points of a file that
+/// mixes buildings and their entrances.
 public enum GeometryFamily: String, CaseIterable, Sendable {
     case point, line, polygon
 
@@ -86,25 +144,21 @@ public struct ImportReport: Sendable {
 }
 
 public enum Importer {
-    public static func importFile(_ path: String, into store: GeoPackage, options: ImportOptions) throws(StoreError) -> ImportReport {
+    /// Imports one file as a layer. Without `options.format`, the format is the first of
+    /// `formats` that recognises the file's content, else the first that recognises its name.
+    public static func importFile(_ path: String, into store: GeoPackage, options: ImportOptions,
+                                  formats: [ImportFormat] = ImportFormat.builtIn) throws(StoreError) -> ImportReport {
         try checkLayerName(options.layer)
         guard FileManager.default.fileExists(atPath: path) else { throw .fileNotFound(path) }
         guard let data = FileManager.default.contents(atPath: path) else { throw .fileNotFound(path) }
         let bytes = [UInt8](data)
         let format: ImportFormat
-        if let explicit = options.format { format = explicit } else { format = try detectFormat(path: path, bytes: bytes) }
+        if let explicit = options.format { format = explicit } else { format = try detectFormat(path: path, bytes: bytes, formats: formats) }
         // Fail early, before any parsing, on a name clash.
         if !options.replace, try store.hasLayer(options.layer) { throw .layerExists(options.layer) }
 
         let file = (path as NSString).lastPathComponent
-        var prepared: Prepared
-        switch format {
-        case .geojson: prepared = try readGeoJSON(bytes, file: file, options: options)
-        case .csv: prepared = try readPointCSV(bytes, file: file, options: options)
-        case .zooPaths: prepared = try readZooPaths(bytes, file: file)
-        case .zooAnimals: prepared = try readZooAnimals(bytes, file: file)
-        case .observations: prepared = try readObservations(bytes, file: file, store: store, options: options)
-        }
+        var prepared = try format.read(bytes, file, store, options)
 
         var warnings: [ImportProblem] = []
         if prepared.kind == .features {
@@ -144,14 +198,6 @@ public enum Importer {
             featureCount: layer.features.count, sourceCRS: prepared.sourceCRS, warnings: warnings)
     }
 
-    /// What a format reader hands over: records not yet validated.
-    struct Prepared {
-        var kind: LayerInfo.Kind
-        var features: [Feature]
-        var sourceCRS: String?
-        var timeSeries: TimeSeriesLink?
-    }
-
     static func checkLayerName(_ name: String) throws(StoreError) {
         guard let first = name.unicodeScalars.first, first == "_" || (first.properties.isAlphabetic && first.isASCII) else {
             throw .invalidLayerName(name, reason: "it must start with a letter or '_'")
@@ -165,27 +211,19 @@ public enum Importer {
         }
     }
 
-    static func detectFormat(path: String, bytes: [UInt8]) throws(StoreError) -> ImportFormat {
+    static func detectFormat(path: String, bytes: [UInt8], formats: [ImportFormat]) throws(StoreError) -> ImportFormat {
         let lowered = path.lowercased()
         let head = String(decoding: bytes.prefix(4096), as: UTF8.self)
-        if lowered.hasSuffix(".csv") || lowered.hasSuffix(".tsv") {
-            let firstLine = head.split(whereSeparator: \.isNewline).first.map { $0.lowercased() } ?? ""
-            let intervalNames = ["datefromutc", "interval_start", "start_utc"]
-            return intervalNames.contains(where: firstLine.contains) ? .observations : .csv
-        }
-        if lowered.hasSuffix(".json") || lowered.hasSuffix(".geojson") {
-            if head.contains("\"roads\"") || head.contains("\"nodes\"") && !head.contains("\"FeatureCollection\"") { return .zooPaths }
-            if head.contains("\"latin_name\"") { return .zooAnimals }
-            return .geojson
-        }
-        throw .unsupportedFormat(file: path, reason: "cannot tell the format from the name; pass --format (\(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+        let recognised = formats.map { $0.recognise(lowered, head) }
+        if let i = recognised.firstIndex(of: .byContent) ?? recognised.firstIndex(of: .byName) { return formats[i] }
+        throw .unsupportedFormat(file: path, reason: "cannot tell the format from the name; pass --format (\(formats.map(\.name).joined(separator: ", ")))")
     }
 
     // MARK: - Validation
 
     /// Reprojects to EPSG:4326, checks ranges and validity. Fatal problems abort the import
     /// with every problem listed; repairs are returned as warnings.
-    static func validate(_ prepared: inout Prepared, file: String, options: ImportOptions) throws(StoreError) -> [ImportProblem] {
+    static func validate(_ prepared: inout ImportRecords, file: String, options: ImportOptions) throws(StoreError) -> [ImportProblem] {
         var problems: [ImportProblem] = []
         var warnings: [ImportProblem] = []
 

@@ -94,28 +94,19 @@ public enum Decompression {
 
     /// Inflates gzip or zlib data (zlib detects which). With `truncate`, stops quietly at
     /// `limit` bytes; otherwise exceeding it is an error.
+    /// One call sets up a fresh `Wire.Inflater`; a caller inflating many tiles keeps its own
+    /// (with `defaultLimit`), since setting zlib up costs more than a typical 600-byte tile.
     public static func inflate(_ input: [UInt8], limit: Int = defaultLimit, truncate: Bool = false) throws(DecompressionError) -> [UInt8] {
-        let inflater = try Inflater()
-        return try inflater.inflate(input, limit: limit, truncate: truncate)
-    }
-}
-
-/// A reusable inflater (see `Wire.Inflater`: libdeflate for gzip, zlib otherwise), with its
-/// errors in a tile's words. A caller decoding many tiles keeps one (per thread: it is not
-/// Sendable), as setting zlib up costs more than inflating a typical 600-byte tile.
-public final class Inflater {
-    private let inflater: Wire.Inflater
-
-    public init() throws(DecompressionError) {
-        do { inflater = try Wire.Inflater() } catch { throw DecompressionError(error) }
-    }
-
-    public func inflate(_ input: [UInt8], limit: Int = Decompression.defaultLimit, truncate: Bool = false) throws(DecompressionError) -> [UInt8] {
-        do { return try inflater.inflate(input, limit: limit, truncate: truncate) } catch { throw DecompressionError(error) }
+        do {
+            return try Inflater().inflate(input, limit: limit, truncate: truncate)
+        } catch {
+            throw DecompressionError(error)
+        }
     }
 }
 
 extension DecompressionError {
+    /// Wire's inflate errors in a tile's words.
     init(_ error: InflateError) {
         switch error {
         case .setup(let message): self.init(message: message)

@@ -90,14 +90,11 @@ extension MBTiles {
         let tolerance = tolerancePixels * metresPerPixel
         return all.filter { item in
             guard let geometry = item.feature.geometry else { return false }
-            return geometry.distance(toLon: lon, lat: lat) <= (isPolygonal(geometry) ? 0 : tolerance)
+            // Polygons by the engine's boundary rule, not "distance 0": a point on the edge two
+            // polygons share is at distance 0 from both but inside only one.
+            if geometry.isPolygonal { return geometry.contains(lon: lon, lat: lat) }
+            return geometry.distance(toLon: lon, lat: lat) <= tolerance
         }
-    }
-
-    private func isPolygonal(_ g: Geometry) -> Bool {
-        if case .polygon = g { return true }
-        if case .multiPolygon = g { return true }
-        return false
     }
 }
 

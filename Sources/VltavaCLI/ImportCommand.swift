@@ -1,13 +1,14 @@
 import ArgumentParser
 import Store
 import VectorTiles
+import ZooPraha
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import a file into the store as a layer (in one transaction: a failed import changes nothing).",
         discussion: """
-            Formats: \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")); detected from the file when --format is not given.
+            Formats: \(ImportCommand.formats.map(\.name).joined(separator: ", ")); detected from the file when --format is not given.
             Examples:
               vltava import districts.sjtsk-epsg5514.geojson --layer districts
               vltava import stations-prague.csv --layer stations
@@ -45,11 +46,11 @@ struct ImportCommand: ParsableCommand {
             let options = ImportOptions(
                 layer: layer, format: format, crs: crs, strict: strict, replace: replace, only: only,
                 lonColumn: lon, latColumn: lat, timeSeriesOf: timeSeriesOf, keyColumn: key)
-            let report = try Importer.importFile(file, into: geoPackage, options: options)
+            let report = try Importer.importFile(file, into: geoPackage, options: options, formats: ImportCommand.formats)
             for warning in report.warnings { printError("warning: \(warning)") }
             let what = report.kind == .features ? "\(report.geometryType ?? "GEOMETRY") features" : "rows"
             let from = report.sourceCRS.map { $0 == "EPSG:4326" ? "" : ", reprojected from \($0) to EPSG:4326" } ?? ""
-            print("imported \(report.featureCount) \(what) into layer '\(report.layer)' (\(report.format.rawValue)\(from))"
+            print("imported \(report.featureCount) \(what) into layer '\(report.layer)' (\(report.format.name)\(from))"
                   + (report.warnings.isEmpty ? "" : ", \(report.warnings.count) warning(s)"))
         } catch {
             throw CLIError("\(error)")
@@ -57,5 +58,17 @@ struct ImportCommand: ParsableCommand {
     }
 }
 
-extension ImportFormat: ExpressibleByArgument {}
+extension ImportCommand {
+    /// Every format the CLI reads: the store's own, then Zoo Praha's.
+    static let formats = ImportFormat.builtIn + ZooPraha.formats
+}
+
+extension ImportFormat: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let format = ImportCommand.formats.first(where: { $0.name == argument }) else { return nil }
+        self = format
+    }
+
+    public static var allValueStrings: [String] { ImportCommand.formats.map(\.name) }
+}
 extension GeometryFamily: ExpressibleByArgument {}

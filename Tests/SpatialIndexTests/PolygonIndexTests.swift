@@ -11,7 +11,8 @@ import Testing
         try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url(fixture)))).features.compactMap(\.geometry)
     }
 
-    /// Naive crossing number over every ring of one geometry: the reference.
+    /// Naive crossing number over every ring of one geometry: an independent reference, for
+    /// points off the boundaries (on an edge its rounding may differ from the engine's rule).
     static func bruteForce(_ geometry: Geometry, _ x: Double, _ y: Double) -> Bool {
         var inside = false
         let parts: [Polygon] = switch geometry {
@@ -89,6 +90,30 @@ import Testing
         #expect(!index.contains(1, lon: 1, lat: 1))  // a point never contains anything
     }
 
+    /// Three rings or more: the steps between rings must cancel however many there are (they
+    /// once formed a triangle between the rings' first vertices, and the index put (3, 3),
+    /// inside that triangle, outside the polygon).
+    @Test func threeRingsAndThreeParts() throws {
+        let outer: [Double] = [0, 0, 10, 0, 10, 10, 0, 10, 0, 0]
+        let hole1: [Double] = [8, 2, 9, 2, 9, 3, 8, 3, 8, 2]
+        let hole2: [Double] = [2, 8, 3, 8, 3, 9, 2, 9, 2, 8]
+        let polygon = Polygon(rings: [outer, hole1, hole2])
+        let parts = MultiPolygon(polygons: [Polygon(rings: [[0, 0, 1, 0, 1, 1, 0, 1, 0, 0]]),
+                                            Polygon(rings: [[8, 2, 9, 2, 9, 3, 8, 3, 8, 2]]),
+                                            Polygon(rings: [[2, 8, 3, 8, 3, 9, 2, 9, 2, 8]])])
+        let index = try PolygonIndex(geometries: [.polygon(polygon), .multiPolygon(parts)])
+        #expect(index.contains(0, lon: 3, lat: 3))
+        #expect(!index.contains(0, lon: 8.5, lat: 2.5))  // in a hole
+        #expect(!index.contains(1, lon: 3, lat: 3))  // between the parts
+        #expect(index.contains(1, lon: 2.5, lat: 8.5))
+        var random = SplitMix(state: 7)
+        for _ in 0..<2_000 {
+            let x = Double.random(in: -1...11, using: &random), y = Double.random(in: -1...11, using: &random)
+            #expect(index.contains(0, lon: x, lat: y) == polygon.contains(lon: x, lat: y), "at (\(x), \(y))")
+            #expect(index.contains(1, lon: x, lat: y) == parts.contains(lon: x, lat: y), "at (\(x), \(y))")
+        }
+    }
+
     /// Two squares sharing the edge x = 1: a point on that edge is in exactly one of them.
     @Test func sharedEdgeBelongsToExactlyOnePolygon() throws {
         let west = Geometry.polygon(Polygon(rings: [[0, 0, 1, 0, 1, 1, 0, 1, 0, 0]]))
@@ -100,4 +125,55 @@ import Testing
             #expect(found == [1], "at y = \(y)")
         }
     }
+
+    /// The shared squares of TestSupport, one of them clockwise, and the slanted shared edge:
+    /// the index answers as `Polygon.contains` does, and each point is in exactly one polygon.
+    @Test func sharedEdgesAsGeometryDecides() throws {
+        typealias S = AdjacentSquares
+        for west in [S.west, S.westClockwise] {
+            let index = try PolygonIndex(geometries: [.polygon(west), .polygon(S.east)])
+            var found: [Int] = []
+            index.containing(lon: S.onSharedEdge.lon, lat: S.onSharedEdge.lat) { found.append($0) }
+            #expect(found == [1])
+            #expect(index.firstContaining(lon: S.onSharedEdge.lon, lat: S.onSharedEdge.lat) == 1)
+        }
+        let slanted = try PolygonIndex(geometries: [.polygon(S.slantedWest), .polygon(S.slantedEast)])
+        var west: Set<Int> = []
+        for (i, p) in S.onSlantedEdge.enumerated() {
+            var found: [Int] = []
+            slanted.containing(lon: p.lon, lat: p.lat) { found.append($0) }
+            #expect(found.count == 1, "k = \(i + 1)")
+            if found == [0] { west.insert(i + 1) }
+        }
+        #expect(west == S.slantedWestKs)
+    }
+
+    /// On the boundaries of real polygons (every vertex, and the midpoint of every edge), small
+    /// ones walked whole and large ones through their bands, the index and `Geometry.contains`
+    /// give the same answer: one rule.
+    @Test(arguments: ["prague/districts.wgs84.geojson", "prague/parking-zones.wgs84.geojson"])
+    func agreesWithGeometryOnBoundaries(fixture: String) throws {
+        let geometries = try Self.load(fixture)
+        let index = try PolygonIndex(geometries: geometries)
+        var checked = 0, inside = 0, mismatches = 0
+        for (i, geometry) in geometries.enumerated() {
+            geometry.forEachCoordinateArray { c in
+                var k = 0
+                while k + 3 < c.count {
+                    for (x, y) in [(c[k], c[k + 1]), ((c[k] + c[k + 2]) / 2, (c[k + 1] + c[k + 3]) / 2)] {
+                        let expected = geometry.contains(lon: x, lat: y)
+                        if index.contains(i, lon: x, lat: y) != expected { mismatches += 1 }
+                        checked += 1
+                        inside += expected ? 1 : 0
+                    }
+                    k += 2
+                }
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(checked > 10_000)
+        // Boundary points fall both ways.
+        #expect(inside > checked / 10 && inside < checked * 9 / 10)
+    }
 }
+

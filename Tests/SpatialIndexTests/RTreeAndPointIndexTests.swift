@@ -142,23 +142,6 @@ import Testing
         }
     }
 
-    @Test func serialisationRoundTripsAndRejectsCorruption() throws {
-        var g = SplitMix(state: 19)
-        let boxes = (0..<5_000).map { _ in Self.randomBox(&g) }
-        let tree = try PackedRTree(boxes: boxes, nodeSize: 8)
-        let bytes = tree.serialized()
-        let again = try PackedRTree(serialized: bytes)
-        for _ in 0..<200 {
-            let query = Self.randomBox(&g)
-            #expect(again.search(query) == tree.search(query))
-        }
-        #expect(throws: SpatialIndexError.self) { try PackedRTree(serialized: Array(bytes.prefix(bytes.count - 3))) }
-        #expect(throws: SpatialIndexError.self) { try PackedRTree(serialized: Array("NOTATREE".utf8) + bytes.dropFirst(8)) }
-        var pointingOutside = bytes
-        pointingOutside[pointingOutside.count - 1] = 0x7F  // the root's child pointer
-        #expect(throws: SpatialIndexError.self) { try PackedRTree(serialized: pointingOutside) }
-    }
-
     @Test func tinyTrees() throws {
         let one = try PackedRTree(boxes: [BBox(minLon: 1, minLat: 1, maxLon: 2, maxLat: 2)])
         #expect(one.search(BBox(minLon: 0, minLat: 0, maxLon: 0.5, maxLat: 0.5)) == [])

@@ -3,6 +3,7 @@ import Geometry
 import Store
 import TestSupport
 import Testing
+import ZooPraha
 
 /// GeoPackage interoperability with GDAL in both directions.
 @Suite struct GDALTests {
@@ -42,7 +43,8 @@ import Testing
         let (store, path) = try freshStore()
         try importFixture("prague/districts.wgs84.geojson", as: "districts", into: store)
         try importFixture("zoo/pavilions-and-pens.geojson", as: "pens", into: store) { $0.only = .point }
-        try importFixture("zoo/animals.json", as: "animals", into: store)
+        // An attribute table: the zoo's animal lexicon, in its own format (ZooPraha's).
+        try importFixture("zoo/animals.json", as: "animals", into: store) { $0.format = .zooAnimals }
 
         let summary = try run("ogrinfo", ["-ro", "-so", "-al", path])
         let layers = layerBlocks(summary)

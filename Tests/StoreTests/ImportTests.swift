@@ -120,31 +120,6 @@ func importFixture(_ fixture: String, as layer: String, into store: GeoPackage, 
         #expect(adax.feature.properties["is_animal_pen"] == .bool(true))
     }
 
-    @Test func zooAnimalsLinkToPensAndPavilions() throws {
-        let (store, _) = try freshStore()
-        try importFixture("zoo/animals.json", as: "animals", into: store)
-        let info = try store.layer("animals")
-        #expect(info.kind == .attributes)
-        #expect(info.featureCount == 605)
-        #expect(info.columns.map(\.name).contains("class"))
-        let adax = try #require(try store.features(of: "animals").first { $0.fid == 3 })
-        #expect(adax.feature.properties["name"] == .text("Adax"))
-        #expect(adax.feature.properties["class"] == .text("Savci"))
-        #expect(adax.feature.properties["location_ids"] == .json("[4638766183]"))
-    }
-
-    @Test func zooPathsBecomeALineLayer() throws {
-        let (store, _) = try freshStore()
-        let report = try importFixture("zoo/paths-graph.json", as: "paths", into: store)
-        #expect(report.format == .zooPaths)
-        #expect(report.featureCount == 892)
-        #expect(try store.layer("paths").geometryType == "LINESTRING")
-        let road = try #require(try store.features(of: "paths").first { $0.fid == 659327047 })
-        #expect(road.feature.properties["kind"] == .text("path"))
-        guard case .json(let ids)? = road.feature.properties["node_ids"] else { Issue.record("no node_ids"); return }
-        #expect(ids.hasPrefix("[105553969,588485178,"))
-    }
-
     @Test func stationsAndObservations() throws {
         let (store, _) = try freshStore()
         let stations = try importFixture("air/stations-prague.csv", as: "stations", into: store)

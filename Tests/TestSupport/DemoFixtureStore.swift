@@ -1,4 +1,5 @@
 import Store
+import ZooPraha
 
 /// The demo store that scripts/build-demo-store.sh builds with the CLI, built in-process here
 /// for the tests of the modules below the CLI.
@@ -8,7 +9,7 @@ public enum DemoFixtureStore {
         func load(_ fixture: String, _ layer: String, _ configure: (inout ImportOptions) -> Void = { _ in }) throws {
             var options = ImportOptions(layer: layer)
             configure(&options)
-            _ = try Importer.importFile(Fixtures.path(fixture), into: store, options: options)
+            _ = try Importer.importFile(Fixtures.path(fixture), into: store, options: options, formats: ImportFormat.builtIn + ZooPraha.formats)
         }
         try load("prague/districts.wgs84.geojson", "districts")
         try load("prague/districts.sjtsk-epsg5514.geojson", "districts_sjtsk")

@@ -3,6 +3,7 @@ import Geometry
 import TestSupport
 import Testing
 @testable import VectorTiles
+import Wire
 
 /// The Mapbox Vector Tile conformance suite (mvt-fixtures 4.0.0, in Fixtures/mvt-fixtures).
 @Suite struct ConformanceTests {
@@ -170,7 +171,7 @@ import Testing
         let inflater = try Inflater()
         var checked = 0
         for (z, x, y) in try set.tileAddresses() {
-            let raw = try inflater.inflate(try #require(try set.tile(z: z, x: x, y: y)))
+            let raw = try inflater.inflate(try #require(try set.tile(z: z, x: x, y: y)), limit: Decompression.defaultLimit)
             let tile = try MVTTile(bytes: raw)
             let layers = try tile.layers()
             var views: [(tags: [Int], positions: [Int64])] = []

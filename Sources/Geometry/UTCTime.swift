@@ -1,6 +1,8 @@
 // UTC timestamps as the observations give them ("2019-04-14 21:00:00.0 UTC") or as ISO 8601
 // ("2019-04-14T21:00:00Z"), stored in GeoPackage's DATETIME form ("2019-04-14T21:00:00Z").
 // Parsed by hand: it is a fixed layout, and Foundation's formatters are slow and locale-bound.
+// Here in the base module because the store (observations), the engine (time series), the
+// query language and the server (air quality, schedules) all read or write these times.
 
 public struct UTCTime: Hashable, Comparable, Sendable {
     /// Seconds since 1970-01-01T00:00:00Z.
@@ -85,5 +87,16 @@ public struct UTCTime: Hashable, Comparable, Sendable {
         let d = doy - (153 * mp + 2) / 5 + 1
         let m = mp + (mp < 10 ? 3 : -9)
         return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs (CSV cells, times). Package-wide: the
+    /// store's CSV reader uses it too.
+    package var trimmingSpaces: String {
+        var s = Substring(self)
+        while let c = s.first, c == " " || c == "\t" { s.removeFirst() }
+        while let c = s.last, c == " " || c == "\t" { s.removeLast() }
+        return String(s)
     }
 }
