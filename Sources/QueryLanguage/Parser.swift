@@ -397,14 +397,19 @@ struct Parser {
         let start = peek.position
         guard accept("BBOX") else { throw error(expected: "a box, BBOX(minLon minLat, maxLon maxLat)") }
         try expect(symbol: "(", "after BBOX")
-        let (minLon, _) = try number("the west longitude in BBOX(minLon minLat, maxLon maxLat)")
+        let (minLon, minLonPosition) = try number("the west longitude in BBOX(minLon minLat, maxLon maxLat)")
         let (minLat, minLatPosition) = try number("the south latitude in BBOX(minLon minLat, maxLon maxLat)")
         try expect(symbol: ",", "between the corners of BBOX(minLon minLat, maxLon maxLat)")
-        let (maxLon, _) = try number("the east longitude in BBOX(minLon minLat, maxLon maxLat)")
+        let (maxLon, maxLonPosition) = try number("the east longitude in BBOX(minLon minLat, maxLon maxLat)")
         let (maxLat, maxLatPosition) = try number("the north latitude in BBOX(minLon minLat, maxLon maxLat)")
         try expect(symbol: ")", "to close the box")
-        for (lat, position) in [(minLat, minLatPosition), (maxLat, maxLatPosition)] where abs(lat) > 90 {
-            throw invalid("latitude \(Self.format(lat)) is outside -90…90", at: position, hint: "did you swap longitude and latitude? BBOX takes (minLon minLat, maxLon maxLat)")
+        for (lon, lonPosition, lat, latPosition) in [(minLon, minLonPosition, minLat, minLatPosition), (maxLon, maxLonPosition, maxLat, maxLatPosition)] {
+            do {
+                _ = try Point.checked(lon: lon, lat: lat)
+            } catch {
+                throw invalid(error.message, at: error.axis == .lat ? latPosition : lonPosition,
+                              hint: error.looksSwapped ? "did you swap longitude and latitude? BBOX takes (minLon minLat, maxLon maxLat)" : nil)
+            }
         }
         guard minLon <= maxLon, minLat <= maxLat else {
             throw invalid("the box's first corner must be south-west of its second", at: start, hint: "BBOX(minLon minLat, maxLon maxLat)")

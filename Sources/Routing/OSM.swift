@@ -34,11 +34,13 @@ public struct OSMData: Sendable {
     /// or infinite one used to trap in the edge index (`vltava route` died), and one out of
     /// range silently moved a node, and so a route, somewhere else.
     static func problem(id: Int64, lon: Double, lat: Double) -> String? {
-        if !lat.isFinite { return "node \(id): latitude \(lat) is not a finite number" }
-        if !lon.isFinite { return "node \(id): longitude \(lon) is not a finite number" }
-        if abs(lat) > 90 { return "node \(id): latitude \(lat) is outside -90…90" }
-        if abs(lon) > 180 { return "node \(id): longitude \(lon) is outside -180…180" }
-        return nil
+        do {
+            _ = try Point.checked(lon: lon, lat: lat)
+            return nil
+        } catch {
+            // The rule's words without its swap hint: a file's node is not a typed position.
+            return "node \(id): \(error.message)"
+        }
     }
 }
 

@@ -303,14 +303,14 @@ public enum Importer {
         return problem
     }
 
+    /// Geometry's one rule for positions (`Point.checked`), as a problem text.
     static func coordinateProblem(lon: Double, lat: Double) -> String? {
-        if !lon.isFinite || !lat.isFinite { return "coordinate (\(lon), \(lat)) is not a finite number" }
-        if abs(lat) > 90 {
-            let hint = abs(lon) <= 90 ? " — did you swap longitude and latitude?" : ""
-            return "latitude \(lat) is outside -90…90\(hint)"
+        do {
+            _ = try Point.checked(lon: lon, lat: lat)
+            return nil
+        } catch {
+            return error.description
         }
-        if abs(lon) > 180 { return "longitude \(lon) is outside -180…180" }
-        return nil
     }
 
     // MARK: - Schema inference

@@ -96,11 +96,12 @@ public final class MBTiles: Sendable {
 
     /// Why a longitude and latitude are unusable, or nil.
     static func positionProblem(lon: Double, lat: Double) -> String? {
-        if !lon.isFinite { return "the longitude \(lon) is not a finite number" }
-        if !lat.isFinite { return "the latitude \(lat) is not a finite number" }
-        if abs(lon) > 180 { return "the longitude \(lon) is outside -180…180" }
-        if abs(lat) > 90 { return "the latitude \(lat) is outside -90…90" }
-        return nil
+        do {
+            _ = try Point.checked(lon: lon, lat: lat)
+            return nil
+        } catch {
+            return "the " + error.message
+        }
     }
 
     /// `bounds`: WEST,SOUTH,EAST,NORTH in degrees (WEST > EAST crosses the antimeridian).
