@@ -120,3 +120,11 @@ public struct APIError: Error, Sendable {
         return APIError(status, code: error.code, detail: error.message, extra: extra)
     }
 }
+
+/// Hummingbird renders an `HTTPResponseError` itself wherever one escapes; ours renders as the
+/// same problem document the problem middleware writes, so no path answers differently.
+extension APIError: HTTPResponseError {
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        Reply.problem(self, request: request)
+    }
+}
