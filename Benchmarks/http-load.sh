@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Load test of the HTTP API on loopback with wrk, against a release build and the demo store.
 #
-#   Benchmarks/http-load.sh [--duration S] [--connections N] [--threads T] [--scratch-path DIR] [--workloads DIR]
+#   Benchmarks/http-load.sh [--duration S] [--connections N] [--threads T] [--scratch-path DIR] [--workloads DIR] [--binary PATH]
+#
+# --binary runs a vltava built elsewhere (an older commit's, to compare in one session)
+# instead of building this checkout's.
 #
 # Runs, each for --duration seconds (default 30) with --connections (64) over --threads (2):
 #   1. containing: GET /v1/layers/districts/containing at random points of the W1 workload
@@ -16,7 +19,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-duration=30 connections=64 threads=2 scratch="$root/.build" workloads=/tmp/geobench
+duration=30 connections=64 threads=2 scratch="$root/.build" workloads=/tmp/geobench binary=
 while (($#)); do
     case "$1" in
         --duration) duration=$2; shift 2 ;;
@@ -24,6 +27,7 @@ while (($#)); do
         --threads) threads=$2; shift 2 ;;
         --scratch-path) scratch=$2; shift 2 ;;
         --workloads) workloads=$2; shift 2 ;;
+        --binary) binary=$2; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -37,9 +41,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "building vltava (release) in $scratch"
-swift build -c release --product vltava --scratch-path "$scratch" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-bin="$scratch/release/vltava"
+if [[ -n "$binary" ]]; then
+    bin=$binary
+else
+    echo "building vltava (release) in $scratch"
+    swift build -c release --product vltava --scratch-path "$scratch" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+    bin="$scratch/release/vltava"
+fi
 
 "$root/scripts/build-demo-store.sh" "$work/demo.gpkg" "$bin" >/dev/null
 
