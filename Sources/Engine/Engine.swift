@@ -2,10 +2,10 @@
 // a new one on reload. Readers take the snapshot once and keep it for the whole of their work,
 // so a reload never mixes two versions of the data in one answer.
 
-import Synchronization
+import Geometry
 
 public final class Engine: Sendable {
-    private let current: Mutex<Snapshot>
+    private let current: Locked<Snapshot>
     /// The GeoPackage the snapshots are loaded from.
     public let storePath: String
     /// Extra MBTiles files by name, besides those registered in the store.
@@ -17,7 +17,7 @@ public final class Engine: Sendable {
         self.storePath = storePath
         tileSetPaths = tileSets
         self.limits = limits
-        current = Mutex(try Snapshot.load(storePath: storePath, tileSets: tileSets, limits: limits))
+        current = Locked(try Snapshot.load(storePath: storePath, tileSets: tileSets, limits: limits))
     }
 
     /// The current snapshot. Keep the reference for the whole of one answer.

@@ -6,7 +6,6 @@
 import Geometry
 import Routing
 import SpatialIndex
-import Synchronization
 
 /// How a route is walked: a speed, and which edges it may use.
 public enum WalkingProfile: String, Sendable, CaseIterable {
@@ -40,7 +39,7 @@ public final class Network: Sendable {
     let edges: EdgeIndex
     /// Routers keep per-search scratch state, so each request borrows one from this pool and
     /// gives it back; the pool grows to the number of concurrent routes and no further.
-    private let idle: Mutex<[Borrowed]>
+    private let idle: Locked<[Borrowed]>
 
     /// A router is used by one request at a time: it leaves the pool while it works.
     private final class Borrowed: @unchecked Sendable {
@@ -53,7 +52,7 @@ public final class Network: Sendable {
         self.graph = graph
         self.steps = steps
         edges = try EdgeIndex(graph: graph)
-        idle = Mutex([])
+        idle = Locked([])
     }
 
     /// The network of a line layer, or nil when the layer holds no lines. `joinEnds` > 0 also

@@ -8,7 +8,6 @@ import Foundation
 import Geometry
 import SpatialIndex
 import Store
-import Synchronization
 import VectorTiles
 
 public final class Snapshot: Sendable {

@@ -4,12 +4,11 @@ import Foundation
 import Engine
 import Geometry
 import Store
-import Synchronization
 import VectorTiles
 
 /// Counts filter calls during one EXPLAIN run.
 final class CandidateCounter: Sendable {
-    private let calls = Mutex(0)
+    private let calls = Locked(0)
     func count() { calls.withLock { $0 += 1 } }
     var total: Int { calls.withLock { $0 } }
 }

@@ -3,10 +3,10 @@
 // on their own thread: loading is seconds of synchronous work that must not occupy one of the
 // few threads Swift concurrency has for answering requests.
 
+import Geometry
 import Dispatch
 import Engine
 import Foundation
-import Synchronization
 
 public final class EngineState: Sendable {
     enum Phase {
@@ -15,7 +15,7 @@ public final class EngineState: Sendable {
         case failed(String)
     }
 
-    private let phase = Mutex(Phase.loading)
+    private let phase = Locked(Phase.loading)
     /// One reload at a time, off the concurrency pool.
     private let queue = DispatchQueue(label: "vltava.reload")
     let metrics: HTTPMetrics

@@ -7,7 +7,6 @@
 import Foundation
 import Geometry
 import Logging
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -62,7 +61,7 @@ public final class LogSink: Sendable {
     public static let standardError = LogSink(fileDescriptor: 2)
 
     private let fileDescriptor: Int32
-    private let pending = Mutex<[UInt8]>([])
+    private let pending = Locked<[UInt8]>([])
     private static let batchBytes = 64 * 1024
 
     public init(fileDescriptor: Int32) {

@@ -3,8 +3,8 @@
 // a second set of types for what is here a dictionary, a few counters and one lock; the text
 // format is short and stable, so writing it is the leaner choice (docs/HTTP_API.md).
 
+import Geometry
 import Foundation
-import Synchronization
 
 final class HTTPMetrics: Sendable {
     /// Upper bounds of the latency buckets in seconds: fine below 10 ms, where the API lives.
@@ -29,7 +29,7 @@ final class HTTPMetrics: Sendable {
         var reloads: [String: Int] = ["ok": 0, "error": 0]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func begin() {
         state.withLock { $0.inFlight += 1 }

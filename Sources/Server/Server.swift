@@ -1,6 +1,7 @@
 // The HTTP server: configuration, the route table, the middleware chain and the lifecycle
 // (listen at once, load the first snapshot in the background, reload on request or SIGHUP).
 
+import Geometry
 import Dispatch
 import Engine
 import Foundation
@@ -9,7 +10,6 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import QueryLanguage
-import Synchronization
 
 public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
@@ -64,8 +64,8 @@ public final class VltavaServer: Sendable {
     let metrics = HTTPMetrics()
     let logger: Logger
     private let load: @Sendable () throws -> Engine
-    private let boundPort = Mutex<Int?>(nil)
-    private let portWaiters = Mutex<[CheckedContinuation<Int, Never>]>([])
+    private let boundPort = Locked<Int?>(nil)
+    private let portWaiters = Locked<[CheckedContinuation<Int, Never>]>([])
 
     /// `load` builds the first snapshot; it runs after the server listens, so early requests
     /// get 503 rather than a refused connection.

@@ -10,7 +10,6 @@
 import Foundation
 import Geometry
 import SQLite
-import Synchronization
 
 public struct MBTilesError: Error, CustomStringConvertible, Sendable {
     public let file: String
@@ -29,7 +28,7 @@ public final class MBTiles: Sendable {
     /// as any tool may write): the set is served without it. Shown by `vltava tiles info` and
     /// `vltava import`, logged by the server.
     public let warnings: [String]
-    private let connection: Mutex<ConnectionBox>
+    private let connection: Locked<ConnectionBox>
 
     public struct Center: Sendable, Equatable {
         public var lon: Double
@@ -72,7 +71,7 @@ public final class MBTiles: Sendable {
             self.center = center
             warnings = [boundsWarning, centerWarning].compactMap { $0 }
             let query = try database.prepare("SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
-            connection = Mutex(ConnectionBox(database: database, tileQuery: query))
+            connection = Locked(ConnectionBox(database: database, tileQuery: query))
         } catch let error as MBTilesError {
             throw error
         } catch let error as SQLiteError {
