@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "TestSupport"]),
-        .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "TestSupport"]),
+        .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
