@@ -141,16 +141,18 @@ public final class MBTiles: Sendable {
         }
     }
 
-    /// Every tile's XYZ address, in (z, x, y) order.
+    /// Every tile's XYZ address, in (z, x, y) order. Rows whose zoom, column or row lies outside
+    /// the tile grid are skipped, as `tile(z:x:y:)` never reads them (a row of -2^63 overflowed
+    /// the TMS flip: found by the mbtiles-meta fuzz target).
     public func tileAddresses() throws(MBTilesError) -> [(z: Int, x: Int, y: Int)] {
         do {
             return try connection.withLock { (box) throws -> [(z: Int, x: Int, y: Int)] in
                 let rows = try box.database.prepare("SELECT zoom_level, tile_column, tile_row FROM tiles ORDER BY 1, 2, 3")
                 var out: [(Int, Int, Int)] = []
                 while try rows.step() {
-                    let z = Int(rows.int64(0))
-                    guard z >= 0 && z <= 30 else { continue }
-                    out.append((z, Int(rows.int64(1)), (1 << z) - 1 - Int(rows.int64(2))))
+                    let z = rows.int64(0), x = rows.int64(1), tmsRow = rows.int64(2)
+                    guard z >= 0 && z <= 30, (0..<(1 << z)).contains(x), (0..<(1 << z)).contains(tmsRow) else { continue }
+                    out.append((Int(z), Int(x), (1 << Int(z)) - 1 - Int(tmsRow)))
                 }
                 return out.sorted { ($0.0, $0.1, $0.2) < ($1.0, $1.1, $1.2) }
             }

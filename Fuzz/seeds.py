@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora, Fixtures/fuzz/TARGET/, from the real files in Fixtures/.
+
+    python3 Fuzz/seeds.py
+
+Each seed is a whole small fixture or a small excerpt of one (see Fixtures/README.md), so the
+fuzzer starts from inputs that reach deep into each reader; scripts/fuzz.sh fuzzes a copy. The
+output is deterministic: rerunning it changes nothing unless the fixtures change.
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import sqlite3
+import struct
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(ROOT, "Fixtures")
+OUT = os.path.join(FIX, "fuzz")
+
+
+def write(target, name, data):
+    os.makedirs(os.path.join(OUT, target), exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(OUT, target, name), "wb") as f:
+        f.write(data)
+
+
+def query():
+    # Every example statement of docs/QUERY_LANGUAGE.md (the ```vq blocks).
+    text = open(os.path.join(ROOT, "docs", "QUERY_LANGUAGE.md"), encoding="utf-8").read()
+    for i, block in enumerate(re.findall(r"^```vq[^\n]*\n(.*?)\n```", text, re.S | re.M)):
+        write("query", f"doc-{i:02d}.vq", block)
+
+
+def mvt():
+    # The Mapbox conformance suite's tiles (valid and invalid), all tiny.
+    suite = os.path.join(FIX, "mvt-fixtures", "fixtures")
+    for case in sorted(os.listdir(suite)):
+        path = os.path.join(suite, case, "tile.mvt")
+        if os.path.exists(path):
+            shutil.copyfile(path, os.path.join(OUT, "mvt", f"mvt-fixtures-{case}.mvt"))
+    # Two gzip-compressed MVT tiles of world_cities, as stored.
+    db = sqlite3.connect(os.path.join(FIX, "mbtiles", "mbtileserver-world_cities.mbtiles"))
+    for z, x, y, data in db.execute("SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles ORDER BY zoom_level, length(tile_data) DESC LIMIT 2"):
+        write("mvt", f"world_cities-{z}-{x}-{y}.mvt.gz", data)
+    # The zoo's Tilezen layered GeoJSON tile, cut to the first two features of each layer.
+    db = sqlite3.connect(os.path.join(FIX, "zoo", "zoo-prague-geojson-tiles.mbtiles"))
+    (data,) = db.execute("SELECT tile_data FROM tiles ORDER BY length(tile_data) LIMIT 1").fetchone()
+    layers = json.loads(data)
+    for layer in layers.values():
+        layer["features"] = layer["features"][:2]
+    write("mvt", "zoo-geojson-excerpt.json", json.dumps(layers, ensure_ascii=False, separators=(",", ":")))
+    # The zoo's smallest TopoJSON tile, whole (its arcs are shared by index).
+    db = sqlite3.connect(os.path.join(FIX, "zoo", "zoo-prague-topojson-tiles.mbtiles"))
+    (data,) = db.execute("SELECT tile_data FROM tiles ORDER BY length(tile_data) LIMIT 1").fetchone()
+    write("mvt", "zoo-topojson.json", data)
+
+
+def blobs():
+    # GeoPackage blobs written by GDAL: the smallest of each geometry type, and Praha 1 in
+    # S-JTSK; the WKB target gets the same geometries without the GeoPackage header.
+    db = sqlite3.connect(os.path.join(FIX, "gdal", "zoo-places.gdal.gpkg"))
+    chosen = {}
+    for (geom,) in db.execute("SELECT geom FROM places ORDER BY length(geom)"):
+        flags = geom[3]
+        envelope = {0: 0, 1: 32, 2: 48, 3: 48, 4: 64}[(flags >> 1) & 7]
+        wkb = geom[8 + envelope:]
+        kind = struct.unpack("<I" if wkb[0] == 1 else ">I", wkb[1:5])[0]
+        chosen.setdefault(kind, (geom, wkb))
+    (geom,) = db.execute("SELECT geom FROM districts_sjtsk").fetchone()
+    flags = geom[3]
+    chosen["sjtsk"] = (geom, geom[8 + {0: 0, 1: 32, 2: 48, 3: 48, 4: 64}[(flags >> 1) & 7]:])
+    for kind, (geom, wkb) in chosen.items():
+        write("gpkg-blob", f"gdal-{kind}.gpb", geom)
+        write("wkb", f"gdal-{kind}.wkb", wkb)
+
+
+def geojson():
+    zoo = json.load(open(os.path.join(FIX, "zoo", "pavilions-and-pens.geojson"), encoding="utf-8"))
+    pavilion = next(f for f in zoo["features"] if f["geometry"]["type"] != "Point")
+    pen = next(f for f in zoo["features"] if f["geometry"]["type"] == "Point")
+    write("geojson", "zoo-collection.geojson", json.dumps({"type": "FeatureCollection", "features": [pavilion, pen]}, ensure_ascii=False))
+    write("geojson", "zoo-pen.geojson", json.dumps(pen, ensure_ascii=False))
+    write("geojson", "zoo-pavilion-geometry.geojson", json.dumps(pavilion["geometry"]))
+    # The old-style `crs` member of the S-JTSK districts, with its smallest district.
+    sjtsk = json.load(open(os.path.join(FIX, "prague", "districts.sjtsk-epsg5514.geojson"), encoding="utf-8"))
+    smallest = min(sjtsk["features"], key=lambda f: len(json.dumps(f)))
+    head = {k: v for k, v in sjtsk.items() if k != "features"}
+    write("geojson", "districts-sjtsk-one.geojson", json.dumps({**head, "features": [smallest]}, ensure_ascii=False))
+    # Plain JSON the importers read: one animal of the lexicon, one road of the paths graph.
+    animals = json.load(open(os.path.join(FIX, "zoo", "animals.json"), encoding="utf-8"))
+    write("geojson", "zoo-animal.json", json.dumps(animals[:1], ensure_ascii=False, indent=1))
+    paths = json.load(open(os.path.join(FIX, "zoo", "paths-graph.json"), encoding="utf-8"))
+    write("geojson", "zoo-road.json", json.dumps({"roads": paths["roads"][:1]}, ensure_ascii=False))
+
+
+def osm_excerpt():
+    """A footway of Andorra and its nodes, from andorra.osm.gz."""
+    text = gzip.open(os.path.join(FIX, "osm", "andorra.osm.gz"), "rt", encoding="utf-8").read()
+    ways = re.findall(r'  <way [^>]*>\n(?:    <[^\n]*\n)*?  </way>\n', text)
+    way = next(w for w in ways if 'k="highway" v="footway"' in w and 4 <= w.count("<nd ") <= 8)
+    refs = re.findall(r'<nd ref="(\d+)"', way)
+    nodes = {}
+    for m in re.finditer(r'  <node id="(\d+)"[^\n]*\n', text):
+        if m.group(1) in refs:
+            nodes[m.group(1)] = m.group(0)
+    head = text[: text.index("  <node ")]
+    return head, [nodes[r] for r in refs if r in nodes], way
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def zigzag(n):
+    return (n << 1) ^ (n >> 63)
+
+
+def field(number, wire, payload):
+    if wire == 0:
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def packed(values):
+    return b"".join(varint(v) for v in values)
+
+
+def deltas(values):
+    previous, out = 0, []
+    for v in values:
+        out.append(v - previous)
+        previous = v
+    return out
+
+
+def pbf_blob(kind, block, compress):
+    blob = field(2, 0, len(block)) + field(3, 2, zlib.compress(block, 9)) if compress else field(1, 2, block)
+    header = field(1, 2, kind.encode()) + field(3, 0, len(blob))
+    return struct.pack(">I", len(header)) + header + blob
+
+
+def osm():
+    head, nodes, way = osm_excerpt()
+    write("osm-xml", "andorra-footway.osm", head + "".join(nodes) + way + "</osm>\n")
+    write("osm-xml", "andorra-head.osm", head + "</osm>\n")
+    # The same footway as PBF, encoded here the way osmium writes it: a header blob, then a data
+    # block with a string table, dense nodes (delta-coded, in units of 100 nanodegrees) and the way.
+    ids = [int(re.search(r'id="(\d+)"', n).group(1)) for n in nodes]
+    lats = [round(float(re.search(r'lat="([-\d.]+)"', n).group(1)) * 1e7) for n in nodes]
+    lons = [round(float(re.search(r'lon="([-\d.]+)"', n).group(1)) * 1e7) for n in nodes]
+    tags = re.findall(r'<tag k="([^"]*)" v="([^"]*)"', way)
+    strings = [""] + sorted({s for kv in tags for s in kv})
+    index = {s: i for i, s in enumerate(strings)}
+    way_id = int(re.search(r'<way id="(\d+)"', way).group(1))
+    refs = [int(r) for r in re.findall(r'<nd ref="(\d+)"', way)]
+    header = field(4, 2, b"OsmSchema-V0.6") + field(4, 2, b"DenseNodes")
+    table = field(1, 2, b"".join(field(1, 2, s.encode()) for s in strings))
+    dense = field(1, 2, packed(zigzag(d) for d in deltas(ids))) + field(8, 2, packed(zigzag(d) for d in deltas(lats))) + field(9, 2, packed(zigzag(d) for d in deltas(lons)))
+    way_message = field(1, 0, way_id) + field(2, 2, packed(index[k] for k, _ in tags)) + field(3, 2, packed(index[v] for _, v in tags)) + field(8, 2, packed(zigzag(d) for d in deltas(refs)))
+    block = table + field(2, 2, field(2, 2, dense)) + field(2, 2, field(3, 2, way_message)) + field(17, 0, 100)
+    write("osm-pbf", "andorra-footway-zlib.osm.pbf", pbf_blob("OSMHeader", header, True) + pbf_blob("OSMData", block, True))
+    write("osm-pbf", "andorra-footway-raw.osm.pbf", pbf_blob("OSMHeader", header, False) + pbf_blob("OSMData", block, False))
+    # One plain (not dense) node, for the other node encoding.
+    plain = field(2, 2, field(1, 2, field(1, 0, zigzag(ids[0])) + field(8, 0, zigzag(lats[0])) + field(9, 0, zigzag(lons[0]))))
+    write("osm-pbf", "andorra-node-plain.osm.pbf", pbf_blob("OSMData", table + plain, False))
+
+
+def mbtiles_meta():
+    # Each tile set's metadata as `name=value` lines, and a few of its tile addresses.
+    for name in ["mbtiles/mbtileserver-world_cities.mbtiles", "mbtiles/mbtileserver-world_cities_missing_center.mbtiles",
+                 "zoo/zoo-prague-geojson-tiles.mbtiles", "mbtiles/mbtileserver-geography-class-png.mbtiles"]:
+        db = sqlite3.connect(os.path.join(FIX, name))
+        lines = [f"{k}={v}" for k, v in db.execute("SELECT name, value FROM metadata ORDER BY rowid") if "\n" not in str(v)]
+        lines += [f"@tile={z}/{x}/{y}" for z, x, y in db.execute("SELECT zoom_level, tile_column, tile_row FROM tiles ORDER BY 1, 2, 3 LIMIT 3")]
+        write("mbtiles-meta", os.path.basename(name).replace(".mbtiles", ".meta"), "\n".join(lines) + "\n")
+
+
+def csv():
+    shutil.copyfile(os.path.join(FIX, "air", "stations-prague.csv"), os.path.join(OUT, "csv", "stations-prague.csv"))
+    lines = open(os.path.join(FIX, "air", "observations-2019-04-15-16.csv"), "rb").read().split(b"\n")
+    write("csv", "observations-first-hour.csv", b"\n".join(lines[:18]) + b"\n")
+    # The same hour as a Czech export would write it: semicolons, CRLF, a BOM.
+    write("csv", "observations-semicolon-crlf.csv", b"\xef\xbb\xbf" + b"\r\n".join(l.replace(b",", b";") for l in lines[:4]) + b"\r\n")
+
+
+if __name__ == "__main__":
+    shutil.rmtree(OUT, ignore_errors=True)
+    for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "csv"]:
+        os.makedirs(os.path.join(OUT, target), exist_ok=True)
+    query()
+    mvt()
+    blobs()
+    geojson()
+    osm()
+    mbtiles_meta()
+    csv()
+    total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
+    print(f"seeds: {sum(len(fs) for _, _, fs in os.walk(OUT))} files, {total} bytes in {os.path.relpath(OUT, ROOT)}")
