@@ -29,7 +29,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             FuzzSupport.fail("row at line \(row.line) has \(row.fields.count) fields for \(table.header.count) columns")
         }
     }
-    if var prepared = try? Importer.readPointCSV(bytes, file: "fuzz.csv", options: ImportOptions(layer: "points")) {
+    if var prepared = try? Importer.readPointCSV(bytes, file: "fuzz.csv", store: store, options: ImportOptions(layer: "points")) {
         _ = try? Importer.validate(&prepared, file: "fuzz.csv", options: ImportOptions(layer: "points"))
         _ = Importer.inferColumns(prepared.features, reserved: ["fid", "geom"])
     }

@@ -12,6 +12,7 @@ import Foundation
 import Geometry
 import QueryLanguage
 import Store
+import ZooPraha
 
 /// Built once per process: a small store from the fixtures, through the importers, as
 /// scripts/build-demo-store.sh builds the demo (without the large parking layer and the S-JTSK
@@ -23,7 +24,7 @@ let snapshot: Snapshot = {
         func load(_ fixture: String, _ layer: String, _ configure: (inout ImportOptions) -> Void = { _ in }) throws {
             var options = ImportOptions(layer: layer)
             configure(&options)
-            _ = try Importer.importFile(FuzzSupport.fixture(fixture), into: store, options: options)
+            _ = try Importer.importFile(FuzzSupport.fixture(fixture), into: store, options: options, formats: ImportFormat.builtIn + ZooPraha.formats)
         }
         try load("prague/districts.wgs84.geojson", "districts")
         try load("air/stations-prague.csv", "stations")

@@ -28,16 +28,16 @@ usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags…] |
 
 all_targets=(query mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta csv)
 # The package's modules in dependency order, and what each imports (Package.swift).
-module_order=(Geometry SQLite Wire SpatialIndex Store VectorTiles Routing Engine QueryLanguage)
+module_order=(Geometry SQLite Wire SpatialIndex Store ZooPraha VectorTiles Routing Engine QueryLanguage)
 declare -A module_deps=(
     [Geometry]="" [SQLite]="" [Wire]="" [SpatialIndex]="Geometry" [Store]="Geometry SQLite"
     [VectorTiles]="Geometry SQLite Wire" [Routing]="Geometry SpatialIndex Wire"
     [Engine]="Geometry SpatialIndex Store VectorTiles Routing"
-    [QueryLanguage]="Geometry Store Engine VectorTiles"
+    [QueryLanguage]="Geometry Store Engine VectorTiles" [ZooPraha]="Geometry Store"
 )
 # The module each target calls into; its dependencies come along.
 declare -A target_module=(
-    [query]=QueryLanguage [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry
+    [query]="QueryLanguage ZooPraha" [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry
     [osm-pbf]=Routing [osm-xml]=Routing [mbtiles-meta]=VectorTiles [csv]=Store
 )
 
