@@ -23,12 +23,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The polygon layer /v1/air names the district from.") var districtLayer: String = "districts"
     @Option(help: "The URL clients reach the server at, for TileJSON tile URLs (default: from the Host header).") var publicURL: String?
     @Option(help: "Seconds a connection may stay silent before it is closed.") var idleTimeout: Int = 30
+    @Option(help: "Seconds a request head may take to arrive (from the connection opening, or the first byte of a later request).")
+    var headerTimeout: Int = 10
+    @Option(help: "Connections open at once; beyond, a new one displaces the longest-waiting connection without a request in progress.")
+    var maxConnections: Int = 4096
+    @Option(help: "Threads for heavy work (/v1/query, /v1/schedule/check, /v1/route, tiles); default: half the cores, at least 1.")
+    var heavyWorkers: Int?
+    @Option(help: "Heavy requests that may wait for a thread; beyond, 503 busy.") var heavyQueue: Int = 16
     @Option(help: "trace, debug, info, notice, warning, error or critical (request logs are info).") var logLevel: String = "info"
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw CLIError("unknown --log-level '\(logLevel)'") }
         guard (0...65_535).contains(port) else { throw CLIError("--port must be between 0 and 65535") }
         guard idleTimeout > 0 else { throw CLIError("--idle-timeout must be a positive number of seconds") }
+        guard headerTimeout > 0 else { throw CLIError("--header-timeout must be a positive number of seconds") }
+        guard (1...1_000_000).contains(maxConnections) else { throw CLIError("--max-connections must be between 1 and 1000000") }
+        guard heavyWorkers.map({ (1...256).contains($0) }) ?? true else { throw CLIError("--heavy-workers must be between 1 and 256") }
+        guard (0...100_000).contains(heavyQueue) else { throw CLIError("--heavy-queue must be between 0 and 100000") }
         guard FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
         // Logs go to standard error as JSON lines, one per event with its metadata, batched.
         LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
@@ -41,6 +52,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.districtLayer = districtLayer
         configuration.publicURL = publicURL
         configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.headerTimeout = .seconds(headerTimeout)
+        configuration.maxConnections = maxConnections
+        if let heavyWorkers { configuration.heavyWorkers = heavyWorkers }
+        configuration.heavyQueue = heavyQueue
         configuration.logLevel = level
         let server = VltavaServer(configuration: configuration, storePath: store.db)
         // The bound port on standard output, for scripts and tests that ask for port 0.
