@@ -44,6 +44,13 @@ struct ServeCommand: AsyncParsableCommand {
         // Logs go to standard error as JSON lines, one per event with its metadata, batched.
         LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
         defer { LogSink.standardError.flush() }
+        // Each connection is a file descriptor: without enough of them the server would hit
+        // EMFILE (and stop accepting anyone) before its own cap, which picks whom to close.
+        let files = ServeCommand.raiseFileLimit(wanting: maxConnections + 256)
+        if files < maxConnections + 64 {
+            Logger(label: "vltava.server").warning("the file limit is below --max-connections; connections beyond it are refused by the kernel, not by the cap",
+                                                   metadata: ["nofile": "\(files)", "max_connections": "\(maxConnections)"])
+        }
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port
@@ -64,5 +71,19 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
         }
         try await server.run(handleSignals: true)
+    }
+
+    /// Raises the soft RLIMIT_NOFILE towards `wanting`, as far as the hard limit allows; the
+    /// soft limit it leaves.
+    static func raiseFileLimit(wanting: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        let want = rlim_t(max(0, wanting))
+        if limit.rlim_cur < want {
+            limit.rlim_cur = min(want, limit.rlim_max)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
     }
 }
