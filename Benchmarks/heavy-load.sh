@@ -106,7 +106,7 @@ body = open(sys.argv[1]).read()
 print("local body = " + json.dumps(body))
 EOF
     cat <<'EOF'
-local counts = {}
+counts = {}  -- global: thread:get reads globals only
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function request()
@@ -149,14 +149,27 @@ run() {  # $1: attack or allowed
     wrk -t1 -c"$heavy_connections" -d"$((duration + 2))s" --timeout "$((duration + 2))s" -s "$work/$1.lua" "$base" >"$work/heavy-$1.out" 2>&1 &
     local heavy_pid=$!
     sleep 1
+    # Beside wrk, one containing request a second on a fresh connection (5 s time-out): wrk
+    # reports nothing at all when no answer comes back within the run.
+    (
+        for _ in $(seq "$duration"); do
+            curl -s -o /dev/null -m 5 -w '%{http_code} %{time_total}\n' "$base/v1/layers/districts/containing?lon=14.4208&lat=50.0880" || true
+            sleep 1
+        done >"$work/probe-$1.txt"
+    ) &
+    local probe_pid=$!
     local light
     light=$(wrk -t2 -c"$connections" -d"${duration}s" --latency -s "$work/containing.lua" "$base" | grep '^containing:')
+    wait "$probe_pid" || true
     wait "$heavy_pid" || true
+    local probe
+    probe=$(awk '{ n++; if ($1 == "200") { ok++; if ($2 > max) max = $2 } } END { printf "probe (1/s, fresh connection, 5 s time-out): %d sent, %d answered 200, slowest %.1f ms", n, ok, max * 1000 }' "$work/probe-$1.txt")
     local heavy_line rss_end hwm
-    heavy_line=$(grep '^heavy:' "$work/heavy-$1.out" || echo "heavy: (no summary) $(tail -1 "$work/heavy-$1.out")")
+    heavy_line=$(grep '^heavy:' "$work/heavy-$1.out" || echo "heavy: no answer within the run ($(grep -E 'requests in|Socket errors' "$work/heavy-$1.out" | tr -s ' ' | tr '\n' ';'))")
     rss_end=$(awk '/VmRSS/ {print $2}' "/proc/$server_pid/status")
     hwm=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
     echo "RESULT heavy-load-$1 $light"
+    echo "       $probe"
     echo "       $heavy_line"
     echo "       server RSS: start ${rss_start} kB, peak (VmHWM) ${hwm} kB, end ${rss_end} kB; load=$(cut -d' ' -f1 /proc/loadavg)"
     stop_server

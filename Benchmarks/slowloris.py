@@ -2,7 +2,7 @@
 """Slowloris against `vltava serve` on loopback, while a client measures `containing`.
 
     Benchmarks/slowloris.py --bin PATH [--db FILE] [--connections 20000] [--duration 60]
-                            [--server-option=--max-connections=4096 ...]
+                            [--rate N] [--server-option=--max-connections=4096 ...]
 
 Starts the server (with RLIMIT_NOFILE raised as far as the hard limit allows, as for this
 script), then:
@@ -10,6 +10,8 @@ script), then:
     (more source ports than one address has), each sending a partial request head, and keeps
     them half-open: every second it sends one more header byte on each, and it opens a new
     connection for every one the server closes, until --duration seconds (default 60) are over;
+    --rate caps the connections it opens per second (default: as fast as it can — the attacker
+    then shares the machine's cores with the server it attacks, which a remote one would not);
   - the prober opens a fresh connection every 100 ms and asks
     GET /v1/layers/districts/containing (Praha 1), timing the answer with a 1 s time-out.
 Prints the prober's latencies (p50, p99, max), how many answers took over 100 ms or failed,
@@ -58,11 +60,15 @@ def status_kb(pid, field):
     return None
 
 
+CONNECT_TIMES = []
+
+
 def probe_once(port, timeout=1.0):
     """Seconds for one containing request on a fresh connection, or None on failure."""
     start = time.monotonic()
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            CONNECT_TIMES.append(time.monotonic() - start)
             s.settimeout(max(0.01, timeout - (time.monotonic() - start)))
             s.sendall(b"GET /v1/layers/districts/containing?lon=14.4208&lat=50.0880 HTTP/1.1\r\n"
                       b"Host: 127.0.0.1\r\nConnection: close\r\n\r\n")
@@ -85,7 +91,8 @@ class Attacker:
     """Runs in a process of its own, so that its loops never delay the prober's timing; it
     reports through shared counters."""
 
-    def __init__(self, port, limit, deadline, stats):
+    def __init__(self, port, limit, deadline, stats, rate=None):
+        self.rate = rate
         self.port = port
         self.limit = limit
         self.deadline = deadline
@@ -164,11 +171,14 @@ class Attacker:
         raise_nofile()
         self.poll = select.epoll()
         last_drip = time.monotonic()
+        started = time.monotonic()
         while time.monotonic() < self.deadline:
             self.reap()
             opened_now = 0
             # Top up to the limit, in batches so that reaping and dripping keep going.
             while len(self.socks) < self.limit and opened_now < 500 and time.monotonic() < self.deadline:
+                if self.rate and self.attempts >= self.rate * (time.monotonic() - started):
+                    break
                 if not self.open_one() and self.attempts >= self.max_attempts:
                     break
                 opened_now += 1
@@ -191,6 +201,7 @@ def main():
     parser.add_argument("--db", help="the store (default: the demo store, built into a temporary directory)")
     parser.add_argument("--connections", type=int, default=20_000)
     parser.add_argument("--duration", type=float, default=60)
+    parser.add_argument("--rate", type=float, help="at most this many connections opened per second")
     parser.add_argument("--server-option", action="append", default=[], help="an extra option for vltava serve (repeatable)")
     args = parser.parse_args()
     if not 1 <= args.connections <= 20_000 or not 1 <= args.duration <= 600:
@@ -217,14 +228,15 @@ def main():
         else:
             sys.exit("the server did not start")
         print(f"slowloris: {args.bin} {' '.join(args.server_option)}; RLIMIT_NOFILE {nofile} (script and server), "
-              f"up to {args.connections} half-open connections for {args.duration:.0f} s, probe every 100 ms; {os.cpu_count()} cores", flush=True)
+              f"up to {args.connections} half-open connections for {args.duration:.0f} s"
+              f"{f', opened at most {args.rate:.0f}/s' if args.rate else ''}, probe every 100 ms; {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}", flush=True)
         rss_before = status_kb(server.pid, "VmRSS")
 
         latencies, failures = [], 0
         rss_during = []
         stop = time.monotonic() + args.duration
         # The attacker's sockets and the prober's share the script's file limit.
-        attacker = Attacker(port, min(args.connections, nofile - 64), stop, multiprocessing.Array("q", 5, lock=False))
+        attacker = Attacker(port, min(args.connections, nofile - 64), stop, multiprocessing.Array("q", 5, lock=False), args.rate)
         process = multiprocessing.Process(target=attacker.run)
         process.start()
         next_probe = time.monotonic()
@@ -261,10 +273,14 @@ def main():
         p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")
         print(f"RESULT slowloris probes={len(latencies) + failures} p50_ms={p(0.5):.1f} p99_ms={p(0.99):.1f} "
               f"max_ms={(latencies[-1] * 1000 if latencies else float('nan')):.1f} over_100ms={over} failed={failures}")
+        connects = sorted(CONNECT_TIMES)
+        if connects:
+            print(f"       of which connecting (the kernel's accept queue): p50 {connects[len(connects) // 2] * 1000:.1f} ms, "
+                  f"p99 {connects[min(len(connects) - 1, int(0.99 * len(connects)))] * 1000:.1f} ms, max {connects[-1] * 1000:.1f} ms")
         print(f"       attacker: opened {attacker.opened}, closed by the server {attacker.closed_by_server}, most open at once "
               f"{attacker.peak_open}, connect failures {attacker.connect_failures}")
         print(f"       server RSS: before {rss_before} kB, peak (VmHWM) {hwm} kB, most seen during {max(rss_during, default=0)} kB, "
-              f"5 s after {rss_after} kB")
+              f"5 s after {rss_after} kB; load {os.getloadavg()[0]:.1f}")
         warnings = [line for line in open(os.path.join(work, "server.log")) if '"level":"warning"' in line]
         print(f"       server warnings: {len(warnings)} lines" + (f"; last: {warnings[-1].strip()[:300]}" if warnings else ""))
     finally:
