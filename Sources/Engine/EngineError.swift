@@ -21,6 +21,12 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     case route(RouteError)
     /// The answer would exceed `EngineLimits.maxRows`.
     case tooManyRows(count: Int, limit: Int)
+    /// The answers of one request together exceed `EngineLimits.maxRowsPerRequest`.
+    case tooManyRowsInRequest(count: Int, limit: Int)
+    /// The answer's body passed `EngineLimits.maxResponseBytes`; writing stopped there.
+    case responseTooLarge(limit: Int)
+    /// The request's work ran past `EngineLimits.maxRequestSeconds`.
+    case deadlineExceeded(seconds: Double)
     /// An operation on time series (the air report) when the store has none.
     case noTimeSeries
     /// A leg of a schedule failed: which one, between which events, and why.
@@ -36,7 +42,9 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .unknownTileSet: "unknown_tileset"
         case .tiles: "tiles_error"
         case .route(let error): error.code
-        case .tooManyRows: "too_many_rows"
+        case .tooManyRows, .tooManyRowsInRequest: "too_many_rows"
+        case .responseTooLarge: "response_too_large"
+        case .deadlineExceeded: "deadline_exceeded"
         case .noTimeSeries: "no_time_series"
         case .leg(_, _, _, let inner): inner.code
         }
@@ -45,7 +53,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .unknownLayer(let name, let known):
-            var message = "unknown layer '\(name)'"
+            var message = "unknown layer \(Quote.input(name))"
             if let suggestion = Suggestion.closest(to: name, in: known) { message += " — did you mean '\(suggestion)'?" }
             return message
         case .invalidArgument(let parameter, let message):
@@ -53,19 +61,26 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .unsupportedGeometry(let layer, let operation, let needs, let has):
             return "\(operation) needs a layer of \(needs); '\(layer)' has \(has)"
         case .unknownFeature(let layer, let fid):
-            return "layer '\(layer)' has no feature \(fid)"
+            return "layer \(Quote.input(layer)) has no feature \(fid)"
         case .store(let message), .tiles(let message):
             return message
         case .route(let error):
             return error.description
         case .tooManyRows(let count, let limit):
             return "the answer has \(count == limit + 1 ? "more than \(limit)" : "\(count)") rows, more than the limit of \(limit)"
+        case .tooManyRowsInRequest(let count, let limit):
+            return "the statements of this request answer \(count) rows in all, more than the limit of \(limit) per request"
+        case .responseTooLarge(let limit):
+            return "the answer is larger than the limit of \(limit) bytes per response"
+        case .deadlineExceeded(let seconds):
+            return "the request needs more than \(Rounding.seconds(seconds)) s of work, the limit per request"
         case .leg(_, let from, let to, let inner):
-            return "leg from \(from) to \(to): \(inner)"
+            // Event names come from the request: quoted short.
+            return "leg from \(Quote.input(from, marks: false)) to \(Quote.input(to, marks: false)): \(inner)"
         case .noTimeSeries:
             return "the store has no point layer with a time series (import observations with --time-series-of)"
         case .unknownTileSet(let name, let known):
-            var message = "unknown tile set '\(name)'"
+            var message = "unknown tile set \(Quote.input(name))"
             if let suggestion = Suggestion.closest(to: name, in: known) { message += " — did you mean '\(suggestion)'?" }
             return message
         }

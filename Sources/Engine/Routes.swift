@@ -61,16 +61,19 @@ public struct RouteAnswer: Sendable {
 }
 
 extension Snapshot {
-    /// The route over `network` (nil: the default network), within this snapshot's limits.
-    public func route(_ request: RouteRequest, on network: Network? = nil) throws(EngineError) -> RouteAnswer {
-        try resolve(network).route(request, limits: limits)
+    /// The route over `network` (nil: the default network), within this snapshot's limits and
+    /// the request's `deadline`.
+    public func route(_ request: RouteRequest, on network: Network? = nil, deadline: Deadline = .none) throws(EngineError) -> RouteAnswer {
+        try resolve(network).route(request, limits: limits, deadline: deadline)
     }
 }
 
 extension Network {
     /// The route over this network. Errors name the parameter at fault (`from`, `to`,
-    /// `speed`, `max_snap_m`) or carry the router's OSRM code.
-    public func route(_ request: RouteRequest, limits: EngineLimits) throws(EngineError) -> RouteAnswer {
+    /// `speed`, `max_snap_m`) or carry the router's OSRM code; `deadlineExceeded` when the
+    /// request's deadline, not the search's own bound, stopped it.
+    public func route(_ request: RouteRequest, limits: EngineLimits, deadline: Deadline = .none) throws(EngineError) -> RouteAnswer {
+        try deadline.check()
         let network = self
         let speed = request.speedKmh ?? request.profile.kmh
         guard limits.speedsKmh.contains(speed) else {
@@ -111,7 +114,8 @@ extension Network {
         do {
             let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap) { router throws(RouteError) in
                 router.maxSettled = limits.maxSettledNodes
-                router.maxSeconds = limits.maxRouteSeconds
+                // The search keeps to its own bound and to what is left of the request's.
+                router.maxSeconds = min(limits.maxRouteSeconds, deadline.remainingSeconds)
                 switch request.to {
                 case .point(let end): return try router.route(from: start, to: end, avoiding: avoid)
                 case .features(let targets): return try router.route(from: start, toFeatures: targets, avoiding: avoid)
@@ -120,6 +124,7 @@ extension Network {
             return RouteAnswer(route: route, network: network.layerName, profile: request.profile, speedKmh: speed,
                                forbiddenEdges: request.profile.avoidsSteps ? network.steps.count : 0)
         } catch {
+            if case .tooMuchWork = error, deadline.hasPassed { throw .deadlineExceeded(seconds: deadline.seconds) }
             throw .route(error)
         }
     }
@@ -171,8 +176,10 @@ public struct ScheduleCheck: Sendable {
 
 extension Snapshot {
     /// Plans of 2 to 20 events in time order; each leg walks from one event's place to the
-    /// next's. A leg's error says which leg (`EngineError.leg`).
-    public func checkSchedule(_ events: [ScheduleEvent], on network: Network? = nil, speedKmh: Double = 5) throws(EngineError) -> ScheduleCheck {
+    /// next's. A leg's error says which leg (`EngineError.leg`). The legs share `deadline`:
+    /// 19 legs of a 5 s search each would otherwise be 95 s of work for one request.
+    public func checkSchedule(_ events: [ScheduleEvent], on network: Network? = nil, speedKmh: Double = 5,
+                              deadline: Deadline = .none) throws(EngineError) -> ScheduleCheck {
         guard (2...20).contains(events.count) else {
             throw .invalidArgument(parameter: "events", message: "a plan has 2 to 20 events, got \(events.count)")
         }
@@ -186,7 +193,7 @@ extension Snapshot {
         var legs: [ScheduleCheck.Leg] = []
         for (i, (a, b)) in zip(events, events.dropFirst()).enumerated() {
             do {
-                let walk = try route(RouteRequest(from: a.place, to: b.place, speedKmh: speedKmh), on: network)
+                let walk = try route(RouteRequest(from: a.place, to: b.place, speedKmh: speedKmh), on: network, deadline: deadline)
                 legs.append(.init(from: a.name, to: b.name, walk: walk, gapSeconds: Double(b.start.seconds - a.end.seconds)))
             } catch {
                 throw .leg(index: i, from: a.name, to: b.name, error)

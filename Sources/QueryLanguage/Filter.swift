@@ -27,7 +27,7 @@ extension Query {
             }
             for wanted in columns {
                 guard let column = series.columns.first(where: { $0.lowercased() == wanted.lowercased() }) else {
-                    var message = "'\(wanted)' is not a measured column of '\(series.table)'"
+                    var message = "\(Quote.input(wanted)) is not a measured column of '\(series.table)'"
                     if let suggestion = Suggestion.closest(to: wanted, in: series.columns) { message += " — did you mean '\(suggestion)'?" }
                     throw FilterError(parameter: "where", message: message + " (columns: \(series.columns.joined(separator: ", ")))")
                 }
@@ -38,7 +38,7 @@ extension Query {
             let parameter = "attr.\(name)"
             let columns = layer.info.columns
             guard let column = columns.first(where: { $0.name == name }) ?? columns.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-                var message = "layer '\(layer.name)' has no column '\(name)'"
+                var message = "layer '\(layer.name)' has no column \(Quote.input(name))"
                 if let suggestion = Suggestion.closest(to: name, in: columns.map(\.name)) { message += " — did you mean '\(suggestion)'?" }
                 throw FilterError(parameter: parameter, message: message)
             }
@@ -46,14 +46,14 @@ extension Query {
             switch column.type {
             case .integer, .real:
                 guard let number = Double(text), number.isFinite else {
-                    throw FilterError(parameter: parameter, message: "'\(column.name)' holds numbers; '\(text)' is not one")
+                    throw FilterError(parameter: parameter, message: "'\(column.name)' holds numbers; \(Quote.input(text)) is not one")
                 }
                 literal = .number(number)
             case .boolean:
                 switch text.lowercased() {
                 case "true", "1": literal = .bool(true)
                 case "false", "0": literal = .bool(false)
-                default: throw FilterError(parameter: parameter, message: "'\(column.name)' holds true or false; '\(text)' is neither")
+                default: throw FilterError(parameter: parameter, message: "'\(column.name)' holds true or false; \(Quote.input(text)) is neither")
                 }
             case .text, .dateTime, .blob:
                 literal = .text(text)

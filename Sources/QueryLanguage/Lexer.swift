@@ -1,6 +1,8 @@
 // The lexer: statement text → tokens with their line and column. One pass over the UTF-8
 // bytes, no backtracking, so lexing is linear in the input whatever it holds.
 
+import Geometry
+
 /// Where a token starts (1-based; columns count Unicode scalars, so a precomposed 'ř' is one
 /// column), and how many columns it spans.
 public struct SourcePosition: Sendable, Equatable {
@@ -37,9 +39,10 @@ struct Token: Sendable, Equatable {
     /// How an error message names this token.
     var quoted: String {
         switch kind {
-        case .word(let word): "'\(word)'"
-        case .number(_, let text): "number \(text)"
-        case .string(let text): "string '\(text)'"
+        // Words, numbers and strings are the request's text: quoted short (`Quote`).
+        case .word(let word): Quote.input(word)
+        case .number(_, let text): "number \(Quote.input(text, marks: false))"
+        case .string(let text): "string \(Quote.input(text))"
         case .symbol(let symbol): "'\(symbol)'"
         case .parameter(let n): "parameter $\(n)"
         case .end: "end of input"
@@ -152,7 +155,7 @@ enum Lexer {
                 }
                 let string = text(i..<j)
                 guard let value = Double(string), value.isFinite else {
-                    throw QueryError(kind: .syntax, code: "bad_number", message: "'\(string)' is not a number", line: line, column: column, length: j - i)
+                    throw QueryError(kind: .syntax, code: "bad_number", message: "\(Quote.input(string)) is not a number", line: line, column: column, length: j - i)
                 }
                 tokens.append(Token(kind: .number(value, text: string), position: SourcePosition(line: line, column: column, length: j - i)))
                 column += j - i

@@ -595,7 +595,7 @@ struct Parser {
         case .word where token.keyword == "FALSE": index += 1; return .bool(false)
         case .word where token.keyword == "NULL": index += 1; return .null
         case .word(let word):
-            throw error(expected: "a value (a number, 'text', TRUE, FALSE)", hint: "text goes in single quotes: '\(word)'")
+            throw error(expected: "a value (a number, 'text', TRUE, FALSE)", hint: "text goes in single quotes: \(Quote.input(word))")
         default:
             throw error(expected: "a value (a number, 'text', TRUE, FALSE)")
         }

@@ -31,6 +31,42 @@ public enum Query {
         return planned
     }
 
+    /// The answer to every statement of `text` as one JSON body (one statement: its answer;
+    /// several: an array), within `budget`: at most `maxStatements` statements (refused before
+    /// any runs), the deadline checked before each statement and inside it, the rows of all
+    /// answers counted together, and the body's size checked row by row while it is written, so
+    /// a body too large is abandoned early rather than built. Each statement's rows are written
+    /// and let go before the next one runs, so a request holds one answer in memory at a time.
+    public static func answer(_ text: String, _ parameters: [any QueryArgument] = [], on snapshot: Snapshot, geoJSON: Bool,
+                              budget: inout RequestBudget) throws(QueryError) -> [UInt8] {
+        let parsed = try Parser.parse(text, parameters: parameters.map(\.queryValue)).statements
+        let maxStatements = budget.limits.maxStatements
+        if parsed.count > maxStatements {
+            let first = parsed[maxStatements].1
+            throw QueryError(kind: .limit, code: "too_many_statements",
+                             message: "the request holds \(parsed.count) statements, more than the limit of \(maxStatements) per request",
+                             line: first.line, column: first.column, length: first.length,
+                             hint: "send at most \(maxStatements) statements per request; the one here is number \(maxStatements + 1)")
+        }
+        var planned: [PlannedStatement] = []
+        for (statement, position) in parsed { planned.append(try Planner(snapshot: snapshot).plan(statement, at: position)) }
+        var w = JSONWriter(reservingCapacity: 4096)
+        if planned.count > 1 { w.beginArray() }
+        for statement in planned {
+            let position = statement.position
+            do { try budget.deadline.check() } catch { throw Runner.engineError(error, at: position) }
+            let result = try statement.run(deadline: budget.deadline)
+            do {
+                try budget.answered(rows: result.count)
+                try result.write(&w, geoJSON: geoJSON, budget: budget)
+            } catch {
+                throw Runner.engineError(error, at: position)
+            }
+        }
+        if planned.count > 1 { w.endArray() }
+        return w.bytes
+    }
+
     /// Checks the text's syntax once, for running many times with different values and on
     /// whatever snapshot is current then (a prepared query outlives reloads: names are
     /// resolved when it runs).
@@ -82,6 +118,11 @@ public struct PlannedStatement: Sendable {
 
     public func run() throws(QueryError) -> QueryResult {
         try Runner().run(self)
+    }
+
+    /// Runs the statement within `deadline` (checked in its long loops and by route searches).
+    public func run(deadline: Deadline) throws(QueryError) -> QueryResult {
+        try Runner(deadline: deadline).run(self)
     }
 }
 
@@ -166,7 +207,7 @@ struct Planner {
             var known = snapshot.layerNames
             known += snapshot.tileSets.keys.sorted()
             let hint = Suggestion.closest(to: name.text, in: known).map { "did you mean '\($0)'?" } ?? "SHOW LAYERS lists them"
-            throw QueryError(kind: .notFound, code: "unknown_layer", message: "unknown layer '\(name.text)'", line: name.position.line,
+            throw QueryError(kind: .notFound, code: "unknown_layer", message: "unknown layer \(Quote.input(name.text))", line: name.position.line,
                              column: name.position.column, length: name.position.length, hint: hint)
         }
     }
@@ -176,7 +217,7 @@ struct Planner {
             let known = snapshot.tileSets.keys.sorted()
             let hint = Suggestion.closest(to: name.text, in: known).map { "did you mean '\($0)'?" }
                 ?? (known.isEmpty ? "the store has no tile sets; register one with vltava import FILE.mbtiles --layer NAME" : "tile sets: \(known.joined(separator: ", "))")
-            throw QueryError(kind: .notFound, code: "unknown_tileset", message: "unknown tile set '\(name.text)'", line: name.position.line,
+            throw QueryError(kind: .notFound, code: "unknown_tileset", message: "unknown tile set \(Quote.input(name.text))", line: name.position.line,
                              column: name.position.column, length: name.position.length, hint: hint)
         }
         return tiles
@@ -286,7 +327,7 @@ struct Planner {
         let all = layers.flatMap { $0.info.columns.map(\.name) }
         let hint = Suggestion.closest(to: name.text, in: all + Planner.pseudoFields).map { "did you mean '\($0)'?" }
             ?? "fields of \(layers.map { "'\($0.name)'" }.joined(separator: ", ")): \(Array(Set(all)).sorted().prefix(12).joined(separator: ", "))"
-        throw Planner.error(.invalid, "unknown_field", "no field '\(name.text)' in \(layers.map { "'\($0.name)'" }.joined(separator: " or "))", at: name.position, hint: hint)
+        throw Planner.error(.invalid, "unknown_field", "no field \(Quote.input(name.text)) in \(layers.map { "'\($0.name)'" }.joined(separator: " or "))", at: name.position, hint: hint)
     }
 
     // MARK: Fields
@@ -348,7 +389,7 @@ struct Planner {
         guard let index = series.columns.firstIndex(of: column.text) else {
             let hint = Suggestion.closest(to: column.text, in: series.columns).map { "did you mean '\($0)'?" }
                 ?? "its columns: \(series.columns.joined(separator: ", "))"
-            throw Planner.error(.invalid, "unknown_field", "the time series of '\(layer.name)' has no column '\(column.text)'", at: column.position, hint: hint)
+            throw Planner.error(.invalid, "unknown_field", "the time series of '\(layer.name)' has no column \(Quote.input(column.text))", at: column.position, hint: hint)
         }
         let key = series.link.layerKeyColumn
         return (series, { i in layer.properties[i][key]?.stringValue }, index)
@@ -412,10 +453,10 @@ struct Planner {
         guard case .attribute(let name) = field, let column = layer.info.columns.first(where: { $0.name == name.text }) else { return }
         switch (column.type, literal) {
         case (.text, .number(let n)):
-            throw Planner.error(.invalid, "type_mismatch", "'\(name.text)' holds text, not numbers", at: name.position,
-                                hint: "quote the value: \(name.text) = '\(Parser.format(n))'")
+            throw Planner.error(.invalid, "type_mismatch", "\(Quote.input(name.text)) holds text, not numbers", at: name.position,
+                                hint: "quote the value: \(Quote.capped(name.text)) = '\(Parser.format(n))'")
         case (.integer, .text(let t)), (.real, .text(let t)):
-            throw Planner.error(.invalid, "type_mismatch", "'\(name.text)' holds numbers, not text", at: name.position,
+            throw Planner.error(.invalid, "type_mismatch", "\(Quote.input(name.text)) holds numbers, not text", at: name.position,
                                 hint: Double(t) != nil ? "drop the quotes: \(name.text) = \(t)" : nil)
         default:
             return
@@ -502,7 +543,7 @@ struct Planner {
             network = try snapshot.network(route.network.text)
         } catch {
             if case .unknownLayer = error { _ = try layer(route.network) }
-            throw Planner.error(.invalid, "not_a_network", "'\(route.network.text)' is not a network: ROUTE walks along a line layer",
+            throw Planner.error(.invalid, "not_a_network", "\(Quote.input(route.network.text)) is not a network: ROUTE walks along a line layer",
                                 at: route.network.position, hint: networkHint)
         }
         func place(_ target: RouteStatement.Target) throws(QueryError) -> RoutePlace {
@@ -525,7 +566,7 @@ struct Planner {
             guard let known = WalkingProfile(rawValue: name.text.lowercased()) else {
                 var hint = "profiles: \(WalkingProfile.names)"
                 if let suggestion = Suggestion.closest(to: name.text, in: WalkingProfile.allCases.map(\.rawValue)) { hint = "did you mean '\(suggestion)'? " + hint }
-                throw Planner.error(.invalid, "unknown_profile", "unknown profile '\(name.text)'", at: name.position, hint: hint)
+                throw Planner.error(.invalid, "unknown_profile", "unknown profile \(Quote.input(name.text))", at: name.position, hint: hint)
             }
             profile = known
         }

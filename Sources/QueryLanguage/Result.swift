@@ -43,9 +43,16 @@ public struct QueryResult: Sendable {
     /// The answer as JSON (`geoJSON`: as a GeoJSON FeatureCollection of its rows, or the
     /// route as a Feature), through the engine's one output path.
     public func write(_ w: inout JSONWriter, geoJSON: Bool) {
+        // Without a budget nothing is checked, so nothing is thrown.
+        do { try write(&w, geoJSON: geoJSON, budget: nil) } catch {}
+    }
+
+    /// The answer as JSON within `budget`'s response size: checked after every row, so writing
+    /// stops within one row of the limit (`responseTooLarge`).
+    public func write(_ w: inout JSONWriter, geoJSON: Bool, budget: RequestBudget?) throws(EngineError) {
         switch body {
         case .rows(let rows):
-            geoJSON ? Self.writeFeatures(&w, rows) : Self.writeRows(&w, rows)
+            try geoJSON ? Self.writeFeatures(&w, rows, budget) : Self.writeRows(&w, rows, budget)
         case .route(let answer):
             geoJSON ? Output.routeFeature(&w, answer) : Output.route(&w, answer)
         case .plan(let lines):
@@ -56,6 +63,7 @@ public struct QueryResult: Sendable {
             w.endArray()
             w.endObject()
         }
+        try budget?.check(responseBytes: w.bytes.count)
     }
 
     /// Several answers as one JSON document: one answer as itself, several as an array.
@@ -80,7 +88,7 @@ public struct QueryResult: Sendable {
 
     public func geoJSON() -> JSONValue { json(geoJSON: true) }
 
-    private static func writeRows(_ w: inout JSONWriter, _ rows: Rows) {
+    private static func writeRows(_ w: inout JSONWriter, _ rows: Rows, _ budget: RequestBudget?) throws(EngineError) {
         w.beginObject()
         w.key("count"); w.integer(Int64(rows.values.count))
         if rows.columns.contains("distance_m") {
@@ -98,13 +106,14 @@ public struct QueryResult: Sendable {
                 w.value(value)
             }
             w.endObject()
+            try budget?.check(responseBytes: w.bytes.count)
         }
         w.endArray()
         w.endObject()
     }
 
     /// Rows as Features: `fid` becomes the id, the other columns the properties.
-    private static func writeFeatures(_ w: inout JSONWriter, _ rows: Rows) {
+    private static func writeFeatures(_ w: inout JSONWriter, _ rows: Rows, _ budget: RequestBudget?) throws(EngineError) {
         w.beginObject()
         w.key("type"); w.string("FeatureCollection")
         w.key("features")
@@ -123,6 +132,7 @@ public struct QueryResult: Sendable {
             }
             w.endObject()
             w.endObject()
+            try budget?.check(responseBytes: w.bytes.count)
         }
         w.endArray()
         w.endObject()

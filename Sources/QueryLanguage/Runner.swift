@@ -14,6 +14,17 @@ final class CandidateCounter: Sendable {
 }
 
 struct Runner {
+    /// The request's deadline: checked in the long loops (every few thousand features or rows,
+    /// where a clock read costs nothing in comparison) and handed to route searches.
+    var deadline: Deadline = .none
+
+    /// Every `stride` iterations of a loop over features or rows, the deadline is read.
+    static let stride = 4096
+
+    func checkDeadline(_ i: Int, at position: SourcePosition) throws(QueryError) {
+        guard i & (Runner.stride - 1) == 0 else { return }
+        do { try deadline.check() } catch { throw Runner.engineError(error, at: position) }
+    }
 
     func run(_ statement: PlannedStatement) throws(QueryError) -> QueryResult {
         switch statement.step {
@@ -110,6 +121,15 @@ struct Runner {
         case .tooManyRows:
             kind = .limit
             hint = "add LIMIT n or narrow the WHERE"
+        case .tooManyRowsInRequest:
+            kind = .limit
+            hint = "add LIMIT n, or send the statements in separate requests"
+        case .responseTooLarge:
+            kind = .limit
+            hint = "ask for fewer rows (LIMIT n) or fewer fields (RETURN …), or send the statements in separate requests"
+        case .deadlineExceeded:
+            kind = .limit
+            hint = "ask for less: a nearer target, a LIMIT, fewer statements per request"
         case .route(let route):
             switch route {
             case .invalidPoint: kind = .invalid
@@ -155,7 +175,10 @@ struct Runner {
                     let box = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
                     matches = try snapshot.intersecting(layer, box: box, limit: plan.order.isEmpty ? plan.limit : nil, filter: filter, stats: stats)
                 case .atZoom?, nil:
-                    for i in 0..<layer.count where source.filter?(i) ?? true { hits.append(Hit(source: s, index: i, metres: nil)) }
+                    for i in 0..<layer.count {
+                        if i & (Runner.stride - 1) == 0 { try deadline.check() }
+                        if source.filter?(i) ?? true { hits.append(Hit(source: s, index: i, metres: nil)) }
+                    }
                 }
                 hits += matches.map { Hit(source: s, index: $0.index, metres: $0.metres) }
             } catch {
@@ -195,7 +218,8 @@ struct Runner {
         var values: [[JSONValue]] = []
         var geometries: [Geometry?] = []
         values.reserveCapacity(hits.count)
-        for hit in hits {
+        for (i, hit) in hits.enumerated() {
+            try checkDeadline(i, at: position)
             let source = plan.sources[hit.source]
             var row = source.accessors.map { Runner.json($0(hit.index)) }
             if let distanceColumn, let metres = hit.metres { row[distanceColumn] = .double(Rounding.metres(metres)) }
@@ -244,7 +268,7 @@ struct Runner {
             throw Runner.engineError(error, at: tile.position)
         }
         guard let found else {
-            throw Planner.error(.notFound, "unknown_tile", "tile set '\(tile.tileSet.text)' has no tile \(tile.z)/\(tile.x)/\(tile.y)", at: tile.position,
+            throw Planner.error(.notFound, "unknown_tile", "tile set \(Quote.input(tile.tileSet.text)) has no tile \(tile.z)/\(tile.x)/\(tile.y)", at: tile.position,
                                 hint: tiles.minZoom.map { min in "its zooms run from \(min) to \(tiles.maxZoom ?? min)" })
         }
         return try tileRows(found, filter: tile.filter, fields: tile.fields, limit: tile.limit, maxRows: snapshot.limits.maxRows, at: tile.position)
@@ -290,7 +314,10 @@ struct Runner {
             }
         }
         var kept: [TileFeature] = []
-        for item in features where try filter.map({ expression throws(QueryError) in try test(expression, item) }) ?? true { kept.append(item) }
+        for (i, item) in features.enumerated() {
+            try checkDeadline(i, at: position)
+            if try filter.map({ expression throws(QueryError) in try test(expression, item) }) ?? true { kept.append(item) }
+        }
         if let limit, kept.count > limit { kept.removeLast(kept.count - limit) }
         guard kept.count <= maxRows else { throw Runner.engineError(.tooManyRows(count: kept.count, limit: maxRows), at: position) }
         let columns: [String]
@@ -313,7 +340,7 @@ struct Runner {
 
     func route(_ plan: RoutePlan) throws(QueryError) -> QueryResult {
         do {
-            return QueryResult(body: .route(try plan.snapshot.route(plan.request, on: plan.network)))
+            return QueryResult(body: .route(try plan.snapshot.route(plan.request, on: plan.network, deadline: deadline)))
         } catch {
             // Point the error at the end it is about.
             var position = plan.position

@@ -7,12 +7,17 @@ import Foundation
 import Geometry
 import Hummingbird
 import QueryLanguage
+import Store
 import VectorTiles
 
 struct Endpoints: Sendable {
     let state: EngineState
     let configuration: ServerConfiguration
     let metrics: HTTPMetrics
+    /// Where the heavy endpoints (query, schedule check, route, tiles) run their work; the
+    /// light ones (containing, nearest, here, air, …) answer on the request's own task.
+    let heavy: WorkPool
+    let connections: ConnectionLimiter
 
     // MARK: - Layers
 
@@ -74,7 +79,7 @@ struct Endpoints: Sendable {
         let name = try request.pathParameter("layer", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
-        return Reply.json(contentType: Reply.geoJSON, request: request) { w in
+        return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
             Output.collection(&w, layer: layer, query: point, distances: false) { w in
                 for match in matches { Output.match(&w, layer, match, geometry: mode) }
             }
@@ -101,7 +106,7 @@ struct Endpoints: Sendable {
         }
         let matches = try engine { () throws(EngineError) in try snapshot.nearest(layer, to: point, k: k, within: within, filter: filter) }
         let stations = snapshot.stations.flatMap { $0.layer === layer ? $0 : nil }
-        return Reply.json(contentType: Reply.geoJSON, request: request) { w in
+        return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
             Output.collection(&w, layer: layer, query: point, distances: true) { w in
                 for match in matches {
                     Output.match(&w, layer, match, geometry: mode, reading: stations.map { snapshot.reading($0, match) })
@@ -112,20 +117,24 @@ struct Endpoints: Sendable {
 
     // MARK: - Route
 
-    func route(_ request: Request, _ context: APIContext) throws -> Response {
+    func route(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["from", "to", "network", "profile", "max_snap_m"])
         let from = try parameters.pair("from"), to = try parameters.pair("to")
         let profileName = parameters.string("profile") ?? "foot"
         guard let profile = WalkingProfile(rawValue: profileName) else {
-            throw APIError.invalidParameter("profile", "unknown profile '\(profileName)' (profiles: \(WalkingProfile.names))")
+            throw APIError.invalidParameter("profile", "unknown profile \(Quote.input(profileName)) (profiles: \(WalkingProfile.names))")
         }
         let maxSnap = try parameters.double("max_snap_m")
+        let network = parameters.string("network")
         let snapshot = try state.snapshot()
-        let answer = try engine { () throws(EngineError) in
-            try snapshot.route(RouteRequest(from: .point(from), to: .point(to), profile: profile, maxSnapMetres: maxSnap),
-                               on: snapshot.network(parameters.string("network")))
+        return try await heavy.run {
+            let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+            let answer = try engine { () throws(EngineError) in
+                try snapshot.route(RouteRequest(from: .point(from), to: .point(to), profile: profile, maxSnapMetres: maxSnap),
+                                   on: snapshot.network(network), deadline: deadline)
+            }
+            return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in Output.route(&w, answer) }
         }
-        return Reply.json(request: request) { w in Output.route(&w, answer) }
     }
 
     // MARK: - Here
@@ -157,7 +166,7 @@ struct Endpoints: Sendable {
 
     // MARK: - Tiles
 
-    func tile(_ request: Request, _ context: APIContext) throws -> Response {
+    func tile(_ request: Request, _ context: APIContext) async throws -> Response {
         _ = try Parameters(request, allowed: [])
         let name = try request.pathParameter("tileset", context)
         let z = try Endpoints.tileNumber(request.pathParameter("z", context), "z", below: 31)
@@ -165,13 +174,18 @@ struct Endpoints: Sendable {
         let x = try Endpoints.tileNumber(request.pathParameter("x", context), "x", below: limit)
         let y = try Endpoints.tileNumber(request.pathParameter("y", context), "y", below: limit)
         let snapshot = try state.snapshot()
+        // Reading (SQLite) and gzipping a tile is work of the heavy kind.
+        return try await heavy.run { try Endpoints.tile(request, snapshot: snapshot, name: name, z: z, x: x, y: y) }
+    }
+
+    static func tile(_ request: Request, snapshot: Snapshot, name: String, z: Int, x: Int, y: Int) throws -> Response {
         // The name is a key into the snapshot's registered tile sets, never a file path, so no
         // request can reach a file that was not registered.
         let tiles = try engine { () throws(EngineError) in try snapshot.tileSet(name) }
         let bytes = try engine { () throws(EngineError) in try snapshot.tileBytes(tiles, z: z, x: x, y: y) }
         guard let bytes else {
-            throw APIError(.notFound, code: "tile_not_found", detail: "tile set '\(name)' has no tile \(z)/\(x)/\(y)",
-                           extra: JSONObject([("tileset", .string(name)), ("z", .integer(Int64(z))), ("x", .integer(Int64(x))), ("y", .integer(Int64(y)))]))
+            throw APIError(.notFound, code: "tile_not_found", detail: "tile set \(Quote.input(name)) has no tile \(z)/\(x)/\(y)",
+                           extra: JSONObject([("tileset", .string(Quote.capped(name))), ("z", .integer(Int64(z))), ("x", .integer(Int64(x))), ("y", .integer(Int64(y)))]))
         }
         // An app revalidates its cached tiles with If-None-Match and gets a bodiless 304 for
         // each unchanged one. The tag is weak (W/) because the same stored bytes may go out
@@ -216,7 +230,7 @@ struct Endpoints: Sendable {
     /// A tile coordinate: digits only, below `limit` (2^z for x and y; 31 for z).
     static func tileNumber(_ text: String, _ name: String, below limit: Int) throws(APIError) -> Int {
         guard !text.isEmpty, text.utf8.count <= 10, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }), let value = Int(text) else {
-            throw APIError.invalidParameter(name, "'\(text)' is not a tile coordinate (a whole number ≥ 0)")
+            throw APIError.invalidParameter(name, "\(Quote.input(text)) is not a tile coordinate (a whole number ≥ 0)")
         }
         guard value < limit else { throw APIError.invalidParameter(name, "must be below \(limit), got \(value)") }
         return value
@@ -255,7 +269,7 @@ struct Endpoints: Sendable {
         let parameters = try Parameters(request, allowed: ["format"])
         let format: String
         if let given = parameters.string("format") {
-            guard given == "json" || given == "geojson" else { throw APIError.invalidParameter("format", "'\(given)' is not json or geojson") }
+            guard given == "json" || given == "geojson" else { throw APIError.invalidParameter("format", "\(Quote.input(given)) is not json or geojson") }
             format = given
         } else {
             format = (request.headers[.accept] ?? "").contains(Reply.geoJSON) ? "geojson" : "json"
@@ -271,14 +285,18 @@ struct Endpoints: Sendable {
             throw APIError(.badRequest, code: "empty_query", detail: "the body holds no query; send statements such as SHOW LAYERS")
         }
         let snapshot = try state.snapshot()
-        let results: [QueryResult]
-        do {
-            results = try Query.run(text, on: snapshot)
-        } catch {
-            throw APIError.query(error)
+        let query = text
+        return try await heavy.run {
+            // The request's allowance starts with its work, on the pool's thread.
+            var budget = RequestBudget(limits: snapshot.limits)
+            let body: [UInt8]
+            do {
+                body = try Query.answer(query, on: snapshot, geoJSON: format == "geojson", budget: &budget)
+            } catch let error as QueryError {
+                throw APIError.query(error)
+            }
+            return Reply.bytes(body, contentType: format == "geojson" ? Reply.geoJSON : Reply.json, compressible: true, request: request)
         }
-        return Reply.bytes(QueryResult.write(results, geoJSON: format == "geojson"), contentType: format == "geojson" ? Reply.geoJSON : Reply.json,
-                           compressible: true, request: request)
     }
 
     /// The body as UTF-8 text, at most `limit` bytes (413 beyond; checked on Content-Length
@@ -334,8 +352,29 @@ struct Endpoints: Sendable {
 
     func metricsText(_ request: Request, _ context: APIContext) throws -> Response {
         let snapshot = state.currentSnapshot
-        let text = metrics.render(snapshotLoadedAt: snapshot?.loadedAt, snapshotLoadSeconds: snapshot?.loadSeconds)
+        var text = metrics.render(snapshotLoadedAt: snapshot?.loadedAt, snapshotLoadSeconds: snapshot?.loadSeconds)
+        text += Endpoints.capacityMetrics(connections: connections.counts, heavy: heavy.counts)
         return Reply.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8", request: request)
+    }
+
+    /// The connection limits' and the heavy pool's gauges and counters.
+    static func capacityMetrics(connections: (open: Int, peak: Int, totals: ConnectionLimiter.Counts), heavy: (queued: Int, running: Int, refused: Int)) -> String {
+        func header(_ name: String, _ type: String, _ help: String) -> String { "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n" }
+        var out = header("vltava_connections_open", "gauge", "Connections open now.")
+        out += "vltava_connections_open \(connections.open)\n"
+        out += header("vltava_connections_open_peak", "gauge", "The most connections open at once since the start.")
+        out += "vltava_connections_open_peak \(connections.peak)\n"
+        out += header("vltava_connections_closed_total", "counter", "Connections the server closed for its limits, by reason.")
+        out += "vltava_connections_closed_total{reason=\"evicted\"} \(connections.totals.evicted)\n"
+        out += "vltava_connections_closed_total{reason=\"header_timeout\"} \(connections.totals.headerTimeouts)\n"
+        out += "vltava_connections_closed_total{reason=\"refused\"} \(connections.totals.refused)\n"
+        out += header("vltava_heavy_running", "gauge", "Heavy requests (query, schedule check, route, tiles) working now.")
+        out += "vltava_heavy_running \(heavy.running)\n"
+        out += header("vltava_heavy_queued", "gauge", "Heavy requests waiting for a thread.")
+        out += "vltava_heavy_queued \(heavy.queued)\n"
+        out += header("vltava_heavy_busy_total", "counter", "Heavy requests answered 503 busy.")
+        out += "vltava_heavy_busy_total \(heavy.refused)\n"
+        return out
     }
 
     func openAPI(_ request: Request, _ context: APIContext) throws -> Response {

@@ -58,6 +58,7 @@ enum OpenAPI {
           "200": {"description": "A GeoJSON FeatureCollection.", "content": {"application/geo+json": {"schema": {"$ref": "#/components/schemas/FeatureCollection"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }
@@ -79,6 +80,7 @@ enum OpenAPI {
           "200": {"description": "A GeoJSON FeatureCollection; each Feature has distance_m, and latest/observed_until when the layer has a time series.", "content": {"application/geo+json": {"schema": {"$ref": "#/components/schemas/FeatureCollection"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }

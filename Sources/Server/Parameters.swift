@@ -28,7 +28,8 @@ struct Parameters {
                 var message = "unknown parameter"
                 if let suggestion = Suggestion.closest(to: key, in: allowed) { message += " — did you mean '\(suggestion)'?" }
                 message += " (parameters: \(allowed.joined(separator: ", "))\(allowAttributes ? ", attr.NAME" : ""))"
-                throw APIError(.badRequest, code: "unknown_parameter", detail: "\(key): \(message)", extra: JSONObject([("parameter", .string(key))]))
+                let quoted = Quote.capped(key)
+                throw APIError(.badRequest, code: "unknown_parameter", detail: "\(quoted): \(message)", extra: JSONObject([("parameter", .string(quoted))]))
             }
             guard values[key] == nil else { throw .invalidParameter(key, "given more than once") }
             values[key] = value
@@ -39,7 +40,7 @@ struct Parameters {
 
     func double(_ name: String) throws(APIError) -> Double? {
         guard let text = values[name] else { return nil }
-        guard let value = Parameters.number(text) else { throw .invalidParameter(name, "'\(text)' is not a number") }
+        guard let value = Parameters.number(text) else { throw .invalidParameter(name, "\(Quote.input(text)) is not a number") }
         return value
     }
 
@@ -50,7 +51,7 @@ struct Parameters {
 
     func int(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
         guard let text = values[name] else { return fallback }
-        guard let value = Int(text) else { throw .invalidParameter(name, "'\(text)' is not a whole number") }
+        guard let value = Int(text) else { throw .invalidParameter(name, "\(Quote.input(text)) is not a whole number") }
         guard range.contains(value) else { throw .invalidParameter(name, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)") }
         return value
     }
@@ -60,7 +61,7 @@ struct Parameters {
         switch text.lowercased() {
         case "true", "1", "yes": return true
         case "false", "0", "no": return false
-        default: throw .invalidParameter(name, "'\(text)' is not true or false")
+        default: throw .invalidParameter(name, "\(Quote.input(text)) is not true or false")
         }
     }
 
@@ -76,7 +77,7 @@ struct Parameters {
         guard let text = values[name] else { throw .missingParameter(name, "a position as LON,LAT, e.g. 14.4109,50.1167") }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         guard parts.count == 2, let lon = Parameters.number(String(parts[0])), let lat = Parameters.number(String(parts[1])) else {
-            throw .invalidParameter(name, "'\(text)' is not a position LON,LAT such as 14.4109,50.1167")
+            throw .invalidParameter(name, "\(Quote.input(text)) is not a position LON,LAT such as 14.4109,50.1167")
         }
         return try Parameters.checked(lon: lon, lat: lat, name: name)
     }

@@ -7,6 +7,7 @@ import Engine
 import Geometry
 import Hummingbird
 import QueryLanguage
+import Store
 
 public struct APIError: Error, Sendable {
     public var status: HTTPResponse.Status
@@ -17,10 +18,15 @@ public struct APIError: Error, Sendable {
     public var extra: JSONObject
     public var headers: HTTPFields
 
+    /// The longest `detail` (and `hint`) a problem carries. The places that quote what a
+    /// request sent cut the quote to `Quote.maxCharacters`; this is the backstop for any that
+    /// do not, so no error answer can echo a whole body or a 100 KB parameter.
+    static let maxDetailCharacters = 1000
+
     public init(_ status: HTTPResponse.Status, code: String, detail: String, extra: JSONObject = JSONObject(), headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
-        self.detail = detail
+        self.detail = Quote.capped(detail, limit: APIError.maxDetailCharacters)
         self.extra = extra
         self.headers = headers
     }
@@ -33,19 +39,28 @@ public struct APIError: Error, Sendable {
         object["title"] = .string(status.reasonPhrase)
         object["status"] = .integer(Int64(status.code))
         object["code"] = .string(code)
-        object["detail"] = .string(detail)
+        // `detail` may have been changed after init (a leg's, a place's): capped again here.
+        object["detail"] = .string(Quote.capped(detail, limit: APIError.maxDetailCharacters))
         for (key, value) in extra { object[key] = value }
         return .object(object)
     }
 
     // MARK: - Common problems
 
+    /// `name` may be what the client sent (an unknown `attr.NAME`): it is quoted short.
     static func invalidParameter(_ name: String, _ message: String) -> APIError {
-        APIError(.badRequest, code: "invalid_parameter", detail: "\(name): \(message)", extra: JSONObject([("parameter", .string(name))]))
+        let name = Quote.capped(name)
+        return APIError(.badRequest, code: "invalid_parameter", detail: "\(name): \(message)", extra: JSONObject([("parameter", .string(name))]))
     }
 
     static func missingParameter(_ name: String, _ what: String) -> APIError {
         APIError(.badRequest, code: "missing_parameter", detail: "\(name) is required: \(what)", extra: JSONObject([("parameter", .string(name))]))
+    }
+
+    /// The heavy endpoints' pool and its queue are full (`WorkPool`): try again shortly.
+    static func busy() -> APIError {
+        APIError(.serviceUnavailable, code: "busy", detail: "the server is busy with other heavy requests (queries, routes, tiles); try again in a moment",
+                 headers: [.retryAfter: "1"])
     }
 
     static func loading() -> APIError {
@@ -66,9 +81,9 @@ public struct APIError: Error, Sendable {
         let apiNames = ["within": "within_m", "speed": "speed_kmh"]
         switch error {
         case .unknownLayer(let name, _):
-            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(name))]))
+            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(Quote.capped(name)))]))
         case .unknownTileSet(let name, _):
-            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("tileset", .string(name))]))
+            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("tileset", .string(Quote.capped(name)))]))
         case .unknownFeature:
             return APIError(.notFound, code: error.code, detail: error.description)
         case .invalidArgument(let parameter, let message):
@@ -78,8 +93,10 @@ public struct APIError: Error, Sendable {
             return APIError(.badRequest, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(layer))]))
         case .noTimeSeries:
             return APIError(.notFound, code: error.code, detail: error.description)
-        case .tooManyRows(_, let limit):
+        case .tooManyRows(_, let limit), .tooManyRowsInRequest(_, let limit), .responseTooLarge(let limit):
             return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: JSONObject([("limit", .integer(Int64(limit)))]))
+        case .deadlineExceeded(let seconds):
+            return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: JSONObject([("limit_s", .double(seconds))]))
         case .store, .tiles:
             return APIError(.internalServerError, code: error.code, detail: error.description)
         case .route(let route):
@@ -116,7 +133,7 @@ public struct APIError: Error, Sendable {
         }
         var extra = JSONObject([("line", .integer(Int64(error.line))), ("column", .integer(Int64(error.column))),
                                 ("length", .integer(Int64(error.length)))])
-        if let hint = error.hint { extra["hint"] = .string(hint) }
+        if let hint = error.hint { extra["hint"] = .string(Quote.capped(hint, limit: APIError.maxDetailCharacters)) }
         return APIError(status, code: error.code, detail: error.message, extra: extra)
     }
 }

@@ -27,6 +27,16 @@ enum Reply {
         return bytes(writer.bytes, status: status, contentType: contentType, compressible: true, request: request)
     }
 
+    /// A JSON answer no larger than `limit` bytes (before gzip): 422 `response_too_large`
+    /// past it (`EngineLimits.maxResponseBytes`).
+    static func json(status: HTTPResponse.Status = .ok, contentType: String = json, request: Request, limit: Int,
+                     _ write: (inout JSONWriter) -> Void) throws(APIError) -> Response {
+        var writer = JSONWriter(reservingCapacity: 4096)
+        write(&writer)
+        guard writer.bytes.count <= limit else { throw APIError.engine(.responseTooLarge(limit: limit)) }
+        return bytes(writer.bytes, status: status, contentType: contentType, compressible: true, request: request)
+    }
+
     static func problem(_ error: APIError, request: Request) -> Response {
         var response = json(error.document, status: error.status, contentType: problemJSON, request: request)
         for field in error.headers { response.headers.append(field) }

@@ -29,6 +29,11 @@ extension Endpoints {
             throw APIError.invalidParameter("events", "an array of 2 to 20 events, each {\"name\", \"place\", \"start\", \"end\"}")
         }
         let snapshot = try state.snapshot()
+        return try await heavy.run { try Endpoints.checkSchedule(request, snapshot: snapshot, body: body, items: items, speed: speed) }
+    }
+
+    static func checkSchedule(_ request: Request, snapshot: Snapshot, body: JSONObject, items: [JSONValue], speed: Double) throws -> Response {
+        let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
         // A place is parsed as one place of the language and nothing more: its text is never
         // pasted into a statement, so a place cannot carry clauses of its own.
         var events: [ScheduleEvent] = []
@@ -49,8 +54,8 @@ extension Endpoints {
             events.append(ScheduleEvent(name: event["name"]?.string ?? "event \(i + 1)", place: place, start: start, end: end))
         }
         let check = try engine { () throws(EngineError) in
-            try snapshot.checkSchedule(events, on: snapshot.network(body["network"]?.string), speedKmh: speed)
+            try snapshot.checkSchedule(events, on: snapshot.network(body["network"]?.string), speedKmh: speed, deadline: deadline)
         }
-        return Reply.json(request: request) { w in Output.schedule(&w, check) }
+        return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in Output.schedule(&w, check) }
     }
 }

@@ -32,8 +32,29 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(30)
     /// How long a request body may take to arrive (408 after).
     public var requestTimeout: Duration = .seconds(10)
-    /// What one request may cost, for every endpoint and the language alike.
+    /// What one request may cost, for every endpoint and the language alike: rows, statements,
+    /// response bytes, seconds of work (`EngineLimits`). What the server as a whole holds —
+    /// connections, heavy work at once — is set below.
     public var limits = EngineLimits()
+
+    // The server's own capacity (docs/HTTP_API.md, "Limits and timeouts").
+
+    /// Connections open at once; a new one beyond displaces the longest-waiting connection
+    /// without a request in progress, or is closed at once when there is none.
+    public var maxConnections: Int = 4096
+    /// A request head must be complete this long after the connection opens, or after the
+    /// first byte of a later request; the connection is closed otherwise.
+    public var headerTimeout: Duration = .seconds(10)
+    /// At most one warning line per this interval when connection limits are hit.
+    public var limitWarningInterval: Duration = .seconds(10)
+    /// Threads for the heavy endpoints' work (/v1/query, /v1/schedule/check, /v1/route,
+    /// tiles): half the cores, at least one, so the light endpoints keep the rest.
+    public var heavyWorkers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    /// Heavy requests that may wait for a thread; beyond, 503 `busy` with Retry-After.
+    public var heavyQueue: Int = 16
+    /// A heavy request still waiting for a thread after this long is answered 503 `busy`
+    /// rather than started late.
+    public var heavyQueueTimeout: Duration = .seconds(5)
     public var logLevel: Logger.Level = .info
 
     public init() {}
@@ -63,6 +84,8 @@ public final class VltavaServer: Sendable {
     public let state: EngineState
     let metrics = HTTPMetrics()
     let logger: Logger
+    let heavy: WorkPool
+    let connections: ConnectionLimiter
     private let load: @Sendable () throws -> Engine
     private let boundPort = Locked<Int?>(nil)
     private let portWaiters = Locked<[CheckedContinuation<Int, Never>]>([])
@@ -76,6 +99,11 @@ public final class VltavaServer: Sendable {
         logger.logLevel = configuration.logLevel
         self.logger = logger
         state = EngineState(metrics: metrics)
+        let wait = configuration.heavyQueueTimeout.components
+        heavy = WorkPool(threads: configuration.heavyWorkers, queueLimit: configuration.heavyQueue,
+                         maxWaitSeconds: Double(wait.seconds) + Double(wait.attoseconds) / 1e18)
+        connections = ConnectionLimiter(maxConnections: configuration.maxConnections, headerTimeout: configuration.headerTimeout,
+                                        warningInterval: configuration.limitWarningInterval, logger: logger)
     }
 
     /// A server over the store at `storePath`.
@@ -93,12 +121,12 @@ public final class VltavaServer: Sendable {
         (.get, "/v1/layers", { try $0.layers($1, $2) }),
         (.get, "/v1/layers/{layer}/containing", { try $0.containing($1, $2) }),
         (.get, "/v1/layers/{layer}/nearest", { try $0.nearest($1, $2) }),
-        (.get, "/v1/route", { try $0.route($1, $2) }),
+        (.get, "/v1/route", { try await $0.route($1, $2) }),
         (.get, "/v1/here", { try $0.here($1, $2) }),
         (.get, "/v1/air", { try $0.air($1, $2) }),
         (.post, "/v1/schedule/check", { try await $0.checkSchedule($1, $2) }),
         (.get, "/v1/tiles/{tileset}.json", { try $0.tileJSON($1, $2) }),
-        (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try $0.tile($1, $2) }),
+        (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try await $0.tile($1, $2) }),
         (.post, "/v1/admin/reload", { try await $0.reload($1, $2) }),
         (.get, "/healthz", { try $0.health($1, $2) }),
         (.get, "/metrics", { try $0.metricsText($1, $2) }),
@@ -114,7 +142,7 @@ public final class VltavaServer: Sendable {
         router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .authorization, .contentType, .origin, .acceptEncoding],
                                               allowMethods: [.get, .post, .options], maxAge: .seconds(86_400)))
         router.add(middleware: ProblemMiddleware(maxURIBytes: configuration.maxURIBytes))
-        let endpoints = Endpoints(state: state, configuration: configuration, metrics: metrics)
+        let endpoints = Endpoints(state: state, configuration: configuration, metrics: metrics, heavy: heavy, connections: connections)
         for route in VltavaServer.routeTable {
             let handler = route.handler
             router.on(RouterPath(route.path), method: route.method) { request, context in
@@ -150,9 +178,15 @@ public final class VltavaServer: Sendable {
         let idle = configuration.idleTimeout.components
         var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))
         http1.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100)
+        http1.additionalChannelHandlers = { [HeadWatcher()] }
+        let limiter = connections
+        let channelConfiguration = http1
+        defer { heavy.stop() }
         let app = Application(
             router: makeRouter(),
-            server: .http1(configuration: http1),
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: channelConfiguration), limiter: limiter)
+            },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "vltava",
                                                     backlog: 1024),
             onServerRunning: { [self] channel in

@@ -25,17 +25,35 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The polygon layer /v1/air names the district from.") var districtLayer: String = "districts"
     @Option(help: "The URL clients reach the server at, for TileJSON tile URLs (default: from the Host header).") var publicURL: String?
     @Option(help: "Seconds a connection may stay silent before it is closed.") var idleTimeout: Int = 30
+    @Option(help: "Seconds a request head may take to arrive (from the connection opening, or the first byte of a later request).")
+    var headerTimeout: Int = 10
+    @Option(help: "Connections open at once; beyond, a new one displaces the longest-waiting connection without a request in progress.")
+    var maxConnections: Int = 4096
+    @Option(help: "Threads for heavy work (/v1/query, /v1/schedule/check, /v1/route, tiles); default: half the cores, at least 1.")
+    var heavyWorkers: Int?
+    @Option(help: "Heavy requests that may wait for a thread; beyond, 503 busy.") var heavyQueue: Int = 16
     @Option(help: "trace, debug, info, notice, warning, error or critical (request logs are info).") var logLevel: String = "info"
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw CLIError("unknown --log-level '\(logLevel)'") }
         guard (0...65_535).contains(port) else { throw CLIError("--port must be between 0 and 65535") }
         guard idleTimeout > 0 else { throw CLIError("--idle-timeout must be a positive number of seconds") }
+        guard headerTimeout > 0 else { throw CLIError("--header-timeout must be a positive number of seconds") }
+        guard (1...1_000_000).contains(maxConnections) else { throw CLIError("--max-connections must be between 1 and 1000000") }
+        guard heavyWorkers.map({ (1...256).contains($0) }) ?? true else { throw CLIError("--heavy-workers must be between 1 and 256") }
+        guard (0...100_000).contains(heavyQueue) else { throw CLIError("--heavy-queue must be between 0 and 100000") }
         guard FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
         guard adminToken == nil || adminTokenFile == nil else { throw CLIError("give --admin-token-file or --admin-token, not both") }
         // Logs go to standard error as JSON lines, one per event with its metadata, batched.
         LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
         defer { LogSink.standardError.flush() }
+        // Each connection is a file descriptor: without enough of them the server would hit
+        // EMFILE (and stop accepting anyone) before its own cap, which picks whom to close.
+        let files = ServeCommand.raiseFileLimit(wanting: maxConnections + 256)
+        if files < maxConnections + 64 {
+            Logger(label: "vltava.server").warning("the file limit is below --max-connections; connections beyond it are refused by the kernel, not by the cap",
+                                                   metadata: ["nofile": "\(files)", "max_connections": "\(maxConnections)"])
+        }
         var configuration = ServerConfiguration()
         configuration.host = host
         configuration.port = port
@@ -44,6 +62,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.districtLayer = districtLayer
         configuration.publicURL = publicURL
         configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.headerTimeout = .seconds(headerTimeout)
+        configuration.maxConnections = maxConnections
+        if let heavyWorkers { configuration.heavyWorkers = heavyWorkers }
+        configuration.heavyQueue = heavyQueue
         configuration.logLevel = level
         let server = VltavaServer(configuration: configuration, storePath: store.db)
         // The bound port on standard output, for scripts and tests that ask for port 0.
@@ -62,5 +84,19 @@ struct ServeCommand: AsyncParsableCommand {
         guard !token.isEmpty else { throw CLIError("the admin token file \(path) is empty") }
         guard !token.contains(where: \.isNewline) else { throw CLIError("the admin token file \(path) holds more than one line") }
         return token
+    }
+
+    /// Raises the soft RLIMIT_NOFILE towards `wanting`, as far as the hard limit allows; the
+    /// soft limit it leaves.
+    static func raiseFileLimit(wanting: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        let want = rlim_t(max(0, wanting))
+        if limit.rlim_cur < want {
+            limit.rlim_cur = min(want, limit.rlim_max)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return limit.rlim_cur >= rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
     }
 }

@@ -244,6 +244,12 @@ final class RunningServer: Sendable {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.logLevel = .error
+        // The tests run in parallel on a debug build (several times slower than release) on a
+        // shared machine: the heavy pool gets more threads and a longer queue wait than a
+        // deployment, so that a test never sees 503 busy unless it asks for it (BudgetTests).
+        configuration.heavyWorkers = 4
+        configuration.heavyQueue = 64
+        configuration.heavyQueueTimeout = .seconds(120)
         configure(&configuration)
         let server = VltavaServer(configuration: configuration, logger: logger ?? Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), load: load)
         let task = Task { try await server.run() }
@@ -252,7 +258,15 @@ final class RunningServer: Sendable {
     }
 
     static func start(store: String, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async -> RunningServer {
-        await start(configure) { try Engine(storePath: store) }
+        await start(configure) { try Engine(storePath: store, limits: testLimits) }
+    }
+
+    /// The default limits, with more seconds per request: a debug build under a parallel test
+    /// run takes several seconds for what a release build does in a fraction of one.
+    static var testLimits: EngineLimits {
+        var limits = EngineLimits()
+        limits.maxRequestSeconds = 60
+        return limits
     }
 
     /// Waits until /healthz answers 200.

@@ -1,4 +1,5 @@
 import Foundation
+import Geometry
 import Store
 import TestSupport
 import Testing

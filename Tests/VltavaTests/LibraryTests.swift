@@ -203,7 +203,7 @@ import Vltava
         #expect(throws: EngineError.invalidArgument(parameter: "lat", message: "latitude 150 is outside -90…90 — did you swap longitude and latitude?")) {
             try snapshot.nearest(snapshot.layer("stations"), to: Point(lon: 14.4, lat: 150), k: 1)
         }
-        #expect(throws: EngineError.invalidArgument(parameter: "k", message: "k must be between 1 and 10000, got 0")) {
+        #expect(throws: EngineError.invalidArgument(parameter: "k", message: "must be between 1 and 10000, got 0")) {
             try snapshot.nearest(snapshot.layer("stations"), to: Self.oldTown, k: 0)
         }
         // A store that cannot be opened: nothing is created, and the error says so.
