@@ -40,8 +40,9 @@ import Testing
         #expect(answer.object["detail"] == .string("the request holds 400 statements, more than the limit of 20 per request"))
         #expect(answer.object["line"] == .integer(21) && answer.object["column"] == .integer(1))
         #expect(answer.body.count < 1000)
-        // Parsing 12 KB, not running it: well under a second even in a debug build under load.
-        #expect(seconds < 2, "took \(seconds) s")
+        // Parsing 12 KB, not running it: milliseconds in a release build, and well under 5 s in
+        // a debug build beside the other suites (running the 400 took minutes).
+        #expect(seconds < 5, "took \(seconds) s")
     }
 
     /// 20 statements are allowed; the rows of all of them count together: two tiles of 1,566
