@@ -62,9 +62,9 @@ public struct Deadline: Sendable, Equatable {
         self.seconds = seconds
     }
 
-    /// `seconds` from now (0 or less: already passed; NaN counts as 0).
+    /// `seconds` from now (0 or less: already passed; NaN counts as 0; +∞: no deadline).
     public static func after(seconds: Double) -> Deadline {
-        guard seconds.isFinite || seconds.isNaN else { return .none }
+        if seconds == .infinity { return .none }
         let clamped = seconds.isNaN ? 0 : min(max(seconds, 0), 86_400)
         return Deadline(end: DispatchTime.now().uptimeNanoseconds &+ UInt64(clamped * 1e9), seconds: clamped)
     }

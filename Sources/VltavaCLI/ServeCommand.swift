@@ -38,7 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel) else { throw CLIError("unknown --log-level '\(logLevel)'") }
         guard (0...65_535).contains(port) else { throw CLIError("--port must be between 0 and 65535") }
         guard idleTimeout > 0 else { throw CLIError("--idle-timeout must be a positive number of seconds") }
-        guard headerTimeout > 0 else { throw CLIError("--header-timeout must be a positive number of seconds") }
+        guard (1...86_400).contains(headerTimeout) else { throw CLIError("--header-timeout must be between 1 and 86400 seconds") }
         guard (1...1_000_000).contains(maxConnections) else { throw CLIError("--max-connections must be between 1 and 1000000") }
         guard heavyWorkers.map({ (1...256).contains($0) }) ?? true else { throw CLIError("--heavy-workers must be between 1 and 256") }
         guard (0...100_000).contains(heavyQueue) else { throw CLIError("--heavy-queue must be between 0 and 100000") }

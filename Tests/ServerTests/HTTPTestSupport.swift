@@ -62,6 +62,17 @@ final class HTTPConnection: @unchecked Sendable {
         try await offPool { try HTTPConnection(port: port, timeoutSeconds: timeoutSeconds) }
     }
 
+    /// `count` connections, each sent `first`, on one thread (not a thread per connection).
+    static func open(port: Int, count: Int, sending first: String) async throws -> [HTTPConnection] {
+        try await offPool {
+            try (0..<count).map { _ in
+                let connection = try HTTPConnection(port: port)
+                try connection.sendSync(Array(first.utf8))
+                return connection
+            }
+        }
+    }
+
     private init(port: Int, timeoutSeconds: Int = 10) throws {
         self.port = port
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
