@@ -223,6 +223,33 @@ enum OpenAPI {
         "summary": "This document",
         "responses": {"200": {"description": "OpenAPI 3.1.", "content": {"application/json": {"schema": {"type": "object"}}}}}
       }
+    },
+    "/": {
+      "get": {
+        "summary": "The map page (HTML); with Accept naming JSON and not HTML, links to the API",
+        "responses": {"200": {"description": "The page, or links.", "content": {"text/html": {"schema": {"type": "string"}}, "application/json": {"schema": {"type": "object"}}}}}
+      }
+    },
+    "/map/{file}": {
+      "get": {
+        "summary": "The map page's script (map.js) and style sheet (map.css)",
+        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string", "enum": ["map.js", "map.css"]}}],
+        "responses": {"200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
+      }
+    },
+    "/leaflet/{file}": {
+      "get": {
+        "summary": "Leaflet (leaflet.js, leaflet.css) from the system's copy (--leaflet-dir)",
+        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
+      }
+    },
+    "/leaflet/images/{file}": {
+      "get": {
+        "summary": "Leaflet's images from the system's copy",
+        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "The image."}, "404": {"$ref": "#/components/responses/Problem"}}
+      }
     }
   },
   "components": {

@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable {
     public var districtLayer: String = "districts"
     /// The URL clients reach the server at, for TileJSON's tile URLs; nil: from the Host header.
     public var publicURL: String?
+    /// Where the map page's Leaflet is: Debian's libjs-leaflet puts it here.
+    public var leafletDirectory: String = "/usr/share/javascript/leaflet"
     /// Request bodies (query text) larger than this are refused with 413.
     public var maxBodyBytes: Int = 64 * 1024
     /// Request targets (path and query) longer than this are refused with 414.
@@ -131,6 +133,10 @@ public final class VltavaServer: Sendable {
         (.get, "/healthz", { try $0.health($1, $2) }),
         (.get, "/metrics", { try $0.metricsText($1, $2) }),
         (.get, "/openapi.json", { try $0.openAPI($1, $2) }),
+        (.get, "/", { try $0.mapPage($1, $2) }),
+        (.get, "/map/{file}", { try $0.mapFile($1, $2) }),
+        (.get, "/leaflet/{file}", { try $0.leafletFile($1, $2) }),
+        (.get, "/leaflet/images/{file}", { try $0.leafletFile($1, $2) }),
     ]
 
     func makeRouter() -> Router<APIContext> {
