@@ -182,8 +182,9 @@ public enum Output {
         w.endObject()
     }
 
-    /// The route as one GeoJSON Feature: its line, with distance, duration and nodes.
-    public static func routeFeature(_ w: inout JSONWriter, _ answer: RouteAnswer) {
+    /// The route as one GeoJSON Feature: its line, with distance, duration and nodes (and the
+    /// number of its statement, when it is one feature of several statements' answers).
+    public static func routeFeature(_ w: inout JSONWriter, _ answer: RouteAnswer, statement: Int? = nil) {
         w.beginObject()
         w.key("type"); w.string("Feature")
         w.key("geometry"); w.geometry(.lineString(answer.route.geometry))
@@ -198,6 +199,7 @@ public enum Output {
         w.endArray()
         w.key("network"); w.string(answer.network)
         w.key("profile"); w.string(answer.profile.rawValue)
+        if let statement { w.key("statement"); w.integer(Int64(statement)) }
         w.endObject()
         w.endObject()
     }
