@@ -68,6 +68,30 @@ import Testing
         #expect(try await itemsRequests(server.port) - before >= 6)
     }
 
+    /// Several statements asked for as GeoJSON are one FeatureCollection (a JSON array is not
+    /// GeoJSON), whose features say their statement: GDAL reads it as one layer.
+    @Test func gdalReadsSeveralStatementsAsOneCollection() async throws {
+        let server = try await RunningServer.shared.value
+        let text = "FIND pavilions CONTAINING POINT(14.40497 50.11545) RETURN fid, name; FIND pens NEAREST 2 TO POINT(14.40497 50.11545) RETURN fid, name, distance_m"
+        let answer = try await post(server.port, "/v1/query?format=geojson", body: text)
+        #expect(answer.status == 200 && answer.header("Content-Type") == "application/geo+json")
+        #expect(answer.json["type"] == .string("FeatureCollection"))
+        let features = answer.json["features"]?.items ?? []
+        #expect(features.compactMap { $0["properties"]?["statement"]?.number } == [1, 2, 2])
+        #expect(features.compactMap { $0["id"]?.number } == [30000629, 4791797957, 4639672111])
+        let file = try Fixtures.temporaryDirectory("ogr").appendingPathComponent("statements.geojson")
+        try Data(answer.body).write(to: file)
+        let info = try await offPool { try Fixtures.run(Self.ogrinfo, ["-ro", "-al", file.path]) }
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdout.contains("Feature Count: 3"), "\(info.stdout)")
+        #expect(info.stdout.contains("statement (Integer) = 2") && info.stdout.contains("name (String) = Pavilon goril"))
+        #expect(info.stdout.contains("distance_m (Real) = 37.385"), "\(info.stdout)")
+        // EXPLAIN answers a plan, which no GeoJSON holds: refused, as JSON it is answered.
+        let plan = try await post(server.port, "/v1/query?format=geojson", body: "EXPLAIN FIND districts CONTAINING POINT(14.4208 50.0880)")
+        #expect(plan.status == 400 && plan.json["detail"]?.string?.contains("format=json") == true)
+        #expect(try await post(server.port, "/v1/query?format=json", body: "EXPLAIN FIND districts CONTAINING POINT(14.4208 50.0880)").status == 200)
+    }
+
     static func coordinates(_ geometry: Geometry?) -> [Double] {
         var all: [Double] = []
         geometry?.forEachCoordinateArray { all += $0 }
@@ -144,6 +168,23 @@ import Testing
         #expect(conformance.json["conformsTo"]?.items.count == 3)
         let service = try await get(server.port, "/openapi.json", headers: [("Accept", "application/vnd.oai.openapi+json;version=3.0")])
         #expect(service.header("Content-Type") == "application/vnd.oai.openapi+json;version=3.0" && service.json["openapi"] == .string("3.0.3"))
+    }
+
+    /// The served document is valid OpenAPI 3.0 (OGC's OpenAPI 3.0 class), as
+    /// openapi-spec-validator (PyPI) judges it, and describes the OGC and OSRM paths.
+    @Test func theServiceDescriptionIsValidOpenAPI30() async throws {
+        let server = try await RunningServer.shared.value
+        let document = try await get(server.port, "/openapi.json")
+        let file = try Fixtures.temporaryDirectory("openapi").appendingPathComponent("openapi.json")
+        try Data(document.body).write(to: file)
+        let check = "import json, sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1]))); print('valid')"
+        let run = try await offPool { try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", check, file.path]) }
+        #expect(run.status == 0 && run.stdout == "valid\n", "\(run.stderr)")
+        for path in ["/ogc", "/ogc/conformance", "/ogc/collections", "/ogc/collections/{collection}", "/ogc/collections/{collection}/items",
+                     "/ogc/collections/{collection}/items/{featureId}", "/route/v1/{profile}/{coordinates}", "/table/v1/{profile}/{coordinates}",
+                     "/nearest/v1/{profile}/{coordinates}"] {
+            #expect(document.json["paths"]?[path]?["get"] != nil, "\(path)")
+        }
     }
 
     // MARK: - routingpy's OSRM client
