@@ -119,32 +119,47 @@ public final class Search {
             heap.push(QueuedNode(s.node, s.cost))
         }
         var settledCount = 0
+        var overLimit = false
+        let maxSettled = self.maxSettled
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(maxSeconds, 3600)) * 1e9)
-        while waiting > 0, let entry = heap.pop() {
-            let u = Int(entry.node)
-            if settledStamp[u] == generation { continue }
-            settledStamp[u] = generation
-            settledCount += 1
-            if settledCount > maxSettled || (settledCount & 4095 == 0 && DispatchTime.now().uptimeNanoseconds > deadline) {
-                settled = settledCount
-                throw .tooMuchWork(settled: settledCount)
-            }
-            if targetStamp[u] == generation { waiting -= 1 }
-            let du = distance[u]
-            for e in Int(graph.firstEdge[u])..<Int(graph.firstEdge[u + 1]) {
-                let v = Int(graph.targets[e])
-                var w = graph.lengths[e]
-                if let edgeFactor {
-                    guard let factor = edgeFactor(u, v) else { continue }
-                    w *= factor
+        // On raw buffers, as the A* loop: no exclusivity checks per access to the class's arrays.
+        distance.withUnsafeMutableBufferPointer { distance in
+        stamp.withUnsafeMutableBufferPointer { stamp in
+        settledStamp.withUnsafeMutableBufferPointer { settledStamp in
+        targetStamp.withUnsafeBufferPointer { targetStamp in
+        graph.firstEdge.withUnsafeBufferPointer { firstEdge in
+        graph.targets.withUnsafeBufferPointer { edgeTargets in
+        graph.lengths.withUnsafeBufferPointer { lengths in
+            while waiting > 0, let entry = heap.pop() {
+                let u = Int(entry.node)
+                if settledStamp[u] == generation { continue }
+                settledStamp[u] = generation
+                settledCount += 1
+                if settledCount > maxSettled || (settledCount & 4095 == 0 && DispatchTime.now().uptimeNanoseconds > deadline) {
+                    overLimit = true
+                    break
                 }
-                let dv = du + w
-                if stamp[v] != generation || dv < distance[v] {
-                    stamp[v] = generation
-                    distance[v] = dv
-                    heap.push(QueuedNode(v, dv))
+                if targetStamp[u] == generation { waiting -= 1 }
+                let du = distance[u]
+                for e in Int(firstEdge[u])..<Int(firstEdge[u + 1]) {
+                    let v = Int(edgeTargets[e])
+                    var w = lengths[e]
+                    if let edgeFactor {
+                        guard let factor = edgeFactor(u, v) else { continue }
+                        w *= factor
+                    }
+                    let dv = du + w
+                    if stamp[v] != generation || dv < distance[v] {
+                        stamp[v] = generation
+                        distance[v] = dv
+                        heap.push(QueuedNode(v, dv))
+                    }
                 }
             }
+        }}}}}}}
+        if overLimit {
+            settled = settledCount
+            throw .tooMuchWork(settled: settledCount)
         }
         settled = settledCount
         return targets.map { t in
