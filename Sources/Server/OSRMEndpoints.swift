@@ -222,6 +222,9 @@ struct OSRMCall {
             guard let metres = Parameters.number(String(item)), metres >= 0 else {
                 throw OSRMCall.error("InvalidQuery", "radiuses: \(Quote.input(String(item))) is not a number of metres ≥ 0 or unlimited")
             }
+            guard metres <= unlimited else {
+                throw OSRMCall.error("InvalidOptions", "radiuses: \(Quote.input(String(item))) m is more than \(Rounding.wholeMetres(unlimited)) m, the largest (unlimited)")
+            }
             // OSRM's 0 means "exactly here"; a snap needs some room.
             return max(metres, 0.001)
         }
