@@ -272,9 +272,15 @@ import Testing
         // The wheelchair profile: only steps join the entrance to the sea lions by the short way.
         let wheelchair = try await get(server.port, "/route/v1/wheelchair/14.4109,50.1167;14.41064991,50.11601702?overview=false")
         #expect(wheelchair.json["routes"]?[0]?["distance"] == .double(165.696))
-        // Unreachable pairs of a table are null, as OSRM writes them.
         let table = try await get(server.port, "/table/v1/foot/\(two)?sources=0&destinations=1&annotations=distance")
         #expect(table.json["distances"] == .array([.array([.double(559.557)])]) && table.json["durations"] == nil)
+        // Between two pieces of the network no path joins: NoRoute, and a null cell in a table.
+        let graph = try Snapshot.load(storePath: try await DemoStore.path()).network("paths").graph
+        let (main, piece) = (try #require((0..<graph.nodeCount).first { graph.component[$0] == 0 }), try #require((0..<graph.nodeCount).first { graph.component[$0] == 1 }))
+        let apart = "\(graph.lons[main]),\(graph.lats[main]);\(graph.lons[piece]),\(graph.lats[piece])"
+        #expect(try await code("/route/v1/foot/\(apart)") == (400, "NoRoute"))
+        let cells = try await get(server.port, "/table/v1/foot/\(apart)?annotations=distance").json["distances"]
+        #expect(cells?[0]?[1] == .null && cells?[1]?[0] == .null && cells?[0]?[0] == .double(0))
         // 101 × 101 cells is over OSRM's default table size of 100 × 100.
         let many = Array(repeating: "14.4109,50.1167", count: 101).joined(separator: ";")
         #expect(try await code("/table/v1/foot/\(many)") == (400, "TooBig"))
