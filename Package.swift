@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "CMallocCount", path: "Benchmarks/CMallocCount"),
         .executableTarget(
             name: "vltava-bench",
-            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire"],
+            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire", "ZooPraha"],
             path: "Benchmarks/vltava-bench"
         ),
 

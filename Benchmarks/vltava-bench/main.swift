@@ -17,6 +17,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("W8", { try runDecodeTiles(workdir: $0) }),
     ("Q1", { _ in try runQueryOverhead() }),
     ("J1", { _ in try runJSONEncoding() }),
+    ("T1", { _ in try runFestivalTable() }),
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())

@@ -49,9 +49,11 @@ public enum Output {
     // MARK: Features
 
     /// A GeoJSON Feature of `layer`'s feature `index`; `derived` writes the derived members
-    /// of `properties` (each a key and its value), which replace columns of the same name.
+    /// of `properties` (each a key and its value), which replace columns of the same name;
+    /// `members` writes members of the Feature after its properties (OGC API's `links`).
     public static func feature(_ w: inout JSONWriter, _ layer: Layer, _ index: Int, geometry mode: GeometryMode,
-                               derivedKeys: Set<String> = [], derived: (inout JSONWriter) -> Void = { _ in }) {
+                               derivedKeys: Set<String> = [], derived: (inout JSONWriter) -> Void = { _ in },
+                               members: (inout JSONWriter) -> Void = { _ in }) {
         w.beginObject()
         w.key("type"); w.string("Feature")
         w.key("id"); w.integer(layer.fids[index])
@@ -62,6 +64,7 @@ public enum Output {
         properties(&w, layer.properties[index], skipping: derivedKeys)
         derived(&w)
         w.endObject()
+        members(&w)
         w.endObject()
     }
 
@@ -182,8 +185,9 @@ public enum Output {
         w.endObject()
     }
 
-    /// The route as one GeoJSON Feature: its line, with distance, duration and nodes.
-    public static func routeFeature(_ w: inout JSONWriter, _ answer: RouteAnswer) {
+    /// The route as one GeoJSON Feature: its line, with distance, duration and nodes (and the
+    /// number of its statement, when it is one feature of several statements' answers).
+    public static func routeFeature(_ w: inout JSONWriter, _ answer: RouteAnswer, statement: Int? = nil) {
         w.beginObject()
         w.key("type"); w.string("Feature")
         w.key("geometry"); w.geometry(.lineString(answer.route.geometry))
@@ -198,6 +202,7 @@ public enum Output {
         w.endArray()
         w.key("network"); w.string(answer.network)
         w.key("profile"); w.string(answer.profile.rawValue)
+        if let statement { w.key("statement"); w.integer(Int64(statement)) }
         w.endObject()
         w.endObject()
     }

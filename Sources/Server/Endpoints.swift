@@ -377,8 +377,12 @@ struct Endpoints: Sendable {
         return out
     }
 
+    /// As `application/vnd.oai.openapi+json;version=3.0` to a client that asks for it (OGC
+    /// API's `service-desc`), else as `application/json`.
     func openAPI(_ request: Request, _ context: APIContext) throws -> Response {
-        Reply.bytes(Array(OpenAPI.document.utf8), contentType: "application/json", compressible: true, request: request)
+        let openAPIType = (request.headers[.accept] ?? "").contains("application/vnd.oai.openapi+json")
+        return Reply.bytes(Array(OpenAPI.document.utf8), contentType: openAPIType ? Endpoints.openAPIMediaType : Reply.json,
+                           compressible: true, request: request)
     }
 
     /// Disabled (404 `admin_disabled`) unless a token is configured; then it needs

@@ -137,6 +137,17 @@ public final class VltavaServer: Sendable {
         (.get, "/map/{file}", { try $0.mapFile($1, $2) }),
         (.get, "/leaflet/{file}", { try $0.leafletFile($1, $2) }),
         (.get, "/leaflet/images/{file}", { try $0.leafletFile($1, $2) }),
+        // OGC API – Features (Sources/Server/OGCEndpoints.swift).
+        (.get, "/ogc", { try $0.ogcLanding($1, $2) }),
+        (.get, "/ogc/conformance", { try $0.ogcConformance($1, $2) }),
+        (.get, "/ogc/collections", { try $0.ogcCollections($1, $2) }),
+        (.get, "/ogc/collections/{collection}", { try $0.ogcCollection($1, $2) }),
+        (.get, "/ogc/collections/{collection}/items", { try await $0.ogcItems($1, $2) }),
+        (.get, "/ogc/collections/{collection}/items/{featureId}", { try $0.ogcItem($1, $2) }),
+        // OSRM's HTTP API for walking (Sources/Server/OSRMEndpoints.swift).
+        (.get, "/route/v1/{profile}/{coordinates}", { try await $0.osrmRoute($1, $2) }),
+        (.get, "/table/v1/{profile}/{coordinates}", { try await $0.osrmTable($1, $2) }),
+        (.get, "/nearest/v1/{profile}/{coordinates}", { try await $0.osrmNearest($1, $2) }),
     ]
 
     func makeRouter() -> Router<APIContext> {
