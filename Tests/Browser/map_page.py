@@ -35,6 +35,7 @@ ENTRANCE = (14.4109, 50.1167)
 GORILLA_PEN = (14.40519, 50.11576)
 INSIDE_GORILLA_PAVILION = (14.40497, 50.11545)
 ZOO_VIEW = "map=17/50.11610/14.40800&layers=zoo_map,pavilions"
+PHONE_VIEW = "map=17/50.11545/14.40497&layers=zoo_map,pavilions"
 
 
 class Failed(Exception):
@@ -72,6 +73,7 @@ def console_errors(driver):
 
 
 def open_page(driver, base, fragment):
+    driver.get("about:blank")  # a new document, not a hash change of the old one
     driver.get(f"{base}/#{fragment}")
     wait_for(driver, "return document.body.dataset.ready === 'true'", "the page to load its layers")
 
@@ -82,6 +84,7 @@ def click_at(driver, lon, lat):
         "const p = vltava.map.latLngToContainerPoint([arguments[1], arguments[0]]); return [p.x, p.y];", lon, lat)
     element = driver.find_element(By.ID, "map")
     width, height = element.size["width"], element.size["height"]
+    check(0 <= x < width and 0 <= y < height, f"{lon}, {lat} is not in the map's view ({x:.0f}, {y:.0f} of {width}×{height})")
     # Selenium 4 offsets from the element's centre.
     ActionChains(driver).move_to_element_with_offset(element, int(x - width / 2), int(y - height / 2)).click().perform()
 
@@ -145,6 +148,7 @@ def main():
         check(len(driver.find_elements(By.CSS_SELECTOR, "path.snapped")) == 2, "the snapped points are not both marked")
         out["route"] = {"from": route["from"], "to": route["to"], "page_m": shown, "v1_route_m": reference,
                         "panel_ms": round(driver.execute_script("return vltava.timings.panel_ms.at(-1)"), 1)}
+        driver.save_screenshot(os.path.join(args.screenshots, "map-desktop.png"))
         check("mode=route" in driver.current_url and "layers=zoo_map,pavilions" in driver.current_url,
               f"the URL does not keep the mode and layers: {driver.current_url}")
         out["url"] = driver.current_url
@@ -166,6 +170,7 @@ def main():
         rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#query-rows tr")]
         check(len(rows) == 4 and "AREPA" in rows[1], f"the query box does not list AREPA first: {rows}")
         out["query_rows"] = rows[1:]
+        driver.save_screenshot(os.path.join(args.screenshots, "map-desktop-query.png"))
 
         errors = console_errors(driver)
         check(not errors, f"console errors: {errors}")
@@ -180,22 +185,43 @@ def main():
         errors = [e for e in console_errors(driver) if "/v1/query" not in e["message"] or "400" not in e["message"]]
         check(not errors, f"console errors: {errors}")
 
+        # Layers coloured by a class or an index, with a legend: the stations by their latest
+        # air-quality index, the parking zones by category.
+        open_page(driver, args.base, "map=12/50.08000/14.43000&layers=stations,parking")
+        stations = wait_for(driver, "return document.querySelectorAll('path.layer-stations').length >= 10 && "
+                            "document.querySelectorAll('path.layer-stations').length", "the stations")
+        colours = driver.execute_script("return [...document.querySelectorAll('path.layer-stations')].map(p => p.getAttribute('fill'))")
+        # The colours the API's own values call for: the index scale's third colour for an index
+        # of 3 (every station at the data's last hour), grey for the one without a value.
+        request = urllib.request.Request(f"{args.base}/v1/query", data=b"FIND stations RETURN code, LATEST(aqi)", method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            indexes = [row["latest_aqi"] for row in json.load(response)["rows"]]
+        scale = ["#1a9850", "#91cf60", "#fee08b", "#fc8d59", "#d73027", "#7b3294"]
+        expected = {"#999" if i is None else scale[int(i) - 1] for i in indexes}
+        check(set(colours) == expected and colours.count("#999") <= indexes.count(None),
+              f"the stations are not coloured by their index: {colours}, expected {expected}")
+        legends = driver.find_element(By.ID, "layer-list").text
+        check("LATEST(aqi):" in legends and "CATEGORY:" in legends, f"no legends: {legends!r}")
+        out["stations_drawn"], out["station_colours"] = stations, sorted(set(colours))
+        driver.save_screenshot(os.path.join(args.screenshots, "map-desktop-layers.png"))
+        check(not console_errors(driver), f"console errors: {console_errors(driver)}")
+
         # The URL reproduces the view: open it afresh.
-        url = driver.current_url
+        url = out["url"]
         driver.get("about:blank")
         driver.get(url)
         wait_for(driver, "return document.body.dataset.ready === 'true'", "the page from its URL")
-        check(driver.find_element(By.CSS_SELECTOR, "#modes button.active").get_attribute("data-mode") == "nearest",
+        check(driver.find_element(By.CSS_SELECTOR, "#modes button.active").get_attribute("data-mode") == "route",
               "the URL did not restore the mode")
+        check(driver.find_element(By.ID, "profile").get_attribute("value") == "foot", "the URL did not restore the profile")
         check(driver.find_element(By.ID, "layer-zoo_map").is_selected(), "the URL did not restore the layers")
-        driver.save_screenshot(os.path.join(args.screenshots, "map-desktop.png"))
     finally:
         driver.quit()
 
     # A phone.
     driver = browser(390, 844)
     try:
-        open_page(driver, args.base, ZOO_VIEW)
+        open_page(driver, args.base, PHONE_VIEW)
         wait_for(driver, "return document.querySelectorAll('path.zoo-building').length", "zoo buildings on a phone")
         map_box = driver.find_element(By.ID, "map").rect
         side_box = driver.find_element(By.ID, "side").rect
@@ -213,7 +239,7 @@ def main():
         driver.save_screenshot(os.path.join(args.screenshots, "map-phone.png"))
     finally:
         driver.quit()
-    out["screenshots"] = [os.path.join(args.screenshots, name) for name in ("map-desktop.png", "map-phone.png")]
+    out["screenshots"] = [os.path.join(args.screenshots, name) for name in ("map-desktop.png", "map-desktop-query.png", "map-desktop-layers.png", "map-phone.png")]
     print(json.dumps(out))
 
 

@@ -82,6 +82,7 @@
     k: Math.min(50, Math.max(1, parseInt(hash.get('k') || '3', 10) || 3)),
     shown: new Set((hash.get('layers') || '').split(',').filter(Boolean)),
   };
+  const layersInURL = hash.has('layers');
   const view = (hash.get('map') || '').split('/').map(Number);
   const hasView = view.length === 3 && view.every(Number.isFinite);
   if (hasView) map.setView([view[1], view[2]], view[0]);
@@ -198,7 +199,9 @@
     for (const feature of features) feature.properties[colouring.key] = byFid.get(feature.id);
   }
 
+  // A tile set: images drawn as they are; vector tiles fetched as GeoJSON and drawn as SVG.
   function tileLayer(info, tilejson, legend) {
+    if (!(tilejson.vector_layers || []).length) return rasterLayer(tilejson, legend);
     const entry = { legend, attributed: false };
     const maxzoom = tilejson.maxzoom, minzoom = tilejson.minzoom;
     const tiles = new Map();   // "z/x/y" at the set's zooms -> { layer, uses }
@@ -232,7 +235,9 @@
         return tile;
       },
     });
-    const gridLayer = new grid({ minZoom: 0, maxZoom: 22, tileSize: 256 });
+    // Only tiles that meet the set's bounds are asked for.
+    const b = tilejson.bounds;
+    const gridLayer = new grid({ minZoom: 0, maxZoom: 22, tileSize: 256, bounds: b ? L.latLngBounds([[b[1], b[0]], [b[3], b[2]]]) : undefined });
     gridLayer.on('tileunload', (event) => {
       const cached = tiles.get(event.tile.dataset.key);
       if (cached && --cached.uses <= 0) {
@@ -244,6 +249,17 @@
     entry.refresh = () => {};
     legend.replaceChildren(el('div', {}, `zoom ${minzoom}–${maxzoom}, drawn deeper from z${maxzoom}`));
     return entry;
+  }
+
+  function rasterLayer(tilejson, legend) {
+    const b = tilejson.bounds;
+    const layer = L.tileLayer(tilejson.tiles[0], {
+      minNativeZoom: tilejson.minzoom, maxNativeZoom: tilejson.maxzoom, maxZoom: 22,
+      bounds: b ? L.latLngBounds([[b[1], b[0]], [b[3], b[2]]]) : undefined,
+      attribution: tilejson.attribution || undefined,
+    });
+    legend.replaceChildren(el('div', {}, `images, zoom ${tilejson.minzoom}–${tilejson.maxzoom}`));
+    return { legend, group: layer, refresh: () => {}, attributed: false };
   }
 
   async function show(name, on) {
@@ -277,11 +293,18 @@
       state.nearestLayer = (features.find((l) => l.time_series) || features[0]).name;
     }
     select.value = state.nearestLayer;
+    const tileJSONs = new Map();
+    for (const set of answer.tilesets) tileJSONs.set(set.name, await api(set.tilejson));
+    // A first visit shows the vector tile sets and the first polygon layer: not a blank map.
+    if (!layersInURL) {
+      for (const set of answer.tilesets) if ((tileJSONs.get(set.name).vector_layers || []).length) state.shown.add(set.name);
+      const polygons = features.find((l) => l.family === 'polygons');
+      if (polygons) state.shown.add(polygons.name);
+    }
     const entries = [];
     for (const info of features) entries.push({ name: info.name, count: info.count, make: (legend) => featureLayer(info, legend) });
     for (const set of answer.tilesets) {
-      const tilejson = await api(set.tilejson);
-      entries.push({ name: set.name, count: null, make: (legend) => tileLayer(set, tilejson, legend) });
+      entries.push({ name: set.name, count: null, make: (legend) => tileLayer(set, tileJSONs.get(set.name), legend) });
     }
     for (const item of entries) {
       const box = el('input', { type: 'checkbox', id: 'layer-' + item.name });
@@ -530,6 +553,9 @@
   $('query-text').addEventListener('keydown', (event) => { if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) runQuery(); });
 
   // ---- start ----
+  // A link pasted into this tab changes only the hash: start again from it. (The page's own
+  // updates use replaceState, which fires no hashchange.)
+  window.addEventListener('hashchange', () => location.reload());
   setMode(state.mode);
   loadLayers().catch((error) => showError(error)).finally(() => {
     const navigation = performance.getEntriesByType('navigation')[0];
