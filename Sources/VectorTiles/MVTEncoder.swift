@@ -99,15 +99,17 @@ public struct MVTLayerEncoder {
     /// Each feature as a field 2 of the layer message, in order.
     var features = WireWriter(reservingCapacity: 4096)
     var keys: [String] = []
-    var keyIndex: [String: UInt32] = [:]
+    var keyIndex: [TableKey: UInt32] = [:]
     var values: [MVTValue] = []
-    var valueIndex: [MVTValue: UInt32] = [:]
+    var valueIndex: [TableKey: UInt32] = [:]
     var scratch = GeometryScratch()
 
     public init(name: String, z: Int, x: Int, y: Int, options: MVTEncodingOptions = MVTEncodingOptions()) {
         self.name = name
         self.options = options
         projection = TileProjection(z: z, x: x, y: y, extent: options.extent)
+        keyIndex.reserveCapacity(32)
+        valueIndex.reserveCapacity(256)
     }
 
     /// Where to look for features: the tile and its buffer in lon/lat.
@@ -199,18 +201,20 @@ public struct MVTLayerEncoder {
     }
 
     mutating func index(ofKey key: String) -> UInt32 {
-        if let i = keyIndex[key] { return i }
+        let tableKey = TableKey(key)
+        if let i = keyIndex[tableKey] { return i }
         let i = UInt32(keys.count)
         keys.append(key)
-        keyIndex[key] = i
+        keyIndex[tableKey] = i
         return i
     }
 
     mutating func index(of value: MVTValue) -> UInt32 {
-        if let i = valueIndex[value] { return i }
+        let tableKey = TableKey(value)
+        if let i = valueIndex[tableKey] { return i }
         let i = UInt32(values.count)
         values.append(value)
-        valueIndex[value] = i
+        valueIndex[tableKey] = i
         return i
     }
 
@@ -237,6 +241,53 @@ public struct MVTLayerEncoder {
         w.varintField(5, UInt64(options.extent))
         w.varintField(15, 2)
         return w.bytes
+    }
+}
+
+/// A key or value as the layer's tables tell them apart: strings byte for byte (as the spec
+/// compares layer names, and without the Unicode normalisation `String` hashing does, which was
+/// a quarter of the encoder's time), numbers by type and bit pattern.
+struct TableKey: Hashable {
+    let kind: UInt8
+    let bits: UInt64
+    let text: String
+
+    init(kind: UInt8 = 0, bits: UInt64 = 0, text: String = "") {
+        self.kind = kind
+        self.bits = bits
+        self.text = text
+    }
+
+    init(_ text: String) { self.init(text: text) }
+
+    init(_ value: MVTValue) {
+        switch value {
+        case .string(let s): self.init(text: s)
+        case .float(let f): self.init(kind: 1, bits: UInt64(f.bitPattern))
+        case .double(let d): self.init(kind: 2, bits: d.bitPattern)
+        case .int(let i): self.init(kind: 3, bits: UInt64(bitPattern: i))
+        case .uint(let u): self.init(kind: 4, bits: u)
+        case .sint(let i): self.init(kind: 5, bits: UInt64(bitPattern: i))
+        case .bool(let b): self.init(kind: 6, bits: b ? 1 : 0)
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(bits)
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    static func == (a: TableKey, b: TableKey) -> Bool {
+        guard a.kind == b.kind, a.bits == b.bits, a.text.utf8.count == b.text.utf8.count else { return false }
+        var x = a.text, y = b.text
+        return x.withUTF8 { p in
+            y.withUTF8 { q in
+                guard let pa = p.baseAddress, let qa = q.baseAddress else { return true }  // both empty
+                return memcmp(pa, qa, p.count) == 0
+            }
+        }
     }
 }
 
