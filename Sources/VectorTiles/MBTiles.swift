@@ -29,8 +29,10 @@ public final class MBTiles: Sendable {
     /// `vltava import`, logged by the server.
     public let warnings: [String]
     private let connection: Locked<ConnectionBox>
-    /// What the tiles hold (`contents`), read from them once, on first use.
+    /// What the tiles hold (`contents`), read from them once, on first use; `scanning` makes
+    /// a second caller wait for the first one's reading rather than read again.
     private let scanned = Locked<TileSetContents?>(nil)
+    private let scanning = Locked(())
 
     public struct Center: Sendable, Equatable {
         public var lon: Double
@@ -213,15 +215,19 @@ public final class MBTiles: Sendable {
     /// What the tiles hold: whether they are images, and the TileJSON `vector_layers`.
     public var contents: TileSetContents {
         if let known = scanned.withLock({ $0 }) { return known }
-        let found = scanContents()
-        scanned.withLock { $0 = found }
-        return found
+        return scanning.withLock { _ in
+            if let known = scanned.withLock({ $0 }) { return known }
+            let found = scanContents()
+            scanned.withLock { $0 = found }
+            return found
+        }
     }
 
     /// The metadata's `vector_layers` when it has usable ones (each an `id` and `fields` of
     /// strings); otherwise read from the tiles themselves (the zoo's metadata has none): the
-    /// first `MBTiles.scanLimit` tiles, lowest zooms first, give each layer's fields with
-    /// their types (`String`, `Number`, `Boolean`, or `Mixed`) and the zooms it appears at.
+    /// first tiles, lowest zooms first (`scanLimit`, `scanBytes`), give each layer's fields
+    /// with their types (`String`, `Number`, `Boolean`, or `Mixed`) and the zooms it appears
+    /// at (up to the set's maxzoom when not every tile was read).
     func scanContents() -> TileSetContents {
         var declared: [JSONValue]?
         if let json = metadata["json"], case .object(let extra)? = try? JSON.parse(json), case .array(let layers)? = extra["vector_layers"],
@@ -250,7 +256,10 @@ public final class MBTiles: Sendable {
         var order: [String] = []
         var fields: [String: [(String, String)]] = [:]
         var zooms: [String: ClosedRange<Int>] = [:]
-        for tile in sample {
+        var scanned = 0, bytes = 0
+        for tile in sample where bytes < MBTiles.scanBytes {
+            scanned += 1
+            bytes += tile.bytes.count
             // A tile that does not decode adds nothing here; serving it reports the error.
             guard let features = try? TileDecoder.features(of: tile.bytes, z: tile.z, x: tile.x, y: tile.y) else { continue }
             for item in features {
@@ -270,7 +279,7 @@ public final class MBTiles: Sendable {
             }
         }
         // A sample cut short may miss the higher zooms: those layers reach the set's maxzoom.
-        let complete = sample.count < MBTiles.scanLimit
+        let complete = sample.count < MBTiles.scanLimit && scanned == sample.count
         let layers: [JSONValue] = order.map { name in
             var fieldObject = JSONObject()
             for (field, type) in fields[name] ?? [] { fieldObject[field] = .string(type) }
@@ -286,8 +295,11 @@ public final class MBTiles: Sendable {
         return TileSetContents(isRaster: false, vectorLayers: layers)
     }
 
-    /// Tiles read to describe a set whose metadata does not.
+    /// Tiles read to describe a set whose metadata does not: at most this many, and no more
+    /// once this many bytes have been read (the zoo's first three tiles, 1.1 MB of GeoJSON,
+    /// which take 0.1 s to decode in a release build).
     static let scanLimit = 256
+    static let scanBytes = 1 << 20
 
     /// TileJSON's description of a value's type.
     static func fieldType(_ value: AttributeValue) -> String? {

@@ -102,6 +102,7 @@ public struct MVTLayerEncoder {
     var keyIndex: [TableKey: UInt32] = [:]
     var values: [MVTValue] = []
     var valueIndex: [TableKey: UInt32] = [:]
+    var ids = Set<UInt64>()
     var scratch = GeometryScratch()
 
     public init(name: String, z: Int, x: Int, y: Int, options: MVTEncodingOptions = MVTEncodingOptions()) {
@@ -117,7 +118,8 @@ public struct MVTLayerEncoder {
 
     /// Clips, simplifies and writes one feature; false when nothing of it is left in the tile.
     /// A geometry collection is written as one feature per kind of geometry it holds (points,
-    /// lines, polygons: an MVT feature has one type), each with the id and attributes.
+    /// lines, polygons: an MVT feature has one type), each with the attributes and the first
+    /// with the id. A negative id, or one the layer already has, is left off.
     @discardableResult
     public mutating func add(id: Int64?, geometry: Geometry, properties: Attributes) -> Bool {
         if case .collection(let parts) = geometry {
@@ -180,7 +182,9 @@ public struct MVTLayerEncoder {
             tags.append(index(of: mvtValue))
         }
         var feature = WireWriter(reservingCapacity: 16 + tags.count * 2 + scratch.commands.count * 2)
-        if let id, id >= 0 { feature.varintField(1, UInt64(id)) }
+        // Ids are unique in a layer (the spec's SHOULD): a repeated one (the parts of a
+        // collection, a transcoded tile's repeats) is left off.
+        if let id, id >= 0, ids.insert(UInt64(id)).inserted { feature.varintField(1, UInt64(id)) }
         if !tags.isEmpty { feature.packedField(2, tags) }
         feature.varintField(3, UInt64(type.rawValue))
         feature.packedField(4, scratch.commands)

@@ -187,6 +187,20 @@ import Wire
         #expect(layer.version == 2 && layer.extent == 4096 && layer.name == "test")
     }
 
+    /// An MVT feature has one type: a collection becomes one feature per kind, the id on the
+    /// first; ids stay unique in the layer (a repeat is left off), negative ones are left off.
+    @Test func collectionsAndIds() throws {
+        let point = Geometry.point(Self.projection.lonLat(10, 10))
+        let square = Geometry.polygon(Polygon(rings: [Self.lonLat([(100, 100), (100, 200), (200, 200), (200, 100), (100, 100)])]))
+        let bytes = Self.encode([(5, .collection([point, square]), Attributes([("name", .text("both"))])),
+                                 (5, point, Attributes()), (-3, point, Attributes()), (6, point, Attributes())])
+        #expect(MVTConformance.problems(in: bytes, encoder: Self.rules) == [])
+        let layer = try #require(try MVTTile(bytes: bytes).layers().first)
+        #expect(layer.features.map(\.type) == [.point, .polygon, .point, .point, .point])
+        #expect(layer.features.map(\.id) == [5, nil, nil, nil, 6])
+        #expect(layer.features.prefix(2).allSatisfy { layer.properties(of: $0)["name"] == .text("both") })
+    }
+
     /// Tile units and lon/lat agree with GDAL's EPSG:3857 tile grid: the corners of tile
     /// 14/8848/5550 (gdaltransform -s_srs EPSG:3857 of the corners' metres, ±20037508.342789244 ·
     /// (2·8848/16384 − 1) and so on, to 1e-9°).
