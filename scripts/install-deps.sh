@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Vltava needs, only those that are missing.
+# Installs the Debian packages (and, for the tests and benchmarks, the PyPI packages) Vltava
+# needs, only those that are missing.
 # Usage: scripts/install-deps.sh [--test] [--bench]
-#   --test adds the tools the tests drive: GDAL, tmux, and from PyPI the clients of the standard
-#          APIs (routingpy's OSRM client, the polyline decoder, openapi-spec-validator)
-#   --bench adds the load generator of Benchmarks/http-load.sh: wrk (not needed by the tests)
+#   --test  adds what the tests drive: GDAL, tmux, Chromium and its driver with Selenium (the map
+#           page's browser test), Leaflet (the map page itself also needs it), and from PyPI the
+#           clients of the standard APIs (routingpy's OSRM client, the polyline decoder,
+#           openapi-spec-validator) and jsonschema (the TileJSON schema test)
+#   --bench adds wrk (Benchmarks/http-load.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh) and
+#           scikit-learn (Benchmarks/indoor_sklearn.py); not needed by the tests
 set -euo pipefail
 
-packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev curl python3)
-# PyPI packages, pinned to a major.minor, with the module each one installs.
+# libjs-leaflet: the map page at / serves Leaflet from /usr/share/javascript/leaflet.
+packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev curl python3 libjs-leaflet)
+# PyPI packages as MODULE:REQUIREMENT, pinned to a major.minor.
 python_packages=()
-python_modules=()
 for option in "$@"; do
     case "$option" in
         --test)
-            packages+=(gdal-bin tmux python3-pip)
-            python_packages+=("routingpy==1.3.*" "polyline==2.0.*" "openapi-spec-validator==0.7.*")
-            python_modules+=(routingpy polyline openapi_spec_validator) ;;
-        --bench) packages+=(wrk) ;;
+            packages+=(gdal-bin tmux python3-pip chromium chromium-driver)
+            python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
+                              "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*") ;;
+        --bench)
+            packages+=(wrk postgresql-15-postgis-3 python3-pip)
+            python_packages+=("sklearn:scikit-learn==1.7.*") ;;
         *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
     esac
 done
@@ -34,11 +40,12 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# The Python packages, into the python3 the tests run (`/usr/bin/env python3`), when missing.
-# Debian's own python3 refuses pip outside a virtual environment (PEP 668): the tests are that
-# machine's only use of these packages, so they go in beside the system's.
-if ((${#python_packages[@]})) && ! python3 -c "import $(IFS=,; echo "${python_modules[*]}")" 2>/dev/null; then
-    echo "installing from PyPI: ${python_packages[*]}"
-    python3 -m pip install --quiet "${python_packages[@]}" 2>/dev/null \
-        || python3 -m pip install --quiet --break-system-packages "${python_packages[@]}"
-fi
+# PyPI packages, only those whose module does not import.
+for entry in "${python_packages[@]}"; do
+    module=${entry%%:*} requirement=${entry#*:}
+    python3 -c "import $module" 2>/dev/null && continue
+    echo "installing from PyPI: $requirement"
+    # Debian's own python3 refuses pip outside a virtualenv (PEP 668) unless told otherwise.
+    python3 -m pip install --quiet "$requirement" 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages "$requirement"
+done

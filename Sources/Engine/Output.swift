@@ -148,6 +148,35 @@ public enum Output {
         w.endArray()
     }
 
+    /// A tile's features as a GeoJSON FeatureCollection, each feature's tile layer in its
+    /// properties as `tile_layer` (after its own attributes, which it replaces if one has that
+    /// name; an OSM `layer` tag stays as it is).
+    public static func tileCollection(_ w: inout JSONWriter, _ features: [TileFeature]) {
+        let key = Snapshot.tileLayerProperty
+        w.beginObject()
+        w.key("type"); w.string("FeatureCollection")
+        w.key("features")
+        w.beginArray()
+        for item in features {
+            w.beginObject()
+            w.key("type"); w.string("Feature")
+            switch item.feature.id {
+            case .integer(let i)?: w.key("id"); w.integer(i)
+            case .string(let s)?: w.key("id"); w.string(s)
+            case nil: break
+            }
+            w.key("geometry")
+            if let geometry = item.feature.geometry { w.geometry(geometry) } else { w.null() }
+            w.key("properties")
+            properties(&w, item.feature.properties, skipping: [key])
+            w.key(key); w.string(item.layer)
+            w.endObject()
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
     // MARK: Routes
 
     /// A route in OSRM's shape: `code`, `routes[0]` (distance, duration, geometry, node ids),

@@ -11,7 +11,7 @@ enum OpenAPI {
   "info": {
     "title": "Vltava HTTP API",
     "version": "1.0.0",
-    "description": "Point lookups, nearest features, walking routes and MBTiles vector tiles from one GeoPackage store. Coordinates are WGS 84 longitude/latitude; distances are great-circle metres on a sphere of R = 6,371,008.8 m. Errors are RFC 9457 problem documents (application/problem+json) with a stable `code`. See docs/HTTP_API.md."
+    "description": "Point lookups, nearest features, walking routes and MBTiles tile sets and the store's layers as vector tiles from one GeoPackage store. Coordinates are WGS 84 longitude/latitude; distances are great-circle metres on a sphere of R = 6,371,008.8 m. Errors are RFC 9457 problem documents (application/problem+json) with a stable `code`. See docs/HTTP_API.md."
   },
   "paths": {
     "/v1/query": {
@@ -163,7 +163,7 @@ enum OpenAPI {
     },
     "/v1/tiles/{tileset}.json": {
       "get": {
-        "summary": "TileJSON 3.0.0 of a tile set",
+        "summary": "TileJSON 3.0.0 of a tile set or of a feature layer (vector_layers with typed fields; valid against the TileJSON 3.0.0 schema)",
         "parameters": [{"$ref": "#/components/parameters/tileset"}],
         "responses": {
           "200": {"description": "TileJSON whose tiles URL points at this server.", "content": {"application/json": {"schema": {"type": "object"}}}},
@@ -174,16 +174,17 @@ enum OpenAPI {
     },
     "/v1/tiles/{tileset}/{z}/{x}/{y}": {
       "get": {
-        "summary": "One tile, XYZ addressing, as stored",
+        "summary": "One tile, XYZ addressing: a tile set's tile, or a feature layer cut into a Mapbox Vector Tile (extent 4096, 64 units of buffer, simplified per zoom). y may end in .mvt or .pbf (MVT: GeoJSON and TopoJSON tile sets transcoded) or .json (a GeoJSON FeatureCollection, each feature's tile layer in the property tile_layer); without an extension vector tiles come as MVT and images as stored. Content-Encoding follows Accept-Encoding: gzip only when accepted, stored gzip inflated otherwise.",
         "parameters": [
           {"$ref": "#/components/parameters/tileset"},
           {"name": "z", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0, "maximum": 30}},
           {"name": "x", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
-          {"name": "y", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}, "description": "XYZ row (0 at the north); the TMS flip of MBTiles is done by the server."},
+          {"name": "y", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9]+(\\.(mvt|pbf|json))?$"}, "description": "XYZ row (0 at the north; the TMS flip of MBTiles is done by the server), optionally with the extension .mvt, .pbf or .json."},
+          {"name": "Accept-Encoding", "in": "header", "required": false, "schema": {"type": "string"}, "description": "gzip (or deflate, for zlib-stored tiles) only when listed."},
           {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}, "description": "ETags the client holds; a match gives 304."}
         ],
         "responses": {
-          "200": {"description": "The tile's bytes; Content-Type and Content-Encoding are read from the bytes. A weak ETag comes with it.", "content": {"application/vnd.mapbox-vector-tile": {}, "application/geo+json": {}, "image/png": {}}},
+          "200": {"description": "The tile's bytes; Content-Type and Content-Encoding are read from the bytes. A weak ETag comes with it.", "content": {"application/vnd.mapbox-vector-tile": {}, "application/geo+json": {}, "image/png": {}, "image/jpeg": {}, "image/webp": {}}},
           "304": {"description": "Not modified: If-None-Match holds the tile's ETag (or *)."},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -418,7 +419,7 @@ enum OpenAPI {
     "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
     "parameters": {
       "layer": {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}, "example": "districts"},
-      "tileset": {"name": "tileset", "in": "path", "required": true, "schema": {"type": "string"}, "example": "zoo_map"},
+      "tileset": {"name": "tileset", "in": "path", "required": true, "schema": {"type": "string"}, "example": "zoo_map", "description": "A registered tile set, else a feature layer of the store (districts, parking, pens, …)."},
       "lon": {"name": "lon", "in": "query", "required": true, "schema": {"type": "number", "minimum": -180, "maximum": 180}, "example": 14.4208},
       "lat": {"name": "lat", "in": "query", "required": true, "schema": {"type": "number", "minimum": -90, "maximum": 90}, "example": 50.088},
       "geometry": {"name": "geometry", "in": "query", "schema": {"type": "boolean"}, "description": "true: every geometry; false: none; absent: points only."},

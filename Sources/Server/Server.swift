@@ -50,7 +50,7 @@ public struct ServerConfiguration: Sendable {
     /// At most one warning line per this interval when connection limits are hit.
     public var limitWarningInterval: Duration = .seconds(10)
     /// Threads for the heavy endpoints' work (/v1/query, /v1/schedule/check, /v1/route,
-    /// tiles): half the cores, at least one, so the light endpoints keep the rest.
+    /// tiles and TileJSON): half the cores, at least one, so the light endpoints keep the rest.
     public var heavyWorkers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
     /// Heavy requests that may wait for a thread; beyond, 503 `busy` with Retry-After.
     public var heavyQueue: Int = 16
@@ -127,7 +127,7 @@ public final class VltavaServer: Sendable {
         (.get, "/v1/here", { try $0.here($1, $2) }),
         (.get, "/v1/air", { try $0.air($1, $2) }),
         (.post, "/v1/schedule/check", { try await $0.checkSchedule($1, $2) }),
-        (.get, "/v1/tiles/{tileset}.json", { try $0.tileJSON($1, $2) }),
+        (.get, "/v1/tiles/{tileset}.json", { try await $0.tileJSON($1, $2) }),
         (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try await $0.tile($1, $2) }),
         (.post, "/v1/admin/reload", { try await $0.reload($1, $2) }),
         (.get, "/healthz", { try $0.health($1, $2) }),
