@@ -194,10 +194,19 @@ struct Endpoints: Sendable {
         // The name is a key into the snapshot's registered tile sets and layers, never a file
         // path, so no request can reach a file that was not registered.
         let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+        let source = try engine { () throws(EngineError) in try snapshot.tileSource(name) }
         let body = try engine { () throws(EngineError) in
-            try snapshot.tile(snapshot.tileSource(name), z: z, x: x, y: y, form: form, deadline: deadline)
+            try snapshot.tile(source, z: z, x: x, y: y, form: form, deadline: deadline)
         }
         guard let body else {
+            // A sparse set has no tile where it has nothing to draw: inside its zooms and bounds
+            // that is an empty tile, 204 as tile servers answer (a map client draws nothing and
+            // logs no error); outside them the address is wrong, 404.
+            if case .tileSet(_, let tiles) = source, tiles.covers(z: z, x: x, y: y) {
+                var headers = HTTPFields()
+                headers[.cacheControl] = Endpoints.tileCacheControl
+                return Response(status: .noContent, headers: headers)
+            }
             throw APIError(.notFound, code: "tile_not_found", detail: "tile set \(Quote.input(name)) has no tile \(z)/\(x)/\(y)",
                            extra: JSONObject([("tileset", .string(Quote.capped(name))), ("z", .integer(Int64(z))), ("x", .integer(Int64(x))), ("y", .integer(Int64(y)))]))
         }

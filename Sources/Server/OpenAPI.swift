@@ -185,6 +185,7 @@ enum OpenAPI {
         ],
         "responses": {
           "200": {"description": "The tile's bytes; Content-Type and Content-Encoding are read from the bytes. A weak ETag comes with it.", "content": {"application/vnd.mapbox-vector-tile": {}, "application/geo+json": {}, "image/png": {}, "image/jpeg": {}, "image/webp": {}}},
+          "204": {"description": "An empty tile: a tile set has no tile here, inside its zoom range and bounds."},
           "304": {"description": "Not modified: If-None-Match holds the tile's ETag (or *)."},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},

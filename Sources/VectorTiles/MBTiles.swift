@@ -86,6 +86,19 @@ public final class MBTiles: Sendable {
     }
 
     public var name: String { metadata["name"] ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension }
+    /// Whether tile z/x/y lies in the set's zoom range and meets its bounds: a tile missing
+    /// there is an empty part of a sparse set (tile servers answer 204), not a wrong address.
+    public func covers(z: Int, x: Int, y: Int) -> Bool {
+        if let minZoom, z < minZoom { return false }
+        if let maxZoom, z > maxZoom { return false }
+        guard let b = bounds, b.count == 4 else { return true }
+        let box = TileProjection(z: z, x: x, y: y).lonLatBox(margin: 0)
+        let meetsLatitudes = box.minLat <= b[3] && box.maxLat >= b[1]
+        // WEST > EAST: the bounds cross the antimeridian.
+        let meetsLongitudes = b[0] <= b[2] ? box.minLon <= b[2] && box.maxLon >= b[0] : box.maxLon >= b[0] || box.minLon <= b[2]
+        return meetsLatitudes && meetsLongitudes
+    }
+
     public var minZoom: Int? { metadata["minzoom"].flatMap { Int($0) } }
     public var maxZoom: Int? { metadata["maxzoom"].flatMap { Int($0) } }
 

@@ -216,6 +216,13 @@ import VectorTiles
         #expect(try await get(server.port, "/v1/tiles/geography.json").json["tiles"] == .array([.string("http://127.0.0.1:\(server.port)/v1/tiles/geography/{z}/{x}/{y}")]))
         // Missing tile, unknown set.
         #expect(try await get(server.port, "/v1/tiles/zoo_map/16/0/0").object["code"] == .string("tile_not_found"))
+        // A sparse set: world_cities has no tile 6/26/26 (the mid-Atlantic, no city), which lies in
+        // its zooms and bounds: an empty tile, 204. Outside its bounds (6/0/0, north of Alaska) or
+        // past its maxzoom 6, the address is wrong: 404.
+        let empty = try await get(server.port, "/v1/tiles/world_cities/6/26/26")
+        #expect(empty.status == 204 && empty.body.isEmpty && empty.header("Cache-Control") == "public, max-age=3600")
+        #expect(try await get(server.port, "/v1/tiles/world_cities/6/0/0").object["code"] == .string("tile_not_found"))
+        #expect(try await get(server.port, "/v1/tiles/world_cities/7/40/40").object["code"] == .string("tile_not_found"))
         let unknown = try await get(server.port, "/v1/tiles/zoo_mapp/16/35389/22192")
         #expect(unknown.status == 404)
         #expect(unknown.object["detail"] == .string("unknown tile set 'zoo_mapp' — did you mean 'zoo_map'?"))
