@@ -148,7 +148,9 @@ extension GeoPackage {
             try database.execute("DROP TABLE IF EXISTS \(quoted(GeoPackage.rtreeName(name, column)))")
         }
         try database.execute("DROP TABLE IF EXISTS \(quoted(name))")
-        for table in ["gpkg_geometry_columns", "gpkg_data_columns", "gpkg_extensions", "gpkg_contents", "vltava_time_series"] {
+        // Tables GDAL and QGIS write too (gpkg_metadata_reference, gpkg_ogr_contents) lose the
+        // layer's rows, or the file fails the validator.
+        for table in ["gpkg_geometry_columns", "gpkg_data_columns", "gpkg_extensions", "gpkg_metadata_reference", "gpkg_ogr_contents", "gpkg_contents", "vltava_time_series"] {
             guard try database.hasTable(table) else { continue }
             try database.prepare("DELETE FROM \(table) WHERE table_name = ?").run([.text(name)])
         }

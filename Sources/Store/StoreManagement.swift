@@ -31,7 +31,9 @@ extension GeoPackage {
         if database.isReadOnly { throw .readOnly(path) }
         try Importer.checkLayerName(newName)
         let tileSetNames = try tileSets().map(\.name)
-        if try hasLayer(newName) || tileSetNames.contains(newName) { throw .layerExists(newName) }
+        if try hasLayer(newName) || tileSetNames.contains(newName) {
+            throw .invalidLayerName(newName, reason: "a layer or tile set of that name exists")
+        }
         if try sqlite({ try database.hasTable(newName) }) {
             throw .invalidLayerName(newName, reason: "a table of that name exists in the file")
         }
@@ -57,7 +59,7 @@ extension GeoPackage {
             try database.execute("ALTER TABLE \(quoted(name)) RENAME TO \(quoted(newName))")
             try database.prepare("UPDATE gpkg_contents SET table_name = ?1, identifier = CASE WHEN identifier = ?2 THEN ?1 ELSE identifier END WHERE table_name = ?2")
                 .run([.text(newName), .text(name)])
-            for table in ["gpkg_geometry_columns", "gpkg_data_columns", "gpkg_extensions", "gpkg_ogr_contents", "vltava_time_series"] {
+            for table in ["gpkg_geometry_columns", "gpkg_data_columns", "gpkg_extensions", "gpkg_metadata_reference", "gpkg_ogr_contents", "vltava_time_series"] {
                 guard try database.hasTable(table) else { continue }
                 try database.prepare("UPDATE \(table) SET table_name = ? WHERE table_name = ?").run([.text(newName), .text(name)])
             }
