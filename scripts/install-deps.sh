@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Vltava needs, only those that are missing.
 # Usage: scripts/install-deps.sh [--test] [--bench]
-#   --test adds the tools the tests drive: GDAL, tmux
+#   --test adds the tools the tests drive: GDAL (with python3-gdal for validate_gpkg.py), tmux
 #   --bench adds the load generator of Benchmarks/http-load.sh: wrk (not needed by the tests)
 set -euo pipefail
 
 packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev curl python3)
 for option in "$@"; do
     case "$option" in
-        --test) packages+=(gdal-bin tmux) ;;
+        --test) packages+=(gdal-bin python3-gdal tmux) ;;
         --bench) packages+=(wrk) ;;
         *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
     esac
