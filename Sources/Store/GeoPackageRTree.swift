@@ -4,9 +4,9 @@
 // 1); Vltava itself builds its own indexes at load and does not read it.
 //
 // The triggers call the GeoPackage SQL functions ST_IsEmpty, ST_MinX… that GDAL and QGIS
-// register. Vltava's own connection does not have them, so Vltava never lets a trigger fire:
-// it fills the index itself after inserting a layer's rows, then creates the triggers, and it
-// never updates a feature row afterwards. A rename rebuilds the index under the new name.
+// register, and that the SQLite module defines on every connection (`GeoPackageFunctions`), so
+// a feature row can be updated. A layer's write fills the index in one pass after inserting the
+// rows, then creates the triggers; a rename rebuilds the index under the new name.
 
 import Geometry
 import SQLite

@@ -84,7 +84,10 @@ struct RouteCommand: ParsableCommand {
     func storeNetwork() throws(EngineError) -> (Network, WalkingProfile) {
         let chosen = try chosenProfile
         guard joinEnds >= 0, joinEnds.isFinite else { throw .invalidArgument(parameter: "join-ends", message: "must be a number of metres ≥ 0") }
-        let layer = try Snapshot.load(storePath: store.db).layer(network)
+        let snapshot = try Snapshot.load(storePath: store.db)
+        // The snapshot has built every line layer's network already, with no ends joined.
+        if joinEnds == 0 { return (try snapshot.network(network), chosen) }
+        let layer = try snapshot.layer(network)
         guard let built = try Network.build(from: layer, joinEnds: joinEnds) else {
             throw .unsupportedGeometry(layer: layer.name, operation: "ROUTE", needs: "lines", has: layer.family.rawValue)
         }

@@ -54,6 +54,9 @@ import Testing
         let missing = try CLI.run(["import", "/no/such/file.geojson", "--layer", "x", "--db", db])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("no such file: /no/such/file.geojson"))
+        // The failed import into a new store left no file behind.
+        #expect(!FileManager.default.fileExists(atPath: db))
+        #expect(try CLI.run(["import", Fixtures.path("air/stations-prague.csv"), "--layer", "stations", "--db", db]).status == 0)
         let unknown = try CLI.run(["describe", "nothing", "--db", db])
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains("unknown layer 'nothing'"))
