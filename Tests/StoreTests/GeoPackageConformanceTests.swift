@@ -52,6 +52,13 @@ import ZooPraha
         #expect(try store.layer("pens").columns.first { $0.name == "animals" }?.isJSON == true)
         #expect(try GeoPackageValidator.problems(path) == nil)
 
+        // An edit by another tool (raw SQL here) fires the R-tree's triggers, whose GeoPackage
+        // functions every Vltava connection defines too: the index follows the moved pen.
+        let pen = try #require(try store.features(of: "pens").first?.fid)
+        try RawStoreEdits.setGeometry(of: "pens", fid: pen, to: RawStoreEdits.geoPackageBlob(WKB.encode(.point(Point(lon: 14.5, lat: 50.25)))), in: path)
+        #expect(try GeoPackageValidator.ogrSQL("SELECT minx, maxx, miny, maxy FROM rtree_pens_geom WHERE id = \(pen)", on: path) == ["14.5", "14.5", "50.25", "50.25"])
+        #expect(try GeoPackageValidator.ogrSQL("SELECT count(*) FROM rtree_pens_geom", on: path) == ["77"])
+
         // GDAL's layer, renamed: its features, fids and R-tree follow it.
         let before = try store.features(of: "zones")
         try store.rename(layerOrTileSet: "zones", to: "parking")
