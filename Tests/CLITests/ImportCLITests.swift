@@ -12,6 +12,8 @@ import Testing
         #expect(build.status == 0, "\(build.stderr)")
         #expect(build.stdout.contains("imported 57 POLYGON features into layer 'districts_sjtsk' (geojson, reprojected from EPSG:5514 to EPSG:4326)"))
         #expect(build.stdout.contains("imported 816 rows into layer 'observations' (observations)"))
+        // The demo store passes GDAL's GeoPackage validator.
+        #expect(try GeoPackageValidator.problems(db) == nil)
 
         let layers = try CLI.run(["layers", "--db", db])
         #expect(layers.status == 0, "\(layers.stderr)")
