@@ -2,7 +2,7 @@
 # Installs the Debian packages (and, for the tests and benchmarks, the PyPI packages) Vltava
 # needs, only those that are missing.
 # Usage: scripts/install-deps.sh [--test] [--bench]
-#   --test  adds what the tests drive: GDAL, tmux, Chromium and its driver with Selenium (the map
+#   --test  adds what the tests drive: GDAL (with python3-gdal for validate_gpkg.py), tmux, Chromium and its driver with Selenium (the map
 #           page's browser test), Leaflet (the map page itself also needs it), and from PyPI the
 #           clients of the standard APIs (routingpy's OSRM client, the polyline decoder,
 #           openapi-spec-validator) and jsonschema (the TileJSON schema test)
@@ -17,7 +17,7 @@ python_packages=()
 for option in "$@"; do
     case "$option" in
         --test)
-            packages+=(gdal-bin tmux python3-pip chromium chromium-driver)
+            packages+=(gdal-bin python3-gdal tmux python3-pip chromium chromium-driver)
             python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
                               "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*") ;;
         --bench)

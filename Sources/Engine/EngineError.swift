@@ -17,6 +17,9 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     case store(String)
     case unknownTileSet(String, known: [String])
     case tiles(String)
+    /// A registered tile set whose file could not be opened at load (moved, deleted, not
+    /// MBTiles): that tile set alone is out of service.
+    case tileSetUnavailable(String, reason: String)
     /// No route (or no snap, or too much work): the OSRM codes of `RouteError`.
     case route(RouteError)
     /// The answer would exceed `EngineLimits.maxRows`.
@@ -41,6 +44,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .store: "store_error"
         case .unknownTileSet: "unknown_tileset"
         case .tiles: "tiles_error"
+        case .tileSetUnavailable: "tileset_unavailable"
         case .route(let error): error.code
         case .tooManyRows, .tooManyRowsInRequest: "too_many_rows"
         case .responseTooLarge: "response_too_large"
@@ -64,6 +68,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
             return "layer \(Quote.input(layer)) has no feature \(fid)"
         case .store(let message), .tiles(let message):
             return message
+        case .tileSetUnavailable(let name, let reason):
+            return "tile set \(Quote.input(name)) is unavailable: \(reason)"
         case .route(let error):
             return error.description
         case .tooManyRows(let count, let limit):

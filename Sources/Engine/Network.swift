@@ -7,24 +7,29 @@ import Geometry
 import Routing
 import SpatialIndex
 
-/// How a route is walked: a speed, and which edges it may use.
+/// How a route is walked: a speed, and which edges it may use. One vocabulary for every
+/// network, a zoo's paths or an imported OSM layer: a line's OSM tags (`highway`, `foot`,
+/// `access`, `oneway:foot`), where it has them, decide what `foot` may walk, by the rule of
+/// `OSMProfile.foot`; a line without a `highway` tag is a path anyone may walk.
 public enum WalkingProfile: String, Sendable, CaseIterable {
-    /// Every path, at 5 km/h.
+    /// The lines a pedestrian may use (all of them, unless OSM tags say otherwise), at 5 km/h.
     case foot
-    /// Step-free, for wheelchairs and strollers: never an edge of steps, at 4 km/h.
+    /// Step-free, for wheelchairs and strollers: `foot` but never an edge of steps, at 4 km/h.
     case wheelchair
+    /// Every line of the network in both directions (OSM: every `highway`), at 5 km/h.
+    case any
 
     /// The default speed in km/h (a query's SPEED overrides it).
     public var kmh: Double {
         switch self {
-        case .foot: 5
+        case .foot, .any: 5
         case .wheelchair: 4
         }
     }
 
     public var avoidsSteps: Bool { self == .wheelchair }
 
-    /// "foot, wheelchair": for the errors that list them.
+    /// "foot, wheelchair, any": for the errors that list them.
     public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }
 
@@ -40,6 +45,9 @@ public final class Network: Sendable {
     let names: EdgeNames
     /// Built once at load, shared by every router of the pool.
     let edges: EdgeIndex
+    /// The network of every line both ways, for the `any` profile, when it differs from this
+    /// one (some line's tags keep pedestrians off it or make it one-way for them).
+    let anyVariant: Network?
     /// Routers keep per-search scratch state, so each request borrows one from this pool and
     /// gives it back; the pool grows to the number of concurrent routes and no further.
     private let idle: Locked<[Borrowed]>
@@ -50,11 +58,12 @@ public final class Network: Sendable {
         init(_ router: Router) { self.router = router }
     }
 
-    init(layerName: String, graph: Graph, steps: EdgeSet = .empty, names: EdgeNames = EdgeNames()) throws(SpatialIndexError) {
+    init(layerName: String, graph: Graph, steps: EdgeSet = .empty, names: EdgeNames = EdgeNames(), anyVariant: Network? = nil) throws(SpatialIndexError) {
         self.layerName = layerName
         self.graph = graph
         self.steps = steps
         self.names = names
+        self.anyVariant = anyVariant
         edges = try EdgeIndex(graph: graph)
         idle = Locked([])
     }
@@ -64,17 +73,28 @@ public final class Network: Sendable {
     /// the snapshot's networks use 0). Fails, naming the layer and the fid, only on a NaN or
     /// infinite vertex, which a loaded layer has already left out.
     public static func build(from layer: Layer, joinEnds: Double = 0) throws(EngineError) -> Network? {
-        guard let lines = lines(of: layer) else { return nil }
-        let (graph, lineNodes) = graphAndNodes(lines, joinEnds: joinEnds)
+        guard let all = lines(of: layer) else { return nil }
+        var lines = all
+        var anyVariant: Network?
+        if !all.footAccess.allSatisfy({ $0 == .both }) {
+            anyVariant = try network(layer.name, all, joinEnds: joinEnds, forFoot: false)
+            lines = all.filter { $0 != .none }
+        }
+        return try network(layer.name, lines, joinEnds: joinEnds, forFoot: true, anyVariant: anyVariant)
+    }
+
+    /// The network of some lines: for `foot` (one-way lines and steps known), or for `any`.
+    private static func network(_ name: String, _ lines: Lines, joinEnds: Double, forFoot: Bool, anyVariant: Network? = nil) throws(EngineError) -> Network {
+        let (graph, lineNodes) = graphAndNodes(lines, joinEnds: joinEnds, oneway: forFoot)
         do {
-            return try Network(layerName: layer.name, graph: graph, steps: steps(lines, lineNodes, nodeCount: graph.nodeCount),
-                               names: EdgeNames(lines.names, lineNodes))
+            return try Network(layerName: name, graph: graph, steps: forFoot ? steps(lines, lineNodes, nodeCount: graph.nodeCount) : .empty,
+                               names: EdgeNames(lines.names, lineNodes), anyVariant: anyVariant)
         } catch {
             var fid = ""
             if case .nonFinite(let node) = error, let line = lineNodes.firstIndex(where: { $0.contains(Int32(truncatingIfNeeded: node)) }) {
                 fid = ", fid \(lines.fids[line])"
             }
-            throw .store("layer '\(layer.name)'\(fid): cannot build its walking network: \(error)")
+            throw .store("layer '\(name)'\(fid): cannot build its walking network: \(error)")
         }
     }
 
@@ -87,6 +107,30 @@ public final class Network: Sendable {
         var fids: [Int64] = []
         /// The line's `name`, "" when it has none.
         var names: [String] = []
+        /// Which way a pedestrian may walk each line, from its tags.
+        var footAccess: [FootAccess] = []
+
+        /// The lines whose access passes `keep`.
+        func filter(_ keep: (FootAccess) -> Bool) -> Lines {
+            var kept = Lines()
+            for i in coordinates.indices where keep(footAccess[i]) {
+                kept.coordinates.append(coordinates[i]); kept.ids.append(ids[i]); kept.isSteps.append(isSteps[i])
+                kept.fids.append(fids[i]); kept.names.append(names[i]); kept.footAccess.append(footAccess[i])
+            }
+            return kept
+        }
+    }
+
+    enum FootAccess { case both, forward, none }
+
+    /// OSM's walking rule (`OSMProfile.foot`) on a line's tags; a line without `highway` is a path.
+    static func footAccess(_ properties: Attributes) -> FootAccess {
+        guard let highway = properties["highway"]?.stringValue else { return .both }
+        var tags = ["highway": highway]
+        for key in ["foot", "access"] { tags[key] = properties[key]?.stringValue }
+        tags["oneway:foot"] = (properties["oneway:foot"] ?? properties["oneway_foot"])?.stringValue
+        let (keep, oneway) = OSMProfile.foot.direction(of: tags)
+        return !keep ? .none : oneway ? .forward : .both
     }
 
     static func lines(of layer: Layer) -> Lines? {
@@ -95,6 +139,7 @@ public final class Network: Sendable {
         for (geometry, (properties, fid)) in zip(layer.geometries, zip(layer.properties, layer.fids)) where !isTrack(properties) {
             let steps = isSteps(properties)
             let name = properties["name"]?.stringValue ?? ""
+            let access = footAccess(properties)
             switch geometry {
             case .lineString(let line)?:
                 lines.coordinates.append(line.coordinates)
@@ -103,6 +148,7 @@ public final class Network: Sendable {
                 lines.isSteps.append(steps)
                 lines.fids.append(fid)
                 lines.names.append(name)
+                lines.footAccess.append(access)
             case .multiLineString(let lines_)?:
                 for i in 0..<lines_.lineCount {
                     lines.coordinates.append(lines_.line(i).coordinates)
@@ -110,6 +156,7 @@ public final class Network: Sendable {
                     lines.isSteps.append(steps)
                     lines.fids.append(fid)
                     lines.names.append(name)
+                    lines.footAccess.append(access)
                 }
             default:
                 continue
@@ -118,10 +165,13 @@ public final class Network: Sendable {
         return lines.coordinates.isEmpty ? nil : lines
     }
 
-    static func graphAndNodes(_ lines: Lines, joinEnds: Double) -> (graph: Graph, lineNodes: [[Int32]]) {
-        lines.ids.allSatisfy(\.isEmpty)
-            ? Graph.fromLinesWithNodes(lines.coordinates, snapMetres: joinEnds)
-            : Graph.fromLinesWithNodes(lines.coordinates, vertexIDs: lines.ids, snapMetres: joinEnds)
+    /// The graph of the lines; with `oneway`, lines a pedestrian may walk one way only are
+    /// one-way edges.
+    static func graphAndNodes(_ lines: Lines, joinEnds: Double, oneway: Bool) -> (graph: Graph, lineNodes: [[Int32]]) {
+        let directions = oneway && lines.footAccess.contains(.forward) ? lines.footAccess.map { $0 == .forward } : nil
+        return lines.ids.allSatisfy(\.isEmpty)
+            ? Graph.fromLinesWithNodes(lines.coordinates, snapMetres: joinEnds, oneway: directions)
+            : Graph.fromLinesWithNodes(lines.coordinates, vertexIDs: lines.ids, snapMetres: joinEnds, oneway: directions)
     }
 
     /// Railway and tram tracks are not for walking, though an OSM-derived layer may hold them

@@ -77,6 +77,7 @@ extension Network {
     /// `speed`, `max_snap_m`) or carry the router's OSRM code; `deadlineExceeded` when the
     /// request's deadline, not the search's own bound, stopped it.
     public func route(_ request: RouteRequest, limits: EngineLimits, deadline: Deadline = .none) throws(EngineError) -> RouteAnswer {
+        if request.profile == .any, let anyVariant { return try anyVariant.route(request, limits: limits, deadline: deadline) }
         try deadline.check()
         let network = self
         let speed = request.speedKmh ?? request.profile.kmh

@@ -20,6 +20,9 @@ public final class Snapshot: Sendable {
     /// MBTiles tile sets by the name they are registered under, so the language and the
     /// server can name them like layers.
     public let tileSets: [String: MBTiles]
+    /// Registered tile sets that could not be opened at load, with why: each answers with
+    /// `tileSetUnavailable` and is a load warning, while everything else serves.
+    public let unavailableTileSets: [String: String]
     /// A walking network for every line layer, by layer name (lowercased).
     let networks: [String: Network]
     /// When this snapshot was built (wall clock).
@@ -63,18 +66,19 @@ public final class Snapshot: Sendable {
                 byLayer[link.keyLayer] = series
             }
             var tileSets: [String: MBTiles] = [:]
+            var unavailable: [String: String] = [:]
             var files = tileSetPaths
             for entry in try store.tileSets() where files[entry.name] == nil { files[entry.name] = entry.path }
             for (name, file) in files {
                 do {
                     tileSets[name] = try MBTiles(path: file)
                 } catch {
-                    throw EngineError.tiles("tile set '\(name)': \(error)")
+                    unavailable[name] = "\(error)"
                 }
             }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
             return try Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
-                                tileSets: tileSets, loadSeconds: seconds, limits: limits)
+                                tileSets: tileSets, unavailableTileSets: unavailable, loadSeconds: seconds, limits: limits)
         } catch let error as EngineError {
             throw error
         } catch {
@@ -83,8 +87,9 @@ public final class Snapshot: Sendable {
     }
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
-         tileSets: [String: MBTiles], loadSeconds: Double, limits: EngineLimits) throws(EngineError) {
+         tileSets: [String: MBTiles], unavailableTileSets: [String: String] = [:], loadSeconds: Double, limits: EngineLimits) throws(EngineError) {
         self.tileSets = tileSets
+        self.unavailableTileSets = unavailableTileSets
         self.storePath = storePath
         self.layers = layers
         self.timeSeriesByTable = timeSeriesByTable
@@ -93,6 +98,8 @@ public final class Snapshot: Sendable {
         loadedAt = Date()
         warnings = layers.flatMap(\.warnings) + tileSets.keys.sorted().flatMap { name in
             (tileSets[name]?.warnings ?? []).map { "tile set '\(name)': \($0)" }
+        } + unavailableTileSets.keys.sorted().map { name in
+            "tile set '\(name)' is unavailable (everything else serves): \(unavailableTileSets[name] ?? "")"
         }
         var byName: [String: Layer] = [:]
         var networks: [String: Network] = [:]
@@ -122,6 +129,7 @@ public final class Snapshot: Sendable {
 
     /// The tile set of that name, or an error suggesting the closest name.
     public func tileSet(_ name: String) throws(EngineError) -> MBTiles {
+        if let reason = unavailableTileSets[name] { throw .tileSetUnavailable(name, reason: reason) }
         guard let set = tileSets[name] else { throw .unknownTileSet(name, known: tileSets.keys.sorted()) }
         return set
     }

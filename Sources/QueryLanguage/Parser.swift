@@ -294,7 +294,7 @@ struct Parser {
                 try expectUnit(["KM/H"], after: position, what: "km/h")
                 statement.speedKmh = speed
             default:  // PROFILE
-                statement.profile = try name("a profile after PROFILE (foot or wheelchair)")
+                statement.profile = try name("a profile after PROFILE (foot, wheelchair or any)")
             }
         }
         return statement

@@ -221,6 +221,9 @@ struct Planner {
     }
 
     func tileSet(_ name: Name) throws(QueryError) -> MBTiles {
+        if let reason = snapshot.unavailableTileSets[name.text] {
+            throw Runner.engineError(.tileSetUnavailable(name.text, reason: reason), at: name.position)
+        }
         guard let tiles = snapshot.tileSets[name.text] else {
             let known = snapshot.tileSets.keys.sorted()
             let hint = Suggestion.closest(to: name.text, in: known).map { "did you mean '\($0)'?" }

@@ -117,7 +117,7 @@ struct Runner {
         switch error {
         case .unknownLayer, .unknownFeature, .unknownTileSet: kind = .notFound
         case .invalidArgument, .unsupportedGeometry: kind = .invalid
-        case .store, .tiles, .noTimeSeries: kind = .impossible
+        case .store, .tiles, .tileSetUnavailable, .noTimeSeries: kind = .impossible
         case .tooManyRows:
             kind = .limit
             hint = "add LIMIT n or narrow the WHERE"

@@ -153,7 +153,7 @@ extension Graph {
     /// `fromLines`, also answering which node each vertex of each line became (`lineNodes[l][i]`
     /// for vertex i of line l), so a caller can map what it knows about a line (its tags, e.g.
     /// steps) onto the graph's edges.
-    public static func fromLinesWithNodes(_ lines: [[Double]], vertexIDs: [[Int64]]? = nil, snapMetres: Double = 0) -> (graph: Graph, lineNodes: [[Int32]]) {
+    public static func fromLinesWithNodes(_ lines: [[Double]], vertexIDs: [[Int64]]? = nil, snapMetres: Double = 0, oneway: [Bool]? = nil) -> (graph: Graph, lineNodes: [[Int32]]) {
         enum VertexKey: Hashable {
             case id(Int64)
             case position(SIMD2<Double>)
@@ -210,7 +210,8 @@ extension Graph {
                 }
                 if isEnd && snapMetres > 0 { endCells[cell(lons[node], lats[node]), default: []].append(node) }
                 if let previous {
-                    edges.append(Edge(u: previous, v: node, metres: Geodesy.haversine(lon1: lons[previous], lat1: lats[previous], lon2: lons[node], lat2: lats[node])))
+                    edges.append(Edge(u: previous, v: node, metres: Geodesy.haversine(lon1: lons[previous], lat1: lats[previous], lon2: lons[node], lat2: lats[node]),
+                                      oneway: oneway.map { l < $0.count && $0[l] } ?? false))
                 }
                 previous = node
                 nodesOfLine.append(Int32(node))

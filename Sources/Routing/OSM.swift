@@ -66,7 +66,7 @@ public enum OSMProfile: String, Sendable, CaseIterable {
     ]
 
     /// nil: the way is not part of the network; otherwise whether it is one-way (forward).
-    func direction(of tags: [String: String]) -> (keep: Bool, oneway: Bool) {
+    public func direction(of tags: [String: String]) -> (keep: Bool, oneway: Bool) {
         guard let highway = tags["highway"] else { return (false, false) }
         switch self {
         case .anyHighway:
@@ -119,7 +119,11 @@ public enum OSMReader {
     public static func read(path: String) throws(OSMError) -> OSMData {
         let file = (path as NSString).lastPathComponent
         guard let contents = FileManager.default.contents(atPath: path) else { throw OSMError(file: file, message: "no such file") }
-        let bytes = [UInt8](contents)
+        return try read(bytes: [UInt8](contents), file: file)
+    }
+
+    /// Reads a file's bytes: PBF, XML or gzipped XML, by content.
+    public static func read(bytes: [UInt8], file: String) throws(OSMError) -> OSMData {
         if bytes.starts(with: [0x1F, 0x8B]) {
             return try readXML(try gunzip(bytes, file: file), file: file)
         }

@@ -71,6 +71,7 @@ public final class Database {
         self.handle = db
         sqlite3_busy_timeout(db, 5_000)
         sqlite3_extended_result_codes(db, 0)
+        GeoPackageFunctions.register(on: db)
     }
 
     deinit {

@@ -94,7 +94,7 @@ enum OpenAPI {
           {"name": "from", "in": "query", "required": true, "schema": {"type": "string"}, "example": "14.4109,50.1167", "description": "LON,LAT"},
           {"name": "to", "in": "query", "required": true, "schema": {"type": "string"}, "example": "14.40519,50.11576", "description": "LON,LAT"},
           {"name": "network", "in": "query", "schema": {"type": "string"}, "description": "A line layer; optional when the store has exactly one."},
-          {"name": "profile", "in": "query", "schema": {"type": "string", "enum": ["foot", "wheelchair"], "default": "foot"}, "description": "foot: every path, 5 km/h. wheelchair: step-free (never a path tagged steps), 4 km/h; 422 NoRoute when only steps connect the points."},
+          {"name": "profile", "in": "query", "schema": {"type": "string", "enum": ["foot", "wheelchair", "any"], "default": "foot"}, "description": "foot: every path pedestrians may use (OSM's walking rule on OSM tags), 5 km/h. wheelchair: foot but step-free (never a path tagged steps), 4 km/h; 422 NoRoute when only steps connect the points. any: every line both ways, 5 km/h."},
           {"name": "max_snap_m", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 5000, "default": 500}}
         ],
         "responses": {

@@ -84,6 +84,8 @@ public struct APIError: Error, Sendable {
             return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(Quote.capped(name)))]))
         case .unknownTileSet(let name, _):
             return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("tileset", .string(Quote.capped(name)))]))
+        case .tileSetUnavailable(let name, _):
+            return APIError(.serviceUnavailable, code: error.code, detail: error.description, extra: JSONObject([("tileset", .string(Quote.capped(name)))]))
         case .unknownFeature:
             return APIError(.notFound, code: error.code, detail: error.description)
         case .invalidArgument(let parameter, let message):

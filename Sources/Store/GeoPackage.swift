@@ -79,12 +79,31 @@ public struct LayerInfo: Sendable, Equatable {
     public var columns: [ColumnInfo]
     public var description: String
     public var timeSeries: TimeSeriesLink?
+
+    public init(name: String, kind: Kind, geometryType: String?, geometryColumn: String?, crs: String?, featureCount: Int,
+                bbox: BBox?, columns: [ColumnInfo], description: String = "", timeSeries: TimeSeriesLink? = nil) {
+        self.name = name
+        self.kind = kind
+        self.geometryType = geometryType
+        self.geometryColumn = geometryColumn
+        self.crs = crs
+        self.featureCount = featureCount
+        self.bbox = bbox
+        self.columns = columns
+        self.description = description
+        self.timeSeries = timeSeries
+    }
 }
 
 /// A feature read back with its GeoPackage row id.
 public struct StoredFeature: Sendable, Equatable {
     public var fid: Int64
     public var feature: Feature
+
+    public init(fid: Int64, feature: Feature) {
+        self.fid = fid
+        self.feature = feature
+    }
 }
 
 /// A feature whose geometry could not be read (corrupt blob, a NaN or infinite coordinate, a

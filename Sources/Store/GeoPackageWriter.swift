@@ -60,42 +60,67 @@ extension GeoPackage {
               CONSTRAINT fk_gc_tn FOREIGN KEY (table_name) REFERENCES gpkg_contents(table_name),
               CONSTRAINT fk_gc_srs FOREIGN KEY (srs_id) REFERENCES gpkg_spatial_ref_sys (srs_id)
             );
-            CREATE TABLE gpkg_extensions (
-              table_name TEXT,
-              column_name TEXT,
-              extension_name TEXT NOT NULL,
-              definition TEXT NOT NULL,
-              scope TEXT NOT NULL,
-              CONSTRAINT ge_tce UNIQUE (table_name, column_name, extension_name)
-            );
-            CREATE TABLE gpkg_data_columns (
-              table_name TEXT NOT NULL,
-              column_name TEXT NOT NULL,
-              name TEXT,
-              title TEXT,
-              description TEXT,
-              mime_type TEXT,
-              constraint_name TEXT,
-              CONSTRAINT pk_gdc PRIMARY KEY (table_name, column_name),
-              CONSTRAINT gdc_tn UNIQUE (table_name, name)
-            );
-            CREATE TABLE vltava_time_series (
-              table_name TEXT NOT NULL PRIMARY KEY,
-              key_layer TEXT NOT NULL,
-              layer_key_column TEXT NOT NULL,
-              key_column TEXT NOT NULL,
-              start_column TEXT NOT NULL,
-              end_column TEXT NOT NULL
-            );
+            \(GeoPackage.catalogExtensionsDDL)
             INSERT INTO gpkg_spatial_ref_sys VALUES
               ('Undefined cartesian SRS', -1, 'NONE', -1, 'undefined', 'undefined cartesian coordinate reference system'),
               ('Undefined geographic SRS', 0, 'NONE', 0, 'undefined', 'undefined geographic coordinate reference system'),
               ('WGS 84 geodetic', 4326, 'EPSG', 4326, '\(GeoPackage.wgs84Definition)', 'longitude/latitude coordinates in decimal degrees on the WGS 84 spheroid');
-            INSERT INTO gpkg_extensions VALUES
-              ('gpkg_data_columns', NULL, 'gpkg_schema', 'http://www.geopackage.org/spec/#extension_schema', 'read-write');
+            \(GeoPackage.schemaExtensionRows)
             COMMIT;
             """)
     }
+
+    /// The tables beyond the core that Vltava writes to: the extensions register, the schema
+    /// extension's two tables (JSON columns are declared in `gpkg_data_columns`) and our own
+    /// time-series links. `IF NOT EXISTS`, so a GeoPackage written by GDAL or QGIS, which may
+    /// lack any of them, gets them on its first import.
+    static let catalogExtensionsDDL = """
+        CREATE TABLE IF NOT EXISTS gpkg_extensions (
+          table_name TEXT,
+          column_name TEXT,
+          extension_name TEXT NOT NULL,
+          definition TEXT NOT NULL,
+          scope TEXT NOT NULL,
+          CONSTRAINT ge_tce UNIQUE (table_name, column_name, extension_name)
+        );
+        CREATE TABLE IF NOT EXISTS gpkg_data_columns (
+          table_name TEXT NOT NULL,
+          column_name TEXT NOT NULL,
+          name TEXT,
+          title TEXT,
+          description TEXT,
+          mime_type TEXT,
+          constraint_name TEXT,
+          CONSTRAINT pk_gdc PRIMARY KEY (table_name, column_name),
+          CONSTRAINT gdc_tn UNIQUE (table_name, name)
+        );
+        CREATE TABLE IF NOT EXISTS gpkg_data_column_constraints (
+          constraint_name TEXT NOT NULL,
+          constraint_type TEXT NOT NULL,
+          value TEXT,
+          min NUMERIC,
+          min_is_inclusive BOOLEAN,
+          max NUMERIC,
+          max_is_inclusive BOOLEAN,
+          description TEXT,
+          CONSTRAINT gdcc_ntv UNIQUE (constraint_name, constraint_type, value)
+        );
+        CREATE TABLE IF NOT EXISTS vltava_time_series (
+          table_name TEXT NOT NULL PRIMARY KEY,
+          key_layer TEXT NOT NULL,
+          layer_key_column TEXT NOT NULL,
+          key_column TEXT NOT NULL,
+          start_column TEXT NOT NULL,
+          end_column TEXT NOT NULL
+        );
+        """
+
+    /// The schema extension covers exactly its two tables (GeoPackage 1.3 Req 141), each
+    /// registered once (the UNIQUE constraint does not catch it: column_name is NULL).
+    static let schemaExtensionRows = ["gpkg_data_columns", "gpkg_data_column_constraints"].map { table in """
+        INSERT INTO gpkg_extensions SELECT '\(table)', NULL, 'gpkg_schema', 'http://www.geopackage.org/spec/#extension_schema', 'read-write'
+          WHERE NOT EXISTS (SELECT 1 FROM gpkg_extensions WHERE table_name = '\(table)' AND extension_name = 'gpkg_schema');
+        """ }.joined(separator: "\n")
 
     /// Writes one layer in a single transaction. With `replace`, an existing layer of the same
     /// name is dropped in that same transaction; without it, an existing layer is an error.
@@ -108,17 +133,24 @@ extension GeoPackage {
         }
         try sqlite {
             try database.transaction {
+                try database.execute(GeoPackage.catalogExtensionsDDL + GeoPackage.schemaExtensionRows)
                 if exists { try drop(layer.name) }
                 try create(layer)
-                try insertRows(of: layer)
+                let boxes = try insertRows(of: layer)
+                if layer.geometryType != nil { try createSpatialIndex(table: layer.name, column: "geom", fidColumn: "fid", boxes: boxes) }
             }
         }
     }
 
-    /// Removes a layer and its catalog rows.
+    /// Removes a layer, its spatial index and its catalog rows.
     func drop(_ name: String) throws {
+        if let column = try geometryColumnName(of: name) {
+            try database.execute("DROP TABLE IF EXISTS \(quoted(GeoPackage.rtreeName(name, column)))")
+        }
         try database.execute("DROP TABLE IF EXISTS \(quoted(name))")
-        for table in ["gpkg_geometry_columns", "gpkg_data_columns", "gpkg_contents", "vltava_time_series"] {
+        // Tables GDAL and QGIS write too (gpkg_metadata_reference, gpkg_ogr_contents) lose the
+        // layer's rows, or the file fails the validator.
+        for table in ["gpkg_geometry_columns", "gpkg_data_columns", "gpkg_extensions", "gpkg_metadata_reference", "gpkg_ogr_contents", "gpkg_contents", "vltava_time_series"] {
             guard try database.hasTable(table) else { continue }
             try database.prepare("DELETE FROM \(table) WHERE table_name = ?").run([.text(name)])
         }
@@ -160,7 +192,9 @@ extension GeoPackage {
         }
     }
 
-    private func insertRows(of layer: LayerData) throws {
+    /// Inserts the features; returns each stored geometry's fid and envelope for the R-tree.
+    private func insertRows(of layer: LayerData) throws -> [(fid: Int64, box: BBox)] {
+        var boxes: [(fid: Int64, box: BBox)] = []
         var names = ["fid"]
         if layer.geometryType != nil { names.append("geom") }
         names += layer.columns.map(\.name)
@@ -182,7 +216,9 @@ extension GeoPackage {
                 values.append(sqliteValue(feature.properties[column.name] ?? .null, as: column))
             }
             try insert.run(values)
+            if let box = feature.geometry?.bbox, !box.isEmpty { boxes.append((database.lastInsertRowID, box)) }
         }
+        return boxes
     }
 
     private func sqliteValue(_ value: AttributeValue, as column: ColumnInfo) -> SQLiteValue {

@@ -161,6 +161,11 @@ public enum Importer {
         var prepared = try format.read(bytes, file, store, options)
 
         var warnings: [ImportProblem] = []
+        // Features that all lack a geometry are a table (Vltava's own export of a table layer).
+        if prepared.kind == .features, !prepared.features.isEmpty, prepared.features.allSatisfy({ $0.geometry == nil }) {
+            prepared.kind = .attributes
+            prepared.sourceCRS = nil
+        }
         if prepared.kind == .features {
             if let only = options.only {
                 prepared.features.removeAll { feature in feature.geometry.map { !only.matches($0) } ?? false }

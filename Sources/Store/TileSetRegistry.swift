@@ -1,13 +1,15 @@
 // MBTiles tile sets registered in the store, so the engine and the server open them by name
 // (`TILE 16/35389/22192 OF zoo_map`) without flags. The tiles stay in their own .mbtiles file
-// (the format apps ship); the store keeps the name and the file's absolute path in
-// `vltava_tilesets`, a table GDAL and QGIS ignore.
+// (the format apps ship); the store keeps the name and the file's path in `vltava_tilesets`,
+// a table GDAL and QGIS ignore. The path is kept relative to the store's directory, so a store
+// moved together with its tile sets keeps working (paths registered absolute stay absolute).
 
 import Foundation
 import SQLite
 
 public struct TileSetEntry: Sendable, Equatable {
     public var name: String
+    /// The file, resolved against the store's directory.
     public var path: String
 }
 
@@ -22,7 +24,7 @@ extension GeoPackage {
             var entries: [TileSetEntry] = []
             while try statement.step() {
                 if case .text(let name) = statement.value(0), case .text(let path) = statement.value(1) {
-                    entries.append(TileSetEntry(name: name, path: path))
+                    entries.append(TileSetEntry(name: name, path: resolvedTileSetPath(path)))
                 }
             }
             return entries
@@ -53,9 +55,30 @@ extension GeoPackage {
                     throw StoreError.layerExists(name)
                 }
                 let insert = try database.prepare("INSERT OR REPLACE INTO vltava_tilesets (name, path) VALUES (?, ?)")
-                try insert.bind([.text(name), .text(absolute)])
+                try insert.bind([.text(name), .text(GeoPackage.relativePath(of: absolute, from: storeDirectory))])
                 _ = try insert.step()
             }
         }
+    }
+}
+
+extension GeoPackage {
+    /// The directory the store file lies in, absolute.
+    var storeDirectory: String {
+        URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
+    }
+
+    func resolvedTileSetPath(_ stored: String) -> String {
+        stored.hasPrefix("/") ? stored : URL(fileURLWithPath: stored, relativeTo: URL(fileURLWithPath: storeDirectory, isDirectory: true)).standardizedFileURL.path
+    }
+
+    /// `file` (absolute) relative to `directory` (absolute): "tiles/zoo.mbtiles", "../x.mbtiles".
+    static func relativePath(of file: String, from directory: String) -> String {
+        let target = file.split(separator: "/", omittingEmptySubsequences: true)
+        let base = directory.split(separator: "/", omittingEmptySubsequences: true)
+        var common = 0
+        while common < min(target.count - 1, base.count), target[common] == base[common] { common += 1 }
+        let ups = Array(repeating: "..", count: base.count - common)
+        return (ups + target[common...].map(String.init)).joined(separator: "/")
     }
 }

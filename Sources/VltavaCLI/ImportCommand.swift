@@ -1,7 +1,9 @@
 import ArgumentParser
+import Foundation
 import Store
 import VectorTiles
 import ZooPraha
+import Engine
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,6 +17,7 @@ struct ImportCommand: ParsableCommand {
               vltava import observations.csv --layer observations --time-series-of stations
               vltava import pavilions-and-pens.geojson --layer pens --only point
               vltava import zoo.mbtiles --layer zoo_map      (registers an MBTiles tile set by name)
+              vltava import andorra.osm.pbf --layer andorra  (OSM ways tagged highway: a walking network)
             """
     )
 
@@ -32,6 +35,19 @@ struct ImportCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
+        // A failed import into a store it had to create leaves no file behind.
+        let creates = !FileManager.default.fileExists(atPath: store.db)
+        do {
+            try importFile()
+        } catch {
+            if creates {
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: store.db + suffix) }
+            }
+            throw error
+        }
+    }
+
+    private func importFile() throws {
         do {
             let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
             if file.lowercased().hasSuffix(".mbtiles") {
@@ -59,8 +75,8 @@ struct ImportCommand: ParsableCommand {
 }
 
 extension ImportCommand {
-    /// Every format the CLI reads: the store's own, then Zoo Praha's.
-    static let formats = ImportFormat.builtIn + ZooPraha.formats
+    /// Every format the CLI reads: the store's own, Zoo Praha's, and OSM extracts.
+    static let formats = ImportFormat.builtIn + ZooPraha.formats + [.osm]
 }
 
 extension ImportFormat: ExpressibleByArgument {

@@ -9,8 +9,11 @@ struct RouteCommand: ParsableCommand {
         abstract: "A walking route between two points, over a line layer of the store or an OSM file.",
         discussion: """
             The network is a line layer of the store (roads meet where they share a vertex, or an
-            OSM node id when the layer has node_ids, as the zoo's paths do), or an OpenStreetMap
-            file (.osm.pbf, .osm, .osm.gz). --profile wheelchair keeps a store route off steps. Points are LON,LAT. Each point
+            OSM node id when the layer has node_ids, as the zoo's paths and imported OSM layers
+            do), or an OpenStreetMap file (.osm.pbf, .osm, .osm.gz), read on every call: import it
+            once (vltava import FILE.osm.pbf --layer NAME) to route over it by name. Profiles, for
+            every network: foot (what OSM's tags let pedestrians walk), wheelchair (foot without
+            steps), any (every line, both ways). Points are LON,LAT. Each point
             snaps to the nearest point of the nearest path, at most --max-snap metres away.
             Example: vltava route --from 14.4109,50.1167 --to 14.40519,50.11576 --network paths
             """
@@ -22,7 +25,7 @@ struct RouteCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Start, LON,LAT.") var from: String
     @Option(parsing: .unconditional, help: "Destination, LON,LAT.") var to: String
     @Option(help: "A line layer of the store, or an OSM file.") var network: String
-    @Option(help: "foot (default) or wheelchair (step-free) for a store layer; foot or any (every highway) for an OSM file.")
+    @Option(help: "foot (default), wheelchair (step-free) or any (every line or highway, both ways).")
     var profile: String = "foot"
     @Option(help: "Walking speed in km/h (default: the profile's, 5 on foot and 4 by wheelchair).") var speed: Double?
     @Option(help: "Largest snap distance in metres (default 500).") var maxSnap: Double?
@@ -62,21 +65,29 @@ struct RouteCommand: ParsableCommand {
         return lowered.hasSuffix(".pbf") || lowered.hasSuffix(".osm") || lowered.hasSuffix(".osm.gz")
     }
 
-    /// An OSM file's network by its OSM profile (`foot`, or `any` highway); walked on foot.
-    func osmNetwork() throws(EngineError) -> (Network, WalkingProfile) {
-        guard let chosen = OSMProfile(rawValue: profile) else {
-            throw .invalidArgument(parameter: "profile", message: "unknown profile '\(profile)' for an OSM file (profiles: \(OSMProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
+    var chosenProfile: WalkingProfile {
+        get throws(EngineError) {
+            guard let chosen = WalkingProfile(rawValue: profile) else {
+                throw .invalidArgument(parameter: "profile", message: "unknown profile '\(profile)' (profiles: \(WalkingProfile.names))")
+            }
+            return chosen
         }
-        return (try Network.fromOSM(path: network, profile: chosen), .foot)
+    }
+
+    /// An OSM file's network by the profile.
+    func osmNetwork() throws(EngineError) -> (Network, WalkingProfile) {
+        let chosen = try chosenProfile
+        return (try Network.fromOSM(path: network, profile: chosen), chosen)
     }
 
     /// A line layer of the store, with its ends joined within --join-ends metres.
     func storeNetwork() throws(EngineError) -> (Network, WalkingProfile) {
-        guard let chosen = WalkingProfile(rawValue: profile) else {
-            throw .invalidArgument(parameter: "profile", message: "unknown profile '\(profile)' for a store layer (profiles: \(WalkingProfile.names))")
-        }
+        let chosen = try chosenProfile
         guard joinEnds >= 0, joinEnds.isFinite else { throw .invalidArgument(parameter: "join-ends", message: "must be a number of metres ≥ 0") }
-        let layer = try Snapshot.load(storePath: store.db).layer(network)
+        let snapshot = try Snapshot.load(storePath: store.db)
+        // The snapshot has built every line layer's network already, with no ends joined.
+        if joinEnds == 0 { return (try snapshot.network(network), chosen) }
+        let layer = try snapshot.layer(network)
         guard let built = try Network.build(from: layer, joinEnds: joinEnds) else {
             throw .unsupportedGeometry(layer: layer.name, operation: "ROUTE", needs: "lines", has: layer.family.rawValue)
         }

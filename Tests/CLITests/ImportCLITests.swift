@@ -12,6 +12,8 @@ import Testing
         #expect(build.status == 0, "\(build.stderr)")
         #expect(build.stdout.contains("imported 57 POLYGON features into layer 'districts_sjtsk' (geojson, reprojected from EPSG:5514 to EPSG:4326)"))
         #expect(build.stdout.contains("imported 816 rows into layer 'observations' (observations)"))
+        // The demo store passes GDAL's GeoPackage validator.
+        #expect(try GeoPackageValidator.problems(db) == nil)
 
         let layers = try CLI.run(["layers", "--db", db])
         #expect(layers.status == 0, "\(layers.stderr)")
@@ -54,6 +56,9 @@ import Testing
         let missing = try CLI.run(["import", "/no/such/file.geojson", "--layer", "x", "--db", db])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("no such file: /no/such/file.geojson"))
+        // The failed import into a new store left no file behind.
+        #expect(!FileManager.default.fileExists(atPath: db))
+        #expect(try CLI.run(["import", Fixtures.path("air/stations-prague.csv"), "--layer", "stations", "--db", db]).status == 0)
         let unknown = try CLI.run(["describe", "nothing", "--db", db])
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains("unknown layer 'nothing'"))

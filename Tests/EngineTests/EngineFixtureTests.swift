@@ -297,6 +297,12 @@ extension Snapshot {
         #expect(here.first?.feature.properties["name"] == .text("Pavilon goril"))
         #expect(throws: EngineError.unknownTileSet("zoo_mpa", known: ["zoo_map"])) { try snapshot.tileSet("zoo_mpa") }
         #expect("\(EngineError.unknownTileSet("zoo_mpa", known: ["zoo_map"]))" == "unknown tile set 'zoo_mpa' — did you mean 'zoo_map'?")
-        #expect(throws: EngineError.self) { try Snapshot.load(storePath: path, tileSets: ["bad": Fixtures.path("mbtiles/mbtileserver-invalid.mbtiles")]) }
+        // A tile set that cannot be opened is out alone: the snapshot loads, says so, and
+        // answers for it with its own error.
+        let missing = try Snapshot.load(storePath: path, tileSets: ["bad": Fixtures.path("mbtiles/no-such.mbtiles"), "zoo_map": Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles")])
+        #expect(missing.warnings == ["tile set 'bad' is unavailable (everything else serves): no-such.mbtiles: no such file"])
+        #expect(throws: EngineError.tileSetUnavailable("bad", reason: "no-such.mbtiles: no such file")) { try missing.tileSet("bad") }
+        #expect(try missing.tileSet("zoo_map").features(atLon: 14.404891514, lat: 50.115400110, zoom: 16, layer: "buildings").first?.feature.properties["name"] == .text("Pavilon goril"))
+        #expect(try missing.layer("stations").count == 17)
     }
 }

@@ -137,7 +137,7 @@ import VectorTiles
         let bike = try await get(server.port, seaLions + "&profile=bike")
         #expect(bike.status == 400)
         #expect(bike.object["parameter"] == .string("profile"))
-        #expect(bike.object["detail"]?.string?.hasSuffix("unknown profile 'bike' (profiles: foot, wheelchair)") == true)
+        #expect(bike.object["detail"]?.string?.hasSuffix("unknown profile 'bike' (profiles: foot, wheelchair, any)") == true)
     }
 
     @Test func hereOnTheHomeScreen() async throws {
