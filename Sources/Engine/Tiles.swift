@@ -95,6 +95,7 @@ extension Snapshot {
     /// an error suggesting the closest of both.
     public func tileSource(_ name: String) throws(EngineError) -> TileSource {
         if let set = tileSets[name] { return .tileSet(name: name, set) }
+        if let reason = unavailableTileSets[name] { throw .tileSetUnavailable(name, reason: reason) }
         if let layer = layersByName[name.lowercased()] {
             guard layer.family != .table else {
                 throw .unsupportedGeometry(layer: layer.name, operation: "vector tiles", needs: "geometries", has: "none (it is a table)")

@@ -178,11 +178,12 @@ import Testing
 
     /// Slow clients: one sends its request head a byte at a time and never finishes, one
     /// connects and sends nothing, one sends a head and stalls its body. Each is cut off by the
-    /// timeouts, and a normal client is answered at once meanwhile.
+    /// timeouts, and a normal client is answered at once meanwhile. (Timeouts of 2 s, not 1: in
+    /// the full parallel run of a debug build, a normal client's own head could take a second.)
     @Test func slowClientsAreCutOff() async throws {
         let server = await RunningServer.start(store: try await DemoStore.path()) { configuration in
-            configuration.idleTimeout = .seconds(1)
-            configuration.requestTimeout = .seconds(1)
+            configuration.idleTimeout = .seconds(2)
+            configuration.requestTimeout = .seconds(2)
         }
         defer { server.stop() }
         try await server.ready()
@@ -203,12 +204,12 @@ import Testing
             let normal = Date()
             #expect(try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880").status == 200)
             #expect(Date().timeIntervalSince(normal) < 2)
-            if Date().timeIntervalSince(start) > 3 { break }
+            if Date().timeIntervalSince(start) > 5 { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         let drippingClosed = await dripping.isClosedByServer()
         #expect(cut || drippingClosed)
-        #expect(Date().timeIntervalSince(start) < 3.5)
+        #expect(Date().timeIntervalSince(start) < 5.5)
         #expect(await silent.isClosedByServer())
         // The stalled body: closed, or answered 408, within the timeouts.
         let stalledAnswer = try? await stalled.readResponse(method: "POST")
