@@ -29,6 +29,10 @@ public struct EngineLimits: Sendable, Equatable {
     public var maxRouteSeconds: Double = 5
     /// Walking speeds a request may set, in km/h.
     public var speedsKmh: ClosedRange<Double> = 0.5...30
+    /// Fingerprints one locate may average (its k).
+    public var maxLocateK: Int = 100
+    /// Beacons in one scan sent to be located.
+    public var maxScanReadings: Int = 1000
 
     // Per request (`RequestBudget`).
 

@@ -313,4 +313,77 @@ public enum Output {
         w.key("distance_units"); w.string(distanceUnits)
         w.endObject()
     }
+
+    // MARK: Indoor
+
+    /// Said beside every signal distance.
+    public static let signalUnits = "dB: Euclidean distance over the beacons' dBm, a beacon not heard counting as -200 dBm"
+
+    /// The answer to a locate: the position on its floor (and on the globe when the floor has
+    /// a frame), the reference point nearest to it, the spread of the neighbours as an error
+    /// estimate, and the neighbours with their signal distances.
+    public static func location(_ w: inout JSONWriter, _ location: Location) {
+        w.beginObject()
+        locationMembers(&w, location)
+        w.endObject()
+    }
+
+    /// The location as a GeoJSON Feature: a Point when the floor is on the globe, else no
+    /// geometry; the answer's members are its properties.
+    public static func locationFeature(_ w: inout JSONWriter, _ location: Location) {
+        w.beginObject()
+        w.key("type"); w.string("Feature")
+        w.key("geometry")
+        if let p = location.position.lonLat { w.geometry(.point(p)) } else { w.null() }
+        w.key("properties")
+        w.beginObject()
+        locationMembers(&w, location)
+        w.endObject()
+        w.endObject()
+    }
+
+    static func locationMembers(_ w: inout JSONWriter, _ location: Location) {
+        let venue = location.venue.venue
+        let position = location.position
+        w.key("venue"); w.string(venue.name)
+        w.key("floor"); w.integer(Int64(position.floor))
+        let floorName = venue.floor(position.floor)?.name ?? ""
+        w.key("floor_name"); if floorName.isEmpty { w.null() } else { w.string(floorName) }
+        w.key("x"); w.metres(position.x)
+        w.key("y"); w.metres(position.y)
+        w.key("lon"); if let p = position.lonLat { w.number(p.lon) } else { w.null() }
+        w.key("lat"); if let p = position.lonLat { w.number(p.lat) } else { w.null() }
+        w.key("point"); w.string(location.pointLabel)
+        w.key("spread"); w.metres(position.spread)
+        w.key("units"); w.string(frameUnits(venue))
+        w.key("method"); w.string(location.options.method.rawValue)
+        w.key("k"); w.integer(Int64(location.options.k))
+        w.key("fingerprints"); w.string(location.options.fingerprints.rawValue)
+        w.key("neighbours")
+        w.beginArray()
+        for neighbour in position.neighbours {
+            let point = venue.points[neighbour.point]
+            w.beginObject()
+            w.key("point"); w.string(point.label)
+            w.key("floor"); w.integer(Int64(point.floor))
+            w.key("x"); w.metres(point.x)
+            w.key("y"); w.metres(point.y)
+            w.key("signal_distance"); w.metres(neighbour.signalDistance)
+            w.key("weight"); w.number(Rounding.metres(neighbour.weight))
+            w.endObject()
+        }
+        w.endArray()
+        w.key("ignored_beacons")
+        w.beginArray()
+        for beacon in location.ignored { w.string(Quote.capped(beacon)) }
+        w.endArray()
+        w.key("signal_units"); w.string(signalUnits)
+    }
+
+    /// What x, y and the spread are counted in.
+    public static func frameUnits(_ venue: Venue) -> String {
+        guard let grid = venue.grid else { return "metres in the floor's frame" }
+        return "the floor's frame: \(grid.description)"
+    }
+
 }
