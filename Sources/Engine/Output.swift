@@ -386,4 +386,48 @@ public enum Output {
         return "the floor's frame: \(grid.description)"
     }
 
+
+    /// An evaluation: per setting, the errors' median, p90 and maximum in the frame's units and
+    /// in cells, the share of exact cells and the time per locate; `errors` adds every test
+    /// scan's error (in cells), for comparing distributions.
+    public static func evaluation(_ w: inout JSONWriter, _ evaluation: Evaluation, errors: Bool = false) {
+        let venue = evaluation.venue
+        let cell = venue.cellSize
+        func finite(_ value: Double) { if value.isFinite { w.number(Rounding.metres(value)) } else { w.null() } }
+        w.beginObject()
+        w.key("venue"); w.string(venue.name)
+        w.key("split"); w.string(evaluation.split.description)
+        w.key("scans"); w.integer(Int64(venue.scans.count))
+        w.key("units"); w.string(frameUnits(venue))
+        w.key("cell_size"); w.number(cell)
+        w.key("results")
+        w.beginArray()
+        for result in evaluation.results {
+            w.beginObject()
+            w.key("fingerprints"); w.string(result.fingerprints.rawValue)
+            w.key("method"); w.string(result.method.rawValue)
+            w.key("k"); w.integer(Int64(result.k))
+            w.key("trained"); w.integer(Int64(result.trained))
+            w.key("tested"); w.integer(Int64(result.tested))
+            w.key("median"); finite(result.median)
+            w.key("p90"); finite(result.p90)
+            w.key("max"); finite(result.maximum)
+            w.key("median_cells"); finite(result.median / cell)
+            w.key("p90_cells"); finite(result.p90 / cell)
+            w.key("max_cells"); finite(result.maximum / cell)
+            w.key("exact_share"); finite(result.exactShare)
+            w.key("wrong_floor"); w.integer(Int64(result.errors.filter { !$0.isFinite }.count))
+            w.key("us_per_locate"); finite(result.microsecondsPerLocate)
+            if errors {
+                w.key("errors_cells")
+                w.beginArray()
+                for error in result.errors { finite(error / cell) }
+                w.endArray()
+            }
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
 }

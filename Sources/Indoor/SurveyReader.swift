@@ -6,6 +6,9 @@
 // - long: one row per reading (`point` or `x`/`y`, `beacon`, `rssi`, `time`). Readings at the
 //   same point whose times lie within a window of the first one form a scan.
 //
+// Scans keep the file's order (a long survey's by the line of their first reading): ties in
+// signal space are broken by it.
+//
 // Positions come from x/y columns, or from labels through the venue's grid convention ("O02"
 // is column O, row 2). The whole file is read and checked before anything is stored; every
 // problem is reported with its line and column (`IndoorError.malformedCSV`).
@@ -144,7 +147,6 @@ private struct Reader {
         if !problems.isEmpty { throw .malformedCSV(file: file, problems: problems) }
         guard !scans.isEmpty else { throw .malformedCSV(file: file, problems: [ImportProblem(location: "", message: "the survey has no scans")]) }
         guard !beacons.isEmpty else { throw .malformedCSV(file: file, problems: [ImportProblem(location: "", message: "the survey has no beacon columns")]) }
-        scans.sort { ($0.time?.seconds ?? -.infinity) < ($1.time?.seconds ?? -.infinity) }
         var floors = options.floors
         for number in Set(points.map(\.floor)).sorted() where !floors.contains(where: { $0.number == number }) {
             floors.append(Floor(number: number))
@@ -318,14 +320,16 @@ private struct Reader {
         // By point, then time: a scan is a run of readings at one point within the window of
         // its first reading.
         rows.sort { ($0.point, $0.time.seconds, $0.line) < ($1.point, $1.time.seconds, $1.line) }
-        var scans: [Scan] = []
+        var scans: [(scan: Scan, line: Int)] = []
         for row in rows {
-            if let last = scans.last, last.point == row.point, let start = last.time, row.time.seconds - start.seconds <= options.windowSeconds {
-                scans[scans.count - 1].readings.append(row.reading)
+            if let last = scans.last, last.scan.point == row.point, let start = last.scan.time, row.time.seconds - start.seconds <= options.windowSeconds {
+                scans[scans.count - 1].scan.readings.append(row.reading)
+                scans[scans.count - 1].line = min(scans[scans.count - 1].line, row.line)
             } else {
-                scans.append(Scan(point: row.point, time: row.time, readings: [row.reading], attributes: row.attributes))
+                scans.append((Scan(point: row.point, time: row.time, readings: [row.reading], attributes: row.attributes), row.line))
             }
         }
-        return scans
+        // In survey order: by the line of each scan's first reading in the file.
+        return scans.sorted { $0.line < $1.line }.map(\.scan)
     }
 }
