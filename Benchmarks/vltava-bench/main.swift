@@ -17,6 +17,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("W8", { try runDecodeTiles(workdir: $0) }),
     ("Q1", { _ in try runQueryOverhead() }),
     ("J1", { _ in try runJSONEncoding() }),
+    ("L1", { _ in try runIndoorLocate() }),
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())
