@@ -80,7 +80,7 @@ let package = Package(
         ),
 
         // Tests: one target per module, plus end-to-end tests of the CLI.
-        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite", "ZooPraha"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite", "ZooPraha", "Indoor"], path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),

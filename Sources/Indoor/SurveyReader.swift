@@ -40,8 +40,11 @@ public struct SurveyOptions: Sendable {
     public var floorColumn: String?
     public var beaconColumn: String?
     public var rssiColumn: String?
-    /// Wide: the beacons' columns; nil: every other column whose cells are all numbers.
+    /// Wide: the beacons' columns; nil: every other column with a number in it (and then
+    /// every cell of it must be a number or empty).
     public var beaconColumns: [String]?
+    /// Columns kept with each scan as text (for splits by a column), never beacons.
+    public var attributeColumns: [String] = []
     /// Long: readings at one point within this many seconds of a scan's first reading join it.
     public var windowSeconds: Double = 1
     /// How labels map to positions when the file has no x/y columns.
@@ -251,12 +254,14 @@ private struct Reader {
                 beaconColumns.append(i)
             }
         } else {
-            for i in table.header.indices where !used.contains(i) {
-                let numeric = table.rows.allSatisfy { row in
-                    let cell = row.fields[i].trimmingSpaces
-                    return cell.isEmpty || Double(cell) != nil
-                }
-                if numeric && table.rows.contains(where: { !$0.fields[i].trimmingSpaces.isEmpty }) { beaconColumns.append(i) }
+            // A column with a number in it holds a beacon's strengths (a text in it is then a
+            // problem, not a reason to read the column as something else); one without is text.
+            var attributes: [Int] = []
+            for name in options.attributeColumns {
+                if let i = try column(name, [], what: "attribute") { attributes.append(i) }
+            }
+            for i in table.header.indices where !used.contains(i) && !attributes.contains(i) {
+                if table.rows.contains(where: { Double($0.fields[i].trimmingSpaces) != nil }) { beaconColumns.append(i) }
             }
         }
         for i in beaconColumns { _ = beacon(table.header[i]) }

@@ -21,7 +21,7 @@ public struct VectorTree: Sendable {
     /// The caller's index of the item at each tree position.
     private let order: [Int32]
     /// Nodes: the range of tree positions they hold, the split (axis < 0 for a leaf) and the
-    /// children (the left one holds values ≤ split on the axis, the right one values ≥ it).
+    /// children (the left one holds values below the split on the axis, the right one above).
     private let nodeStart: [Int32]
     private let nodeEnd: [Int32]
     private let nodeAxis: [Int32]
@@ -61,9 +61,18 @@ public struct VectorTree: Sendable {
             // Every item the same: one leaf, however many (a survey repeats itself).
             guard widest > 0 else { return node }
             perm[lo..<hi].sort { (value($0, axis), $0) < (value($1, axis), $1) }
-            let mid = (lo + hi) / 2
+            // Split between two distinct values nearest the median, never through a run of
+            // equal ones: a survey's values repeat (every beacon not heard is -200), and a plane
+            // through such a run would leave the query on it with both sides to search.
+            var mid = (lo + hi) / 2
+            if value(perm[mid - 1], axis) == value(perm[mid], axis) {
+                var down = mid - 1, up = mid + 1
+                while down > lo && value(perm[down - 1], axis) == value(perm[down], axis) { down -= 1 }
+                while up < hi && value(perm[up - 1], axis) == value(perm[up], axis) { up += 1 }
+                mid = up >= hi || (down > lo && mid - down <= up - mid) ? down : up
+            }
             axes[Int(node)] = Int32(axis)
-            splits[Int(node)] = value(perm[mid], axis)
+            splits[Int(node)] = (value(perm[mid - 1], axis) + value(perm[mid], axis)) / 2
             let left = build(lo, mid)
             let right = build(mid, hi)
             lefts[Int(node)] = left

@@ -44,6 +44,7 @@ struct IndoorImportCommand: ParsableCommand {
     @Option(help: "The floor column (default: floor or level).") var floorColumn: String?
     @Option(help: "Long: the beacon column (default: beacon, beacon_id, mac, bssid or uuid).") var beaconColumn: String?
     @Option(help: "Long: the RSSI column (default: rssi, dbm or signal).") var rssiColumn: String?
+    @Option(help: "Wide: columns kept with each scan as text, not beacons (comma-separated; for --test-where).") var attributeColumns: String?
     @Option(help: "Long: readings at one point within this many seconds of a scan's first form the scan.") var window: Double = 1
     @Option(help: "How labels map to positions: letter-column or letter-row.") var grid: String?
     @Option(help: "The grid's cell size, in metres (the frame's units).") var cellSize: Double = 1
@@ -67,6 +68,7 @@ struct IndoorImportCommand: ParsableCommand {
         (options.labelColumn, options.timeColumn, options.xColumn, options.yColumn) = (labelColumn, timeColumn, xColumn, yColumn)
         (options.floorColumn, options.beaconColumn, options.rssiColumn) = (floorColumn, beaconColumn, rssiColumn)
         options.windowSeconds = window
+        options.attributeColumns = attributeColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
         options.floor = floor
         if let grid {
             guard let convention = GridConvention(name: grid, cellSize: cellSize) else { throw CLIError("--grid takes letter-column or letter-row, got '\(grid)'") }
