@@ -2,14 +2,16 @@
 # Installs the Debian packages Vltava needs, only those that are missing.
 # Usage: scripts/install-deps.sh [--test] [--bench]
 #   --test adds the tools the tests drive: GDAL, tmux
-#   --bench adds the load generator of Benchmarks/http-load.sh: wrk (not needed by the tests)
+#   --bench adds the load generator of Benchmarks/http-load.sh: wrk, and the anchor of
+#           Benchmarks/indoor_sklearn.py: numpy and scikit-learn from PyPI (not needed by the tests)
 set -euo pipefail
 
+bench=0
 packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev curl python3)
 for option in "$@"; do
     case "$option" in
         --test) packages+=(gdal-bin tmux) ;;
-        --bench) packages+=(wrk) ;;
+        --bench) packages+=(wrk python3-pip); bench=1 ;;
         *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
     esac
 done
@@ -25,4 +27,10 @@ if ((${#missing[@]})); then
     [[ $(id -u) -ne 0 ]] && sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The benchmarks' Python packages, pinned to a major.minor, only when missing.
+if [[ $bench == 1 ]] && ! python3 -c "import numpy, sklearn" 2>/dev/null; then
+    echo "installing from PyPI: numpy 2.x, scikit-learn 1.9"
+    python3 -m pip install --quiet "numpy>=2,<3" "scikit-learn>=1.9,<1.10"
 fi
