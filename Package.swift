@@ -51,14 +51,16 @@ let package = Package(
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing"]),
         .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "VectorTiles"]),
-        // The HTTP API (docs/HTTP_API.md) over an EngineHost.
+        // The HTTP API (docs/HTTP_API.md) over the Engine, and the map page: static files
+        // compiled into the binary, so that a copied `vltava` serves them with no install.
         .target(
             name: "Server",
             dependencies: [
                 "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            resources: [.embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.css"), .embedInCode("MapPage/map.js")]
         ),
         // The library's face: the Engine, the query language and the value types, with
         // reads, queries with bound parameters and rows decoded into the caller's types.
@@ -75,7 +77,7 @@ let package = Package(
         .target(name: "CMallocCount", path: "Benchmarks/CMallocCount"),
         .executableTarget(
             name: "vltava-bench",
-            dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire"],
+            dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire", "ZooPraha"],
             path: "Benchmarks/vltava-bench"
         ),
 

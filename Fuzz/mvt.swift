@@ -2,7 +2,9 @@
 // inflated as a tile set's tile is, then decoded to lon/lat features by TileDecoder (MVT,
 // layered GeoJSON or TopoJSON), and, for MVT, every other way in: the lazy layer index, whole
 // layers, the in-place feature walk (tags and geometry commands) and the vertex count.
-// Any bytes must end in features or an error.
+// Any bytes must end in features or an error. Features that decode are encoded again
+// (MVTLayerEncoder, as a tile set's GeoJSON tiles are transcoded), and the tile written must
+// keep every rule of MVTConformance's encoder rules, whatever geometry came in.
 
 import Geometry
 import VectorTiles
@@ -16,6 +18,18 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
         guard let features = try? TileDecoder.features(of: bytes, z: z, x: x, y: y) else { break }
         var writer = JSONWriter()
         for item in features { if let geometry = item.feature.geometry { writer.geometry(geometry) } }
+        var layers: [MVTLayerEncoder] = []
+        for item in features {
+            guard let geometry = item.feature.geometry else { continue }
+            if layers.last?.name != item.layer, !layers.contains(where: { $0.name == item.layer }) {
+                layers.append(MVTLayerEncoder(name: item.layer, z: z, x: x, y: y))
+            }
+            guard let i = layers.firstIndex(where: { $0.name == item.layer }) else { continue }
+            layers[i].add(id: nil, geometry: geometry, properties: item.feature.properties)
+        }
+        let encoded = MVTEncoder.tile(layers)
+        let problems = MVTConformance.problems(in: encoded, encoder: .init(positions: -64...4160))
+        if !problems.isEmpty { FuzzSupport.fail("re-encoded tile breaks the rules: \(problems.prefix(3))") }
     }
     guard let tile = try? MVTTile(bytes: bytes) else { return 0 }
     if let layers = try? tile.layers() {

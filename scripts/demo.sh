@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled demo data (`make demo` builds the release binary first):
-# builds demo/vltava.gpkg from Fixtures/, starts the HTTP API on loopback, and prints one
-# ready-to-paste request per story of docs/STORIES.md. Ctrl-C stops the server.
+# prints the map page's URL, builds demo/vltava.gpkg from Fixtures/, starts the HTTP API and the
+# map page on loopback, and prints one ready-to-paste request per story of docs/STORIES.md.
+# Ctrl-C stops the server.
 #   VLTAVA_PORT   the port (default 8080)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,8 @@ vltava=.build/release/vltava
 db=demo/vltava.gpkg
 port=${VLTAVA_PORT:-8080}
 
+map="http://127.0.0.1:$port/#map=16/50.11700/14.40600&layers=zoo_map,pavilions,districts"
+echo "the map page, once the server runs: $map"
 start=$(date +%s%N)
 scripts/build-demo-store.sh "$db" "$vltava" >/dev/null
 echo "built $db from Fixtures/ in $(( ($(date +%s%N) - start) / 1000000 )) ms:"
@@ -23,6 +26,7 @@ for _ in $(seq 1 100); do
     kill -0 $server 2>/dev/null || { echo "the server did not start" >&2; exit 1; }
     sleep 0.1
 done
+echo "open the map page: $map"
 echo "serving the HTTP API on http://127.0.0.1:$port (docs/HTTP_API.md); Ctrl-C stops it."
 echo "Try the stories of docs/STORIES.md:"
 echo

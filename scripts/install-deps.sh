@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Vltava needs, only those that are missing.
+# Installs the Debian packages (and, for the tests and benchmarks, the PyPI packages) Vltava
+# needs, only those that are missing.
 # Usage: scripts/install-deps.sh [--test] [--bench]
-#   --test adds the tools the tests drive: GDAL, tmux
-#   --bench adds the load generator of Benchmarks/http-load.sh: wrk, and the anchor of
-#           Benchmarks/indoor_sklearn.py: numpy and scikit-learn from PyPI (not needed by the tests)
+#   --test  adds what the tests drive: GDAL, tmux, Chromium and its driver with Selenium (the map
+#           page's browser test), Leaflet (the map page itself also needs it), and from PyPI the
+#           clients of the standard APIs (routingpy's OSRM client, the polyline decoder,
+#           openapi-spec-validator) and jsonschema (the TileJSON schema test)
+#   --bench adds wrk (Benchmarks/http-load.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh) and
+#           scikit-learn (Benchmarks/indoor_sklearn.py); not needed by the tests
 set -euo pipefail
 
-bench=0
-packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev curl python3)
+# libjs-leaflet: the map page at / serves Leaflet from /usr/share/javascript/leaflet.
+packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev curl python3 libjs-leaflet)
+# PyPI packages as MODULE:REQUIREMENT, pinned to a major.minor.
+python_packages=()
 for option in "$@"; do
     case "$option" in
-        --test) packages+=(gdal-bin tmux) ;;
-        --bench) packages+=(wrk python3-pip); bench=1 ;;
+        --test)
+            packages+=(gdal-bin tmux python3-pip chromium chromium-driver)
+            python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
+                              "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*") ;;
+        --bench)
+            packages+=(wrk postgresql-15-postgis-3 python3-pip)
+            python_packages+=("sklearn:scikit-learn==1.7.*") ;;
         *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
     esac
 done
@@ -29,8 +40,12 @@ if ((${#missing[@]})); then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# The benchmarks' Python packages, pinned to a major.minor, only when missing.
-if [[ $bench == 1 ]] && ! python3 -c "import numpy, sklearn" 2>/dev/null; then
-    echo "installing from PyPI: numpy 2.x, scikit-learn 1.9"
-    python3 -m pip install --quiet "numpy>=2,<3" "scikit-learn>=1.9,<1.10"
-fi
+# PyPI packages, only those whose module does not import.
+for entry in "${python_packages[@]}"; do
+    module=${entry%%:*} requirement=${entry#*:}
+    python3 -c "import $module" 2>/dev/null && continue
+    echo "installing from PyPI: $requirement"
+    # Debian's own python3 refuses pip outside a virtualenv (PEP 668) unless told otherwise.
+    python3 -m pip install --quiet "$requirement" 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages "$requirement"
+done

@@ -3,6 +3,9 @@
 // `anchors.py WORKDIR --verify results.txt` checks the answers and prints the ratios.
 //
 //   swift run -c release vltava-bench WORKDIR [--only W1,W4]
+//
+// `vltava-bench tiles …` runs the tile-encoding benchmark instead (TileEncoding.swift; driven
+// by Benchmarks/tiles-vs-postgis.sh).
 
 import Foundation
 
@@ -17,10 +20,20 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("W8", { try runDecodeTiles(workdir: $0) }),
     ("Q1", { _ in try runQueryOverhead() }),
     ("J1", { _ in try runJSONEncoding() }),
+    ("T1", { _ in try runFestivalTable() }),
     ("L1", { _ in try runIndoorLocate() }),
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "tiles" {
+    do {
+        print(try runTileEncoding(Array(arguments.dropFirst())))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("T1: \(error)\n".utf8))
+        exit(1)
+    }
+}
 var only: Set<String>?
 if let flag = arguments.firstIndex(of: "--only"), flag + 1 < arguments.count {
     only = Set(arguments[flag + 1].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() })

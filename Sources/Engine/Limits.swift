@@ -29,6 +29,11 @@ public struct EngineLimits: Sendable, Equatable {
     public var maxRouteSeconds: Double = 5
     /// Walking speeds a request may set, in km/h.
     public var speedsKmh: ClosedRange<Double> = 0.5...30
+    /// Points of one route through several (OSRM's route service), each leg a search.
+    public var maxRoutePoints: Int = 100
+    /// A distance table holds at most this squared cells (sources × destinations): OSRM's
+    /// default `--max-table-size`, and its rule.
+    public var maxTableSize: Int = 100
     /// Fingerprints one locate may average (its k).
     public var maxLocateK: Int = 100
     /// Beacons in one scan sent to be located.

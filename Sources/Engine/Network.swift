@@ -35,6 +35,9 @@ public final class Network: Sendable {
     /// once at load. An edge counts only when every line that runs along it is steps, so a
     /// ramp drawn over the same two nodes keeps it open.
     public let steps: EdgeSet
+    /// The name of each edge whose line has one (OSM's `name` tag): the street names of a
+    /// route's steps and of the points where positions join the network.
+    let names: EdgeNames
     /// Built once at load, shared by every router of the pool.
     let edges: EdgeIndex
     /// Routers keep per-search scratch state, so each request borrows one from this pool and
@@ -47,10 +50,11 @@ public final class Network: Sendable {
         init(_ router: Router) { self.router = router }
     }
 
-    init(layerName: String, graph: Graph, steps: EdgeSet = .empty) throws(SpatialIndexError) {
+    init(layerName: String, graph: Graph, steps: EdgeSet = .empty, names: EdgeNames = EdgeNames()) throws(SpatialIndexError) {
         self.layerName = layerName
         self.graph = graph
         self.steps = steps
+        self.names = names
         edges = try EdgeIndex(graph: graph)
         idle = Locked([])
     }
@@ -63,7 +67,8 @@ public final class Network: Sendable {
         guard let lines = lines(of: layer) else { return nil }
         let (graph, lineNodes) = graphAndNodes(lines, joinEnds: joinEnds)
         do {
-            return try Network(layerName: layer.name, graph: graph, steps: steps(lines, lineNodes, nodeCount: graph.nodeCount))
+            return try Network(layerName: layer.name, graph: graph, steps: steps(lines, lineNodes, nodeCount: graph.nodeCount),
+                               names: EdgeNames(lines.names, lineNodes))
         } catch {
             var fid = ""
             if case .nonFinite(let node) = error, let line = lineNodes.firstIndex(where: { $0.contains(Int32(truncatingIfNeeded: node)) }) {
@@ -80,6 +85,8 @@ public final class Network: Sendable {
         var ids: [[Int64]] = []
         var isSteps: [Bool] = []
         var fids: [Int64] = []
+        /// The line's `name`, "" when it has none.
+        var names: [String] = []
     }
 
     static func lines(of layer: Layer) -> Lines? {
@@ -87,6 +94,7 @@ public final class Network: Sendable {
         var lines = Lines()
         for (geometry, (properties, fid)) in zip(layer.geometries, zip(layer.properties, layer.fids)) where !isTrack(properties) {
             let steps = isSteps(properties)
+            let name = properties["name"]?.stringValue ?? ""
             switch geometry {
             case .lineString(let line)?:
                 lines.coordinates.append(line.coordinates)
@@ -94,12 +102,14 @@ public final class Network: Sendable {
                 lines.ids.append(nodeIDs?.count == line.pointCount ? nodeIDs ?? [] : [])
                 lines.isSteps.append(steps)
                 lines.fids.append(fid)
+                lines.names.append(name)
             case .multiLineString(let lines_)?:
                 for i in 0..<lines_.lineCount {
                     lines.coordinates.append(lines_.line(i).coordinates)
                     lines.ids.append([])
                     lines.isSteps.append(steps)
                     lines.fids.append(fid)
+                    lines.names.append(name)
                 }
             default:
                 continue
@@ -147,13 +157,51 @@ public final class Network: Sendable {
 
     /// Runs `body` with a router of this network for a profile (which edges it may use), at the
     /// given speed and snap radius.
-    func withRouter<T>(profile: WalkingProfile = .foot, metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(RouteError) -> T) throws(RouteError) -> T {
+    func withRouter<T, Failure: Error>(profile: WalkingProfile = .foot, metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(Failure) -> T) throws(Failure) -> T {
         let borrowed = idle.withLock { $0.popLast() } ?? Borrowed(Router(graph: graph, edges: edges))
         defer { idle.withLock { $0.append(borrowed) } }
         borrowed.router.metresPerSecond = metresPerSecond
         borrowed.router.maxSnapMetres = maxSnapMetres
+        borrowed.router.maxEndSnapMetres = nil
         // Set on every borrow: a pooled router may come back from a wheelchair route.
         borrowed.router.forbidden = profile.avoidsSteps && !steps.isEmpty ? Router.Forbidden(edges: steps, what: "steps") : nil
         return try body(borrowed.router)
+    }
+}
+
+/// The names of a network's edges, from the names of the lines that run along them: where two
+/// lines share an edge, the first named one gives it its name.
+struct EdgeNames: Sendable {
+    private let names: [String]
+    /// `min(u, v) << 32 | max(u, v)` → index into `names`.
+    private let byEdge: [UInt64: Int32]
+
+    init() {
+        names = []
+        byEdge = [:]
+    }
+
+    init(_ lineNames: [String], _ lineNodes: [[Int32]]) {
+        var names: [String] = [], index: [String: Int32] = [:], byEdge: [UInt64: Int32] = [:]
+        for (name, nodes) in zip(lineNames, lineNodes) where !name.isEmpty {
+            let i = index[name] ?? Int32(names.count)
+            if index[name] == nil {
+                index[name] = i
+                names.append(name)
+            }
+            for (u, v) in zip(nodes, nodes.dropFirst()) where u != v {
+                let key = EdgeNames.key(Int(u), Int(v))
+                if byEdge[key] == nil { byEdge[key] = i }
+            }
+        }
+        self.names = names
+        self.byEdge = byEdge
+    }
+
+    static func key(_ u: Int, _ v: Int) -> UInt64 { UInt64(min(u, v)) << 32 | UInt64(max(u, v)) }
+
+    /// The edge's name, "" when it has none.
+    func name(_ u: Int, _ v: Int) -> String {
+        byEdge[EdgeNames.key(u, v)].map { names[Int($0)] } ?? ""
     }
 }

@@ -49,9 +49,11 @@ public enum Output {
     // MARK: Features
 
     /// A GeoJSON Feature of `layer`'s feature `index`; `derived` writes the derived members
-    /// of `properties` (each a key and its value), which replace columns of the same name.
+    /// of `properties` (each a key and its value), which replace columns of the same name;
+    /// `members` writes members of the Feature after its properties (OGC API's `links`).
     public static func feature(_ w: inout JSONWriter, _ layer: Layer, _ index: Int, geometry mode: GeometryMode,
-                               derivedKeys: Set<String> = [], derived: (inout JSONWriter) -> Void = { _ in }) {
+                               derivedKeys: Set<String> = [], derived: (inout JSONWriter) -> Void = { _ in },
+                               members: (inout JSONWriter) -> Void = { _ in }) {
         w.beginObject()
         w.key("type"); w.string("Feature")
         w.key("id"); w.integer(layer.fids[index])
@@ -62,6 +64,7 @@ public enum Output {
         properties(&w, layer.properties[index], skipping: derivedKeys)
         derived(&w)
         w.endObject()
+        members(&w)
         w.endObject()
     }
 
@@ -145,6 +148,35 @@ public enum Output {
         w.endArray()
     }
 
+    /// A tile's features as a GeoJSON FeatureCollection, each feature's tile layer in its
+    /// properties as `tile_layer` (after its own attributes, which it replaces if one has that
+    /// name; an OSM `layer` tag stays as it is).
+    public static func tileCollection(_ w: inout JSONWriter, _ features: [TileFeature]) {
+        let key = Snapshot.tileLayerProperty
+        w.beginObject()
+        w.key("type"); w.string("FeatureCollection")
+        w.key("features")
+        w.beginArray()
+        for item in features {
+            w.beginObject()
+            w.key("type"); w.string("Feature")
+            switch item.feature.id {
+            case .integer(let i)?: w.key("id"); w.integer(i)
+            case .string(let s)?: w.key("id"); w.string(s)
+            case nil: break
+            }
+            w.key("geometry")
+            if let geometry = item.feature.geometry { w.geometry(geometry) } else { w.null() }
+            w.key("properties")
+            properties(&w, item.feature.properties, skipping: [key])
+            w.key(key); w.string(item.layer)
+            w.endObject()
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
     // MARK: Routes
 
     /// A route in OSRM's shape: `code`, `routes[0]` (distance, duration, geometry, node ids),
@@ -182,8 +214,9 @@ public enum Output {
         w.endObject()
     }
 
-    /// The route as one GeoJSON Feature: its line, with distance, duration and nodes.
-    public static func routeFeature(_ w: inout JSONWriter, _ answer: RouteAnswer) {
+    /// The route as one GeoJSON Feature: its line, with distance, duration and nodes (and the
+    /// number of its statement, when it is one feature of several statements' answers).
+    public static func routeFeature(_ w: inout JSONWriter, _ answer: RouteAnswer, statement: Int? = nil) {
         w.beginObject()
         w.key("type"); w.string("Feature")
         w.key("geometry"); w.geometry(.lineString(answer.route.geometry))
@@ -198,6 +231,7 @@ public enum Output {
         w.endArray()
         w.key("network"); w.string(answer.network)
         w.key("profile"); w.string(answer.profile.rawValue)
+        if let statement { w.key("statement"); w.integer(Int64(statement)) }
         w.endObject()
         w.endObject()
     }

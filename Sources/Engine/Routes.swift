@@ -35,16 +35,20 @@ public struct RouteRequest: Sendable {
     public var speedKmh: Double?
     /// How far an end may lie from the network; nil: `EngineLimits.defaultSnapMetres`.
     public var maxSnapMetres: Double?
+    /// How far the destination may lie from the network, when it differs from the start's
+    /// (OSRM's per-coordinate `radiuses`); nil: `maxSnapMetres`.
+    public var endSnapMetres: Double?
     /// Polygons the route must not enter (AVOID).
     public var avoid: [Geometry]
 
     public init(from: RoutePlace, to: RoutePlace, profile: WalkingProfile = .foot, speedKmh: Double? = nil,
-                maxSnapMetres: Double? = nil, avoid: [Geometry] = []) {
+                maxSnapMetres: Double? = nil, endSnapMetres: Double? = nil, avoid: [Geometry] = []) {
         self.from = from
         self.to = to
         self.profile = profile
         self.speedKmh = speedKmh
         self.maxSnapMetres = maxSnapMetres
+        self.endSnapMetres = endSnapMetres
         self.avoid = avoid
     }
 }
@@ -79,10 +83,8 @@ extension Network {
         guard limits.speedsKmh.contains(speed) else {
             throw .invalidArgument(parameter: "speed", message: "must be between \(limits.speedsKmh.lowerBound) and \(limits.speedsKmh.upperBound) km/h, got \(speed)")
         }
-        let snap = request.maxSnapMetres ?? limits.defaultSnapMetres
-        guard snap > 0 && snap <= limits.maxSnapMetres else {
-            throw .invalidArgument(parameter: "max_snap_m", message: "must be more than 0 and at most \(Rounding.wholeMetres(limits.maxSnapMetres)) metres, got \(snap)")
-        }
+        let snap = try limits.snapRadius(request.maxSnapMetres)
+        let endSnap = try request.endSnapMetres.map { metres throws(EngineError) in try limits.snapRadius(metres) }
         let start: Point
         switch request.from {
         case .point(let p):
@@ -113,6 +115,7 @@ extension Network {
         }
         do {
             let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap) { router throws(RouteError) in
+                router.maxEndSnapMetres = endSnap
                 router.maxSettled = limits.maxSettledNodes
                 // The search keeps to its own bound and to what is left of the request's.
                 router.maxSeconds = min(limits.maxRouteSeconds, deadline.remainingSeconds)
@@ -127,6 +130,17 @@ extension Network {
             if case .tooMuchWork = error, deadline.hasPassed { throw .deadlineExceeded(seconds: deadline.seconds) }
             throw .route(error)
         }
+    }
+}
+
+extension EngineLimits {
+    /// A snap radius as asked (nil: the default), checked: more than 0, at most the largest.
+    func snapRadius(_ metres: Double?) throws(EngineError) -> Double {
+        let snap = metres ?? defaultSnapMetres
+        guard snap > 0 && snap <= maxSnapMetres else {
+            throw .invalidArgument(parameter: "max_snap_m", message: "must be more than 0 and at most \(Rounding.wholeMetres(maxSnapMetres)) metres, got \(snap)")
+        }
+        return snap
     }
 }
 

@@ -51,6 +51,15 @@ public enum Geodesy {
         return 2 * sin(angle / 2)
     }
 
+    /// The initial bearing of the great circle from the first point to the second, in degrees
+    /// clockwise from true north, in [0, 360).
+    public static func bearing(lon1: Double, lat1: Double, lon2: Double, lat2: Double) -> Double {
+        let φ1 = lat1 * .pi / 180, φ2 = lat2 * .pi / 180, Δλ = (lon2 - lon1) * .pi / 180
+        let θ = atan2(sin(Δλ) * cos(φ2), cos(φ1) * sin(φ2) - sin(φ1) * cos(φ2) * cos(Δλ)) * 180 / .pi
+        let degrees = θ < 0 ? θ + 360 : θ
+        return degrees >= 360 ? 0 : degrees
+    }
+
     /// Length of a line in metres: the sum of its segments' great-circle lengths.
     public static func length(of coordinates: [Double]) -> Double {
         var total = 0.0

@@ -32,7 +32,8 @@ public enum Query {
     }
 
     /// The answer to every statement of `text` as one JSON body (one statement: its answer;
-    /// several: an array), within `budget`: at most `maxStatements` statements (refused before
+    /// several: an array, or as GeoJSON one FeatureCollection whose features say their
+    /// statement), within `budget`: at most `maxStatements` statements (refused before
     /// any runs), the deadline checked before each statement and inside it, the rows of all
     /// answers counted together, and the body's size checked row by row while it is written, so
     /// a body too large is abandoned early rather than built. Each statement's rows are written
@@ -50,20 +51,27 @@ public enum Query {
         }
         var planned: [PlannedStatement] = []
         for (statement, position) in parsed { planned.append(try Planner(snapshot: snapshot).plan(statement, at: position)) }
+        // Several statements: a JSON array of their answers, or as GeoJSON one
+        // FeatureCollection of all their features, each marked with its statement's number.
+        let several = planned.count > 1
         var w = JSONWriter(reservingCapacity: 4096)
-        if planned.count > 1 { w.beginArray() }
-        for statement in planned {
+        if several { geoJSON ? QueryResult.beginCollection(&w) : w.beginArray() }
+        for (number, statement) in zip(1..., planned) {
             let position = statement.position
             do { try budget.deadline.check() } catch { throw Runner.engineError(error, at: position) }
             let result = try statement.run(deadline: budget.deadline)
             do {
                 try budget.answered(rows: result.count)
-                try result.write(&w, geoJSON: geoJSON, budget: budget)
+                if several && geoJSON {
+                    try result.writeFeatures(&w, statement: number, budget: budget)
+                } else {
+                    try result.write(&w, geoJSON: geoJSON, budget: budget)
+                }
             } catch {
                 throw Runner.engineError(error, at: position)
             }
         }
-        if planned.count > 1 { w.endArray() }
+        if several { geoJSON ? QueryResult.endCollection(&w) : w.endArray() }
         return w.bytes
     }
 

@@ -45,21 +45,34 @@ public struct QueryResult: Sendable {
     /// The answer as JSON (`geoJSON`: as a GeoJSON FeatureCollection of its rows, or the
     /// route as a Feature), through the engine's one output path.
     public func write(_ w: inout JSONWriter, geoJSON: Bool) {
-        // Without a budget nothing is checked, so nothing is thrown.
+        // Without a budget nothing is checked, so the one error left is EXPLAIN as GeoJSON,
+        // which writes nothing.
         do { try write(&w, geoJSON: geoJSON, budget: nil) } catch {}
     }
 
     /// The answer as JSON within `budget`'s response size: checked after every row, so writing
-    /// stops within one row of the limit (`responseTooLarge`).
+    /// stops within one row of the limit (`responseTooLarge`). As GeoJSON, EXPLAIN's plan is
+    /// refused (`invalidArgument` of `format`): a plan is no feature.
     public func write(_ w: inout JSONWriter, geoJSON: Bool, budget: RequestBudget?) throws(EngineError) {
         switch body {
         case .rows(let rows):
-            try geoJSON ? Self.writeFeatures(&w, rows, budget) : Self.writeRows(&w, rows, budget)
+            if geoJSON {
+                w.beginObject()
+                w.key("type"); w.string("FeatureCollection")
+                w.key("features")
+                w.beginArray()
+                try Self.writeFeatures(&w, rows, statement: nil, budget)
+                w.endArray()
+                w.endObject()
+            } else {
+                try Self.writeRows(&w, rows, budget)
+            }
         case .route(let answer):
             geoJSON ? Output.routeFeature(&w, answer) : Output.route(&w, answer)
         case .location(let location):
             geoJSON ? Output.locationFeature(&w, location) : Output.location(&w, location)
         case .plan(let lines):
+            if geoJSON { throw Self.planIsNotGeoJSON }
             w.beginObject()
             w.key("plan")
             w.beginArray()
@@ -70,17 +83,60 @@ public struct QueryResult: Sendable {
         try budget?.check(responseBytes: w.bytes.count)
     }
 
-    /// Several answers as one JSON document: one answer as itself, several as an array.
-    public static func write(_ results: [QueryResult], geoJSON: Bool, pretty: Bool = false) -> [UInt8] {
+    /// This answer's features as members of the `features` array of a FeatureCollection that
+    /// holds the answers of several statements: each feature's properties end with
+    /// `"statement": n` (1-based), so a client (GDAL, QGIS) can tell the statements apart in one
+    /// GeoJSON document; a route is one Feature.
+    public func writeFeatures(_ w: inout JSONWriter, statement: Int, budget: RequestBudget?) throws(EngineError) {
+        switch body {
+        case .rows(let rows):
+            try Self.writeFeatures(&w, rows, statement: statement, budget)
+        case .route(let answer):
+            Output.routeFeature(&w, answer, statement: statement)
+        case .plan:
+            throw Self.planIsNotGeoJSON
+        }
+        try budget?.check(responseBytes: w.bytes.count)
+    }
+
+    static let planIsNotGeoJSON = EngineError.invalidArgument(parameter: "format", message: "EXPLAIN answers a plan, not features: ask for it as JSON (format=json)")
+
+    /// Several answers as one JSON document: one answer as itself; several as an array, or as
+    /// GeoJSON one FeatureCollection of every statement's features, each marked with its
+    /// statement's number (a JSON array of FeatureCollections is not GeoJSON).
+    /// The one error is EXPLAIN asked for as GeoJSON.
+    public static func write(_ results: [QueryResult], geoJSON: Bool, pretty: Bool = false) throws(QueryError) -> [UInt8] {
         var w = JSONWriter(pretty: pretty)
-        if results.count == 1 {
-            results[0].write(&w, geoJSON: geoJSON)
-        } else {
-            w.beginArray()
-            for result in results { result.write(&w, geoJSON: geoJSON) }
-            w.endArray()
+        do {
+            if results.count == 1 {
+                try results[0].write(&w, geoJSON: geoJSON, budget: nil)
+            } else if geoJSON {
+                beginCollection(&w)
+                for (i, result) in results.enumerated() { try result.writeFeatures(&w, statement: i + 1, budget: nil) }
+                endCollection(&w)
+            } else {
+                w.beginArray()
+                for result in results { try result.write(&w, geoJSON: false, budget: nil) }
+                w.endArray()
+            }
+        } catch {
+            // Answers keep no position; the error points at the start of the text.
+            throw Runner.engineError(error, at: SourcePosition(line: 1, column: 1, length: 1))
         }
         return w.bytes
+    }
+
+    /// The FeatureCollection around the features of several statements.
+    static func beginCollection(_ w: inout JSONWriter) {
+        w.beginObject()
+        w.key("type"); w.string("FeatureCollection")
+        w.key("features")
+        w.beginArray()
+    }
+
+    static func endCollection(_ w: inout JSONWriter) {
+        w.endArray()
+        w.endObject()
     }
 
     /// The JSON answer as a value, for callers that inspect it (tests, the schedule check).
@@ -116,12 +172,9 @@ public struct QueryResult: Sendable {
         w.endObject()
     }
 
-    /// Rows as Features: `fid` becomes the id, the other columns the properties.
-    private static func writeFeatures(_ w: inout JSONWriter, _ rows: Rows, _ budget: RequestBudget?) throws(EngineError) {
-        w.beginObject()
-        w.key("type"); w.string("FeatureCollection")
-        w.key("features")
-        w.beginArray()
+    /// Rows as Features (the members of a `features` array): `fid` becomes the id, the other
+    /// columns the properties, then the statement's number when there are several.
+    private static func writeFeatures(_ w: inout JSONWriter, _ rows: Rows, statement: Int?, _ budget: RequestBudget?) throws(EngineError) {
         for (i, row) in rows.values.enumerated() {
             w.beginObject()
             w.key("type"); w.string("Feature")
@@ -130,16 +183,15 @@ public struct QueryResult: Sendable {
             if let geometry = rows.geometries[i] { w.geometry(geometry) } else { w.null() }
             w.key("properties")
             w.beginObject()
-            for (column, value) in zip(rows.columns, row) where column != "fid" {
+            for (column, value) in zip(rows.columns, row) where column != "fid" && !(statement != nil && column == "statement") {
                 w.key(column)
                 w.value(value)
             }
+            if let statement { w.key("statement"); w.integer(Int64(statement)) }
             w.endObject()
             w.endObject()
             try budget?.check(responseBytes: w.bytes.count)
         }
-        w.endArray()
-        w.endObject()
     }
 
     // MARK: Table

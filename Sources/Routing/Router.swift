@@ -16,6 +16,8 @@ public struct Route: Sendable {
     public var waypoints: [Waypoint]
     /// The source ids (OSM node ids) of the graph nodes passed, in order.
     public var nodeIDs: [Int64]
+    /// The same nodes as indices into the graph (for naming the edges walked).
+    public var nodes: [Int]
     /// Nodes the search settled: its work.
     public var settled: Int
 }
@@ -27,23 +29,33 @@ public struct Waypoint: Sendable, Equatable {
     public var location: Point
     /// Great-circle metres from `input` to `location`.
     public var snapMetres: Double
+    /// The edge it joins, as the graph's node indices.
+    public var edgeStart: Int
+    public var edgeEnd: Int
 }
 
 public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// No edge within the snap radius of a waypoint (OSRM's NoSegment).
+    /// No edge within the snap radius of a waypoint (OSRM's NoSegment): 0 the start, 1 the
+    /// destination.
     case noSegment(waypoint: Int, nearestMetres: Double?, maxSnapMetres: Double)
+    /// The same for coordinate `coordinate` (from 0) of a request of many (a table, a route
+    /// through several points).
+    case noSegmentAt(coordinate: Int, nearestMetres: Double?, maxSnapMetres: Double)
     /// The waypoints lie in different parts of the network (OSRM's NoRoute).
     case noRoute(reason: String)
     case tooMuchWork(settled: Int)
     case invalidPoint(String)
     /// Nothing to route to (e.g. a target predicate that matched no feature).
     case noTarget(String)
+    /// More points than a request may hold (a table's sources or destinations, a route's
+    /// waypoints): OSRM's TooBig.
+    case tooManyPoints(what: String, count: Int, limit: Int)
 
     public var code: String {
         switch self {
-        case .noSegment: "NoSegment"
+        case .noSegment, .noSegmentAt: "NoSegment"
         case .noRoute: "NoRoute"
-        case .tooMuchWork: "TooBig"
+        case .tooMuchWork, .tooManyPoints: "TooBig"
         case .invalidPoint: "InvalidValue"
         case .noTarget: "NoTarget"
         }
@@ -54,11 +66,23 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noSegment(let waypoint, let nearest, let max):
             let which = waypoint == 0 ? "the start" : "the destination"
             return "\(which) is not within \(Rounding.wholeMetres(max)) m of the network" + (nearest.map { " (the nearest path is \(Rounding.wholeMetres($0)) m away)" } ?? "")
+        case .noSegmentAt(let coordinate, let nearest, let max):
+            return "coordinate \(coordinate) is not within \(Rounding.wholeMetres(max)) m of the network" + (nearest.map { " (the nearest path is \(Rounding.wholeMetres($0)) m away)" } ?? "")
         case .noRoute(let reason): return "no route: \(reason)"
         case .tooMuchWork(let settled): return "the route search gave up after settling \(settled) nodes"
         case .invalidPoint(let message), .noTarget(let message): return message
+        case .tooManyPoints(let what, let count, let limit): return "\(count) \(what), more than the limit of \(limit)"
         }
     }
+}
+
+/// Walking distances between sources and destinations, with where each point joined the
+/// network.
+public struct DistanceTable: Sendable {
+    public var sources: [Waypoint]
+    public var destinations: [Waypoint]
+    /// `metres[i][j]` from source i to destination j; nil when no path joins them.
+    public var metres: [[Double?]]
 }
 
 /// A point where a query joins the network: on edge (u, v) at fraction `t` from u.
@@ -69,6 +93,10 @@ struct Snap {
     var edgeMetres: Double
     var location: Point
     var metres: Double
+
+    func waypoint(for input: Point) -> Waypoint {
+        Waypoint(input: input, location: location, snapMetres: metres, edgeStart: u, edgeEnd: v)
+    }
 }
 
 /// The network's edges for snapping, each undirected edge once, with an R-tree over their boxes.
@@ -108,6 +136,8 @@ public final class Router {
     /// Walking speed, m/s (5 km/h by default).
     public var metresPerSecond: Double
     public var maxSnapMetres: Double
+    /// How far a route's destination may lie from the network; nil: `maxSnapMetres`.
+    public var maxEndSnapMetres: Double?
     /// Edges a route must not use (a profile's: steps for wheelchairs), or nil for every edge.
     /// Neither end snaps onto one, and the search never walks one.
     public var forbidden: Forbidden?
@@ -150,21 +180,38 @@ public final class Router {
     /// The point on the network nearest to (lon, lat), or nil beyond `maxMetres`. Forbidden
     /// edges are skipped: a wheelchair user must not be placed on a flight of steps.
     func snap(lon: Double, lat: Double, maxMetres: Double) -> Snap? {
-        let edges = self.edges
+        snaps(lon: lon, lat: lat, count: 1, maxMetres: maxMetres).first
+    }
+
+    /// Where (lon, lat) would join each of the `count` edges nearest to it within `maxMetres`,
+    /// nearest first; forbidden edges skipped.
+    private func snaps(lon: Double, lat: Double, count: Int, maxMetres: Double) -> [Snap] {
+        let edges = self.edges, graph = self.graph
         let allowed: ((Int) -> Bool)? = forbidden.map { forbidden in
             let set = forbidden.edges
             return { e in !set.contains(Int(edges.edgeU[e]), Int(edges.edgeV[e])) }
         }
         let found = edges.tree.nearest(
-            k: 1, maxDistance: maxMetres,
+            k: count, maxDistance: maxMetres,
             boxDistance: { SphericalDistance.toBox(lon: lon, lat: lat, $0) },
             itemDistance: { e in
                 let u = Int(edges.edgeU[e]), v = Int(edges.edgeV[e])
-                return Geodesy.pointToSegment(lon: lon, lat: lat, ax: self.graph.lons[u], ay: self.graph.lats[u], bx: self.graph.lons[v], by: self.graph.lats[v])
+                return Geodesy.pointToSegment(lon: lon, lat: lat, ax: graph.lons[u], ay: graph.lats[u], bx: graph.lons[v], by: graph.lats[v])
             },
             filter: allowed)
-        guard let best = found.first else { return nil }
-        let u = Int(edges.edgeU[best.index]), v = Int(edges.edgeV[best.index])
+        return found.map { snap(lon: lon, lat: lat, onEdge: $0.index) }
+    }
+
+    /// The `count` edges nearest to the point within `maxMetres`, nearest first, each as the
+    /// point where the position would join it (OSRM's nearest service).
+    public func nearest(to point: Point, count: Int, maxMetres: Double) -> [Waypoint] {
+        snaps(lon: point.lon, lat: point.lat, count: count, maxMetres: maxMetres).map { $0.waypoint(for: point) }
+    }
+
+    /// Where (lon, lat) joins edge `e` of the edge index: the foot of the perpendicular,
+    /// clamped to the edge.
+    private func snap(lon: Double, lat: Double, onEdge e: Int) -> Snap {
+        let u = Int(edges.edgeU[e]), v = Int(edges.edgeV[e])
         // The foot's fraction along the edge, in a local equirectangular plane (edges are
         // metres long: the plane's error is far below a millimetre).
         let k = cos(lat * .pi / 180)
@@ -173,8 +220,67 @@ public final class Router {
         let length2 = dx * dx + dy * dy
         let t = length2 > 0 ? max(0, min(1, ((lon * k - ax) * dx + (lat - ay) * dy) / length2)) : 0
         let location = Point(lon: graph.lons[u] + t * (graph.lons[v] - graph.lons[u]), lat: graph.lats[u] + t * (graph.lats[v] - graph.lats[u]))
-        return Snap(u: u, v: v, t: t, edgeMetres: edges.edgeMetres[best.index], location: location,
+        return Snap(u: u, v: v, t: t, edgeMetres: edges.edgeMetres[e], location: location,
                     metres: Geodesy.haversine(lon1: lon, lat1: lat, lon2: location.lon, lat2: location.lat))
+    }
+
+    /// Walking distances between every source and every destination (OSRM's table service).
+    /// Each point snaps once (within its own radius), then one Dijkstra per source reaches every
+    /// destination: N searches for an N×M table rather than N×M routes. Each distance is the
+    /// one `route(from:to:)` answers for the pair: the same snapping, the same partial edges at
+    /// both ends, the same shortcut along a shared edge.
+    /// `shouldStop` is asked before each search (a request's deadline): `tooMuchWork` when it
+    /// says so.
+    public func table(sources: [Point], sourceSnapMetres: [Double], destinations: [Point], destinationSnapMetres: [Double],
+                      shouldStop: () -> Bool = { false }) throws(RouteError) -> DistanceTable {
+        func snapAll(_ points: [Point], _ radii: [Double], first: Int) throws(RouteError) -> [Snap] {
+            var snapped: [Snap] = []
+            for (i, p) in points.enumerated() {
+                do {
+                    _ = try Point.checked(lon: p.lon, lat: p.lat)
+                } catch {
+                    throw .invalidPoint("coordinate \(first + i): \(error)")
+                }
+                let radius = i < radii.count ? radii[i] : maxSnapMetres
+                guard let s = snap(lon: p.lon, lat: p.lat, maxMetres: radius) else {
+                    throw .noSegmentAt(coordinate: first + i, nearestMetres: snap(lon: p.lon, lat: p.lat, maxMetres: .infinity)?.metres, maxSnapMetres: radius)
+                }
+                snapped.append(s)
+            }
+            return snapped
+        }
+        let from = try snapAll(sources, sourceSnapMetres, first: 0)
+        let to = try snapAll(destinations, destinationSnapMetres, first: sources.count)
+        let forbiddenEdges = forbidden.flatMap { $0.edges.isEmpty ? nil : $0.edges }
+        let edgeFactor: ((Int, Int) -> Double?)? = forbiddenEdges.map { set in { u, v in set.contains(u, v) ? nil : 1 } }
+        // Every destination is reached through either end of its edge.
+        let targetNodes = to.flatMap { [$0.u, $0.v] }
+        var metres: [[Double?]] = []
+        metres.reserveCapacity(from.count)
+        for a in from {
+            if shouldStop() { throw .tooMuchWork(settled: search.settled) }
+            let sources = [(node: a.u, cost: a.t * a.edgeMetres), (node: a.v, cost: (1 - a.t) * a.edgeMetres)]
+            let reached: [Double]
+            do {
+                reached = try search.distances(from: sources, to: targetNodes, edgeFactor: edgeFactor)
+            } catch {
+                if case .tooMuchWork(let settled) = error { throw .tooMuchWork(settled: settled) }
+                reached = targetNodes.map { _ in .infinity }
+            }
+            var row: [Double?] = []
+            row.reserveCapacity(to.count)
+            for (j, b) in to.enumerated() {
+                var best = min(reached[2 * j] + b.t * b.edgeMetres, reached[2 * j + 1] + (1 - b.t) * b.edgeMetres)
+                // Along the shared edge, as `route` does, unless the profile forbids it.
+                if (b.u, b.v) == (a.u, a.v), !(forbiddenEdges?.contains(a.u, a.v) ?? false) {
+                    best = min(best, abs(b.t - a.t) * a.edgeMetres)
+                }
+                row.append(best.isFinite ? best : nil)
+            }
+            metres.append(row)
+        }
+        return DistanceTable(sources: zip(from, sources).map { $0.waypoint(for: $1) },
+                             destinations: zip(to, destinations).map { $0.waypoint(for: $1) }, metres: metres)
     }
 
     /// Areas a route keeps out of (e.g. air-quality zones of class 4 and 5): an edge whose
@@ -239,13 +345,14 @@ public final class Router {
         guard let a = snap(lon: start.lon, lat: start.lat, maxMetres: maxSnapMetres) else {
             throw .noSegment(waypoint: 0, nearestMetres: snap(lon: start.lon, lat: start.lat, maxMetres: .infinity)?.metres, maxSnapMetres: maxSnapMetres)
         }
+        let endSnapMetres = maxEndSnapMetres ?? maxSnapMetres
         var snaps: [(Point, Snap)] = []
         for end in ends {
-            if let b = snap(lon: end.lon, lat: end.lat, maxMetres: maxSnapMetres) { snaps.append((end, b)) }
+            if let b = snap(lon: end.lon, lat: end.lat, maxMetres: endSnapMetres) { snaps.append((end, b)) }
         }
         guard !snaps.isEmpty else {
             let nearest = ends.compactMap { snap(lon: $0.lon, lat: $0.lat, maxMetres: .infinity)?.metres }.min()
-            throw .noSegment(waypoint: 1, nearestMetres: nearest, maxSnapMetres: maxSnapMetres)
+            throw .noSegment(waypoint: 1, nearestMetres: nearest, maxSnapMetres: endSnapMetres)
         }
         let reachable = snaps.filter { graph.component[$0.1.u] == graph.component[a.u] }
         guard !reachable.isEmpty else {
@@ -319,9 +426,8 @@ public final class Router {
         if let direct, direct.metres <= path.metres {
             return Route(metres: direct.metres, seconds: direct.metres / metresPerSecond,
                          geometry: LineString(coordinates: [a.location.lon, a.location.lat, direct.snap.location.lon, direct.snap.location.lat]),
-                         waypoints: [Waypoint(input: start, location: a.location, snapMetres: a.metres),
-                                     Waypoint(input: direct.end, location: direct.snap.location, snapMetres: direct.snap.metres)],
-                         nodeIDs: [], settled: search.settled)
+                         waypoints: [a.waypoint(for: start), direct.snap.waypoint(for: direct.end)],
+                         nodeIDs: [], nodes: [], settled: search.settled)
         }
         // Which destination the path reached: the one whose edge ends at the last node.
         let last = path.nodes[path.nodes.count - 1]
@@ -333,8 +439,7 @@ public final class Router {
         for node in path.nodes { coordinates += [graph.lons[node], graph.lats[node]] }
         coordinates += [reached.1.location.lon, reached.1.location.lat]
         return Route(metres: path.metres, seconds: path.metres / metresPerSecond, geometry: LineString(coordinates: coordinates),
-                     waypoints: [Waypoint(input: start, location: a.location, snapMetres: a.metres),
-                                 Waypoint(input: reached.0, location: reached.1.location, snapMetres: reached.1.metres)],
-                     nodeIDs: path.nodes.map { graph.nodeIDs[$0] }, settled: search.settled)
+                     waypoints: [a.waypoint(for: start), reached.1.waypoint(for: reached.0)],
+                     nodeIDs: path.nodes.map { graph.nodeIDs[$0] }, nodes: path.nodes, settled: search.settled)
     }
 }

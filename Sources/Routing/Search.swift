@@ -91,6 +91,82 @@ public final class Search {
     private var oneSource: [(node: Int, cost: Double)] = [(0, 0)]
     private var oneTarget: [(node: Int, cost: Double)] = [(0, 0)]
 
+    /// Dijkstra from `sources` (each with a starting cost) until every node of `targets` is
+    /// settled: the shortest distance to each target node (infinity when none reaches it), in
+    /// one search however many targets there are. A distance matrix runs one of these per
+    /// source instead of one A* per pair. `edgeFactor` as in `shortestPath`.
+    public func distances(from sources: [(node: Int, cost: Double)], to targets: [Int],
+                          edgeFactor: ((Int, Int) -> Double?)? = nil) throws(Failure) -> [Double] {
+        generation &+= 1
+        if generation == 0 {
+            for i in stamp.indices { stamp[i] = 0; settledStamp[i] = 0; targetStamp[i] = 0 }
+            generation = 1
+        }
+        let generation = self.generation
+        // Targets are marked once each, so a target listed twice is waited for once.
+        var waiting = 0
+        for t in targets where t >= 0 && t < graph.nodeCount && targetStamp[t] != generation {
+            targetStamp[t] = generation
+            waiting += 1
+        }
+        var heap = MinHeap<QueuedNode>()
+        swap(&heap, &self.heap)
+        defer { swap(&heap, &self.heap) }
+        heap.removeAll()
+        for s in sources where stamp[s.node] != generation || s.cost < distance[s.node] {
+            stamp[s.node] = generation
+            distance[s.node] = s.cost
+            heap.push(QueuedNode(s.node, s.cost))
+        }
+        var settledCount = 0
+        var overLimit = false
+        let maxSettled = self.maxSettled
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(maxSeconds, 3600)) * 1e9)
+        // On raw buffers, as the A* loop: no exclusivity checks per access to the class's arrays.
+        distance.withUnsafeMutableBufferPointer { distance in
+        stamp.withUnsafeMutableBufferPointer { stamp in
+        settledStamp.withUnsafeMutableBufferPointer { settledStamp in
+        targetStamp.withUnsafeBufferPointer { targetStamp in
+        graph.firstEdge.withUnsafeBufferPointer { firstEdge in
+        graph.targets.withUnsafeBufferPointer { edgeTargets in
+        graph.lengths.withUnsafeBufferPointer { lengths in
+            while waiting > 0, let entry = heap.pop() {
+                let u = Int(entry.node)
+                if settledStamp[u] == generation { continue }
+                settledStamp[u] = generation
+                settledCount += 1
+                if settledCount > maxSettled || (settledCount & 4095 == 0 && DispatchTime.now().uptimeNanoseconds > deadline) {
+                    overLimit = true
+                    break
+                }
+                if targetStamp[u] == generation { waiting -= 1 }
+                let du = distance[u]
+                for e in Int(firstEdge[u])..<Int(firstEdge[u + 1]) {
+                    let v = Int(edgeTargets[e])
+                    var w = lengths[e]
+                    if let edgeFactor {
+                        guard let factor = edgeFactor(u, v) else { continue }
+                        w *= factor
+                    }
+                    let dv = du + w
+                    if stamp[v] != generation || dv < distance[v] {
+                        stamp[v] = generation
+                        distance[v] = dv
+                        heap.push(QueuedNode(v, dv))
+                    }
+                }
+            }
+        }}}}}}}
+        if overLimit {
+            settled = settledCount
+            throw .tooMuchWork(settled: settledCount)
+        }
+        settled = settledCount
+        return targets.map { t in
+            t >= 0 && t < graph.nodeCount && settledStamp[t] == generation ? distance[t] : .infinity
+        }
+    }
+
     /// The search itself: the best cost and the target node reached (parents are left set).
     private func search(from sources: [(node: Int, cost: Double)], to targets: [(node: Int, cost: Double)],
                         heuristic: Bool, edgeFactor: ((Int, Int) -> Double?)?) throws(Failure) -> (metres: Double, target: Int) {

@@ -172,36 +172,73 @@ struct Endpoints: Sendable {
         let z = try Endpoints.tileNumber(request.pathParameter("z", context), "z", below: 31)
         let limit = 1 << z
         let x = try Endpoints.tileNumber(request.pathParameter("x", context), "x", below: limit)
-        let y = try Endpoints.tileNumber(request.pathParameter("y", context), "y", below: limit)
+        let (yText, form) = try Endpoints.tileForm(request.pathParameter("y", context))
+        let y = try Endpoints.tileNumber(yText, "y", below: limit)
         let snapshot = try state.snapshot()
-        // Reading (SQLite) and gzipping a tile is work of the heavy kind.
-        return try await heavy.run { try Endpoints.tile(request, snapshot: snapshot, name: name, z: z, x: x, y: y) }
+        // Reading (SQLite), encoding, transcoding and gzipping a tile is work of the heavy kind.
+        return try await heavy.run { try Endpoints.tile(request, snapshot: snapshot, name: name, z: z, x: x, y: y, form: form) }
     }
 
-    static func tile(_ request: Request, snapshot: Snapshot, name: String, z: Int, x: Int, y: Int) throws -> Response {
-        // The name is a key into the snapshot's registered tile sets, never a file path, so no
-        // request can reach a file that was not registered.
-        let tiles = try engine { () throws(EngineError) in try snapshot.tileSet(name) }
-        let bytes = try engine { () throws(EngineError) in try snapshot.tileBytes(tiles, z: z, x: x, y: y) }
-        guard let bytes else {
+    /// The last path segment of a tile: `y`, or `y.mvt`, `y.pbf` (MVT) or `y.json` (GeoJSON).
+    static func tileForm(_ text: String) throws(APIError) -> (y: String, form: TileForm) {
+        guard let dot = text.firstIndex(of: ".") else { return (text, .automatic) }
+        let y = String(text[..<dot]), suffix = text[text.index(after: dot)...]
+        switch suffix {
+        case "mvt", "pbf": return (y, .mvt)
+        case "json": return (y, .geoJSON)
+        default: throw APIError.invalidParameter("y", "unknown tile extension \(Quote.input("." + suffix)) (use .mvt, .pbf or .json, or none)")
+        }
+    }
+
+    static func tile(_ request: Request, snapshot: Snapshot, name: String, z: Int, x: Int, y: Int, form: TileForm) throws -> Response {
+        // The name is a key into the snapshot's registered tile sets and layers, never a file
+        // path, so no request can reach a file that was not registered.
+        let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+        let source = try engine { () throws(EngineError) in try snapshot.tileSource(name) }
+        let body = try engine { () throws(EngineError) in
+            try snapshot.tile(source, z: z, x: x, y: y, form: form, deadline: deadline)
+        }
+        guard let body else {
+            // A sparse set has no tile where it has nothing to draw: inside its zooms and bounds
+            // that is an empty tile, 204 as tile servers answer (a map client draws nothing and
+            // logs no error); outside them the address is wrong, 404.
+            if case .tileSet(_, let tiles) = source, tiles.covers(z: z, x: x, y: y) {
+                var headers = HTTPFields()
+                headers[.cacheControl] = Endpoints.tileCacheControl
+                return Response(status: .noContent, headers: headers)
+            }
             throw APIError(.notFound, code: "tile_not_found", detail: "tile set \(Quote.input(name)) has no tile \(z)/\(x)/\(y)",
                            extra: JSONObject([("tileset", .string(Quote.capped(name))), ("z", .integer(Int64(z))), ("x", .integer(Int64(x))), ("y", .integer(Int64(y)))]))
         }
         // An app revalidates its cached tiles with If-None-Match and gets a bodiless 304 for
-        // each unchanged one. The tag is weak (W/) because the same stored bytes may go out
-        // gzipped or not, and weak tags are what If-None-Match compares anyway.
-        let etag = Endpoints.weakETag(bytes)
+        // each unchanged one. The tag is weak (W/) because the same bytes may go out gzipped
+        // or not, and weak tags are what If-None-Match compares anyway.
+        let etag = Endpoints.weakETag(body.bytes)
         if let ifNoneMatch = request.headers[.ifNoneMatch], Endpoints.matches(ifNoneMatch, etag: etag) {
             var headers = HTTPFields()
             headers[.eTag] = etag
             headers[.cacheControl] = Endpoints.tileCacheControl
+            headers[.vary] = "Accept-Encoding"
             return Response(status: .notModified, headers: headers)
         }
-        let encoding = TileEncoding.detect(bytes)
-        var response = Reply.bytes(bytes, contentType: encoding.format.contentType, contentEncoding: encoding.compression.contentEncoding,
-                                   compressible: !encoding.format.isRaster, request: request)
+        // A stored compression goes out only to a client that accepts it (MBTiles tiles are
+        // often gzip; `identity` or no Accept-Encoding gets them inflated); anything else that
+        // is not an image is gzipped for a client that accepts gzip.
+        var bytes = body.bytes
+        var contentEncoding = body.encoding.compression.contentEncoding
+        if let coding = contentEncoding, !Reply.accepts(request, coding: coding) {
+            do {
+                bytes = try Decompression.inflate(bytes)
+            } catch {
+                throw APIError.engine(.tiles("tile \(z)/\(x)/\(y) of '\(name)': \(error)"))
+            }
+            contentEncoding = nil
+        }
+        var response = Reply.bytes(bytes, contentType: body.encoding.format.contentType, contentEncoding: contentEncoding,
+                                   compressible: !body.encoding.format.isRaster, request: request)
         response.headers[.cacheControl] = Endpoints.tileCacheControl
         response.headers[.eTag] = etag
+        response.headers[.vary] = "Accept-Encoding"
         return response
     }
 
@@ -236,14 +273,20 @@ struct Endpoints: Sendable {
         return value
     }
 
-    func tileJSON(_ request: Request, _ context: APIContext) throws -> Response {
+    func tileJSON(_ request: Request, _ context: APIContext) async throws -> Response {
         _ = try Parameters(request, allowed: [])
         let name = try request.pathParameter("tileset", context)
         let snapshot = try state.snapshot()
-        let tiles = try engine { () throws(EngineError) in try snapshot.tileSet(name) }
-        let url = "\(baseURL(request, context))/v1/tiles/\(Endpoints.pathEncoded(name))/{z}/{x}/{y}"
-        let tileJSON = tiles.tileJSON(tilesURL: url)
-        return Reply.json(request: request) { w in w.value(tileJSON) }
+        let base = baseURL(request, context)
+        // Heavy: the first TileJSON of a set whose metadata has no vector_layers reads its
+        // tiles (the zoo's 22 GeoJSON tiles, 3.6 MB: 0.2 s), once per snapshot.
+        return try await heavy.run {
+            let source = try engine { () throws(EngineError) in try snapshot.tileSource(name) }
+            // Vector tiles by their MVT URL (what MapLibre draws); images as stored.
+            let url = "\(base)/v1/tiles/\(Endpoints.pathEncoded(source.name))/{z}/{x}/{y}" + (source.isRaster ? "" : ".mvt")
+            let tileJSON = snapshot.tileJSON(source, tilesURL: url)
+            return Reply.json(request: request) { w in w.value(tileJSON) }
+        }
     }
 
     /// Where clients reach this server: `--public-url`, else the Host header when it is a plain
@@ -377,8 +420,12 @@ struct Endpoints: Sendable {
         return out
     }
 
+    /// As `application/vnd.oai.openapi+json;version=3.0` to a client that asks for it (OGC
+    /// API's `service-desc`), else as `application/json`.
     func openAPI(_ request: Request, _ context: APIContext) throws -> Response {
-        Reply.bytes(Array(OpenAPI.document.utf8), contentType: "application/json", compressible: true, request: request)
+        let openAPIType = (request.headers[.accept] ?? "").contains("application/vnd.oai.openapi+json")
+        return Reply.bytes(Array(OpenAPI.document.utf8), contentType: openAPIType ? Endpoints.openAPIMediaType : Reply.json,
+                           compressible: true, request: request)
     }
 
     /// Disabled (404 `admin_disabled`) unless a token is configured; then it needs

@@ -1,15 +1,17 @@
-// The OpenAPI 3.1 document served at /openapi.json. Kept as text in the source (no resource
+// The OpenAPI 3.0 document served at /openapi.json. Kept as text in the source (no resource
 // bundle to locate at run time); ServerTests checks that its paths and methods are exactly the
-// server's route table, and that it parses.
+// server's route table, and that it parses. OpenAPI 3.0 rather than 3.1 because OGC API –
+// Features' "OpenAPI 3.0" conformance class asks for it: the landing page at /ogc links here as
+// its `service-desc`, and the one document describes every endpoint, the OGC and OSRM ones too.
 
 enum OpenAPI {
     static let document = #"""
 {
-  "openapi": "3.1.0",
+  "openapi": "3.0.3",
   "info": {
     "title": "Vltava HTTP API",
     "version": "1.0.0",
-    "description": "Point lookups, nearest features, walking routes and MBTiles vector tiles from one GeoPackage store. Coordinates are WGS 84 longitude/latitude; distances are great-circle metres on a sphere of R = 6,371,008.8 m. Errors are RFC 9457 problem documents (application/problem+json) with a stable `code`. See docs/HTTP_API.md."
+    "description": "Point lookups, nearest features, walking routes and MBTiles tile sets and the store's layers as vector tiles from one GeoPackage store. Coordinates are WGS 84 longitude/latitude; distances are great-circle metres on a sphere of R = 6,371,008.8 m. Errors are RFC 9457 problem documents (application/problem+json) with a stable `code`. See docs/HTTP_API.md."
   },
   "paths": {
     "/v1/query": {
@@ -93,7 +95,7 @@ enum OpenAPI {
           {"name": "to", "in": "query", "required": true, "schema": {"type": "string"}, "example": "14.40519,50.11576", "description": "LON,LAT"},
           {"name": "network", "in": "query", "schema": {"type": "string"}, "description": "A line layer; optional when the store has exactly one."},
           {"name": "profile", "in": "query", "schema": {"type": "string", "enum": ["foot", "wheelchair"], "default": "foot"}, "description": "foot: every path, 5 km/h. wheelchair: step-free (never a path tagged steps), 4 km/h; 422 NoRoute when only steps connect the points."},
-          {"name": "max_snap_m", "in": "query", "schema": {"type": "number", "exclusiveMinimum": 0, "maximum": 5000, "default": 500}}
+          {"name": "max_snap_m", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 5000, "default": 500}}
         ],
         "responses": {
           "200": {"description": "code Ok, routes[0] with distance (m), duration (s), geometry (GeoJSON LineString), waypoints with their snap distance.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Route"}}}},
@@ -188,7 +190,7 @@ enum OpenAPI {
     },
     "/v1/tiles/{tileset}.json": {
       "get": {
-        "summary": "TileJSON 3.0.0 of a tile set",
+        "summary": "TileJSON 3.0.0 of a tile set or of a feature layer (vector_layers with typed fields; valid against the TileJSON 3.0.0 schema)",
         "parameters": [{"$ref": "#/components/parameters/tileset"}],
         "responses": {
           "200": {"description": "TileJSON whose tiles URL points at this server.", "content": {"application/json": {"schema": {"type": "object"}}}},
@@ -199,16 +201,18 @@ enum OpenAPI {
     },
     "/v1/tiles/{tileset}/{z}/{x}/{y}": {
       "get": {
-        "summary": "One tile, XYZ addressing, as stored",
+        "summary": "One tile, XYZ addressing: a tile set's tile, or a feature layer cut into a Mapbox Vector Tile (extent 4096, 64 units of buffer, simplified per zoom). y may end in .mvt or .pbf (MVT: GeoJSON and TopoJSON tile sets transcoded) or .json (a GeoJSON FeatureCollection, each feature's tile layer in the property tile_layer); without an extension vector tiles come as MVT and images as stored. Content-Encoding follows Accept-Encoding: gzip only when accepted, stored gzip inflated otherwise.",
         "parameters": [
           {"$ref": "#/components/parameters/tileset"},
           {"name": "z", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0, "maximum": 30}},
           {"name": "x", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
-          {"name": "y", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}, "description": "XYZ row (0 at the north); the TMS flip of MBTiles is done by the server."},
+          {"name": "y", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9]+(\\.(mvt|pbf|json))?$"}, "description": "XYZ row (0 at the north; the TMS flip of MBTiles is done by the server), optionally with the extension .mvt, .pbf or .json."},
+          {"name": "Accept-Encoding", "in": "header", "required": false, "schema": {"type": "string"}, "description": "gzip (or deflate, for zlib-stored tiles) only when listed."},
           {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}, "description": "ETags the client holds; a match gives 304."}
         ],
         "responses": {
-          "200": {"description": "The tile's bytes; Content-Type and Content-Encoding are read from the bytes. A weak ETag comes with it.", "content": {"application/vnd.mapbox-vector-tile": {}, "application/geo+json": {}, "image/png": {}}},
+          "200": {"description": "The tile's bytes; Content-Type and Content-Encoding are read from the bytes. A weak ETag comes with it.", "content": {"application/vnd.mapbox-vector-tile": {}, "application/geo+json": {}, "image/png": {}, "image/jpeg": {}, "image/webp": {}}},
+          "204": {"description": "An empty tile: a tile set has no tile here, inside its zoom range and bounds."},
           "304": {"description": "Not modified: If-None-Match holds the tile's ETag (or *)."},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -248,7 +252,194 @@ enum OpenAPI {
     "/openapi.json": {
       "get": {
         "summary": "This document",
-        "responses": {"200": {"description": "OpenAPI 3.1.", "content": {"application/json": {"schema": {"type": "object"}}}}}
+        "responses": {"200": {"description": "OpenAPI 3.0; as application/vnd.oai.openapi+json;version=3.0 when the Accept header asks for it.", "content": {"application/json": {"schema": {"type": "object"}}, "application/vnd.oai.openapi+json;version=3.0": {"schema": {"type": "object"}}}}}
+      }
+    },
+    "/ogc": {
+      "get": {
+        "tags": ["OGC API – Features"],
+        "summary": "OGC API – Features landing page: links to the API definition (service-desc), the conformance classes and the collections",
+        "parameters": [{"$ref": "#/components/parameters/f"}],
+        "responses": {
+          "200": {"description": "title, description, links.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LandingPage"}}}},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/ogc/conformance": {
+      "get": {
+        "tags": ["OGC API – Features"],
+        "summary": "The conformance classes implemented: Part 1 Core, GeoJSON and OpenAPI 3.0",
+        "parameters": [{"$ref": "#/components/parameters/f"}],
+        "responses": {
+          "200": {"description": "conformsTo: the classes' URIs.", "content": {"application/json": {"schema": {"type": "object", "required": ["conformsTo"], "properties": {"conformsTo": {"type": "array", "items": {"type": "string"}}}}}}},
+          "406": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/ogc/collections": {
+      "get": {
+        "tags": ["OGC API – Features"],
+        "summary": "Every layer of the store as a collection (attribute tables as features without geometry)",
+        "parameters": [{"$ref": "#/components/parameters/f"}],
+        "responses": {
+          "200": {"description": "links and collections.", "content": {"application/json": {"schema": {"type": "object", "required": ["links", "collections"], "properties": {"links": {"type": "array", "items": {"$ref": "#/components/schemas/Link"}}, "collections": {"type": "array", "items": {"$ref": "#/components/schemas/Collection"}}}}}}},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/ogc/collections/{collection}": {
+      "get": {
+        "tags": ["OGC API – Features"],
+        "summary": "One collection: its extent (CRS84 box; the interval of a layer with time) and links",
+        "parameters": [{"$ref": "#/components/parameters/collection"}, {"$ref": "#/components/parameters/f"}],
+        "responses": {
+          "200": {"description": "The collection.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/ogc/collections/{collection}/items": {
+      "get": {
+        "tags": ["OGC API – Features"],
+        "summary": "A page of a collection's features, in the layer's order; any other parameter named like a column filters on that column (equal, text exactly, numbers by value)",
+        "parameters": [
+          {"$ref": "#/components/parameters/collection"},
+          {"name": "limit", "in": "query", "style": "form", "explode": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 10}},
+          {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}, "description": "Features to skip; the next and prev links carry it."},
+          {"name": "bbox", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "minItems": 4, "maxItems": 6, "items": {"type": "number"}}, "description": "minLon,minLat,maxLon,maxLat in CRS84: only features whose geometry meets the box (minLon > maxLon crosses the antimeridian)."},
+          {"name": "datetime", "in": "query", "style": "form", "explode": false, "schema": {"type": "string"}, "example": "2019-04-16T12:00:00Z/..", "description": "An instant or an interval (.. for an open end), UTC. Only on layers with time: a time-series table (each row's interval) and its point layer (features with an observation then)."},
+          {"name": "properties", "in": "query", "style": "form", "explode": true, "schema": {"type": "object", "additionalProperties": {"type": "string"}}, "description": "NAME=value for any column NAME of the layer."},
+          {"$ref": "#/components/parameters/f"}
+        ],
+        "responses": {
+          "200": {"description": "A GeoJSON FeatureCollection with links (self, collection, next, prev), timeStamp, numberMatched and numberReturned.", "content": {"application/geo+json": {"schema": {"$ref": "#/components/schemas/FeatureCollection"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/ogc/collections/{collection}/items/{featureId}": {
+      "get": {
+        "tags": ["OGC API – Features"],
+        "summary": "One feature by its fid",
+        "parameters": [
+          {"$ref": "#/components/parameters/collection"},
+          {"name": "featureId", "in": "path", "required": true, "schema": {"type": "integer"}},
+          {"$ref": "#/components/parameters/f"}
+        ],
+        "responses": {
+          "200": {"description": "A GeoJSON Feature with links (self, collection).", "content": {"application/geo+json": {"schema": {"type": "object"}}}},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/route/v1/{profile}/{coordinates}": {
+      "get": {
+        "tags": ["OSRM"],
+        "summary": "OSRM's route service: a walking route through the coordinates in order, one leg between each two",
+        "parameters": [
+          {"$ref": "#/components/parameters/osrmProfile"},
+          {"$ref": "#/components/parameters/osrmCoordinates"},
+          {"name": "steps", "in": "query", "schema": {"type": "boolean", "default": false}},
+          {"name": "geometries", "in": "query", "schema": {"type": "string", "enum": ["polyline", "polyline6", "geojson"], "default": "polyline"}},
+          {"name": "overview", "in": "query", "schema": {"type": "string", "enum": ["full", "simplified", "false"], "default": "simplified"}},
+          {"name": "annotations", "in": "query", "schema": {"type": "string"}, "description": "true, false, or a list of distance, duration, datasources, nodes, weight, speed."},
+          {"name": "alternatives", "in": "query", "schema": {"type": "string"}, "description": "Accepted; one route is answered."},
+          {"name": "continue_straight", "in": "query", "schema": {"type": "string", "enum": ["default", "true", "false"]}, "description": "Accepted; changes nothing on foot."},
+          {"$ref": "#/components/parameters/osrmRadiuses"},
+          {"$ref": "#/components/parameters/osrmHints"},
+          {"$ref": "#/components/parameters/osrmGenerateHints"},
+          {"$ref": "#/components/parameters/osrmSkipWaypoints"},
+          {"$ref": "#/components/parameters/osrmBearings"},
+          {"$ref": "#/components/parameters/osrmNetwork"}
+        ],
+        "responses": {
+          "200": {"description": "code Ok, routes[0] (distance m, duration s, weight = duration, weight_name, geometry, legs with steps, summary and annotation), waypoints (hint, distance, name, location).", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/OSRMError"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/table/v1/{profile}/{coordinates}": {
+      "get": {
+        "tags": ["OSRM"],
+        "summary": "OSRM's table service: walking durations and distances between sources and destinations, one search per source",
+        "parameters": [
+          {"$ref": "#/components/parameters/osrmProfile"},
+          {"$ref": "#/components/parameters/osrmCoordinates"},
+          {"name": "sources", "in": "query", "schema": {"type": "string", "default": "all"}, "example": "0;2", "description": "all, or indices of the coordinates separated by ;"},
+          {"name": "destinations", "in": "query", "schema": {"type": "string", "default": "all"}},
+          {"name": "annotations", "in": "query", "schema": {"type": "string", "enum": ["duration", "distance", "duration,distance", "distance,duration"], "default": "duration"}},
+          {"$ref": "#/components/parameters/osrmRadiuses"},
+          {"$ref": "#/components/parameters/osrmHints"},
+          {"$ref": "#/components/parameters/osrmGenerateHints"},
+          {"$ref": "#/components/parameters/osrmSkipWaypoints"},
+          {"$ref": "#/components/parameters/osrmBearings"},
+          {"$ref": "#/components/parameters/osrmNetwork"}
+        ],
+        "responses": {
+          "200": {"description": "code Ok, durations (s) and/or distances (m) by source row, null where no path joins a pair; sources and destinations as waypoints.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/OSRMError"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/nearest/v1/{profile}/{coordinates}": {
+      "get": {
+        "tags": ["OSRM"],
+        "summary": "OSRM's nearest service: the points of the nearest edges of the network, nearest first",
+        "parameters": [
+          {"$ref": "#/components/parameters/osrmProfile"},
+          {"$ref": "#/components/parameters/osrmCoordinates"},
+          {"name": "number", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1}},
+          {"$ref": "#/components/parameters/osrmRadiuses"},
+          {"$ref": "#/components/parameters/osrmHints"},
+          {"$ref": "#/components/parameters/osrmGenerateHints"},
+          {"$ref": "#/components/parameters/osrmBearings"},
+          {"$ref": "#/components/parameters/osrmNetwork"}
+        ],
+        "responses": {
+          "200": {"description": "code Ok, waypoints with nodes (the OSM ids of the edge's ends), hint, distance, name, location.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/OSRMError"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/": {
+      "get": {
+        "summary": "The map page (HTML); with Accept naming JSON and not HTML, links to the API",
+        "responses": {"200": {"description": "The page, or links.", "content": {"text/html": {"schema": {"type": "string"}}, "application/json": {"schema": {"type": "object"}}}}}
+      }
+    },
+    "/map/{file}": {
+      "get": {
+        "summary": "The map page's script (map.js) and style sheet (map.css)",
+        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string", "enum": ["map.js", "map.css"]}}],
+        "responses": {"200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
+      }
+    },
+    "/leaflet/{file}": {
+      "get": {
+        "summary": "Leaflet (leaflet.js, leaflet.css) from the system's copy (--leaflet-dir)",
+        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
+      }
+    },
+    "/leaflet/images/{file}": {
+      "get": {
+        "summary": "Leaflet's images from the system's copy",
+        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "The image."}, "404": {"$ref": "#/components/responses/Problem"}}
       }
     }
   },
@@ -256,14 +447,25 @@ enum OpenAPI {
     "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
     "parameters": {
       "layer": {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}, "example": "districts"},
-      "tileset": {"name": "tileset", "in": "path", "required": true, "schema": {"type": "string"}, "example": "zoo_map"},
+      "tileset": {"name": "tileset", "in": "path", "required": true, "schema": {"type": "string"}, "example": "zoo_map", "description": "A registered tile set, else a feature layer of the store (districts, parking, pens, …)."},
       "lon": {"name": "lon", "in": "query", "required": true, "schema": {"type": "number", "minimum": -180, "maximum": 180}, "example": 14.4208},
       "lat": {"name": "lat", "in": "query", "required": true, "schema": {"type": "number", "minimum": -90, "maximum": 90}, "example": 50.088},
-      "geometry": {"name": "geometry", "in": "query", "schema": {"type": "boolean"}, "description": "true: every geometry; false: none; absent: points only."}
+      "geometry": {"name": "geometry", "in": "query", "schema": {"type": "boolean"}, "description": "true: every geometry; false: none; absent: points only."},
+      "collection": {"name": "collection", "in": "path", "required": true, "schema": {"type": "string"}, "example": "districts", "description": "A layer of the store."},
+      "f": {"name": "f", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson"]}, "description": "The answer's format: JSON only (406 otherwise)."},
+      "osrmProfile": {"name": "profile", "in": "path", "required": true, "schema": {"type": "string", "enum": ["foot", "walking", "walk", "pedestrian", "wheelchair"]}, "description": "foot (walking, walk, pedestrian are the same), or wheelchair: step-free."},
+      "osrmCoordinates": {"name": "coordinates", "in": "path", "required": true, "schema": {"type": "string"}, "example": "14.4109,50.1167;14.40519,50.11576", "description": "LON,LAT;LON,LAT…, polyline(…) or polyline6(…); an optional .json suffix."},
+      "osrmRadiuses": {"name": "radiuses", "in": "query", "schema": {"type": "string"}, "description": "Per coordinate, separated by ;: metres (at most 5000), unlimited (5000), or empty for the default 500."},
+      "osrmHints": {"name": "hints", "in": "query", "schema": {"type": "string"}, "description": "Accepted and not used: every coordinate snaps again."},
+      "osrmGenerateHints": {"name": "generate_hints", "in": "query", "schema": {"type": "boolean", "default": true}},
+      "osrmSkipWaypoints": {"name": "skip_waypoints", "in": "query", "schema": {"type": "boolean", "default": false}},
+      "osrmBearings": {"name": "bearings", "in": "query", "schema": {"type": "string"}, "description": "Not supported (InvalidOptions): paths are walked both ways."},
+      "osrmNetwork": {"name": "network", "in": "query", "schema": {"type": "string"}, "description": "Vltava's: the line layer to walk; optional when the store has exactly one."}
     },
     "responses": {
       "Problem": {"description": "An RFC 9457 problem.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
-      "QueryProblem": {"description": "An RFC 9457 problem with the position in the query text.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
+      "QueryProblem": {"description": "An RFC 9457 problem with the position in the query text.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
+      "OSRMError": {"description": "OSRM's error: code (InvalidUrl, InvalidQuery, InvalidOptions, InvalidValue, NoSegment, NoRoute, TooBig) and message, in an RFC 9457 problem.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
     },
     "schemas": {
       "Problem": {
@@ -280,9 +482,31 @@ enum OpenAPI {
         "type": "object",
         "required": ["type", "features"],
         "properties": {
-          "type": {"const": "FeatureCollection"}, "layer": {"type": "string"},
+          "type": {"type": "string", "enum": ["FeatureCollection"]}, "layer": {"type": "string"},
           "query": {"type": "object", "properties": {"lon": {"type": "number"}, "lat": {"type": "number"}}},
           "features": {"type": "array", "items": {"type": "object"}}
+        }
+      },
+      "Link": {
+        "type": "object",
+        "required": ["href", "rel"],
+        "properties": {"href": {"type": "string"}, "rel": {"type": "string"}, "type": {"type": "string"}, "title": {"type": "string"}}
+      },
+      "LandingPage": {
+        "type": "object",
+        "required": ["links"],
+        "properties": {"title": {"type": "string"}, "description": {"type": "string"}, "links": {"type": "array", "items": {"$ref": "#/components/schemas/Link"}}}
+      },
+      "Collection": {
+        "type": "object",
+        "required": ["id", "links"],
+        "properties": {
+          "id": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"},
+          "links": {"type": "array", "items": {"$ref": "#/components/schemas/Link"}},
+          "extent": {"type": "object", "properties": {
+            "spatial": {"type": "object", "properties": {"bbox": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}, "crs": {"type": "string"}}},
+            "temporal": {"type": "object", "properties": {"interval": {"type": "array", "items": {"type": "array", "items": {"type": "string", "format": "date-time", "nullable": true}}}, "trs": {"type": "string"}}}}},
+          "itemType": {"type": "string"}, "crs": {"type": "array", "items": {"type": "string"}}
         }
       },
       "Layers": {
@@ -291,8 +515,8 @@ enum OpenAPI {
           "layers": {"type": "array", "items": {"type": "object", "properties": {
             "name": {"type": "string"}, "kind": {"type": "string", "enum": ["features", "attributes"]},
             "family": {"type": "string", "enum": ["points", "lines", "polygons", "mixed", "table"]},
-            "geometry_type": {"type": ["string", "null"]}, "count": {"type": "integer"},
-            "bounds": {"type": ["array", "null"], "items": {"type": "number"}},
+            "geometry_type": {"type": "string", "nullable": true}, "count": {"type": "integer"},
+            "bounds": {"type": "array", "nullable": true, "items": {"type": "number"}},
             "columns": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "type": {"type": "string"}}}}
           }}},
           "tilesets": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "tilejson": {"type": "string"}}}}
@@ -301,7 +525,7 @@ enum OpenAPI {
       "Route": {
         "type": "object",
         "properties": {
-          "code": {"const": "Ok"},
+          "code": {"type": "string", "enum": ["Ok"]},
           "routes": {"type": "array", "items": {"type": "object", "properties": {
             "distance": {"type": "number"}, "duration": {"type": "number"}, "geometry": {"type": "object"},
             "nodes": {"type": "array", "items": {"type": "integer"}}

@@ -129,7 +129,11 @@ public struct APIError: Error, Sendable {
             var extra = JSONObject([("parameter", .string(waypoint == 0 ? "from" : "to")), ("max_snap_m", .double(max))])
             if let nearest { extra["nearest_m"] = .double(Rounding.metres(nearest)) }
             return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: extra)
-        case .noRoute, .tooMuchWork, .noTarget:
+        case .noSegmentAt(let coordinate, let nearest, let max):
+            var extra = JSONObject([("coordinate", .integer(Int64(coordinate))), ("max_snap_m", .double(max))])
+            if let nearest { extra["nearest_m"] = .double(Rounding.metres(nearest)) }
+            return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: extra)
+        case .noRoute, .tooMuchWork, .noTarget, .tooManyPoints:
             return APIError(.unprocessableContent, code: error.code, detail: error.description)
         }
     }

@@ -66,11 +66,14 @@ enum Reply {
     }
 
     /// `Accept-Encoding` lists gzip (or `*`) without `q=0`.
-    static func acceptsGzip(_ request: Request) -> Bool {
+    static func acceptsGzip(_ request: Request) -> Bool { accepts(request, coding: "gzip") }
+
+    /// `Accept-Encoding` lists `coding` (or `*`) without `q=0`. No header: identity only.
+    static func accepts(_ request: Request, coding: String) -> Bool {
         guard let header = request.headers[.acceptEncoding] else { return false }
         for item in header.split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard let coding = parts.first, coding == "gzip" || coding == "*" else { continue }
+            guard let name = parts.first, name == coding || name == "*" else { continue }
             let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
             if quality > 0 { return true }
         }

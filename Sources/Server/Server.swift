@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable {
     public var districtLayer: String = "districts"
     /// The URL clients reach the server at, for TileJSON's tile URLs; nil: from the Host header.
     public var publicURL: String?
+    /// Where the map page's Leaflet is: Debian's libjs-leaflet puts it here.
+    public var leafletDirectory: String = "/usr/share/javascript/leaflet"
     /// Request bodies (query text) larger than this are refused with 413.
     public var maxBodyBytes: Int = 64 * 1024
     /// Request targets (path and query) longer than this are refused with 414.
@@ -48,7 +50,7 @@ public struct ServerConfiguration: Sendable {
     /// At most one warning line per this interval when connection limits are hit.
     public var limitWarningInterval: Duration = .seconds(10)
     /// Threads for the heavy endpoints' work (/v1/query, /v1/schedule/check, /v1/route,
-    /// tiles): half the cores, at least one, so the light endpoints keep the rest.
+    /// tiles and TileJSON): half the cores, at least one, so the light endpoints keep the rest.
     public var heavyWorkers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
     /// Heavy requests that may wait for a thread; beyond, 503 `busy` with Retry-After.
     public var heavyQueue: Int = 16
@@ -126,12 +128,27 @@ public final class VltavaServer: Sendable {
         (.get, "/v1/air", { try $0.air($1, $2) }),
         (.post, "/v1/schedule/check", { try await $0.checkSchedule($1, $2) }),
         (.post, "/v1/locate", { try await $0.locate($1, $2) }),
-        (.get, "/v1/tiles/{tileset}.json", { try $0.tileJSON($1, $2) }),
+        (.get, "/v1/tiles/{tileset}.json", { try await $0.tileJSON($1, $2) }),
         (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try await $0.tile($1, $2) }),
         (.post, "/v1/admin/reload", { try await $0.reload($1, $2) }),
         (.get, "/healthz", { try $0.health($1, $2) }),
         (.get, "/metrics", { try $0.metricsText($1, $2) }),
         (.get, "/openapi.json", { try $0.openAPI($1, $2) }),
+        (.get, "/", { try $0.mapPage($1, $2) }),
+        (.get, "/map/{file}", { try $0.mapFile($1, $2) }),
+        (.get, "/leaflet/{file}", { try $0.leafletFile($1, $2) }),
+        (.get, "/leaflet/images/{file}", { try $0.leafletFile($1, $2) }),
+        // OGC API – Features (Sources/Server/OGCEndpoints.swift).
+        (.get, "/ogc", { try $0.ogcLanding($1, $2) }),
+        (.get, "/ogc/conformance", { try $0.ogcConformance($1, $2) }),
+        (.get, "/ogc/collections", { try $0.ogcCollections($1, $2) }),
+        (.get, "/ogc/collections/{collection}", { try $0.ogcCollection($1, $2) }),
+        (.get, "/ogc/collections/{collection}/items", { try await $0.ogcItems($1, $2) }),
+        (.get, "/ogc/collections/{collection}/items/{featureId}", { try $0.ogcItem($1, $2) }),
+        // OSRM's HTTP API for walking (Sources/Server/OSRMEndpoints.swift).
+        (.get, "/route/v1/{profile}/{coordinates}", { try await $0.osrmRoute($1, $2) }),
+        (.get, "/table/v1/{profile}/{coordinates}", { try await $0.osrmTable($1, $2) }),
+        (.get, "/nearest/v1/{profile}/{coordinates}", { try await $0.osrmNearest($1, $2) }),
     ]
 
     func makeRouter() -> Router<APIContext> {

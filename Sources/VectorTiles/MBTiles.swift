@@ -29,6 +29,10 @@ public final class MBTiles: Sendable {
     /// `vltava import`, logged by the server.
     public let warnings: [String]
     private let connection: Locked<ConnectionBox>
+    /// What the tiles hold (`contents`), read from them once, on first use; `scanning` makes
+    /// a second caller wait for the first one's reading rather than read again.
+    private let scanned = Locked<TileSetContents?>(nil)
+    private let scanning = Locked(())
 
     public struct Center: Sendable, Equatable {
         public var lon: Double
@@ -82,6 +86,19 @@ public final class MBTiles: Sendable {
     }
 
     public var name: String { metadata["name"] ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension }
+    /// Whether tile z/x/y lies in the set's zoom range and meets its bounds: a tile missing
+    /// there is an empty part of a sparse set (tile servers answer 204), not a wrong address.
+    public func covers(z: Int, x: Int, y: Int) -> Bool {
+        if let minZoom, z < minZoom { return false }
+        if let maxZoom, z > maxZoom { return false }
+        guard let b = bounds, b.count == 4 else { return true }
+        let box = TileProjection(z: z, x: x, y: y).lonLatBox(margin: 0)
+        let meetsLatitudes = box.minLat <= b[3] && box.maxLat >= b[1]
+        // WEST > EAST: the bounds cross the antimeridian.
+        let meetsLongitudes = b[0] <= b[2] ? box.minLon <= b[2] && box.maxLon >= b[0] : box.maxLon >= b[0] || box.minLon <= b[2]
+        return meetsLatitudes && meetsLongitudes
+    }
+
     public var minZoom: Int? { metadata["minzoom"].flatMap { Int($0) } }
     public var maxZoom: Int? { metadata["maxzoom"].flatMap { Int($0) } }
 
@@ -161,15 +178,20 @@ public final class MBTiles: Sendable {
         }
     }
 
-    /// TileJSON 3.0.0 for this set, with `tilesURL` as its tile URL template.
+    /// TileJSON 3.0.0 for this set, with `tilesURL` as its tile URL template. Every document
+    /// validates against the spec's schema (Fixtures/tilejson): `vector_layers` is always there
+    /// (empty for raster sets), and a `version` that is not a semver string is made one (`2` →
+    /// `2.0.0`) or left out.
     public func tileJSON(tilesURL: String) -> JSONValue {
         var object = JSONObject()
         object["tilejson"] = .string("3.0.0")
         object["name"] = .string(name)
-        for key in ["description", "version", "attribution"] where metadata[key] != nil {
+        for key in ["description", "attribution"] where metadata[key] != nil {
             object[key] = .string(metadata[key] ?? "")
         }
+        if let version = metadata["version"].flatMap(MBTiles.semanticVersion) { object["version"] = .string(version) }
         object["tiles"] = .array([.string(tilesURL)])
+        object["vector_layers"] = .array(contents.vectorLayers)
         if let minZoom { object["minzoom"] = .integer(Int64(minZoom)) }
         if let maxZoom { object["maxzoom"] = .integer(Int64(maxZoom)) }
         if let bounds { object["bounds"] = .array(bounds.map { .double($0) }) }
@@ -180,9 +202,141 @@ public final class MBTiles: Sendable {
         } else if let b = bounds {
             object["center"] = .array([.double((b[0] + b[2]) / 2), .double((b[1] + b[3]) / 2), .integer(Int64(minZoom ?? 0))])
         }
-        if let json = metadata["json"], case .object(let extra)? = try? JSON.parse(json), let layers = extra["vector_layers"] {
-            object["vector_layers"] = layers
-        }
         return .object(object)
     }
+
+    /// A metadata version as semver: `1.2.3` (and suffixes such as `1.2.3-beta`) as it is,
+    /// `2` or `2.1` padded with zeros, anything else nil.
+    static func semanticVersion(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let parts = trimmed.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        func digits(_ s: Substring) -> Bool { !s.isEmpty && s.count <= 9 && s.allSatisfy { $0.isASCII && $0.isNumber } }
+        switch parts.count {
+        case 1, 2:
+            guard parts.allSatisfy(digits) else { return nil }
+            return (parts.map(String.init) + Array(repeating: "0", count: 3 - parts.count)).joined(separator: ".")
+        default:
+            // The third part: digits, then an optional suffix of word characters, '-' or '+'.
+            let patch = parts[2].prefix { $0.isASCII && $0.isNumber }
+            let suffix = parts[2].dropFirst(patch.count)
+            guard digits(parts[0]), digits(parts[1]), digits(patch),
+                  suffix.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-+_.".contains($0)) }) else { return nil }
+            return trimmed
+        }
+    }
+
+    /// What the tiles hold: whether they are images, and the TileJSON `vector_layers`.
+    public var contents: TileSetContents {
+        if let known = scanned.withLock({ $0 }) { return known }
+        return scanning.withLock { _ in
+            if let known = scanned.withLock({ $0 }) { return known }
+            let found = scanContents()
+            scanned.withLock { $0 = found }
+            return found
+        }
+    }
+
+    /// The metadata's `vector_layers` when it has usable ones (each an `id` and `fields` of
+    /// strings); otherwise read from the tiles themselves (the zoo's metadata has none): the
+    /// first tiles, lowest zooms first (`scanLimit`, `scanBytes`), give each layer's fields
+    /// with their types (`String`, `Number`, `Boolean`, or `Mixed`) and the zooms it appears
+    /// at (up to the set's maxzoom when not every tile was read).
+    func scanContents() -> TileSetContents {
+        var declared: [JSONValue]?
+        if let json = metadata["json"], case .object(let extra)? = try? JSON.parse(json), case .array(let layers)? = extra["vector_layers"],
+           layers.allSatisfy(MBTiles.isVectorLayer) {
+            declared = layers
+        }
+        let sample: [(z: Int, x: Int, y: Int, bytes: [UInt8])]
+        do {
+            sample = try connection.withLock { (box) throws -> [(z: Int, x: Int, y: Int, bytes: [UInt8])] in
+                let rows = try box.database.prepare("SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles ORDER BY zoom_level LIMIT ?")
+                try rows.bind([.integer(Int64(MBTiles.scanLimit))])
+                var out: [(z: Int, x: Int, y: Int, bytes: [UInt8])] = []
+                while try rows.step() {
+                    let z = rows.int64(0), x = rows.int64(1), tmsRow = rows.int64(2)
+                    guard z >= 0 && z <= 30, (0..<(1 << z)).contains(x), (0..<(1 << z)).contains(tmsRow) else { continue }
+                    out.append((Int(z), Int(x), (1 << Int(z)) - 1 - Int(tmsRow), rows.blob(3) ?? Array((rows.text(3) ?? "").utf8)))
+                }
+                return out
+            }
+        } catch {
+            return TileSetContents(isRaster: false, vectorLayers: declared ?? [])
+        }
+        let isRaster = sample.first.map { TileEncoding.detect($0.bytes).format.isRaster } ?? false
+        if isRaster { return TileSetContents(isRaster: true, vectorLayers: []) }
+        if let declared { return TileSetContents(isRaster: false, vectorLayers: declared) }
+        var order: [String] = []
+        var fields: [String: [(String, String)]] = [:]
+        var zooms: [String: ClosedRange<Int>] = [:]
+        var scanned = 0, bytes = 0
+        for tile in sample where bytes < MBTiles.scanBytes {
+            scanned += 1
+            bytes += tile.bytes.count
+            // A tile that does not decode adds nothing here; serving it reports the error.
+            guard let features = try? TileDecoder.features(of: tile.bytes, z: tile.z, x: tile.x, y: tile.y) else { continue }
+            for item in features {
+                if zooms[item.layer] == nil { order.append(item.layer) }
+                let seen = zooms[item.layer]
+                zooms[item.layer] = min(seen?.lowerBound ?? tile.z, tile.z)...max(seen?.upperBound ?? tile.z, tile.z)
+                var known = fields[item.layer] ?? []
+                for (name, value) in item.feature.properties {
+                    guard let type = MBTiles.fieldType(value) else { continue }
+                    if let i = known.firstIndex(where: { $0.0 == name }) {
+                        if known[i].1 != type { known[i].1 = "Mixed" }
+                    } else {
+                        known.append((name, type))
+                    }
+                }
+                fields[item.layer] = known
+            }
+        }
+        // A sample cut short may miss the higher zooms: those layers reach the set's maxzoom.
+        let complete = sample.count < MBTiles.scanLimit && scanned == sample.count
+        let layers: [JSONValue] = order.map { name in
+            var fieldObject = JSONObject()
+            for (field, type) in fields[name] ?? [] { fieldObject[field] = .string(type) }
+            var layer = JSONObject()
+            layer["id"] = .string(name)
+            layer["fields"] = .object(fieldObject)
+            if let range = zooms[name] {
+                layer["minzoom"] = .integer(Int64(range.lowerBound))
+                layer["maxzoom"] = .integer(Int64(complete ? range.upperBound : max(range.upperBound, maxZoom ?? range.upperBound)))
+            }
+            return .object(layer)
+        }
+        return TileSetContents(isRaster: false, vectorLayers: layers)
+    }
+
+    /// Tiles read to describe a set whose metadata does not: at most this many, and no more
+    /// once this many bytes have been read (the zoo's first three tiles, 1.1 MB of GeoJSON,
+    /// which take 0.1 s to decode in a release build).
+    static let scanLimit = 256
+    static let scanBytes = 1 << 20
+
+    /// TileJSON's description of a value's type.
+    static func fieldType(_ value: AttributeValue) -> String? {
+        switch value {
+        case .null: nil
+        case .bool: "Boolean"
+        case .integer, .real: "Number"
+        case .text, .json: "String"
+        }
+    }
+
+    static func isVectorLayer(_ value: JSONValue) -> Bool {
+        guard case .object(let layer) = value, case .string? = layer["id"], case .object(let fields)? = layer["fields"] else { return false }
+        for key in ["minzoom", "maxzoom"] {
+            guard let zoom = layer[key] else { continue }
+            guard case .integer(let z) = zoom, (0...30).contains(z) else { return false }
+        }
+        return fields.allSatisfy { if case .string = $0.1 { true } else { false } }
+    }
+}
+
+/// What a tile set's tiles hold, as TileJSON describes it.
+public struct TileSetContents: Sendable {
+    public var isRaster: Bool
+    /// TileJSON `vector_layers` objects (`id`, `fields`, `minzoom`, `maxzoom`).
+    public var vectorLayers: [JSONValue]
 }

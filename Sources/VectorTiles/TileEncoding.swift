@@ -38,6 +38,11 @@ public struct TileEncoding: Sendable, Equatable {
     public var compression: TileCompression
     public var format: TileFormat
 
+    public init(compression: TileCompression, format: TileFormat) {
+        self.compression = compression
+        self.format = format
+    }
+
     /// Sniffs the stored bytes; for compressed tiles, the format of the decompressed bytes.
     public static func detect(_ bytes: [UInt8]) -> TileEncoding {
         let compression = detectCompression(bytes)

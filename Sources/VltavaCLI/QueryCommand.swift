@@ -19,13 +19,13 @@ func loadSnapshot(_ path: String) throws -> Snapshot {
 }
 
 /// Writes answers in one format: tables separated by a blank line; one JSON value for one
-/// statement, an array for several.
-func render(_ results: [QueryResult], as format: QueryFormat) -> String {
+/// statement, an array for several (as GeoJSON: one FeatureCollection of all their features).
+func render(_ results: [QueryResult], as format: QueryFormat) throws(QueryError) -> String {
     switch format {
     case .table:
         return results.map { $0.table() }.joined(separator: "\n\n")
     case .json, .geojson:
-        return String(decoding: QueryResult.write(results, geoJSON: format == .geojson, pretty: true), as: UTF8.self)
+        return String(decoding: try QueryResult.write(results, geoJSON: format == .geojson, pretty: true), as: UTF8.self)
     }
 }
 
@@ -62,7 +62,7 @@ struct QueryCommand: ParsableCommand {
         }
         let snapshot = try loadSnapshot(store.db)
         do {
-            print(render(try Query.run(source, on: snapshot), as: format))
+            print(try render(try Query.run(source, on: snapshot), as: format))
         } catch {
             printError(error.rendered(in: source, origin: origin))
             throw ExitCode(1)
@@ -149,7 +149,7 @@ struct ReplCommand: ParsableCommand {
 
     func run(_ text: String, on snapshot: Snapshot, format: QueryFormat) {
         do {
-            print(render(try Query.run(text, on: snapshot), as: format))
+            print(try render(try Query.run(text, on: snapshot), as: format))
         } catch {
             print(error.rendered(in: text))
         }

@@ -44,7 +44,8 @@ import Testing
             let results = try Query.run(query, on: snapshot)
             switch format {
             case "json": return JSON.serialize(results.count == 1 ? results[0].json() : .array(results.map { $0.json() }), pretty: true)
-            case "geojson": return JSON.serialize(results.count == 1 ? results[0].geoJSON() : .array(results.map { $0.geoJSON() }), pretty: true)
+            // Several statements as GeoJSON: one FeatureCollection, as every interface writes it.
+            case "geojson": return JSON.serialize((try? JSON.parse(QueryResult.write(results, geoJSON: true))) ?? .null, pretty: true)
             default: return results.map { $0.table() }.joined(separator: "\n\n")
             }
         } catch {

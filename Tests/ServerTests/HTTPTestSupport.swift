@@ -35,6 +35,15 @@ struct HTTPResponse {
     var json: JSONValue { (try? JSON.parse(body)) ?? .null }
 }
 
+/// The wall-clock bounds of these tests (socket timeouts, "answered within 2 s") are set for a
+/// debug build on a busy machine. A ThreadSanitizer run is 5–15× slower, so it stretches them
+/// with `VLTAVA_TEST_TIME_SCALE=10` (docs/ARCHITECTURE.md, "Testing under ThreadSanitizer").
+let testTimeScale: Double = {
+    guard let text = ProcessInfo.processInfo.environment["VLTAVA_TEST_TIME_SCALE"], let scale = Double(text),
+          scale.isFinite else { return 1 }
+    return min(max(scale, 1), 100)
+}()
+
 struct HTTPClientError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -58,7 +67,7 @@ final class HTTPConnection: @unchecked Sendable {
     private let port: Int
     private var buffer: [UInt8] = []
 
-    static func open(port: Int, timeoutSeconds: Int = 10) async throws -> HTTPConnection {
+    static func open(port: Int, timeoutSeconds: Int = Int(10 * testTimeScale)) async throws -> HTTPConnection {
         try await offPool { try HTTPConnection(port: port, timeoutSeconds: timeoutSeconds) }
     }
 
@@ -66,14 +75,14 @@ final class HTTPConnection: @unchecked Sendable {
     static func open(port: Int, count: Int, sending first: String) async throws -> [HTTPConnection] {
         try await offPool {
             try (0..<count).map { _ in
-                let connection = try HTTPConnection(port: port)
+                let connection = try HTTPConnection(port: port, timeoutSeconds: Int(10 * testTimeScale))
                 try connection.sendSync(Array(first.utf8))
                 return connection
             }
         }
     }
 
-    private init(port: Int, timeoutSeconds: Int = 10) throws {
+    private init(port: Int, timeoutSeconds: Int) throws {
         self.port = port
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HTTPClientError("socket() failed") }
@@ -280,13 +289,22 @@ final class RunningServer: Sendable {
         return limits
     }
 
-    /// Waits until /healthz answers 200.
+    /// Waits until /healthz answers 200, and fails at once when the first load failed. The
+    /// first snapshot loads after the server listens; under ThreadSanitizer (5–15× slower) or a
+    /// busy parallel run that takes far longer than on a quiet release build, so the wait is
+    /// bounded by a generous deadline rather than a count of polls.
     func ready() async throws {
-        for _ in 0..<200 {
-            if (try? await get(port, "/healthz"))?.status == 200 { return }
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
+            if let reply = try? await get(port, "/healthz") {
+                if reply.status == 200 { return }
+                if reply.text.contains("snapshot_unavailable") {
+                    throw HTTPClientError("the server's first load failed: \(reply.text)")
+                }
+            }
             try await Task.sleep(for: .milliseconds(25))
         }
-        throw HTTPClientError("the server did not become ready")
+        throw HTTPClientError("the server did not become ready within 300 s")
     }
 
     func stop() { task.cancel() }

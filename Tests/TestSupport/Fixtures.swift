@@ -41,7 +41,7 @@ public enum CLI {
         return Fixtures.root.appendingPathComponent(".build/debug/vltava")
     }
 
-    public struct Result {
+    public struct Result: Sendable {
         public var status: Int32
         public var stdout: String
         public var stderr: String

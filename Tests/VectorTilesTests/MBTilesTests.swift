@@ -65,6 +65,35 @@ import Testing
         #expect(doc2["center"] == .array([.double((-123.12359 + 174.763027) / 2), .double((-37.818085 + 59.352706) / 2), .integer(0)]))
     }
 
+    /// TileJSON's `version` must be semver (the schema's pattern): world_cities' metadata says
+    /// `2`, which is written `2.0.0`; what cannot be made one is left out.
+    @Test func versionAsSemver() throws {
+        let set = try Self.open("mbtiles/mbtileserver-world_cities.mbtiles")
+        #expect(set.metadata["version"] == "2")
+        guard case .object(let doc) = set.tileJSON(tilesURL: "x") else { Issue.record("not an object"); return }
+        #expect(doc["version"] == .string("2.0.0"))
+        let cases: [(String, String?)] = [("2", "2.0.0"), ("1.1", "1.1.0"), (" 1.0.0 ", "1.0.0"), ("1.2.3-beta.1", "1.2.3-beta.1"),
+                                          ("v2", nil), ("", nil), ("1.x", nil), ("1.2.3 4", nil), ("2.", nil), ("1234567890", nil)]
+        for (text, expected) in cases { #expect(MBTiles.semanticVersion(text) == expected, "\(text)") }
+    }
+
+    /// What the tiles hold, read from them when the metadata says nothing: the zoo's 22
+    /// GeoJSON tiles give eight layers, each at z15–16, with fields typed by their values; a
+    /// raster set has no vector layers.
+    @Test func contentsFromTheTiles() throws {
+        let zoo = try Self.open("zoo/zoo-prague-geojson-tiles.mbtiles")
+        #expect(zoo.metadata["json"] == nil && !zoo.contents.isRaster)
+        let layers = zoo.contents.vectorLayers
+        #expect(layers.compactMap { if case .object(let o) = $0 { o["id"]?.string } else { nil } }
+                == ["water", "buildings", "transit", "pois", "roads", "earth", "landuse", "places"])
+        guard case .object(let roads)? = layers.first(where: { if case .object(let o) = $0 { o["id"] == .string("roads") } else { false } }),
+              case .object(let fields)? = roads["fields"] else { Issue.record("no roads"); return }
+        #expect(fields["name"] == .string("String") && fields["is_bridge"] == .string("Boolean") && fields["min_zoom"] == .string("Number"))
+        #expect(roads["minzoom"] == .integer(15) && roads["maxzoom"] == .integer(16))
+        let png = try Self.open("mbtiles/mbtileserver-geography-class-png.mbtiles")
+        #expect(png.contents.isRaster && png.contents.vectorLayers.isEmpty)
+    }
+
     /// A center that is not finite numbers in range (any tool may write one) is set aside at
     /// open with a warning, and TileJSON takes the middle of the bounds as for a missing one;
     /// a NaN, infinite or huge zoom used to trap in `Int64(center[2])` (issue 19).

@@ -1,0 +1,322 @@
+// The answers of the two standard APIs the server speaks besides its own, on the same output
+// path: OGC API – Features (collections, pages of items, one item; their links are made by the
+// caller, which knows the URLs) and OSRM's route, table and nearest services. Numbers follow
+// docs/ARCHITECTURE.md: coordinates as stored, metres to the millimetre, seconds to a tenth.
+
+import Foundation
+import Geometry
+
+/// A link of an OGC API document (RFC 8288 in JSON).
+public struct Link: Sendable, Equatable {
+    public var href: String
+    public var rel: String
+    public var type: String
+    public var title: String?
+
+    public init(href: String, rel: String, type: String, title: String? = nil) {
+        self.href = href
+        self.rel = rel
+        self.type = type
+        self.title = title
+    }
+}
+
+/// How OSRM answers a route's geometries (`geometries`) and its overview line (`overview`).
+public enum RouteGeometryFormat: String, Sendable, CaseIterable {
+    case polyline, polyline6, geojson
+}
+
+public enum RouteOverview: String, Sendable, CaseIterable {
+    case full, simplified
+    case none = "false"
+}
+
+/// What an OSRM route answer includes.
+public struct OSRMRouteOptions: Sendable {
+    public var steps = false
+    public var geometries = RouteGeometryFormat.polyline
+    public var overview = RouteOverview.simplified
+    /// Per-segment annotations of each leg: any of distance, duration, weight, speed, nodes,
+    /// datasources.
+    public var annotations: [String] = []
+    public var hints = true
+
+    public init() {}
+}
+
+extension Output {
+    /// OGC API's name of the coordinates' reference system: WGS 84 longitude/latitude.
+    public static let crs84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+
+    // MARK: OGC API – Features
+
+    public static func links(_ w: inout JSONWriter, _ links: [Link]) {
+        w.key("links")
+        w.beginArray()
+        for link in links {
+            w.beginObject()
+            w.key("href"); w.string(link.href)
+            w.key("rel"); w.string(link.rel)
+            w.key("type"); w.string(link.type)
+            if let title = link.title { w.key("title"); w.string(title) }
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    /// A collection's description: id, title, links, extent (the layer's bounds in CRS84 and,
+    /// for a layer with time, its interval), item type and CRS.
+    public static func ogcCollection(_ w: inout JSONWriter, _ layer: Layer, temporal: TimeRange?, links: [Link]) {
+        w.beginObject()
+        w.key("id"); w.string(layer.name)
+        w.key("title"); w.string(layer.name)
+        w.key("description")
+        let count = "\(layer.count) \(layer.family == .table ? "rows" : "features")"
+        w.string(layer.family == .table ? "\(count), without geometry" : "\(count) (\(layer.family.rawValue))")
+        Output.links(&w, links)
+        w.key("extent")
+        w.beginObject()
+        if !layer.bounds.isEmpty {
+            w.key("spatial")
+            w.beginObject()
+            w.key("bbox"); w.beginArray(); bounds(&w, layer.bounds); w.endArray()
+            w.key("crs"); w.string(crs84)
+            w.endObject()
+        }
+        if let temporal {
+            w.key("temporal")
+            w.beginObject()
+            w.key("interval")
+            w.beginArray()
+            w.beginArray()
+            if let start = temporal.start { w.string(start.iso) } else { w.null() }
+            if let end = temporal.end { w.string(end.iso) } else { w.null() }
+            w.endArray()
+            w.endArray()
+            w.key("trs"); w.string("http://www.opengis.net/def/uom/ISO-8601/0/Gregorian")
+            w.endObject()
+        }
+        w.endObject()
+        w.key("itemType"); w.string("feature")
+        w.key("crs"); w.beginArray(); w.string(crs84); w.endArray()
+        w.endObject()
+    }
+
+    /// A page of items: a GeoJSON FeatureCollection with every geometry, its links, when it
+    /// was written, and how many features the selection holds and the page returns.
+    public static func ogcItems(_ w: inout JSONWriter, _ page: ItemsPage, links: [Link], timeStamp: String,
+                                budget: RequestBudget? = nil) throws(EngineError) {
+        w.beginObject()
+        w.key("type"); w.string("FeatureCollection")
+        w.key("features")
+        w.beginArray()
+        for index in page.indices {
+            feature(&w, page.layer, index, geometry: .all)
+            try budget?.check(responseBytes: w.bytes.count)
+        }
+        w.endArray()
+        Output.links(&w, links)
+        w.key("timeStamp"); w.string(timeStamp)
+        w.key("numberMatched"); w.integer(Int64(page.matched))
+        w.key("numberReturned"); w.integer(Int64(page.indices.count))
+        w.endObject()
+    }
+
+    /// One item: a GeoJSON Feature with its geometry and links.
+    public static func ogcItem(_ w: inout JSONWriter, _ layer: Layer, _ index: Int, links: [Link]) {
+        feature(&w, layer, index, geometry: .all, members: { w in Output.links(&w, links) })
+    }
+
+    // MARK: OSRM
+
+    /// A route in OSRM's shape: one route of one leg per pair of consecutive points, with
+    /// weight (seconds: the weight is the duration, `weight_name` says so) and the waypoints.
+    /// `waypoints` false leaves them out (OSRM's `skip_waypoints`).
+    public static func osrmRoute(_ w: inout JSONWriter, _ answer: LegsAnswer, _ options: OSRMRouteOptions, waypoints: Bool = true) {
+        w.beginObject()
+        w.key("code"); w.string("Ok")
+        w.key("routes")
+        w.beginArray()
+        w.beginObject()
+        if options.overview != .none {
+            let line = answer.geometry
+            w.key("geometry")
+            osrmGeometry(&w, options.overview == .simplified ? Simplify.forOverview(line) : line, options.geometries)
+        }
+        w.key("legs")
+        w.beginArray()
+        for leg in answer.legs { osrmLeg(&w, leg, options) }
+        w.endArray()
+        w.key("weight_name"); w.string("duration")
+        w.key("weight"); w.seconds(answer.seconds)
+        w.key("duration"); w.seconds(answer.seconds)
+        w.key("distance"); w.metres(answer.metres)
+        w.endObject()
+        w.endArray()
+        if waypoints {
+            w.key("waypoints")
+            w.beginArray()
+            for (waypoint, name) in zip(answer.waypoints, answer.waypointNames) { osrmWaypoint(&w, waypoint, name: name, hint: options.hints) }
+            w.endArray()
+        }
+        w.endObject()
+    }
+
+    static func osrmLeg(_ w: inout JSONWriter, _ leg: Leg, _ options: OSRMRouteOptions) {
+        let route = leg.answer.route
+        let metresPerSecond = leg.answer.speedKmh / 3.6
+        w.beginObject()
+        w.key("steps")
+        w.beginArray()
+        if options.steps { for step in leg.steps { osrmStep(&w, step, options.geometries) } }
+        w.endArray()
+        w.key("summary"); w.string(options.steps ? leg.summary : "")
+        w.key("weight"); w.seconds(route.seconds)
+        w.key("duration"); w.seconds(route.seconds)
+        w.key("distance"); w.metres(route.metres)
+        if !options.annotations.isEmpty {
+            w.key("annotation")
+            w.beginObject()
+            for name in options.annotations {
+                w.key(name)
+                w.beginArray()
+                switch name {
+                case "distance": for m in leg.segmentMetres { w.metres(m) }
+                case "duration", "weight": for m in leg.segmentMetres { w.seconds(m / metresPerSecond) }
+                case "speed": for _ in leg.segmentMetres { w.number((metresPerSecond * 10).rounded() / 10) }
+                case "nodes": for id in route.nodeIDs { w.integer(id) }
+                default: for _ in leg.segmentMetres { w.integer(0) }  // datasources: all from the store
+                }
+                w.endArray()
+            }
+            w.endObject()
+        }
+        w.endObject()
+    }
+
+    static func osrmStep(_ w: inout JSONWriter, _ step: Step, _ format: RouteGeometryFormat) {
+        w.beginObject()
+        w.key("geometry"); osrmGeometry(&w, step.geometry, format)
+        w.key("maneuver")
+        w.beginObject()
+        w.key("location"); lonLat(&w, step.location)
+        w.key("bearing_before"); w.integer(Int64(step.bearingBefore))
+        w.key("bearing_after"); w.integer(Int64(step.bearingAfter))
+        w.key("type"); w.string(step.maneuver.rawValue)
+        if let modifier = step.modifier { w.key("modifier"); w.string(modifier) }
+        w.endObject()
+        w.key("mode"); w.string("walking")
+        w.key("driving_side"); w.string("right")
+        w.key("name"); w.string(step.name)
+        // The maneuver's intersection: the way in (reversed, as OSRM gives it) and the way out.
+        w.key("intersections")
+        w.beginArray()
+        w.beginObject()
+        w.key("location"); lonLat(&w, step.location)
+        let into = (step.bearingBefore + 180) % 360
+        switch step.maneuver {
+        case .depart:
+            w.key("bearings"); w.beginArray(); w.integer(Int64(step.bearingAfter)); w.endArray()
+            w.key("entry"); w.beginArray(); w.bool(true); w.endArray()
+            w.key("out"); w.integer(0)
+        case .arrive:
+            w.key("bearings"); w.beginArray(); w.integer(Int64(into)); w.endArray()
+            w.key("entry"); w.beginArray(); w.bool(true); w.endArray()
+            w.key("in"); w.integer(0)
+        case .turn, .newName:
+            let bearings = [into, step.bearingAfter].sorted()
+            w.key("bearings"); w.beginArray(); for b in bearings { w.integer(Int64(b)) }; w.endArray()
+            w.key("entry"); w.beginArray(); w.bool(true); w.bool(true); w.endArray()
+            w.key("in"); w.integer(bearings[0] == into ? 0 : 1)
+            w.key("out"); w.integer(bearings[0] == into ? 1 : 0)
+        }
+        w.endObject()
+        w.endArray()
+        w.key("weight"); w.seconds(step.seconds)
+        w.key("duration"); w.seconds(step.seconds)
+        w.key("distance"); w.metres(step.metres)
+        w.endObject()
+    }
+
+    /// A distance table in OSRM's shape: `durations` (seconds) and/or `distances` (metres),
+    /// row by source, null where no path joins the pair, and the sources and destinations.
+    public static func osrmTable(_ w: inout JSONWriter, _ table: TableAnswer, durations: Bool, distances: Bool, hints: Bool, waypoints: Bool = true) {
+        func matrix(_ rows: [[Double?]], _ write: (inout JSONWriter, Double) -> Void) {
+            w.beginArray()
+            for row in rows {
+                w.beginArray()
+                for cell in row { if let cell { write(&w, cell) } else { w.null() } }
+                w.endArray()
+            }
+            w.endArray()
+        }
+        w.beginObject()
+        w.key("code"); w.string("Ok")
+        if durations { w.key("durations"); matrix(table.seconds) { $0.seconds($1) } }
+        if distances { w.key("distances"); matrix(table.metres) { $0.metres($1) } }
+        guard waypoints else { return w.endObject() }
+        w.key("sources")
+        w.beginArray()
+        for (waypoint, name) in zip(table.sources, table.sourceNames) { osrmWaypoint(&w, waypoint, name: name, hint: hints) }
+        w.endArray()
+        w.key("destinations")
+        w.beginArray()
+        for (waypoint, name) in zip(table.destinations, table.destinationNames) { osrmWaypoint(&w, waypoint, name: name, hint: hints) }
+        w.endArray()
+        w.endObject()
+    }
+
+    /// The nearest points of the network in OSRM's shape, each with the OSM ids of its edge.
+    public static func osrmNearest(_ w: inout JSONWriter, _ points: [NetworkPoint], hints: Bool) {
+        w.beginObject()
+        w.key("code"); w.string("Ok")
+        w.key("waypoints")
+        w.beginArray()
+        for point in points {
+            osrmWaypoint(&w, point.waypoint, name: point.name, hint: hints, nodes: [point.nodeIDs.0, point.nodeIDs.1])
+        }
+        w.endArray()
+        w.endObject()
+    }
+
+    /// OSRM's Waypoint: `hint` (an opaque token naming where the point joined the network),
+    /// `distance` (the snap, metres), `name` (of the way there), `location` (the snapped point).
+    static func osrmWaypoint(_ w: inout JSONWriter, _ waypoint: Waypoint, name: String, hint: Bool, nodes: [Int64]? = nil) {
+        w.beginObject()
+        if let nodes {
+            w.key("nodes")
+            w.beginArray()
+            for id in nodes { w.integer(id) }
+            w.endArray()
+        }
+        if hint { w.key("hint"); w.string(osrmHint(waypoint)) }
+        w.key("distance"); w.metres(waypoint.snapMetres)
+        w.key("name"); w.string(name)
+        w.key("location"); lonLat(&w, waypoint.location)
+        w.endObject()
+    }
+
+    /// The graph's edge and the snapped position, base64url: OSRM clients pass hints back
+    /// (`hints=`); this server snaps every coordinate again, so a hint is only ever echoed.
+    static func osrmHint(_ waypoint: Waypoint) -> String {
+        var bytes: [UInt8] = []
+        for value in [UInt64(UInt32(truncatingIfNeeded: waypoint.edgeStart)) << 32 | UInt64(UInt32(truncatingIfNeeded: waypoint.edgeEnd)),
+                      waypoint.location.lon.bitPattern, waypoint.location.lat.bitPattern] {
+            withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+        }
+        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func osrmGeometry(_ w: inout JSONWriter, _ line: LineString, _ format: RouteGeometryFormat) {
+        switch format {
+        case .geojson: w.geometry(.lineString(line))
+        case .polyline: w.string(Polyline.encode(line.coordinates, precision: 5))
+        case .polyline6: w.string(Polyline.encode(line.coordinates, precision: 6))
+        }
+    }
+
+    static func lonLat(_ w: inout JSONWriter, _ point: Point) {
+        w.beginArray(); w.number(point.lon); w.number(point.lat); w.endArray()
+    }
+}

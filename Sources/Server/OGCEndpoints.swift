@@ -1,0 +1,225 @@
+// OGC API – Features, Part 1 (Core, GeoJSON, OpenAPI 3.0), under /ogc: the map page of `/`
+// belongs to browsers, so the standard API has a prefix of its own, and a client is pointed at
+// http://HOST/ogc (GDAL: `ogrinfo OAPIF:http://HOST/ogc`). Every layer of the store is a
+// collection (attribute tables too, as features without geometry). Answers are JSON only:
+// `f=json` (or `geojson`) or an Accept header that takes JSON; anything else is 406.
+//
+// The selection and paging are the Engine's (`Snapshot.items`); property filters are compiled by
+// the query language's one WHERE compiler (`Query.filter`), the same as `attr.NAME` filters.
+
+import Engine
+import Foundation
+import Geometry
+import Hummingbird
+import QueryLanguage
+import Store
+
+extension Endpoints {
+    static let ogcPrefix = "/ogc"
+    static let conformanceClasses = [
+        "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+        "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+        "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
+    ]
+    /// Items per page when a request says nothing (the standard's example default).
+    static let ogcDefaultLimit = 10
+    static let openAPIMediaType = "application/vnd.oai.openapi+json;version=3.0"
+
+    // MARK: - Documents
+
+    func ogcLanding(_ request: Request, _ context: APIContext) throws -> Response {
+        try Endpoints.ogcFormat(request, allowed: [])
+        _ = try state.snapshot()
+        let base = baseURL(request, context)
+        return Reply.json(request: request) { w in
+            w.beginObject()
+            w.key("title"); w.string("Vltava")
+            w.key("description"); w.string("The layers of a Vltava store as OGC API – Features collections. Coordinates are WGS 84 longitude/latitude (CRS84).")
+            Output.links(&w, [
+                Link(href: base + Endpoints.ogcPrefix, rel: "self", type: Reply.json, title: "This document"),
+                Link(href: base + "/openapi.json", rel: "service-desc", type: Endpoints.openAPIMediaType, title: "The API definition (OpenAPI 3.0)"),
+                Link(href: base + Endpoints.ogcPrefix + "/conformance", rel: "conformance", type: Reply.json, title: "The conformance classes this API implements"),
+                Link(href: base + Endpoints.ogcPrefix + "/collections", rel: "data", type: Reply.json, title: "The collections: every layer of the store"),
+            ])
+            w.endObject()
+        }
+    }
+
+    func ogcConformance(_ request: Request, _ context: APIContext) throws -> Response {
+        try Endpoints.ogcFormat(request, allowed: [])
+        return Reply.json(request: request) { w in
+            w.beginObject()
+            w.key("conformsTo")
+            w.beginArray()
+            for uri in Endpoints.conformanceClasses { w.string(uri) }
+            w.endArray()
+            w.endObject()
+        }
+    }
+
+    func ogcCollections(_ request: Request, _ context: APIContext) throws -> Response {
+        try Endpoints.ogcFormat(request, allowed: [])
+        let snapshot = try state.snapshot()
+        let base = baseURL(request, context) + Endpoints.ogcPrefix
+        return Reply.json(request: request) { w in
+            w.beginObject()
+            Output.links(&w, [Link(href: base + "/collections", rel: "self", type: Reply.json, title: "This document")])
+            w.key("collections")
+            w.beginArray()
+            for layer in snapshot.layers {
+                Output.ogcCollection(&w, layer, temporal: snapshot.temporalExtent(of: layer), links: Endpoints.collectionLinks(base, layer))
+            }
+            w.endArray()
+            w.endObject()
+        }
+    }
+
+    func ogcCollection(_ request: Request, _ context: APIContext) throws -> Response {
+        try Endpoints.ogcFormat(request, allowed: [])
+        let snapshot = try state.snapshot()
+        let name = try request.pathParameter("collection", context)
+        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        let base = baseURL(request, context) + Endpoints.ogcPrefix
+        return Reply.json(request: request) { w in
+            Output.ogcCollection(&w, layer, temporal: snapshot.temporalExtent(of: layer), links: Endpoints.collectionLinks(base, layer))
+        }
+    }
+
+    static func collectionLinks(_ base: String, _ layer: Layer) -> [Link] {
+        let path = base + "/collections/" + pathEncoded(layer.name)
+        return [Link(href: path, rel: "self", type: Reply.json, title: "This collection"),
+                Link(href: path + "/items", rel: "items", type: Reply.geoJSON, title: "Its features")]
+    }
+
+    // MARK: - Items
+
+    func ogcItems(_ request: Request, _ context: APIContext) async throws -> Response {
+        let snapshot = try state.snapshot()
+        let name = try request.pathParameter("collection", context)
+        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        // Property filters: any column of the layer by its name; the standard's own names come
+        // first where a column has one of them.
+        let reserved = ["f", "limit", "offset", "bbox", "datetime"]
+        let columns = layer.info.columns.map(\.name).filter { $0 != layer.info.geometryColumn && !reserved.contains($0) }
+        let parameters = try Endpoints.ogcFormat(request, allowed: reserved + columns)
+        let limit = try parameters.int("limit", default: Endpoints.ogcDefaultLimit, range: 1...snapshot.limits.maxRows)
+        let offset = try parameters.int("offset", default: 0, range: 0...Int(Int32.max))
+        let bbox = try parameters.string("bbox").map(Endpoints.bbox)
+        let time = try parameters.string("datetime").map(Endpoints.datetime)
+        let equal = columns.compactMap { column in parameters.string(column).map { (name: column, value: $0) } }
+        let filter: FeatureFilter?
+        do {
+            filter = try Query.filter(on: layer, in: snapshot, measuring: [], equal: equal)
+        } catch {
+            throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
+        }
+        let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
+        let query = request.uri.query ?? ""
+        return try await heavy.run {
+            let page = try engine { () throws(EngineError) in
+                try snapshot.items(layer, ItemsRequest(bbox: bbox, time: time, filter: filter, offset: offset, limit: limit))
+            }
+            // Next and previous pages keep the request's parameters, with a new offset.
+            func pageURL(at offset: Int) -> String {
+                let kept = query.split(separator: "&").filter { item in
+                    let key = Parameters.decoded(String(item.split(separator: "=", maxSplits: 1).first ?? ""))
+                    return key != "offset" && key != "limit"
+                }
+                return base + "/items?" + (kept.map(String.init) + ["limit=\(limit)", "offset=\(offset)"]).joined(separator: "&")
+            }
+            var links = [Link(href: base + "/items" + (query.isEmpty ? "" : "?" + query), rel: "self", type: Reply.geoJSON, title: "This page"),
+                         Link(href: base, rel: "collection", type: Reply.json, title: "The collection")]
+            if page.hasNext { links.append(Link(href: pageURL(at: offset + limit), rel: "next", type: Reply.geoJSON, title: "The next page")) }
+            if offset > 0 { links.append(Link(href: pageURL(at: max(0, offset - limit)), rel: "prev", type: Reply.geoJSON, title: "The previous page")) }
+            let now = UTCTime(seconds: Int64(Date().timeIntervalSince1970.rounded(.down))).iso
+            let budget = RequestBudget(limits: snapshot.limits)
+            var w = JSONWriter(reservingCapacity: 4096)
+            try engine { () throws(EngineError) in try Output.ogcItems(&w, page, links: links, timeStamp: now, budget: budget) }
+            return Reply.bytes(w.bytes, contentType: Reply.geoJSON, compressible: true, request: request)
+        }
+    }
+
+    func ogcItem(_ request: Request, _ context: APIContext) throws -> Response {
+        try Endpoints.ogcFormat(request, allowed: [])
+        let snapshot = try state.snapshot()
+        let name = try request.pathParameter("collection", context)
+        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        let id = try request.pathParameter("featureId", context)
+        guard let fid = Int64(id), let index = layer.index(ofFID: fid) else {
+            throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(layer.name)' has no feature \(Quote.input(id))",
+                           extra: JSONObject([("layer", .string(layer.name))]))
+        }
+        let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
+        return Reply.json(contentType: Reply.geoJSON, request: request) { w in
+            Output.ogcItem(&w, layer, index, links: [Link(href: base + "/items/\(fid)", rel: "self", type: Reply.geoJSON, title: "This feature"),
+                                                     Link(href: base, rel: "collection", type: Reply.json, title: "The collection")])
+        }
+    }
+
+    // MARK: - Parameters
+
+    /// The request's parameters (`f` and `allowed`), after checking that it asks for JSON:
+    /// `f=json` or `f=geojson`, and an Accept header (if any) that takes JSON. 406 otherwise.
+    @discardableResult
+    static func ogcFormat(_ request: Request, allowed: [String]) throws -> Parameters {
+        let parameters = try Parameters(request, allowed: ["f"] + allowed.filter { $0 != "f" })
+        if let f = parameters.string("f"), !["json", "geojson"].contains(f.lowercased()) {
+            throw APIError(.notAcceptable, code: "not_acceptable", detail: "f=\(Quote.input(f)): this API answers JSON only (f=json)",
+                           extra: JSONObject([("parameter", .string("f"))]))
+        }
+        if parameters.string("f") == nil, let accept = request.headers[.accept], !Endpoints.acceptsJSON(accept) {
+            throw APIError(.notAcceptable, code: "not_acceptable", detail: "Accept: \(Quote.input(accept)): this API answers JSON only (application/json, application/geo+json)")
+        }
+        return parameters
+    }
+
+    /// Whether an Accept header takes a JSON answer: a media range of JSON (or `+json`),
+    /// `application/*` or `*/*`, not with q=0.
+    static func acceptsJSON(_ accept: String) -> Bool {
+        for item in accept.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let range = parts.first else { continue }
+            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            guard quality > 0 else { continue }
+            if ["*/*", "application/*", "application/json", "application/geo+json"].contains(range) || range.hasSuffix("+json") { return true }
+        }
+        return false
+    }
+
+    /// `bbox=minLon,minLat,maxLon,maxLat` (or six numbers with heights, which are set aside).
+    static func bbox(_ text: String) throws(APIError) -> BBox {
+        let numbers = text.split(separator: ",", omittingEmptySubsequences: false).map { Parameters.number(String($0)) }
+        guard numbers.count == 4 || numbers.count == 6, numbers.allSatisfy({ $0 != nil }) else {
+            throw .invalidParameter("bbox", "\(Quote.input(text)) is not 4 numbers minLon,minLat,maxLon,maxLat (or 6 with heights)")
+        }
+        let v = numbers.compactMap { $0 }
+        return v.count == 4 ? BBox(minLon: v[0], minLat: v[1], maxLon: v[2], maxLat: v[3]) : BBox(minLon: v[0], minLat: v[1], maxLon: v[3], maxLat: v[4])
+    }
+
+    /// `datetime`: an instant, `start/end`, or an interval open at one end (`../end`,
+    /// `start/..`, or empty). RFC 3339 date-times in UTC, or dates (a whole day).
+    static func datetime(_ text: String) throws(APIError) -> TimeRange {
+        func instant(_ part: Substring, end: Bool) throws(APIError) -> UTCTime? {
+            if part.isEmpty || part == ".." { return nil }
+            if let time = UTCTime.parse(String(part)) { return time }
+            // A date alone: from the start of the day, or to its end.
+            if part.count == 10, let day = UTCTime.parse(part + "T00:00:00Z") { return end ? UTCTime(seconds: day.seconds + 86_399) : day }
+            throw .invalidParameter("datetime", "\(Quote.input(String(part))) is not a UTC date-time such as 2019-04-16T12:00:00Z (or a date such as 2019-04-16)")
+        }
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        switch parts.count {
+        case 1:
+            guard text != ".." && !text.isEmpty else { throw .invalidParameter("datetime", "an instant cannot be open ('..')") }
+            // A date alone is the whole day.
+            return TimeRange(start: try instant(parts[0], end: false), end: try instant(parts[0], end: true))
+        case 2:
+            let range = TimeRange(start: try instant(parts[0], end: false), end: try instant(parts[1], end: true))
+            if let start = range.start, let end = range.end, start > end {
+                throw .invalidParameter("datetime", "the interval \(Quote.input(text)) ends before it starts")
+            }
+            return range
+        default:
+            throw .invalidParameter("datetime", "\(Quote.input(text)) is not an instant or an interval START/END")
+        }
+    }
+}

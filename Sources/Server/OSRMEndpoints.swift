@@ -1,0 +1,243 @@
+// OSRM's HTTP API for walking, so OSRM clients (routingpy, Leaflet Routing Machine, OSRM's own
+// libraries) plug in: /route/v1, /table/v1 and /nearest/v1, with OSRM's options, units (metres,
+// seconds) and codes. Errors are 400 with OSRM's `code` and `message` (as OSRM answers them),
+// written as problem documents like every other error here, so both kinds of client read them.
+//
+// Profiles are the engine's: `foot` (also `walking`, `walk`, `pedestrian`, what OSRM clients
+// send) and `wheelchair`. Every coordinate snaps within 500 m, or its `radiuses` entry (at most
+// 5,000 m; `unlimited` is 5,000 m). The network is the store's only line layer, or `network=`.
+
+import Engine
+import Foundation
+import Geometry
+import Hummingbird
+import Store
+
+extension Endpoints {
+    /// Profile names OSRM clients send, onto the engine's profiles.
+    static let osrmProfiles: [String: WalkingProfile] = ["foot": .foot, "walking": .foot, "walk": .foot, "pedestrian": .foot, "wheelchair": .wheelchair]
+
+    func osrmRoute(_ request: Request, _ context: APIContext) async throws -> Response {
+        try await Endpoints.osrm {
+            let call = try OSRMCall(request, context, allowed: ["alternatives", "steps", "geometries", "overview", "annotations", "continue_straight",
+                                                                "radiuses", "hints", "generate_hints", "skip_waypoints", "bearings", "network"])
+            var options = OSRMRouteOptions()
+            options.steps = try call.bool("steps") ?? false
+            options.geometries = try call.choice("geometries", RouteGeometryFormat.self) ?? .polyline
+            options.overview = try call.choice("overview", RouteOverview.self) ?? .simplified
+            options.annotations = try call.annotations()
+            options.hints = try call.bool("generate_hints") ?? true
+            // One route is searched: alternatives=true is allowed and answers that one (OSRM
+            // too gives no guarantee of alternatives); continue_straight changes nothing on foot.
+            _ = try call.alternatives()
+            _ = try call.bool("continue_straight", also: ["default"])
+            let skipWaypoints = try call.bool("skip_waypoints") ?? false
+            let chosen = options
+            let snapshot = try state.snapshot()
+            let legs = LegsRequest(points: call.points, profile: call.profile, snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
+            let network = call.network
+            return try await heavy.run {
+                let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+                let answer = try engine { () throws(EngineError) in
+                    try snapshot.route(through: legs, on: network.map { name throws(EngineError) in try snapshot.network(name) }, deadline: deadline)
+                }
+                return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in
+                    Output.osrmRoute(&w, answer, chosen, waypoints: !skipWaypoints)
+                }
+            }
+        }
+    }
+
+    func osrmTable(_ request: Request, _ context: APIContext) async throws -> Response {
+        try await Endpoints.osrm {
+            let call = try OSRMCall(request, context, allowed: ["sources", "destinations", "annotations", "radiuses", "hints", "generate_hints",
+                                                                "skip_waypoints", "bearings", "network"])
+            let sources = try call.indices("sources"), destinations = try call.indices("destinations")
+            let annotations = (call.parameters.string("annotations") ?? "duration").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard annotations.allSatisfy({ $0 == "duration" || $0 == "distance" }) else {
+                throw OSRMCall.error("InvalidQuery", "annotations=\(Quote.input(annotations.joined(separator: ","))): the table gives duration, distance or duration,distance")
+            }
+            let durations = annotations.contains("duration"), distances = annotations.contains("distance")
+            let hints = try call.bool("generate_hints") ?? true
+            let skipWaypoints = try call.bool("skip_waypoints") ?? false
+            let snapshot = try state.snapshot()
+            let table = TableRequest(points: call.points, sources: sources, destinations: destinations, profile: call.profile,
+                                     snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
+            let network = call.network
+            return try await heavy.run {
+                let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+                let answer = try engine { () throws(EngineError) in
+                    try snapshot.table(table, on: network.map { name throws(EngineError) in try snapshot.network(name) }, deadline: deadline)
+                }
+                return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in
+                    Output.osrmTable(&w, answer, durations: durations, distances: distances, hints: hints, waypoints: !skipWaypoints)
+                }
+            }
+        }
+    }
+
+    func osrmNearest(_ request: Request, _ context: APIContext) async throws -> Response {
+        try await Endpoints.osrm {
+            let call = try OSRMCall(request, context, allowed: ["number", "radiuses", "hints", "generate_hints", "bearings", "network"])
+            guard call.points.count == 1 else {
+                throw OSRMCall.error("InvalidOptions", "the nearest service takes exactly 1 coordinate, got \(call.points.count)")
+            }
+            let number = try call.parameters.int("number", default: 1, range: 1...10_000)
+            let hints = try call.bool("generate_hints") ?? true
+            let snapshot = try state.snapshot()
+            let radius = try call.radiuses(unlimited: snapshot.limits.maxSnapMetres).first ?? nil
+            let points = try engine { () throws(EngineError) in
+                try snapshot.nearestOnNetwork(call.points[0], count: number, profile: call.profile, maxSnapMetres: radius,
+                                              on: call.network.map { name throws(EngineError) in try snapshot.network(name) })
+            }
+            return Reply.json(request: request) { w in Output.osrmNearest(&w, points, hints: hints) }
+        }
+    }
+
+    /// Runs an OSRM endpoint, answering its errors as OSRM does: status 400 with OSRM's code
+    /// and a `message` (the server's own 503s stay as they are).
+    static func osrm(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch var error as APIError {
+            guard error.status != .serviceUnavailable else { throw error }
+            switch error.code {
+            case "unknown_parameter", "missing_parameter": error.code = "InvalidQuery"
+            case "invalid_parameter", "invalid_argument", "unknown_layer", "unsupported_geometry": error.code = "InvalidOptions"
+            case "too_many_rows", "response_too_large", "deadline_exceeded": error.code = "TooBig"
+            default: break
+            }
+            error.status = .badRequest
+            error.extra["message"] = .string(error.detail)
+            throw error
+        }
+    }
+}
+
+/// An OSRM request's path (profile, coordinates) and options, parsed.
+struct OSRMCall {
+    let parameters: Parameters
+    let profile: WalkingProfile
+    let points: [Point]
+    let network: String?
+
+    init(_ request: Request, _ context: APIContext, allowed: [String]) throws {
+        parameters = try Parameters(request, allowed: allowed)
+        if parameters.string("bearings") != nil {
+            throw OSRMCall.error("InvalidOptions", "bearings are not supported: paths are walked both ways")
+        }
+        let profileName = try request.pathParameter("profile", context)
+        guard let profile = Endpoints.osrmProfiles[profileName.lowercased()] else {
+            throw OSRMCall.error("InvalidOptions", "profile \(Quote.input(profileName)): this server routes on foot; profiles: foot (also walking, walk, pedestrian), wheelchair")
+        }
+        self.profile = profile
+        points = try OSRMCall.coordinates(try request.pathParameter("coordinates", context))
+        network = parameters.string("network")
+    }
+
+    static func error(_ code: String, _ message: String) -> APIError {
+        APIError(.badRequest, code: code, detail: message, extra: JSONObject([("message", .string(message))]))
+    }
+
+    /// `lon,lat;lon,lat…`, `polyline(…)` or `polyline6(…)`, with an optional `.json` suffix.
+    static func coordinates(_ text: String) throws(APIError) -> [Point] {
+        var text = Substring(text)
+        if text.hasSuffix(".json") { text = text.dropLast(5) }
+        var pairs: [(Double, Double)] = []
+        if let precision = [("polyline6(", 6), ("polyline(", 5)].first(where: { text.hasPrefix($0.0) }), text.hasSuffix(")") {
+            guard let flat = Polyline.decode(String(text.dropFirst(precision.0.count).dropLast()), precision: precision.1), !flat.isEmpty else {
+                throw error("InvalidUrl", "\(Quote.input(String(text))) is not an encoded polyline")
+            }
+            pairs = stride(from: 0, to: flat.count, by: 2).map { (flat[$0], flat[$0 + 1]) }
+        } else {
+            for pair in text.split(separator: ";", omittingEmptySubsequences: false) {
+                let parts = pair.split(separator: ",", omittingEmptySubsequences: false)
+                guard parts.count == 2, let lon = Parameters.number(String(parts[0])), let lat = Parameters.number(String(parts[1])) else {
+                    throw error("InvalidUrl", "coordinates: \(Quote.input(String(pair))) is not LON,LAT (coordinates are LON,LAT;LON,LAT…)")
+                }
+                pairs.append((lon, lat))
+            }
+        }
+        var points: [Point] = []
+        for (i, (lon, lat)) in pairs.enumerated() {
+            do {
+                points.append(try Point.checked(lon: lon, lat: lat))
+            } catch {
+                throw OSRMCall.error("InvalidOptions", "coordinate \(i): \(error.description)")
+            }
+        }
+        return points
+    }
+
+    /// `true`/`false` (and any extra words allowed), nil when absent.
+    func bool(_ name: String, also extra: [String] = []) throws(APIError) -> Bool? {
+        guard let text = parameters.string(name) else { return nil }
+        switch text {
+        case "true": return true
+        case "false": return false
+        case let word where extra.contains(word): return nil
+        default: throw OSRMCall.error("InvalidQuery", "\(name)=\(Quote.input(text)): expected true or false")
+        }
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_ name: String, _ type: T.Type) throws(APIError) -> T? where T.RawValue == String {
+        guard let text = parameters.string(name) else { return nil }
+        guard let value = T(rawValue: text) else {
+            throw OSRMCall.error("InvalidQuery", "\(name)=\(Quote.input(text)): expected one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+
+    /// `alternatives=true|false|N`.
+    func alternatives() throws(APIError) -> Int {
+        guard let text = parameters.string("alternatives") else { return 0 }
+        if text == "false" { return 0 }
+        if text == "true" { return 1 }
+        guard let n = Int(text), n >= 0 else { throw OSRMCall.error("InvalidQuery", "alternatives=\(Quote.input(text)): expected true, false or a number") }
+        return n
+    }
+
+    /// `annotations=true|false|distance,duration,…`: the per-segment lists each leg carries.
+    func annotations() throws(APIError) -> [String] {
+        let all = ["distance", "duration", "datasources", "nodes", "weight", "speed"]
+        guard let text = parameters.string("annotations"), text != "false" else { return [] }
+        if text == "true" { return all }
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard names.allSatisfy(all.contains) else {
+            throw OSRMCall.error("InvalidQuery", "annotations=\(Quote.input(text)): expected true, false or a list of \(all.joined(separator: ", "))")
+        }
+        return all.filter(names.contains)
+    }
+
+    /// `radiuses=r;r;…`, one per coordinate (empty: the default; `unlimited`: the largest).
+    func radiuses(unlimited: Double) throws(APIError) -> [Double?] {
+        guard let text = parameters.string("radiuses") else { return [] }
+        let items = text.split(separator: ";", omittingEmptySubsequences: false)
+        guard items.count == points.count else {
+            throw OSRMCall.error("InvalidOptions", "radiuses has \(items.count) entries for \(points.count) coordinates")
+        }
+        return try items.map { item throws(APIError) -> Double? in
+            if item.isEmpty { return nil }
+            if item == "unlimited" { return unlimited }
+            guard let metres = Parameters.number(String(item)), metres >= 0 else {
+                throw OSRMCall.error("InvalidQuery", "radiuses: \(Quote.input(String(item))) is not a number of metres ≥ 0 or unlimited")
+            }
+            guard metres <= unlimited else {
+                throw OSRMCall.error("InvalidOptions", "radiuses: \(Quote.input(String(item))) m is more than \(Rounding.wholeMetres(unlimited)) m, the largest (unlimited)")
+            }
+            // OSRM's 0 means "exactly here"; a snap needs some room.
+            return max(metres, 0.001)
+        }
+    }
+
+    /// `sources`/`destinations`: `all` (nil) or indices `i;j;…`.
+    func indices(_ name: String) throws(APIError) -> [Int]? {
+        guard let text = parameters.string(name), text != "all" else { return nil }
+        return try text.split(separator: ";", omittingEmptySubsequences: false).map { item throws(APIError) -> Int in
+            guard let index = Int(item), index >= 0 else {
+                throw OSRMCall.error("InvalidQuery", "\(name): \(Quote.input(String(item))) is not an index of the coordinates")
+            }
+            return index
+        }
+    }
+}

@@ -1,0 +1,296 @@
+// The standard APIs against clients nobody on the project wrote, over real HTTP on loopback:
+// GDAL's OAPIF driver (ogrinfo, ogr2ogr) reads OGC API – Features; routingpy's OSRM client and
+// the `polyline` decoder (PyPI, scripts/install-deps.sh --test) drive the OSRM API. What they
+// read is checked against the store itself, GEOS, and /v1/route.
+
+import Engine
+import Foundation
+import Geometry
+import Store
+import TestSupport
+import Testing
+
+@Suite struct StandardClientTests {
+    static let ogrinfo = URL(fileURLWithPath: "/usr/bin/ogrinfo")
+    static let ogr2ogr = URL(fileURLWithPath: "/usr/bin/ogr2ogr")
+
+    /// Ten festival stages on the zoo's paths: pens of the zoo (sea lions, meerkats, hyenas,
+    /// elks, …, gorillas), to the 6 decimals routingpy sends.
+    static let stages: [(Double, Double)] = [
+        (14.41065, 50.116017), (14.406937, 50.119896), (14.404921, 50.118809), (14.402208, 50.119129), (14.404378, 50.117699),
+        (14.407006, 50.116108), (14.408996, 50.115365), (14.409289, 50.116703), (14.406123, 50.117445), (14.405187, 50.115756),
+    ]
+
+    // MARK: - GDAL's OAPIF driver
+
+    @Test func gdalListsEveryCollection() async throws {
+        let server = try await RunningServer.shared.value
+        let url = "OAPIF:http://127.0.0.1:\(server.port)/ogc"
+        let list = try await offPool { try Fixtures.run(Self.ogrinfo, ["-ro", "-so", url]) }
+        #expect(list.status == 0, "\(list.stderr)")
+        // Every layer of the store, in name order, with its geometry type (tables have none).
+        let expected = ["1: animals (title: animals)", "2: districts (title: districts) (Polygon)", "3: districts_sjtsk (title: districts_sjtsk) (Polygon)",
+                        "4: observations (title: observations)", "5: parking (title: parking) (Polygon)", "6: paths (title: paths) (Line String)",
+                        "7: pavilions (title: pavilions) (Polygon)", "8: pens (title: pens) (Point)", "9: stations (title: stations) (Point)"]
+        let lines = list.stdout.split(separator: "\n").map(String.init).filter { $0.first?.isNumber == true }
+        #expect(lines == expected, "\(list.stdout)")
+        let districts = try await offPool { try Fixtures.run(Self.ogrinfo, ["-ro", "-so", url, "districts"]) }
+        #expect(districts.stdout.contains("Feature Count: 57"), "\(districts.stdout)")
+        #expect(districts.stdout.contains("Extent: (14.224437, 49.941900) - (14.706788, 50.177425)"), "\(districts.stdout)")
+    }
+
+    /// `ogr2ogr -f GPKG` copies the 57 districts page by page (GDAL asks 10 at a time and follows
+    /// the `next` links) with every attribute and every coordinate of the store.
+    @Test func gdalCopiesTheDistricts() async throws {
+        let server = try await RunningServer.shared.value
+        let before = try await itemsRequests(server.port)
+        let out = try Fixtures.temporaryDirectory("oapif").appendingPathComponent("districts.gpkg").path
+        let copy = try await offPool { try Fixtures.run(Self.ogr2ogr, ["-f", "GPKG", out, "OAPIF:http://127.0.0.1:\(server.port)/ogc", "districts"]) }
+        #expect(copy.status == 0, "\(copy.stderr)")
+        let copied = try GeoPackage(path: out, mode: .readOnly).readFeatures(of: "districts").features
+        let original = try GeoPackage(path: try await DemoStore.path(), mode: .readOnly).readFeatures(of: "districts").features
+        #expect(copied.count == 57 && original.count == 57)
+        let byFID = Dictionary(uniqueKeysWithValues: original.map { ($0.fid, $0.feature) })
+        var compared = 0
+        for feature in copied {
+            guard let source = byFID[feature.fid] else { Issue.record("fid \(feature.fid) is not in the store"); continue }
+            #expect(feature.feature.properties.names.sorted() == source.properties.names.sorted(), "fid \(feature.fid)")
+            for (name, value) in source.properties {
+                #expect(feature.feature.properties[name] == value, "fid \(feature.fid): \(name)")
+            }
+            let a = Self.coordinates(feature.feature.geometry), b = Self.coordinates(source.geometry)
+            #expect(a.count == b.count && a.count > 0, "fid \(feature.fid)")
+            #expect(zip(a, b).allSatisfy { abs($0 - $1) <= 1e-9 }, "fid \(feature.fid)")
+            compared += 1
+        }
+        #expect(compared == 57)
+        // At 10 a page, 57 features are 6 pages (the metrics count every items request).
+        #expect(try await itemsRequests(server.port) - before >= 6)
+    }
+
+    /// Several statements asked for as GeoJSON are one FeatureCollection (a JSON array is not
+    /// GeoJSON), whose features say their statement: GDAL reads it as one layer.
+    @Test func gdalReadsSeveralStatementsAsOneCollection() async throws {
+        let server = try await RunningServer.shared.value
+        let text = "FIND pavilions CONTAINING POINT(14.40497 50.11545) RETURN fid, name; FIND pens NEAREST 2 TO POINT(14.40497 50.11545) RETURN fid, name, distance_m"
+        let answer = try await post(server.port, "/v1/query?format=geojson", body: text)
+        #expect(answer.status == 200 && answer.header("Content-Type") == "application/geo+json")
+        #expect(answer.json["type"] == .string("FeatureCollection"))
+        let features = answer.json["features"]?.items ?? []
+        #expect(features.compactMap { $0["properties"]?["statement"]?.number } == [1, 2, 2])
+        #expect(features.compactMap { $0["id"]?.number } == [30000629, 4791797957, 4639672111])
+        let file = try Fixtures.temporaryDirectory("ogr").appendingPathComponent("statements.geojson")
+        try Data(answer.body).write(to: file)
+        let info = try await offPool { try Fixtures.run(Self.ogrinfo, ["-ro", "-al", file.path]) }
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdout.contains("Feature Count: 3"), "\(info.stdout)")
+        #expect(info.stdout.contains("statement (Integer) = 2") && info.stdout.contains("name (String) = Pavilon goril"))
+        #expect(info.stdout.contains("distance_m (Real) = 37.385"), "\(info.stdout)")
+        // EXPLAIN answers a plan, which no GeoJSON holds: refused, as JSON it is answered.
+        let plan = try await post(server.port, "/v1/query?format=geojson", body: "EXPLAIN FIND districts CONTAINING POINT(14.4208 50.0880)")
+        #expect(plan.status == 400 && plan.json["detail"]?.string?.contains("format=json") == true)
+        #expect(try await post(server.port, "/v1/query?format=json", body: "EXPLAIN FIND districts CONTAINING POINT(14.4208 50.0880)").status == 200)
+    }
+
+    static func coordinates(_ geometry: Geometry?) -> [Double] {
+        var all: [Double] = []
+        geometry?.forEachCoordinateArray { all += $0 }
+        return all
+    }
+
+    func itemsRequests(_ port: Int) async throws -> Int {
+        let metrics = try await get(port, "/metrics").text
+        let prefix = "vltava_http_requests_total{route=\"/ogc/collections/{collection}/items\",method=\"GET\",status=\"200\"}"
+        return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { $0.split(separator: " ").last.flatMap { Int($0) } } ?? 0
+    }
+
+    // MARK: - OGC API's parameters, against the store
+
+    /// bbox selects the parking zones whose geometry meets the box, as GEOS says, and the pages
+    /// of that selection, followed by their `next` links, hold each of them once.
+    @Test func bboxAndPagingAgreeWithGEOS() async throws {
+        let server = try await RunningServer.shared.value
+        let box = BBox(minLon: 14.40, minLat: 50.07, maxLon: 14.43, maxLat: 50.09)
+        let parking = try GeoPackage(path: try await DemoStore.path(), mode: .readOnly).readFeatures(of: "parking").features
+        let geos = try GEOSContext()
+        let boxPolygon = Geometry.polygon(Polygon(rings: [[box.minLon, box.minLat, box.maxLon, box.minLat, box.maxLon, box.maxLat, box.minLon, box.maxLat, box.minLon, box.minLat]]))
+        let expected = Set(try parking.filter { try geos.intersects($0.feature.geometry ?? .collection([]), boxPolygon) }.map(\.fid))
+        #expect(expected.count > 100)
+        var target: String? = "/ogc/collections/parking/items?bbox=14.40,50.07,14.43,50.09&limit=100"
+        var seen: [Int64] = []
+        var pages = 0
+        while let next = target, pages < 50 {
+            let page = try await get(server.port, next)
+            #expect(page.status == 200 && page.header("Content-Type") == "application/geo+json")
+            #expect(page.json["numberMatched"] == .integer(Int64(expected.count)))
+            let features = page.json["features"]?.items ?? []
+            #expect(page.json["numberReturned"] == .integer(Int64(features.count)))
+            seen += features.compactMap { $0["id"]?.number.map { Int64($0) } }
+            target = page.json["links"]?.items.first { $0["rel"]?.string == "next" }?["href"]?.string.map { String($0.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" }) }
+            pages += 1
+        }
+        #expect(pages == (expected.count + 99) / 100)
+        #expect(seen.count == expected.count && Set(seen) == expected)
+    }
+
+    /// datetime on the time series (observations: by each row's hour; stations: those with an
+    /// observation then), a property filter, one item by id, and the errors.
+    @Test func datetimePropertiesAndOneItem() async throws {
+        let server = try await RunningServer.shared.value
+        // The hour ending 2019-04-16T21:00Z, the last of the data: one row per reporting station.
+        let hour = try await get(server.port, "/ogc/collections/observations/items?datetime=2019-04-16T20:30:00Z&limit=100")
+        let rows = hour.json["features"]?.items ?? []
+        #expect(hour.status == 200 && rows.count == 17 && rows.allSatisfy { $0["properties"]?["interval_end"]?.string == "2019-04-16T21:00:00Z" })
+        // Open intervals: after the data ends, no station has an observation.
+        let after = try await get(server.port, "/ogc/collections/stations/items?datetime=2019-04-17T00:00:00Z/..")
+        #expect(after.json["numberMatched"] == .integer(0))
+        let during = try await get(server.port, "/ogc/collections/stations/items?datetime=../2019-04-15T00:00:00Z&limit=50")
+        #expect(during.json["numberMatched"] == .integer(17))
+        // A property filter, through the same compiler as attr.NAME.
+        let urban = try await get(server.port, "/ogc/collections/stations/items?classif=urban&limit=50")
+        let codes = (urban.json["features"]?.items ?? []).compactMap { $0["properties"]?["code"]?.string }
+        #expect(codes.contains("AREPA") && urban.json["numberMatched"] == .integer(Int64(codes.count)))
+        // One item, with its links.
+        let gorillas = try await get(server.port, "/ogc/collections/pens/items/4791797957")
+        #expect(gorillas.json["properties"]?["name"] == .string("gorily"))
+        #expect(gorillas.json["geometry"]?["coordinates"] == .array([.double(14.40518699), .double(50.11575607)]))
+        #expect(gorillas.json["links"]?.items.contains { $0["rel"]?.string == "collection" } == true)
+        // Errors: a time on a layer without one, an unknown column, a malformed box, HTML.
+        #expect(try await get(server.port, "/ogc/collections/districts/items?datetime=2019-04-16").status == 400)
+        let typo = try await get(server.port, "/ogc/collections/stations/items?clasif=urban")
+        #expect(typo.status == 400 && typo.json["detail"]?.string?.contains("did you mean 'classif'") == true)
+        #expect(try await get(server.port, "/ogc/collections/districts/items?bbox=14.4,50.1").status == 400)
+        #expect(try await get(server.port, "/ogc/collections/pens/items/1").status == 404)
+        #expect(try await get(server.port, "/ogc/collections?f=html").status == 406)
+        #expect(try await get(server.port, "/ogc", headers: [("Accept", "text/html")]).status == 406)
+        #expect(try await get(server.port, "/ogc", headers: [("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")]).status == 200)
+        let conformance = try await get(server.port, "/ogc/conformance")
+        #expect(conformance.json["conformsTo"]?.items.count == 3)
+        let service = try await get(server.port, "/openapi.json", headers: [("Accept", "application/vnd.oai.openapi+json;version=3.0")])
+        #expect(service.header("Content-Type") == "application/vnd.oai.openapi+json;version=3.0" && service.json["openapi"] == .string("3.0.3"))
+    }
+
+    /// The served document is valid OpenAPI 3.0 (OGC's OpenAPI 3.0 class), as
+    /// openapi-spec-validator (PyPI) judges it, and describes the OGC and OSRM paths.
+    @Test func theServiceDescriptionIsValidOpenAPI30() async throws {
+        let server = try await RunningServer.shared.value
+        let document = try await get(server.port, "/openapi.json")
+        let file = try Fixtures.temporaryDirectory("openapi").appendingPathComponent("openapi.json")
+        try Data(document.body).write(to: file)
+        let check = "import json, sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1]))); print('valid')"
+        let run = try await offPool { try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", check, file.path]) }
+        #expect(run.status == 0 && run.stdout == "valid\n", "\(run.stderr)")
+        for path in ["/ogc", "/ogc/conformance", "/ogc/collections", "/ogc/collections/{collection}", "/ogc/collections/{collection}/items",
+                     "/ogc/collections/{collection}/items/{featureId}", "/route/v1/{profile}/{coordinates}", "/table/v1/{profile}/{coordinates}",
+                     "/nearest/v1/{profile}/{coordinates}"] {
+            #expect(document.json["paths"]?[path]?["get"] != nil, "\(path)")
+        }
+    }
+
+    // MARK: - routingpy's OSRM client
+
+    /// routingpy's table of the 10 stages and its routes equal /v1/route's: the 100 distances
+    /// and durations, a route's distance, and its polyline decoded by the `polyline` package.
+    @Test func routingpyTableAndRoutesEqualSingleRoutes() async throws {
+        let server = try await RunningServer.shared.value
+        let through: [(Double, Double)] = [(14.4109, 50.1167), (14.412844, 50.119932), (14.410947, 50.120586)]
+        func list(_ points: [(Double, Double)]) -> JSONValue { .array(points.map { .array([.double($0.0), .double($0.1)]) }) }
+        let arguments = JSON.serialize(.object(JSONObject([("stages", list(Self.stages)), ("route", list(through))])))
+        let script = Fixtures.root.appendingPathComponent("Tests/Clients/osrm_client.py").path
+        let run = try await offPool { try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "http://127.0.0.1:\(server.port)", arguments]) }
+        #expect(run.status == 0, "\(run.stderr)")
+        let answer = (try? JSON.parse(run.stdout)) ?? .null
+
+        // The 10×10 table against 100 single routes.
+        let table = answer["table"]
+        #expect(table?["code"] == .string("Ok") && table?["sources"] == .integer(10) && table?["destinations"] == .integer(10))
+        var checked = 0
+        for (i, a) in Self.stages.enumerated() {
+            for (j, b) in Self.stages.enumerated() {
+                let single = try await get(server.port, "/v1/route?from=\(a.0),\(a.1)&to=\(b.0),\(b.1)")
+                let route = single.json["routes"]?[0]
+                #expect(single.status == 200)
+                #expect(table?["distances"]?[i]?[j]?.number == route?["distance"]?.number, "\(i)→\(j)")
+                #expect(table?["durations"]?[i]?[j]?.number == route?["duration"]?.number, "\(i)→\(j)")
+                if i != j { #expect((route?["distance"]?.number ?? 0) > 50) }
+                checked += 1
+            }
+        }
+        #expect(checked == 100)
+
+        // A route through three points: each leg equals /v1/route between its points, the
+        // steps add up to their leg and name the streets, the polyline decodes to the legs' lines.
+        let raw = answer["route"]?["raw"]
+        #expect(raw?["code"] == .string("Ok") && raw?["waypoints"]?.items.count == 3)
+        let legs = raw?["routes"]?[0]?["legs"]?.items ?? []
+        #expect(legs.count == 2)
+        var line: [Double] = []
+        for (k, leg) in legs.enumerated() {
+            let (a, b) = (through[k], through[k + 1])
+            let single = try await get(server.port, "/v1/route?from=\(a.0),\(a.1)&to=\(b.0),\(b.1)").json["routes"]?[0]
+            #expect(leg["distance"]?.number == single?["distance"]?.number && leg["duration"]?.number == single?["duration"]?.number)
+            let steps = leg["steps"]?.items ?? []
+            let stepMetres = steps.compactMap { $0["distance"]?.number }.reduce(0, +)
+            #expect(abs(stepMetres - (leg["distance"]?.number ?? 0)) < 0.005)
+            #expect(steps.first?["maneuver"]?["type"] == .string("depart") && steps.last?["maneuver"]?["type"] == .string("arrive"))
+            let coordinates = single?["geometry"]?["coordinates"]?.items.flatMap { $0.items.compactMap(\.number) } ?? []
+            line += line.isEmpty ? coordinates : Array(coordinates.dropFirst(2))
+        }
+        let names = legs.flatMap { ($0["steps"]?.items ?? []).compactMap { $0["name"]?.string } }
+        #expect(names.contains("Trojská") && names.contains("Na Salabce"), "\(names)")
+        #expect(legs.last?["summary"] == .string("Trojská, Na Salabce"))
+        let routeMetres = raw?["routes"]?[0]?["distance"]?.number ?? 0
+        #expect(abs(routeMetres - legs.compactMap { $0["distance"]?.number }.reduce(0, +)) < 0.002)
+        #expect(answer["route"]?["client_distance"]?.number == routeMetres.rounded(.towardZero))
+        let decoded = answer["route"]?["decoded"]?.items.flatMap { $0.items.compactMap(\.number) } ?? []
+        #expect(decoded.count == line.count && decoded.count > 20)
+        #expect(zip(decoded, line).allSatisfy { abs($0 - $1) <= 0.5e-5 + 1e-12 })
+
+        // The GeoJSON geometry of a pair is /v1/route's line, coordinate for coordinate.
+        let (a, b) = (Self.stages[0], Self.stages[1])
+        let single = try await get(server.port, "/v1/route?from=\(a.0),\(a.1)&to=\(b.0),\(b.1)").json["routes"]?[0]
+        #expect(answer["pair"]?["geometry"] == single?["geometry"]?["coordinates"])
+        #expect(answer["pair"]?["raw"]?["routes"]?[0]?["distance"] == single?["distance"])
+    }
+
+    /// OSRM's own codes and status 400 for what it refuses, and the nearest service.
+    @Test func osrmCodesAndNearest() async throws {
+        let server = try await RunningServer.shared.value
+        func code(_ target: String) async throws -> (Int, String?) {
+            let answer = try await get(server.port, target)
+            return (answer.status, answer.json["code"]?.string)
+        }
+        let two = "14.4109,50.1167;14.40519,50.11576"
+        #expect(try await code("/route/v1/foot/\(two)") == (200, "Ok"))
+        #expect(try await code("/route/v1/foot/14.4109,50.1167;14.1,50.1") == (400, "NoSegment"))
+        #expect(try await code("/route/v1/foot/14.4109,50.1167") == (400, "InvalidOptions"))
+        #expect(try await code("/route/v1/foot/\(two)?geometries=wkt") == (400, "InvalidQuery"))
+        #expect(try await code("/route/v1/foot/\(two)?lol=1") == (400, "InvalidQuery"))
+        #expect(try await code("/route/v1/foot/14.4109;50.1167") == (400, "InvalidUrl"))
+        #expect(try await code("/route/v1/driving/\(two)") == (400, "InvalidOptions"))
+        #expect(try await code("/route/v1/foot/\(two)?radiuses=10") == (400, "InvalidOptions"))
+        // The wheelchair profile: only steps join the entrance to the sea lions by the short way.
+        let wheelchair = try await get(server.port, "/route/v1/wheelchair/14.4109,50.1167;14.41064991,50.11601702?overview=false")
+        #expect(wheelchair.json["routes"]?[0]?["distance"] == .double(165.696))
+        let table = try await get(server.port, "/table/v1/foot/\(two)?sources=0&destinations=1&annotations=distance")
+        #expect(table.json["distances"] == .array([.array([.double(559.557)])]) && table.json["durations"] == nil)
+        // Between two pieces of the network no path joins: NoRoute, and a null cell in a table.
+        let graph = try Snapshot.load(storePath: try await DemoStore.path()).network("paths").graph
+        let (main, piece) = (try #require((0..<graph.nodeCount).first { graph.component[$0] == 0 }), try #require((0..<graph.nodeCount).first { graph.component[$0] == 1 }))
+        let apart = "\(graph.lons[main]),\(graph.lats[main]);\(graph.lons[piece]),\(graph.lats[piece])"
+        #expect(try await code("/route/v1/foot/\(apart)") == (400, "NoRoute"))
+        let cells = try await get(server.port, "/table/v1/foot/\(apart)?annotations=distance").json["distances"]
+        #expect(cells?[0]?[1] == .null && cells?[1]?[0] == .null && cells?[0]?[0] == .double(0))
+        // 101 × 101 cells is over OSRM's default table size of 100 × 100.
+        let many = Array(repeating: "14.4109,50.1167", count: 101).joined(separator: ";")
+        #expect(try await code("/table/v1/foot/\(many)") == (400, "TooBig"))
+        // The nearest service: the three nearest edges to a crossing of named streets, nearest
+        // first, each with its OSM nodes.
+        let nearest = try await get(server.port, "/nearest/v1/foot/14.41284378,50.11993197?number=3")
+        let waypoints = nearest.json["waypoints"]?.items ?? []
+        #expect(waypoints.count == 3 && waypoints.allSatisfy { $0["nodes"]?.items.count == 2 })
+        #expect(Set(waypoints.compactMap { $0["name"]?.string }) == ["Trojská", "Nádvorní"])
+        let distances = waypoints.compactMap { $0["distance"]?.number }
+        #expect(distances == distances.sorted())
+    }
+}
