@@ -363,8 +363,9 @@ public enum Output {
     }
 
     /// The location as a GeoJSON Feature: a Point when the floor is on the globe, else no
-    /// geometry; the answer's members are its properties.
-    public static func locationFeature(_ w: inout JSONWriter, _ location: Location) {
+    /// geometry; the answer's members are its properties (then `statement`, when given: one
+    /// statement's feature among several's).
+    public static func locationFeature(_ w: inout JSONWriter, _ location: Location, statement: Int? = nil) {
         w.beginObject()
         w.key("type"); w.string("Feature")
         w.key("geometry")
@@ -372,6 +373,7 @@ public enum Output {
         w.key("properties")
         w.beginObject()
         locationMembers(&w, location)
+        if let statement { w.key("statement"); w.integer(Int64(statement)) }
         w.endObject()
         w.endObject()
     }

@@ -93,6 +93,8 @@ public struct QueryResult: Sendable {
             try Self.writeFeatures(&w, rows, statement: statement, budget)
         case .route(let answer):
             Output.routeFeature(&w, answer, statement: statement)
+        case .location(let location):
+            Output.locationFeature(&w, location, statement: statement)
         case .plan:
             throw Self.planIsNotGeoJSON
         }
