@@ -45,9 +45,11 @@ let package = Package(
         // Zoo Praha's own files (the paths graph, the animal lexicon) as import formats, so the
         // generic store knows no one source's formats.
         .target(name: "ZooPraha", dependencies: ["Geometry", "Store"]),
+        // Indoor positioning: venues, floors, beacons, surveys and fingerprint positioning.
+        .target(name: "Indoor", dependencies: ["Geometry", "SQLite", "SpatialIndex", "Store"]),
         .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "Wire"]),
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
-        .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing"]),
+        .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing"]),
         .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "VectorTiles"]),
         // The HTTP API (docs/HTTP_API.md) over the Engine, and the map page: static files
         // compiled into the binary, so that a copied `vltava` serves them with no install.
@@ -67,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "VltavaCLI",
             dependencies: [
-                "Geometry", "Store", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline",
+                "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -75,16 +77,17 @@ let package = Package(
         .target(name: "CMallocCount", path: "Benchmarks/CMallocCount"),
         .executableTarget(
             name: "vltava-bench",
-            dependencies: ["Geometry", "SpatialIndex", "Store", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire", "ZooPraha"],
+            dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire", "ZooPraha"],
             path: "Benchmarks/vltava-bench"
         ),
 
         // Tests: one target per module, plus end-to-end tests of the CLI.
-        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite", "ZooPraha"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite", "ZooPraha", "Indoor"], path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "ZooPraha", "TestSupport"]),
+        .testTarget(name: "IndoorTests", dependencies: ["Indoor", "Store", "SpatialIndex", "Geometry", "TestSupport"]),
         .testTarget(name: "ZooPrahaTests", dependencies: ["ZooPraha", "Store", "Geometry", "TestSupport"]),
         .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "Wire", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),

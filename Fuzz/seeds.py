@@ -194,9 +194,24 @@ def csv():
     write("csv", "observations-semicolon-crlf.csv", b"\xef\xbb\xbf" + b"\r\n".join(l.replace(b",", b";") for l in lines[:4]) + b"\r\n")
 
 
+def survey():
+    lines = open(os.path.join(FIX, "indoor", "ble-rssi-wmu-labeled.csv"), "rb").read().split(b"\r\n")
+    write("survey", "wmu-first-rows.csv", b"\r\n".join(lines[:12]) + b"\r\n")
+    # The same first scans as a long survey: one row per heard reading, a time per reading.
+    header = lines[0].split(b",")
+    rows = [b"point,time,beacon,rssi"]
+    for line in lines[1:12]:
+        cells = line.split(b",")
+        for beacon, value in zip(header[2:], cells[2:]):
+            if value != b"-200":
+                rows.append(b",".join([cells[0], cells[1], beacon, value]))
+    write("survey", "wmu-first-rows-long.csv", b"\n".join(rows) + b"\n")
+    write("survey", "xy-floors.csv", b"x,y,floor,a,b,room\n1.5,2,0,-60,0,hall\n4,-3,1,-55,,lab\n")
+
+
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)
-    for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "csv"]:
+    for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "csv", "survey"]:
         os.makedirs(os.path.join(OUT, target), exist_ok=True)
     query()
     mvt()
@@ -205,5 +220,6 @@ if __name__ == "__main__":
     osm()
     mbtiles_meta()
     csv()
+    survey()
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
     print(f"seeds: {sum(len(fs) for _, _, fs in os.walk(OUT))} files, {total} bytes in {os.path.relpath(OUT, ROOT)}")

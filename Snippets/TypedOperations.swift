@@ -40,3 +40,10 @@ for reading in air.pollutants {
     print(reading.column, reading.code ?? "-", reading.value, reading.end.iso)
 }
 // snippet.end
+
+// snippet.locate
+let library = try snapshot.venue("wmu_library")
+let inside = try snapshot.locate([("b3002", -76), ("b3005", -71), ("b3008", -80)], in: library, options: LocateOptions(k: 5))
+let position = inside.position
+print(inside.pointLabel, Rounding.metres(position.x), Rounding.metres(position.y), Rounding.metres(position.spread))  // I07 9.442 6.646 0.689
+// snippet.end

@@ -23,6 +23,10 @@ import "$fixtures/zoo/pavilions-and-pens.geojson" --layer pens --only point
 import "$fixtures/zoo/animals.json" --layer animals
 import "$fixtures/zoo/paths-graph.json" --layer paths
 import "$fixtures/zoo/zoo-prague-geojson-tiles.mbtiles" --layer zoo_map
+# The WMU library's BLE survey as an indoor venue: grid-cell labels (letter = column, number =
+# row, cell 1), the first floor; the data set gives no position on the globe.
+"$vltava" indoor import --db "$tmp" "$fixtures/indoor/ble-rssi-wmu-labeled.csv" --venue wmu_library \
+    --title "Waldo Library, Western Michigan University" --grid letter-column --cell-size 1 --floor 1 --floor-name "first floor"
 
 rm -f "$out-wal" "$out-shm"
 mv "$tmp" "$out"

@@ -26,19 +26,20 @@ root=$PWD
 usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags…] | scripts/fuzz.sh build [TARGET|all]" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 
-all_targets=(query mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta csv)
+all_targets=(query mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta csv survey)
 # The package's modules in dependency order, and what each imports (Package.swift).
-module_order=(Geometry SQLite Wire SpatialIndex Store ZooPraha VectorTiles Routing Engine QueryLanguage)
+module_order=(Geometry SQLite Wire SpatialIndex Store Indoor ZooPraha VectorTiles Routing Engine QueryLanguage)
 declare -A module_deps=(
     [Geometry]="" [SQLite]="" [Wire]="" [SpatialIndex]="Geometry" [Store]="Geometry SQLite"
     [VectorTiles]="Geometry SQLite Wire" [Routing]="Geometry SpatialIndex Wire"
-    [Engine]="Geometry SpatialIndex Store VectorTiles Routing"
+    [Indoor]="Geometry SQLite SpatialIndex Store"
+    [Engine]="Geometry SpatialIndex Store Indoor VectorTiles Routing"
     [QueryLanguage]="Geometry Store Engine VectorTiles" [ZooPraha]="Geometry Store"
 )
 # The module each target calls into; its dependencies come along.
 declare -A target_module=(
     [query]="QueryLanguage ZooPraha" [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry
-    [osm-pbf]=Routing [osm-xml]=Routing [mbtiles-meta]=VectorTiles [csv]=Store
+    [osm-pbf]=Routing [osm-xml]=Routing [mbtiles-meta]=VectorTiles [csv]=Store [survey]=Indoor
 )
 
 build=.build-fuzz/fuzz

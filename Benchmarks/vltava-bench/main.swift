@@ -21,6 +21,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("Q1", { _ in try runQueryOverhead() }),
     ("J1", { _ in try runJSONEncoding() }),
     ("T1", { _ in try runFestivalTable() }),
+    ("L1", { _ in try runIndoorLocate() }),
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())

@@ -32,6 +32,10 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     case deadlineExceeded(seconds: Double)
     /// An operation on time series (the air report) when the store has none.
     case noTimeSeries
+    /// A venue name that the store does not have.
+    case unknownVenue(String, known: [String])
+    /// A scan that cannot be located: a strength out of range, a beacon twice, no known beacon.
+    case scan(ScanError)
     /// A leg of a schedule failed: which one, between which events, and why.
     indirect case leg(index: Int, from: String, to: String, EngineError)
 
@@ -50,6 +54,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .responseTooLarge: "response_too_large"
         case .deadlineExceeded: "deadline_exceeded"
         case .noTimeSeries: "no_time_series"
+        case .unknownVenue: "unknown_venue"
+        case .scan(let error): error.code
         case .leg(_, _, _, let inner): inner.code
         }
     }
@@ -89,6 +95,14 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
             var message = "unknown tile set \(Quote.input(name))"
             if let suggestion = Suggestion.closest(to: name, in: known) { message += " — did you mean '\(suggestion)'?" }
             return message
+        case .unknownVenue(let name, let known):
+            var message = "unknown venue \(Quote.input(name))"
+            if let suggestion = Suggestion.closest(to: name, in: known) { message += " — did you mean '\(suggestion)'?" }
+            else if known.isEmpty { message += " (the store has no venues: import a survey with vltava indoor import)" }
+            else { message += " (venues: \(known.joined(separator: ", ")))" }
+            return message
+        case .scan(let error):
+            return error.description
         }
     }
 }

@@ -34,6 +34,10 @@ public struct EngineLimits: Sendable, Equatable {
     /// A distance table holds at most this squared cells (sources × destinations): OSRM's
     /// default `--max-table-size`, and its rule.
     public var maxTableSize: Int = 100
+    /// Fingerprints one locate may average (its k).
+    public var maxLocateK: Int = 100
+    /// Beacons in one scan sent to be located.
+    public var maxScanReadings: Int = 1000
 
     // Per request (`RequestBudget`).
 

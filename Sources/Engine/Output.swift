@@ -347,4 +347,123 @@ public enum Output {
         w.key("distance_units"); w.string(distanceUnits)
         w.endObject()
     }
+
+    // MARK: Indoor
+
+    /// Said beside every signal distance.
+    public static let signalUnits = "dB: Euclidean distance over the beacons' dBm, a beacon not heard counting as -200 dBm"
+
+    /// The answer to a locate: the position on its floor (and on the globe when the floor has
+    /// a frame), the reference point nearest to it, the spread of the neighbours as an error
+    /// estimate, and the neighbours with their signal distances.
+    public static func location(_ w: inout JSONWriter, _ location: Location) {
+        w.beginObject()
+        locationMembers(&w, location)
+        w.endObject()
+    }
+
+    /// The location as a GeoJSON Feature: a Point when the floor is on the globe, else no
+    /// geometry; the answer's members are its properties (then `statement`, when given: one
+    /// statement's feature among several's).
+    public static func locationFeature(_ w: inout JSONWriter, _ location: Location, statement: Int? = nil) {
+        w.beginObject()
+        w.key("type"); w.string("Feature")
+        w.key("geometry")
+        if let p = location.position.lonLat { w.geometry(.point(p)) } else { w.null() }
+        w.key("properties")
+        w.beginObject()
+        locationMembers(&w, location)
+        if let statement { w.key("statement"); w.integer(Int64(statement)) }
+        w.endObject()
+        w.endObject()
+    }
+
+    static func locationMembers(_ w: inout JSONWriter, _ location: Location) {
+        let venue = location.venue.venue
+        let position = location.position
+        w.key("venue"); w.string(venue.name)
+        w.key("floor"); w.integer(Int64(position.floor))
+        let floorName = venue.floor(position.floor)?.name ?? ""
+        w.key("floor_name"); if floorName.isEmpty { w.null() } else { w.string(floorName) }
+        w.key("x"); w.metres(position.x)
+        w.key("y"); w.metres(position.y)
+        w.key("lon"); if let p = position.lonLat { w.number(p.lon) } else { w.null() }
+        w.key("lat"); if let p = position.lonLat { w.number(p.lat) } else { w.null() }
+        w.key("point"); w.string(location.pointLabel)
+        w.key("spread"); w.metres(position.spread)
+        w.key("units"); w.string(frameUnits(venue))
+        w.key("method"); w.string(location.options.method.rawValue)
+        w.key("k"); w.integer(Int64(location.options.k))
+        w.key("fingerprints"); w.string(location.options.fingerprints.rawValue)
+        w.key("neighbours")
+        w.beginArray()
+        for neighbour in position.neighbours {
+            let point = venue.points[neighbour.point]
+            w.beginObject()
+            w.key("point"); w.string(point.label)
+            w.key("floor"); w.integer(Int64(point.floor))
+            w.key("x"); w.metres(point.x)
+            w.key("y"); w.metres(point.y)
+            w.key("signal_distance"); w.metres(neighbour.signalDistance)
+            w.key("weight"); w.number(Rounding.metres(neighbour.weight))
+            w.endObject()
+        }
+        w.endArray()
+        w.key("ignored_beacons")
+        w.beginArray()
+        for beacon in location.ignored { w.string(Quote.capped(beacon)) }
+        w.endArray()
+        w.key("signal_units"); w.string(signalUnits)
+    }
+
+    /// What x, y and the spread are counted in.
+    public static func frameUnits(_ venue: Venue) -> String {
+        guard let grid = venue.grid else { return "metres in the floor's frame" }
+        return "the floor's frame: \(grid.description)"
+    }
+
+
+    /// An evaluation: per setting, the errors' median, p90 and maximum in the frame's units and
+    /// in cells, the share of exact cells and the time per locate; `errors` adds every test
+    /// scan's error (in cells), for comparing distributions.
+    public static func evaluation(_ w: inout JSONWriter, _ evaluation: Evaluation, errors: Bool = false) {
+        let venue = evaluation.venue
+        let cell = venue.cellSize
+        func finite(_ value: Double) { if value.isFinite { w.number(Rounding.metres(value)) } else { w.null() } }
+        w.beginObject()
+        w.key("venue"); w.string(venue.name)
+        w.key("split"); w.string(evaluation.split.description)
+        w.key("scans"); w.integer(Int64(venue.scans.count))
+        w.key("units"); w.string(frameUnits(venue))
+        w.key("cell_size"); w.number(cell)
+        w.key("results")
+        w.beginArray()
+        for result in evaluation.results {
+            w.beginObject()
+            w.key("fingerprints"); w.string(result.fingerprints.rawValue)
+            w.key("method"); w.string(result.method.rawValue)
+            w.key("k"); w.integer(Int64(result.k))
+            w.key("trained"); w.integer(Int64(result.trained))
+            w.key("tested"); w.integer(Int64(result.tested))
+            w.key("median"); finite(result.median)
+            w.key("p90"); finite(result.p90)
+            w.key("max"); finite(result.maximum)
+            w.key("median_cells"); finite(result.median / cell)
+            w.key("p90_cells"); finite(result.p90 / cell)
+            w.key("max_cells"); finite(result.maximum / cell)
+            w.key("exact_share"); finite(result.exactShare)
+            w.key("wrong_floor"); w.integer(Int64(result.errors.filter { !$0.isFinite }.count))
+            w.key("us_per_locate"); finite(result.microsecondsPerLocate)
+            if errors {
+                w.key("errors_cells")
+                w.beginArray()
+                for error in result.errors { finite(error / cell) }
+                w.endArray()
+            }
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
 }

@@ -41,8 +41,11 @@ public final class Snapshot: Sendable {
     /// What was left out at load, one message each (the layer and fid, or the tile set's
     /// metadata, and why); the server logs them and reports their count.
     public let warnings: [String]
+    /// The indoor venues, in name order, each with its fingerprint indexes.
+    public let venues: [IndoorVenue]
 
     let layersByName: [String: Layer]
+    let venuesByName: [String: IndoorVenue]
 
     /// Loads every layer of the store at `path` (opened read-only) and builds its indexes, and
     /// opens the tile sets registered in the store plus `tileSets` (`name → .mbtiles path`).
@@ -76,9 +79,11 @@ public final class Snapshot: Sendable {
                     unavailable[name] = "\(error)"
                 }
             }
+            let indoor = loadVenues(store)
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
             return try Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
-                                tileSets: tileSets, unavailableTileSets: unavailable, loadSeconds: seconds, limits: limits)
+                                tileSets: tileSets, unavailableTileSets: unavailable, loadSeconds: seconds, limits: limits,
+                                venues: indoor.venues, venueWarnings: indoor.warnings)
         } catch let error as EngineError {
             throw error
         } catch {
@@ -87,9 +92,12 @@ public final class Snapshot: Sendable {
     }
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
-         tileSets: [String: MBTiles], unavailableTileSets: [String: String] = [:], loadSeconds: Double, limits: EngineLimits) throws(EngineError) {
+         tileSets: [String: MBTiles], unavailableTileSets: [String: String] = [:], loadSeconds: Double, limits: EngineLimits,
+         venues: [IndoorVenue] = [], venueWarnings: [String] = []) throws(EngineError) {
         self.tileSets = tileSets
         self.unavailableTileSets = unavailableTileSets
+        self.venues = venues
+        venuesByName = Dictionary(venues.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         self.storePath = storePath
         self.layers = layers
         self.timeSeriesByTable = timeSeriesByTable
@@ -100,7 +108,7 @@ public final class Snapshot: Sendable {
             (tileSets[name]?.warnings ?? []).map { "tile set '\(name)': \($0)" }
         } + unavailableTileSets.keys.sorted().map { name in
             "tile set '\(name)' is unavailable (everything else serves): \(unavailableTileSets[name] ?? "")"
-        }
+        } + venueWarnings
         var byName: [String: Layer] = [:]
         var networks: [String: Network] = [:]
         for layer in layers {

@@ -99,6 +99,21 @@ public enum JSON {
         try parse(Array(text.utf8))
     }
 
+    /// As `parse`, and the member names that appear more than once in one object (which
+    /// `JSONObject` merges, keeping the last value): for bodies where a repeated name is an
+    /// error (a beacon twice in a scan).
+    public static func parseReportingDuplicates(_ text: String) throws(JSONError) -> (value: JSONValue, duplicateKeys: [String]) {
+        let bytes = Array(text.utf8)
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONError) -> (JSONValue, [String]) in
+                var parser = Parser(bytes: buffer)
+                let value = try parser.parseDocument()
+                return (value, parser.duplicateKeys)
+            }
+        }
+        return try result.get()
+    }
+
     /// `value` as JSON text, through `JSONWriter` (compact, or `pretty` with two-space indents).
     public static func serialize(_ value: JSONValue, pretty: Bool = false) -> String {
         String(decoding: JSONWriter.encode(value, pretty: pretty), as: UTF8.self)
@@ -112,6 +127,8 @@ private struct Parser {
     var line = 1
     var lineStart = 0
     var depth = 0
+    /// Member names seen twice in one object, in order.
+    var duplicateKeys: [String] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -207,6 +224,7 @@ private struct Parser {
             }
             position += 1
             skipWhitespace()
+            if object[key] != nil { duplicateKeys.append(key) }
             object[key] = try parseValue()
             skipWhitespace()
             guard position < bytes.count else { throw error("unexpected end of input, expected ',' or '}' after an object member") }

@@ -17,7 +17,8 @@ struct Parser {
     /// The highest parameter number used so far.
     private(set) var parameterCount = 0
 
-    static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "EXPLAIN"]
+    static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN"]
+    static let locateClauses: Set<String> = ["K", "METHOD", "FINGERPRINTS"]
     static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE"]
     static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN"]
 
@@ -183,12 +184,15 @@ struct Parser {
         case "TILE":
             index += 1
             return .tile(try tile())
+        case "LOCATE":
+            index += 1
+            return .locate(try locate(at: token.position))
         case "EXPLAIN":
             index += 1
             guard peek.keyword != "EXPLAIN" else { throw error(expected: "a statement to explain") }
             return .explain(try statement())
         default:
-            var hint: String? = "statements start with SHOW, DESCRIBE, FIND, ROUTE, TILE or EXPLAIN"
+            var hint: String? = "statements start with SHOW, DESCRIBE, FIND, ROUTE, TILE, LOCATE or EXPLAIN"
             if case .word(let word) = token.kind, let close = Suggestion.closest(to: word.uppercased(), in: Parser.statementKeywords) {
                 hint = "did you mean \(close)?"
             }
@@ -336,6 +340,43 @@ struct Parser {
         if accept("LIMIT") { statement.limit = try integer("a row count after LIMIT", in: 0...1_000_000).0 }
         if accept("RETURN") {
             repeat { statement.fields.append(try fieldExpression()) } while accept(symbol: ",")
+        }
+        return statement
+    }
+
+    /// `SCAN(b3001 -78, b3006 -77) IN venue [K n] [METHOD m] [FINGERPRINTS f]`
+    private mutating func locate(at start: SourcePosition) throws(QueryError) -> LocateStatement {
+        guard accept("SCAN") else { throw error(expected: "SCAN(beacon rssi, …) after LOCATE", hint: "LOCATE SCAN(b3001 -78, b3006 -77) IN venue") }
+        try expect(symbol: "(", "after SCAN")
+        var readings: [LocateStatement.Reading] = []
+        repeat {
+            let position = peek.position
+            let beacon: String
+            switch peek.kind {
+            case .word(let word): beacon = word
+            case .string(let text): beacon = text
+            default: throw error(expected: "a beacon id (a name or a 'string') in SCAN(beacon rssi, …)")
+            }
+            index += 1
+            guard readings.count < 1000 else { throw error(expected: "')': a scan holds at most 1000 beacons") }
+            let (rssi, _) = try number("the strength in dBm after the beacon (b3001 -78)")
+            readings.append(LocateStatement.Reading(beacon: beacon, rssi: rssi, position: position))
+        } while accept(symbol: ",")
+        try expect(symbol: ")", "to close SCAN(")
+        try expect("IN", "and a venue after the scan (LOCATE SCAN(…) IN venue)")
+        var statement = LocateStatement(readings: readings, venue: try name("a venue name after IN"), position: start)
+        var seen: Set<String> = []
+        while let keyword = peek.keyword, Parser.locateClauses.contains(keyword) {
+            guard seen.insert(keyword).inserted else {
+                throw QueryError(kind: .syntax, code: "duplicate_clause", message: "\(keyword) appears twice in one LOCATE",
+                                 line: peek.position.line, column: peek.position.column, length: peek.position.length)
+            }
+            index += 1
+            switch keyword {
+            case "K": statement.k = try integer("the number of fingerprints after K", in: 1...Parser.unbounded).0
+            case "METHOD": statement.method = try name("a method after METHOD (knn or wknn)")
+            default: statement.fingerprints = try name("fingerprints after FINGERPRINTS (scans, mean or median)")
+            }
         }
         return statement
     }

@@ -121,6 +121,7 @@ public struct PlannedStatement: Sendable {
         case tilesAt(TilesPlan)
         case route(RoutePlan)
         case tile(TileStatement, MBTiles, Snapshot)
+        case locate(LocatePlan)
         indirect case explain(PlannedStatement, [String])
     }
 
@@ -177,6 +178,15 @@ struct RoutePlan: Sendable {
     var avoidPosition: SourcePosition?
 }
 
+struct LocatePlan: Sendable {
+    var snapshot: Snapshot
+    var venue: IndoorVenue
+    var readings: [(beacon: String, rssi: Double)]
+    var positions: [SourcePosition]
+    var options: LocateOptions
+    var position: SourcePosition
+}
+
 struct Planner {
     let snapshot: Snapshot
     var limits: EngineLimits { snapshot.limits }
@@ -199,6 +209,8 @@ struct Planner {
             step = .route(try planRoute(route))
         case .tile(let tile):
             step = .tile(tile, try tileSet(tile.tileSet), snapshot)
+        case .locate(let locate):
+            step = .locate(try planLocate(locate))
         case .explain(let inner):
             let planned = try plan(inner, at: position)
             step = .explain(planned, describe(inner, planned))
@@ -236,6 +248,37 @@ struct Planner {
 
     static func error(_ kind: QueryError.Kind, _ code: String, _ message: String, at position: SourcePosition, hint: String? = nil) -> QueryError {
         QueryError(kind: kind, code: code, message: message, line: position.line, column: position.column, length: position.length, hint: hint)
+    }
+
+    // MARK: LOCATE
+
+    func planLocate(_ locate: LocateStatement) throws(QueryError) -> LocatePlan {
+        let venue: IndoorVenue
+        do {
+            venue = try snapshot.venue(locate.venue.text)
+        } catch {
+            let known = snapshot.venueNames
+            let hint = Suggestion.closest(to: locate.venue.text, in: known).map { "did you mean '\($0)'?" }
+                ?? (known.isEmpty ? "the store has no venues; import a survey with vltava indoor import" : "venues: \(known.joined(separator: ", "))")
+            throw Planner.error(.notFound, "unknown_venue", "unknown venue \(Quote.input(locate.venue.text))", at: locate.venue.position, hint: hint)
+        }
+        var options = LocateOptions()
+        if let k = locate.k { options.k = k }
+        if let name = locate.method {
+            guard let method = LocateMethod(rawValue: name.text.lowercased()) else {
+                throw Planner.error(.invalid, "invalid_value", "unknown method \(Quote.input(name.text))", at: name.position, hint: "METHOD knn or METHOD wknn")
+            }
+            options.method = method
+        }
+        if let name = locate.fingerprints {
+            guard let kind = FingerprintKind(rawValue: name.text.lowercased()) else {
+                throw Planner.error(.invalid, "invalid_value", "unknown fingerprints \(Quote.input(name.text))", at: name.position,
+                                    hint: "FINGERPRINTS scans, mean or median")
+            }
+            options.fingerprints = kind
+        }
+        return LocatePlan(snapshot: snapshot, venue: venue, readings: locate.readings.map { ($0.beacon, $0.rssi) },
+                          positions: locate.readings.map(\.position), options: options, position: locate.position)
     }
 
     // MARK: FIND
@@ -638,6 +681,12 @@ struct Planner {
                         + (plan.request.profile.avoidsSteps ? ", profile \(plan.request.profile.rawValue): the \(plan.network.steps.count) step edges forbidden" : "")]
         case .tile(let tile, _, _):
             return ["1. tile \(tile.z)/\(tile.x)/\(tile.y): one row of the MBTiles tiles table (TMS row flipped), decoded"]
+        case .locate(let plan):
+            let venue = plan.venue
+            let kind = plan.options.fingerprints
+            return ["1. venue \(venue.name): \(venue.venue.beacons.count) beacons, \(venue.venue.scans.count) survey scans at \(venue.venue.points.count) points",
+                    "   fingerprints: \(kind.rawValue), \(venue.distinctFingerprints(kind)) distinct vectors in a k-d tree (Euclidean on dBm, unheard = -200 dBm)",
+                    "   estimate: \(plan.options.method == .wknn ? "weighted by 1/signal distance" : "mean") of the \(plan.options.k) nearest"]
         case .showLayers, .describeLayer, .describeTileSet:
             return ["1. read from the loaded snapshot; no index"]
         case .explain:

@@ -10,6 +10,8 @@ public struct QueryResult: Sendable {
     enum Body: Sendable {
         case rows(Rows)
         case route(RouteAnswer)
+        /// LOCATE: a position inside a venue.
+        case location(Location)
         /// EXPLAIN: the plan and what running it took.
         case plan([String])
     }
@@ -33,7 +35,7 @@ public struct QueryResult: Sendable {
     public var count: Int {
         switch body {
         case .rows(let rows): rows.values.count
-        case .route: 1
+        case .route, .location: 1
         case .plan(let lines): lines.count
         }
     }
@@ -67,6 +69,8 @@ public struct QueryResult: Sendable {
             }
         case .route(let answer):
             geoJSON ? Output.routeFeature(&w, answer) : Output.route(&w, answer)
+        case .location(let location):
+            geoJSON ? Output.locationFeature(&w, location) : Output.location(&w, location)
         case .plan(let lines):
             if geoJSON { throw Self.planIsNotGeoJSON }
             w.beginObject()
@@ -89,6 +93,8 @@ public struct QueryResult: Sendable {
             try Self.writeFeatures(&w, rows, statement: statement, budget)
         case .route(let answer):
             Output.routeFeature(&w, answer, statement: statement)
+        case .location(let location):
+            Output.locationFeature(&w, location, statement: statement)
         case .plan:
             throw Self.planIsNotGeoJSON
         }
@@ -220,6 +226,20 @@ public struct QueryResult: Sendable {
                 out.append(String(format: "%@ (%.6f %.6f), joins the network %.1f m away", i == 0 ? "from" : "to  ", w.location.lon, w.location.lat, w.snapMetres))
             }
             out.append("\(route.nodeIDs.count) nodes, \(route.geometry.pointCount) points in the line")
+            return out.joined(separator: "\n")
+        case .location(let location):
+            let p = location.position
+            let venue = location.venue.venue
+            let floorName = venue.floor(p.floor)?.name ?? ""
+            var out = [String(format: "%@, floor %d%@: x %.3f, y %.3f (%@), near point %@, spread %.3f",
+                              venue.name, p.floor, floorName.isEmpty ? "" : " (\(floorName))", p.x, p.y, Output.frameUnits(venue), location.pointLabel, p.spread)]
+            if let lonLat = p.lonLat { out.append(String(format: "lon %.7f, lat %.7f", lonLat.lon, lonLat.lat)) }
+            out.append("\(location.options.method.rawValue), k = \(location.options.k), \(location.options.fingerprints.rawValue) fingerprints:")
+            for n in p.neighbours {
+                let point = venue.points[n.point]
+                out.append(String(format: "  %@ (floor %d, x %.3f, y %.3f): signal distance %.3f dB, weight %.3f", point.label, point.floor, point.x, point.y, n.signalDistance, n.weight))
+            }
+            if !location.ignored.isEmpty { out.append("not beacons of \(venue.name), left out: \(location.ignored.joined(separator: ", "))") }
             return out.joined(separator: "\n")
         case .plan(let lines):
             return lines.joined(separator: "\n")

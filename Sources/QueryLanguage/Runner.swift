@@ -35,6 +35,7 @@ struct Runner {
         case .tilesAt(let plan): return try tilesAt(plan, at: statement.position)
         case .route(let plan): return try route(plan)
         case .tile(let tile, let tiles, let snapshot): return try self.tile(tile, tiles, snapshot)
+        case .locate(let plan): return try locate(plan)
         case .explain(let inner, let lines):
             var plan = lines
             if case .find(var find) = inner.step {
@@ -137,6 +138,13 @@ struct Runner {
             default: kind = .impossible
             }
         case .leg(_, _, _, let inner): return engineError(inner, at: position)
+        case .unknownVenue: kind = .notFound
+        case .scan(let scan):
+            switch scan {
+            case .noKnownBeacon: kind = .impossible
+            case .tooManyReadings: kind = .limit
+            case .rssiOutOfRange, .duplicateBeacon: kind = .invalid
+            }
         }
         return QueryError(kind: kind, code: error.code, message: error.description, line: position.line, column: position.column,
                           length: position.length, hint: hint)
@@ -334,6 +342,23 @@ struct Runner {
             values = kept.map { item in fields.map { Runner.json(value($0, item)) } }
         }
         return QueryResult(body: .rows(.init(columns: columns, values: values, geometries: kept.map(\.feature.geometry))))
+    }
+
+    // MARK: LOCATE
+
+    func locate(_ plan: LocatePlan) throws(QueryError) -> QueryResult {
+        do {
+            return QueryResult(body: .location(try plan.snapshot.locate(plan.readings, in: plan.venue, options: plan.options)))
+        } catch {
+            // Point the error at the reading it is about (for a duplicate: its second mention).
+            var position = plan.position
+            if case .scan(let scan) = error, let beacon = scan.beacon {
+                let mentions = plan.readings.indices.filter { plan.readings[$0].beacon == beacon }
+                if case .duplicateBeacon = scan, mentions.count > 1 { position = plan.positions[mentions[1]] }
+                else if let first = mentions.first { position = plan.positions[first] }
+            }
+            throw Runner.engineError(error, at: position)
+        }
     }
 
     // MARK: ROUTE

@@ -22,6 +22,7 @@ enum Statement: Sendable, Equatable {
     case find(Find)
     case route(RouteStatement)
     case tile(TileStatement)
+    case locate(LocateStatement)
     indirect case explain(Statement)
 }
 
@@ -142,4 +143,21 @@ struct TileStatement: Sendable, Equatable {
     var filter: Expression?
     var limit: Int?
     var fields: [FieldExpression] = []
+}
+
+/// `LOCATE SCAN(beacon rssi, …) IN venue [K n] [METHOD knn|wknn] [FINGERPRINTS scans|mean|median]`
+/// (the clauses after IN in any order, each once)
+struct LocateStatement: Sendable, Equatable {
+    struct Reading: Sendable, Equatable {
+        /// A beacon id: a name (b3001) or a string ('f7826da6-4fa2:1:2').
+        var beacon: String
+        var rssi: Double
+        var position: SourcePosition
+    }
+    var readings: [Reading]
+    var venue: Name
+    var k: Int?
+    var method: Name?
+    var fingerprints: Name?
+    var position: SourcePosition
 }

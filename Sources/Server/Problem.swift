@@ -103,6 +103,17 @@ public struct APIError: Error, Sendable {
             return APIError(.internalServerError, code: error.code, detail: error.description)
         case .route(let route):
             return APIError.route(route)
+        case .unknownVenue(let name, _):
+            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("venue", .string(Quote.capped(name)))]))
+        case .scan(let scan):
+            var extra = JSONObject()
+            if let beacon = scan.beacon { extra["beacon"] = .string(Quote.capped(beacon)) }
+            switch scan {
+            case .noKnownBeacon: return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: extra)
+            case .tooManyReadings(_, let limit):
+                return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: JSONObject([("limit", .integer(Int64(limit)))]))
+            case .rssiOutOfRange, .duplicateBeacon: return APIError(.badRequest, code: error.code, detail: error.description, extra: extra)
+            }
         case .leg(let index, _, _, let inner):
             var problem = engine(inner)
             problem.detail = error.description

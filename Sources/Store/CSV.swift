@@ -4,18 +4,18 @@
 
 import Geometry
 
-struct CSVTable {
-    var header: [String]
+package struct CSVTable {
+    package var header: [String]
     /// Each row with the 1-based line number it starts on.
-    var rows: [(line: Int, fields: [String])]
+    package var rows: [(line: Int, fields: [String])]
 }
 
-enum CSVError: Error, CustomStringConvertible {
+package enum CSVError: Error, CustomStringConvertible {
     case empty
     case unterminatedQuote(line: Int)
     case wrongFieldCount(line: Int, expected: Int, found: Int)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .empty: "the file has no header row"
         case .unterminatedQuote(let line): "line \(line): a quoted field is never closed"
@@ -24,8 +24,8 @@ enum CSVError: Error, CustomStringConvertible {
     }
 }
 
-enum CSV {
-    static func parse(_ bytes: [UInt8]) throws(CSVError) -> CSVTable {
+package enum CSV {
+    package static func parse(_ bytes: [UInt8]) throws(CSVError) -> CSVTable {
         var start = 0
         if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { start = 3 }  // UTF-8 BOM
         let delimiter = detectDelimiter(bytes, from: start)

@@ -128,7 +128,8 @@ public final class GeoPackage {
     }
 
     public let path: String
-    let database: Database
+    /// The connection; `package` so the indoor model (the Indoor module) keeps its own tables.
+    package let database: Database
 
     /// The file's own application id and version: 'GPKG', 1.3.
     static let applicationID: Int64 = 0x4750_4B47
@@ -168,7 +169,7 @@ public final class GeoPackage {
             let statement = try database.prepare("SELECT table_name FROM gpkg_contents WHERE data_type IN ('features','attributes') ORDER BY table_name")
             var names: [String] = []
             while try statement.step() { names.append(statement.text(0) ?? "") }
-            return names
+            return names.filter { !GeoPackage.indoorTables.contains($0) }
         }.map { (name) throws(StoreError) in try layer(name) }
     }
 
@@ -177,13 +178,22 @@ public final class GeoPackage {
             let statement = try database.prepare("SELECT table_name FROM gpkg_contents WHERE data_type IN ('features','attributes') ORDER BY table_name")
             var names: [String] = []
             while try statement.step() { names.append(statement.text(0) ?? "") }
-            return names
+            return names.filter { !GeoPackage.indoorTables.contains($0) }
         }
     }
 
     public func hasLayer(_ name: String) throws(StoreError) -> Bool {
-        try sqlite { try database.scalar("SELECT 1 FROM gpkg_contents WHERE table_name = ?", .text(name)) != nil }
+        guard !GeoPackage.indoorTables.contains(name) else { return false }
+        return try sqlite { try database.scalar("SELECT 1 FROM gpkg_contents WHERE table_name = ?", .text(name)) != nil }
     }
+
+    /// The tables of the indoor model (venues, floors, beacons, reference points, scans and
+    /// their readings; the Indoor module writes and reads them). They are GeoPackage attribute
+    /// tables, so GDAL and QGIS list them, but they are not layers: the engine loads them as
+    /// venues, and their names are reserved.
+    public static let indoorTables: Set<String> = [
+        "indoor_venues", "indoor_floors", "indoor_beacons", "indoor_points", "indoor_scans", "indoor_readings",
+    ]
 
     public func layer(_ name: String) throws(StoreError) -> LayerInfo {
         guard try hasLayer(name) else { throw .unknownLayer(name, known: try layerNames()) }

@@ -203,7 +203,7 @@ public enum Importer {
             featureCount: layer.features.count, sourceCRS: prepared.sourceCRS, warnings: warnings)
     }
 
-    static func checkLayerName(_ name: String) throws(StoreError) {
+    package static func checkLayerName(_ name: String) throws(StoreError) {
         guard let first = name.unicodeScalars.first, first == "_" || (first.properties.isAlphabetic && first.isASCII) else {
             throw .invalidLayerName(name, reason: "it must start with a letter or '_'")
         }
@@ -211,6 +211,9 @@ public enum Importer {
             throw .invalidLayerName(name, reason: "use only ASCII letters, digits and '_'")
         }
         let lowered = name.lowercased()
+        if GeoPackage.indoorTables.contains(lowered) {
+            throw .invalidLayerName(name, reason: "the indoor model's tables (\(GeoPackage.indoorTables.sorted().joined(separator: ", "))) are reserved")
+        }
         for prefix in ["gpkg_", "sqlite_", "rtree_", "vltava_"] where lowered.hasPrefix(prefix) {
             throw .invalidLayerName(name, reason: "names starting with '\(prefix)' are reserved")
         }

@@ -1,3 +1,4 @@
+import Indoor
 import Store
 import ZooPraha
 
@@ -21,5 +22,18 @@ public enum DemoFixtureStore {
         try load("zoo/animals.json", "animals")
         try load("zoo/paths-graph.json", "paths")
         try store.registerTileSet(name: "zoo_map", path: Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), replace: false)
+        _ = try IndoorStore.importSurvey(Fixtures.path("indoor/ble-rssi-wmu-labeled.csv"), into: store, options: wmuLibrary, replace: false)
+    }
+
+    /// The WMU library's survey as scripts/build-demo-store.sh imports it: labels are grid cells
+    /// (letter = column, number = row, cell 1), all on the first floor, no frame on the globe
+    /// (the data set gives none).
+    public static var wmuLibrary: SurveyOptions {
+        var options = SurveyOptions(venue: "wmu_library")
+        options.title = "Waldo Library, Western Michigan University"
+        options.grid = GridConvention(letters: .column, cellSize: 1)
+        options.floor = 1
+        options.floors = [Floor(number: 1, name: "first floor")]
+        return options
     }
 }

@@ -44,6 +44,26 @@ import Vltava
         #expect(stations.first?.distance_m == Rounding.metres(reference))
     }
 
+    /// Where am I inside the library: LOCATE through `fetch` decodes into the caller's type and
+    /// gives the typed operation's answer (the position the IndoorTests brute force checks), with
+    /// the strengths bound as parameters.
+    struct Inside: Decodable, Equatable {
+        var point: String
+        var x: Double
+        var y: Double
+        var spread: Double
+    }
+
+    @Test func locateDecodesIntoTheCallersType() throws {
+        let engine = try Self.engine()
+        let decoded = try engine.fetch(Inside.self, "LOCATE SCAN(b3002 $1, b3005 $2, b3008 $3) IN wmu_library K 5", [-76, -71, -80])
+        #expect(decoded == [Inside(point: "I07", x: 9.442, y: 6.646, spread: 0.689)])
+        let snapshot = engine.snapshot
+        let typed = try snapshot.locate([("b3002", -76), ("b3005", -71), ("b3008", -80)], in: snapshot.venue("wmu_library"), options: LocateOptions(k: 5))
+        #expect(decoded.first?.x == Rounding.metres(typed.position.x) && decoded.first?.point == typed.pointLabel)
+        #expect(throws: EngineError.unknownVenue("wmu", known: ["wmu_library"])) { try snapshot.venue("wmu") }
+    }
+
     /// The decoded distance is the one every other path gives: the typed operation's metres
     /// rounded by `Rounding.metres`, and the very bytes `Output` (the HTTP API's writer) puts in
     /// `distance_m`.

@@ -1,0 +1,266 @@
+import ArgumentParser
+import Engine
+import Foundation
+import Geometry
+import Indoor
+import Store
+
+struct IndoorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "indoor",
+        abstract: "Indoor positioning: import beacon surveys into venues, locate scans, evaluate the positioning.",
+        discussion: """
+            Examples:
+              vltava indoor import ble-rssi-wmu-labeled.csv --venue wmu_library --grid letter-column --cell-size 1
+              vltava indoor locate --venue wmu_library b3001=-78 b3006=-77 --k 3
+              vltava indoor evaluate --venue wmu_library --k 1,3,5
+              vltava indoor evaluate --venue wmu_library --test-latest 0.2
+            """,
+        subcommands: [IndoorImportCommand.self, IndoorVenuesCommand.self, IndoorLocateCommand.self, IndoorEvaluateCommand.self]
+    )
+}
+
+struct IndoorImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import a fingerprint survey (CSV) as a venue, in one transaction: a survey with a bad row changes nothing.",
+        discussion: """
+            Wide surveys have one row per scan and one column per beacon (the other numeric columns); long
+            surveys one row per reading (a beacon column and an RSSI column), grouped into scans by point
+            and --window. Positions come from x/y columns or from labels through --grid: letter-column reads
+            "O02" as column O (x = 15), row 2 (y = 2), times --cell-size.
+            """
+    )
+
+    @Argument(help: "The survey CSV.") var file: String
+    @Option(help: "The venue to create (letters, digits, '_').") var venue: String
+    @Option(help: "What people call the venue.") var title: String = ""
+    @Option(help: "wide or long (default: long when the file has a beacon and an RSSI column).") var shape: SurveyOptions.Shape?
+    @Option(help: "Wide: the cell value meaning 'not heard': a number (-200, 0) or 'empty' (empty cells only).") var missing: String = "-200"
+    @Option(help: "The column of point labels (default: location, label, point or cell).") var labelColumn: String?
+    @Option(help: "The time column (default: date, time or timestamp).") var timeColumn: String?
+    @Option(help: "The x column (default: x).") var xColumn: String?
+    @Option(help: "The y column (default: y).") var yColumn: String?
+    @Option(help: "The floor column (default: floor or level).") var floorColumn: String?
+    @Option(help: "Long: the beacon column (default: beacon, beacon_id, mac, bssid or uuid).") var beaconColumn: String?
+    @Option(help: "Long: the RSSI column (default: rssi, dbm or signal).") var rssiColumn: String?
+    @Option(help: "Wide: columns kept with each scan as text, not beacons (comma-separated; for --test-where).") var attributeColumns: String?
+    @Option(help: "Long: readings at one point within this many seconds of a scan's first form the scan.") var window: Double = 1
+    @Option(help: "How labels map to positions: letter-column or letter-row.") var grid: String?
+    @Option(help: "The grid's cell size, in metres (the frame's units).") var cellSize: Double = 1
+    @Option(help: "The floor of every scan when the file has no floor column.") var floor: Int = 0
+    @Option(help: "The name of that floor.") var floorName: String = ""
+    @Option(help: "The floor frame's origin on the globe, LON,LAT (then answers carry lon/lat).") var origin: String?
+    @Option(help: "Degrees clockwise from north of the frame's y axis.") var rotation: Double = 0
+    @Flag(help: "Replace a venue of the same name.") var replace = false
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        var options = SurveyOptions(venue: venue)
+        options.title = title
+        options.shape = shape
+        if missing.lowercased() == "empty" {
+            options.missingValue = nil
+        } else {
+            guard let value = Double(missing), value.isFinite else { throw CLIError("--missing takes a number (-200, 0) or 'empty', got '\(missing)'") }
+            options.missingValue = value
+        }
+        (options.labelColumn, options.timeColumn, options.xColumn, options.yColumn) = (labelColumn, timeColumn, xColumn, yColumn)
+        (options.floorColumn, options.beaconColumn, options.rssiColumn) = (floorColumn, beaconColumn, rssiColumn)
+        options.windowSeconds = window
+        options.attributeColumns = attributeColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+        options.floor = floor
+        if let grid {
+            guard let convention = GridConvention(name: grid, cellSize: cellSize) else { throw CLIError("--grid takes letter-column or letter-row, got '\(grid)'") }
+            options.grid = convention
+        }
+        var frame: LocalFrame?
+        if let origin {
+            let parts = origin.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 2, let lon = parts[0], let lat = parts[1] else { throw CLIError("--origin takes LON,LAT, got '\(origin)'") }
+            do {
+                frame = LocalFrame(origin: try Point.checked(lon: lon, lat: lat), rotationDegrees: rotation)
+            } catch {
+                throw CLIError("--origin: \(error)")
+            }
+            guard rotation.isFinite else { throw CLIError("--rotation must be a number of degrees") }
+        }
+        if frame != nil || !floorName.isEmpty { options.floors = [Floor(number: floor, name: floorName, frame: frame)] }
+        do {
+            let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
+            let venue = try IndoorStore.importSurvey(file, into: geoPackage, options: options, replace: replace)
+            let readings = venue.scans.reduce(0) { $0 + $1.readings.count }
+            print("imported venue '\(venue.name)': \(venue.scans.count) scans (\(readings) readings) of \(venue.beacons.count) beacons at \(venue.points.count) points on \(venue.floors.count) floor(s)"
+                  + (venue.grid.map { "; grid \($0.description)" } ?? ""))
+        } catch {
+            throw CLIError("\(error)")
+        }
+    }
+}
+
+extension SurveyOptions.Shape: ExpressibleByArgument {}
+
+struct IndoorVenuesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "venues", abstract: "List the venues with their floors, beacons, points and scans.")
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        let snapshot = try loadSnapshot(store.db)
+        let rows = snapshot.venues.map { venue -> [String] in
+            let v = venue.venue
+            return [v.name, v.title, "\(v.floors.count)", "\(v.beacons.count)", "\(v.points.count)", "\(v.scans.count)", v.grid?.description ?? "x/y"]
+        }
+        print(Table(header: ["venue", "title", "floors", "beacons", "points", "scans", "positions"], rows: rows, rightAligned: [2, 3, 4, 5]).rendered)
+    }
+}
+
+struct IndoorLocateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "locate",
+        abstract: "Locate one scan: beacon=rssi pairs (dBm).",
+        discussion: "Example: vltava indoor locate --venue wmu_library b3001=-78 b3006=-77 --k 3"
+    )
+
+    @Argument(help: "The scan, as beacon=rssi (e.g. b3001=-78).") var readings: [String]
+    @Option(help: "The venue (optional when the store has one).") var venue: String?
+    @Option(help: "How many nearest fingerprints.") var k: Int = 3
+    @Option(help: "knn or wknn.") var method: LocateMethod = .wknn
+    @Option(help: "scans, mean or median.") var fingerprints: FingerprintKind = .scans
+    @Option(help: "table, json or geojson.") var format: QueryFormat = .table
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        var scan: [(beacon: String, rssi: Double)] = []
+        for reading in readings {
+            guard let equals = reading.lastIndex(of: "="), let rssi = Double(reading[reading.index(after: equals)...]) else {
+                throw CLIError("'\(reading)' is not beacon=rssi (e.g. b3001=-78)")
+            }
+            scan.append((String(reading[..<equals]), rssi))
+        }
+        let snapshot = try loadSnapshot(store.db)
+        do {
+            let place: IndoorVenue
+            if let venue {
+                place = try snapshot.venue(venue)
+            } else if snapshot.venues.count == 1, let only = snapshot.venues.first {
+                place = only
+            } else {
+                throw EngineError.invalidArgument(parameter: "venue", message: "name the venue with --venue (venues: \(snapshot.venueNames.joined(separator: ", ")))")
+            }
+            let location = try snapshot.locate(scan, in: place, options: LocateOptions(k: k, method: method, fingerprints: fingerprints))
+            var w = JSONWriter(pretty: true)
+            switch format {
+            case .table:
+                print(Self.table(location))
+                return
+            case .json: Output.location(&w, location)
+            case .geojson: Output.locationFeature(&w, location)
+            }
+            print(String(decoding: w.bytes, as: UTF8.self))
+        } catch {
+            throw CLIError("\(error)")
+        }
+    }
+
+    static func table(_ location: Location) -> String {
+        let p = location.position
+        let venue = location.venue.venue
+        var out = ["\(venue.name), floor \(p.floor): x \(Rounding.metres(p.x)), y \(Rounding.metres(p.y)) (\(Output.frameUnits(venue))), near point \(location.pointLabel), spread \(Rounding.metres(p.spread))"]
+        if let lonLat = p.lonLat { out.append("lon \(lonLat.lon), lat \(lonLat.lat)") }
+        let rows = p.neighbours.map { n -> [String] in
+            let point = venue.points[n.point]
+            return [point.label, "\(point.floor)", "\(Rounding.metres(point.x))", "\(Rounding.metres(point.y))", "\(Rounding.metres(n.signalDistance))", "\(Rounding.metres(n.weight))"]
+        }
+        out.append(Table(header: ["point", "floor", "x", "y", "signal_dB", "weight"], rows: rows, rightAligned: [1, 2, 3, 4, 5]).rendered)
+        if !location.ignored.isEmpty { out.append("not beacons of \(venue.name), left out: \(location.ignored.joined(separator: ", "))") }
+        return out.joined(separator: "\n")
+    }
+}
+
+extension LocateMethod: ExpressibleByArgument {}
+extension FingerprintKind: ExpressibleByArgument {}
+
+struct IndoorEvaluateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evaluate",
+        abstract: "Evaluate the positioning on a venue's survey: leave-one-out, or a train/test split by time or by a column.",
+        discussion: """
+            Reports per setting the median, p90 and maximum error (in the frame's units and in cells), the share
+            of scans placed in their exact cell, and the time per locate.
+              vltava indoor evaluate --venue wmu_library                       (leave-one-out, k 1,3,5, knn and wknn)
+              vltava indoor evaluate --venue wmu_library --test-from 2016-10-01T00:00:00
+              vltava indoor evaluate --venue wmu_library --test-latest 0.2
+              vltava indoor evaluate --venue wmu_library --test-where session=b
+            """
+    )
+
+    @Option(help: "The venue (optional when the store has one).") var venue: String?
+    @Option(help: "The k to try, comma-separated.") var k: String = "1,3,5"
+    @Option(help: "Methods, comma-separated: knn, wknn.") var method: String = "knn,wknn"
+    @Option(help: "Fingerprints, comma-separated: scans, mean, median.") var fingerprints: String = "scans"
+    @Option(help: "Test the scans from this time on, train on those before.") var testFrom: String?
+    @Option(help: "Test the latest fraction of the scans by time (e.g. 0.2), train on the earlier.") var testLatest: Double?
+    @Option(help: "Test the scans whose COLUMN is VALUE (COLUMN=VALUE[,VALUE…]), train on the others.") var testWhere: String?
+    @Flag(help: "JSON: add every test scan's error in cells.") var errors = false
+    @Option(help: "table or json.") var format: QueryFormat = .table
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        var options = EvaluationOptions()
+        options.k = try k.split(separator: ",").map { text in
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else { throw CLIError("--k takes whole numbers, got '\(text)'") }
+            return value
+        }
+        options.methods = try method.split(separator: ",").map { text in
+            guard let value = LocateMethod(rawValue: text.trimmingCharacters(in: .whitespaces)) else { throw CLIError("--method takes knn, wknn; got '\(text)'") }
+            return value
+        }
+        options.fingerprints = try fingerprints.split(separator: ",").map { text in
+            guard let value = FingerprintKind(rawValue: text.trimmingCharacters(in: .whitespaces)) else { throw CLIError("--fingerprints takes scans, mean, median; got '\(text)'") }
+            return value
+        }
+        switch (testFrom, testLatest, testWhere) {
+        case (nil, nil, nil): options.split = .leaveOneOut
+        case (let time?, nil, nil):
+            guard let parsed = SurveyTime.parse(time) else { throw CLIError("--test-from: '\(time)' is not a time (2016-10-01T00:00:00)") }
+            options.split = .testFrom(parsed)
+        case (nil, let fraction?, nil): options.split = .latest(fraction: fraction)
+        case (nil, nil, let condition?):
+            guard let equals = condition.firstIndex(of: "="), equals != condition.startIndex else { throw CLIError("--test-where takes COLUMN=VALUE, got '\(condition)'") }
+            let values = condition[condition.index(after: equals)...].split(separator: ",").map(String.init)
+            options.split = .column(String(condition[..<equals]), values: values)
+        default:
+            throw CLIError("give at most one of --test-from, --test-latest, --test-where")
+        }
+        let snapshot = try loadSnapshot(store.db)
+        let evaluation: Evaluation
+        do {
+            let place: IndoorVenue
+            if let venue {
+                place = try snapshot.venue(venue)
+            } else if snapshot.venues.count == 1, let only = snapshot.venues.first {
+                place = only
+            } else {
+                throw EngineError.invalidArgument(parameter: "venue", message: "name the venue with --venue (venues: \(snapshot.venueNames.joined(separator: ", ")))")
+            }
+            evaluation = try snapshot.evaluate(place, options: options)
+        } catch {
+            throw CLIError("\(error)")
+        }
+        if format == .table {
+            let cell = evaluation.venue.cellSize
+            func f(_ value: Double, _ digits: Int = 3) -> String { value.isFinite ? String(format: "%.\(digits)f", value) : "-" }
+            let rows = evaluation.results.map { r -> [String] in
+                [r.fingerprints.rawValue, r.method.rawValue, "\(r.k)", "\(r.tested)", f(r.median / cell), f(r.p90 / cell), f(r.maximum / cell),
+                 f(r.exactShare * 100, 1) + " %", f(r.microsecondsPerLocate, 2)]
+            }
+            print("venue \(evaluation.venue.name), \(evaluation.split.description); errors in cells (\(Output.frameUnits(evaluation.venue)))")
+            print(Table(header: ["fingerprints", "method", "k", "tested", "median", "p90", "max", "exact", "µs/locate"], rows: rows,
+                        rightAligned: [2, 3, 4, 5, 6, 7, 8]).rendered)
+        } else {
+            var w = JSONWriter(pretty: true)
+            Output.evaluation(&w, evaluation, errors: errors)
+            print(String(decoding: w.bytes, as: UTF8.self))
+        }
+    }
+}

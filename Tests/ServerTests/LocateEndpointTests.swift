@@ -1,0 +1,62 @@
+// POST /v1/locate over real HTTP against the demo store (with the WMU library venue). The
+// expected position is the brute force's of IndoorTests (three scans at P01, 122 dB each:
+// x 16, y 1).
+
+import Foundation
+import Geometry
+import TestSupport
+import Testing
+
+@Suite struct LocateEndpointTests {
+    @Test func locatesAScan() async throws {
+        let server = try await RunningServer.shared.value
+        let response = try await post(server.port, "/v1/locate?venue=wmu_library&k=3", body: #"{"b3001": -78, "b3006": -77, "x9": -60}"#,
+                                      headers: [("Content-Type", "application/json")])
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "application/json")
+        let answer = response.json
+        #expect(answer["venue"] == .string("wmu_library") && answer["floor"] == .integer(1) && answer["floor_name"] == .string("first floor"))
+        #expect(answer["x"]?.number == 16 && answer["y"]?.number == 1)
+        #expect(answer["lon"] == .null && answer["point"] == .string("P01"))
+        #expect(answer["spread"]?.number == 0)
+        #expect(answer["neighbours"]?.items.compactMap { $0["point"]?.string } == ["P01", "P01", "P01"])
+        #expect(answer["neighbours"]?.items.compactMap { $0["signal_distance"]?.number } == [122, 122, 122])
+        #expect(answer["ignored_beacons"] == .array([.string("x9")]))
+        // The one venue of the store is the default; knn with k 1 takes the nearest alone.
+        let one = try await post(server.port, "/v1/locate?k=1&method=knn", body: #"{"b3006": -78}"#)
+        #expect(one.status == 200 && one.json["k"] == .integer(1) && one.json["method"] == .string("knn"))
+        #expect(one.json["neighbours"]?.items.count == 1 && one.json["neighbours"]?[0]?["signal_distance"]?.number == 0)
+        // As GeoJSON: a Feature without geometry (the venue is not on the globe).
+        let feature = try await post(server.port, "/v1/locate?geometry=true", body: #"{"b3006": -78}"#)
+        #expect(feature.header("Content-Type") == "application/geo+json")
+        #expect(feature.json["type"] == .string("Feature") && feature.json["geometry"] == .null && feature.json["properties"]?["venue"] == .string("wmu_library"))
+    }
+
+    @Test func badScansGetTheirCodes() async throws {
+        let server = try await RunningServer.shared.value
+        for (target, body, status, code) in [
+            ("/v1/locate?venue=wmu_libary", #"{"b3001": -78}"#, 404, "unknown_venue"),
+            ("/v1/locate", #"{"b3001": -78, "b3001": -70}"#, 400, "duplicate_beacon"),
+            ("/v1/locate", #"{"b3001": 12}"#, 400, "rssi_out_of_range"),
+            ("/v1/locate", #"{"x1": -60, "x2": -70}"#, 422, "no_known_beacon"),
+            ("/v1/locate", #"{}"#, 422, "no_known_beacon"),
+            ("/v1/locate", #"{"b3001": "strong"}"#, 400, "invalid_body"),
+            ("/v1/locate", #"[-78]"#, 400, "invalid_body"),
+            ("/v1/locate", #"{"b3001": -78"#, 400, "invalid_body"),
+            ("/v1/locate?k=0", #"{"b3001": -78}"#, 400, "invalid_parameter"),
+            ("/v1/locate?k=101", #"{"b3001": -78}"#, 400, "invalid_parameter"),
+            ("/v1/locate?method=nearest", #"{"b3001": -78}"#, 400, "invalid_parameter"),
+            ("/v1/locate?fingerprints=mode", #"{"b3001": -78}"#, 400, "invalid_parameter"),
+        ] {
+            let response = try await post(server.port, target, body: body)
+            #expect(response.status == status && response.json["code"] == .string(code), "\(target) \(body): \(response.status) \(response.text)")
+            #expect(response.header("Content-Type") == "application/problem+json")
+        }
+        let unknown = try await post(server.port, "/v1/locate?venue=wmu_libary", body: #"{"b3001": -78}"#)
+        #expect(unknown.json["detail"] == .string("unknown venue 'wmu_libary' — did you mean 'wmu_library'?"))
+        let duplicate = try await post(server.port, "/v1/locate", body: #"{"b3001": -78, "b3001": -70}"#)
+        #expect(duplicate.json["beacon"] == .string("b3001"))
+        let positive = try await post(server.port, "/v1/locate", body: #"{"b3001": 12}"#)
+        #expect(positive.json["detail"] == .string("beacon 'b3001': 12 dBm is out of range; a received strength lies from -200 to 0 dBm (negative numbers)"))
+    }
+}
