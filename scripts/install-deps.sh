@@ -5,7 +5,7 @@
 #   --bench adds the load generator of Benchmarks/http-load.sh: wrk (not needed by the tests)
 set -euo pipefail
 
-packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev curl python3)
+packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev libgdal-dev curl python3)
 for option in "$@"; do
     case "$option" in
         --test) packages+=(gdal-bin tmux) ;;

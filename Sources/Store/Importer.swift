@@ -9,16 +9,16 @@ import Foundation
 import Geometry
 
 /// A file format the importer reads: its name (for `--format` and reports), how a file is
-/// recognised, and the reader that turns the file's bytes into records. The store knows the
-/// generic formats (`builtIn`); a module for one source's own files (ZooPraha) defines its
-/// formats, and the caller hands them to `Importer.importFile`. Formats are equal by name.
+/// recognised, and the reader that turns the file into records. The store knows the generic
+/// formats (`builtIn`); a module for one source's own files (ZooPraha) defines its formats,
+/// and the caller hands them to `Importer.importFile`. Formats are equal by name.
 public struct ImportFormat: Hashable, Sendable, CustomStringConvertible {
     /// Reads a whole file into records, not yet validated; every problem is an `importFailed`
     /// naming the file and the record. The store is for readers that need another layer.
-    public typealias Reader = @Sendable (_ bytes: [UInt8], _ file: String, _ store: GeoPackage, _ options: ImportOptions) throws(StoreError) -> ImportRecords
-    /// Whether a file is of this format, from its lower-cased path and its first 4 KiB as
-    /// text: `byContent` when the content says so, `byName` when only the name does.
-    public typealias Recogniser = @Sendable (_ lowercasedPath: String, _ head: String) -> Recognition?
+    public typealias Reader = @Sendable (_ source: ImportSource, _ store: GeoPackage, _ options: ImportOptions) throws(StoreError) -> ImportRecords
+    /// Whether a file is of this format: `byContent` when its structure says so (a GeoJSON
+    /// FeatureCollection, a file GDAL identifies), `byName` when only the name does.
+    public typealias Recogniser = @Sendable (_ source: ImportSource) -> Recognition?
 
     public enum Recognition: Sendable {
         case byName, byContent
@@ -34,26 +34,40 @@ public struct ImportFormat: Hashable, Sendable, CustomStringConvertible {
         self.read = read
     }
 
+    /// A format whose reader takes the file's bytes.
+    public init(name: String, recognise: @escaping Recogniser,
+                readBytes: @escaping @Sendable (_ bytes: [UInt8], _ file: String, _ store: GeoPackage, _ options: ImportOptions) throws(StoreError) -> ImportRecords) {
+        self.init(name: name, recognise: recognise, read: { source, store, options throws(StoreError) in
+            try readBytes(try source.bytes(), source.file, store, options)
+        })
+    }
+
     public var description: String { name }
     public static func == (a: ImportFormat, b: ImportFormat) -> Bool { a.name == b.name }
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
-    /// A GeoJSON FeatureCollection (or one Feature), in EPSG:4326 or the CRS its old-style
-    /// `crs` member or `--crs` names.
-    public static let geojson = ImportFormat(name: "geojson", recognise: { path, _ in isJSON(path) ? .byName : nil }, read: Importer.readGeoJSON)
-    /// A CSV of points with longitude/latitude columns.
-    public static let csv = ImportFormat(name: "csv", recognise: { path, _ in isCSV(path) ? .byName : nil }, read: Importer.readPointCSV)
+    /// A GeoJSON FeatureCollection, Feature or geometry, in EPSG:4326 or the CRS its old-style
+    /// `crs` member or `--crs` names. Known by its structure (the root's `type`), whatever
+    /// else its header holds (GDAL writes `"name": "roads"` there), or by a .json/.geojson name.
+    public static let geojson = ImportFormat(name: "geojson", recognise: { source in
+        if case .object(_, let type?) = source.jsonShape, geoJSONRootTypes.contains(type) { return .byContent }
+        return isJSON(source.lowercasedPath) ? .byName : nil
+    }, readBytes: Importer.readGeoJSON)
+    /// A CSV of points: longitude/latitude columns (also y/x and Czech names, with decimal
+    /// commas) or a WKT geometry column.
+    public static let csv = ImportFormat(name: "csv", recognise: { source in isCSV(source.lowercasedPath) ? .byName : nil }, readBytes: Importer.readPointCSV)
     /// Hourly observations (CSV) as a time series keyed to a point layer.
-    public static let observations = ImportFormat(name: "observations", recognise: { path, head in
+    public static let observations = ImportFormat(name: "observations", recognise: { source in
         // A CSV whose header names an interval.
-        guard isCSV(path) else { return nil }
-        let firstLine = head.split(whereSeparator: \.isNewline).first.map { $0.lowercased() } ?? ""
+        guard isCSV(source.lowercasedPath) else { return nil }
+        let firstLine = source.headText.split(whereSeparator: \.isNewline).first.map { $0.lowercased() } ?? ""
         let intervalNames = ["datefromutc", "interval_start", "start_utc"]
         return intervalNames.contains(where: firstLine.contains) ? .byContent : nil
-    }, read: Importer.readObservations)
+    }, readBytes: Importer.readObservations)
 
-    /// The formats the store reads by itself, in the order `--format` lists them.
-    public static let builtIn: [ImportFormat] = [.geojson, .csv, .observations]
+    /// The formats the store reads by itself, in the order `--format` lists them: its own
+    /// streaming GeoJSON and CSV readers, then GDAL's.
+    public static let builtIn: [ImportFormat] = [.geojson, .csv, .observations, .shapefile, .gpkg, .flatgeobuf, .gpx, .kml, .gml, .anyGDAL]
 
     public static func isJSON(_ lowercasedPath: String) -> Bool {
         lowercasedPath.hasSuffix(".json") || lowercasedPath.hasSuffix(".geojson")
@@ -64,6 +78,39 @@ public struct ImportFormat: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The file being imported, as the recognisers and readers see it: its path, its first
+/// 4 KiB, the top-level structure of that head when it is JSON, and GDAL's identification.
+/// The whole content is read only by readers that want it.
+public struct ImportSource: Sendable {
+    public let path: String
+    /// The file's name without its folder, for messages.
+    public let file: String
+    public let lowercasedPath: String
+    public let head: [UInt8]
+    public var headText: String { String(decoding: head, as: UTF8.self) }
+    /// The shape of the JSON that the head starts (nil when it is not JSON).
+    public let jsonShape: JSONShape?
+    /// The driver GDAL would read the file with (nil when GDAL knows no driver for it).
+    let gdalDriver: (driver: String, longName: String, isVector: Bool)?
+
+    init(path: String) throws(StoreError) {
+        self.path = path
+        file = (path as NSString).lastPathComponent
+        lowercasedPath = path.lowercased()
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .fileNotFound(path) }
+        defer { try? handle.close() }
+        head = [UInt8]((try? handle.read(upToCount: 4096)) ?? Data())
+        jsonShape = JSONShape.of(head)
+        gdalDriver = jsonShape == nil ? GDALLibrary.identify(path) : nil
+    }
+
+    /// The whole file.
+    public func bytes() throws(StoreError) -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw .fileNotFound(path) }
+        return [UInt8](data)
+    }
+}
+
 /// What a format reader hands over: records not yet validated, and where they come from.
 public struct ImportRecords: Sendable {
     public var kind: LayerInfo.Kind
@@ -71,12 +118,20 @@ public struct ImportRecords: Sendable {
     /// The CRS the coordinates are in (nil for a table).
     public var sourceCRS: String?
     public var timeSeries: TimeSeriesLink?
+    /// True when the file named no CRS and none was passed, so EPSG:4326 is a guess: then
+    /// coordinates out of range are most likely projected metres, and the error says which CRS.
+    public var crsAssumed: Bool
+    /// Where each feature comes from ("line 7"), when that is not its index.
+    public var locations: [String]?
 
-    public init(kind: LayerInfo.Kind, features: [Feature], sourceCRS: String?, timeSeries: TimeSeriesLink? = nil) {
+    public init(kind: LayerInfo.Kind, features: [Feature], sourceCRS: String?, crsAssumed: Bool = false,
+                timeSeries: TimeSeriesLink? = nil, locations: [String]? = nil) {
         self.kind = kind
         self.features = features
         self.sourceCRS = sourceCRS
+        self.crsAssumed = crsAssumed
         self.timeSeries = timeSeries
+        self.locations = locations
     }
 }
 
@@ -111,12 +166,16 @@ public struct ImportOptions: Sendable {
     /// point (detected: code, station, station_code, id).
     public var timeSeriesOf: String?
     public var keyColumn: String?
+    /// Formats with several layers (GeoPackage, GPX, KML): the layer to read.
+    public var sourceLayer: String?
+    /// Import even when features land outside the area of use of their CRS.
+    public var force: Bool
     public var description: String
 
     public init(layer: String, format: ImportFormat? = nil, crs: String? = nil, strict: Bool = false,
                 replace: Bool = false, only: GeometryFamily? = nil, lonColumn: String? = nil,
                 latColumn: String? = nil, timeSeriesOf: String? = nil, keyColumn: String? = nil,
-                description: String = "") {
+                sourceLayer: String? = nil, force: Bool = false, description: String = "") {
         self.layer = layer
         self.format = format
         self.crs = crs
@@ -127,6 +186,8 @@ public struct ImportOptions: Sendable {
         self.latColumn = latColumn
         self.timeSeriesOf = timeSeriesOf
         self.keyColumn = keyColumn
+        self.sourceLayer = sourceLayer
+        self.force = force
         self.description = description
     }
 }
@@ -150,15 +211,14 @@ public enum Importer {
                                   formats: [ImportFormat] = ImportFormat.builtIn) throws(StoreError) -> ImportReport {
         try checkLayerName(options.layer)
         guard FileManager.default.fileExists(atPath: path) else { throw .fileNotFound(path) }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .fileNotFound(path) }
-        let bytes = [UInt8](data)
+        let source = try ImportSource(path: path)
         let format: ImportFormat
-        if let explicit = options.format { format = explicit } else { format = try detectFormat(path: path, bytes: bytes, formats: formats) }
+        if let explicit = options.format { format = explicit } else { format = try detectFormat(source, formats: formats) }
         // Fail early, before any parsing, on a name clash.
         if !options.replace, try store.hasLayer(options.layer) { throw .layerExists(options.layer) }
 
-        let file = (path as NSString).lastPathComponent
-        var prepared = try format.read(bytes, file, store, options)
+        let file = source.file
+        var prepared = try format.read(source, store, options)
 
         var warnings: [ImportProblem] = []
         if prepared.kind == .features {
@@ -211,12 +271,20 @@ public enum Importer {
         }
     }
 
-    static func detectFormat(path: String, bytes: [UInt8], formats: [ImportFormat]) throws(StoreError) -> ImportFormat {
-        let lowered = path.lowercased()
-        let head = String(decoding: bytes.prefix(4096), as: UTF8.self)
-        let recognised = formats.map { $0.recognise(lowered, head) }
+    /// The first format that recognises the file's structure, else the first that recognises
+    /// its name; else an error naming what the file is, when GDAL or its first bytes can tell.
+    static func detectFormat(_ source: ImportSource, formats: [ImportFormat]) throws(StoreError) -> ImportFormat {
+        let recognised = formats.map { $0.recognise(source) }
         if let i = recognised.firstIndex(of: .byContent) ?? recognised.firstIndex(of: .byName) { return formats[i] }
-        throw .unsupportedFormat(file: path, reason: "cannot tell the format from the name; pass --format (\(formats.map(\.name).joined(separator: ", ")))")
+        let names = formats.map(\.name).joined(separator: ", ")
+        if let identified = source.gdalDriver {
+            let what = identified.isVector ? "a vector format Vltava does not import" : "a raster format; Vltava imports vector data"
+            throw .unsupportedFormat(file: source.path, reason: "the file is \(identified.longName) (GDAL driver \(identified.driver)), \(what); formats: \(names)")
+        }
+        if let found = FileSignature.name(of: source.head, lowercasedPath: source.lowercasedPath) {
+            throw .unsupportedFormat(file: source.path, reason: "the file is \(found), which Vltava does not import; formats: \(names)")
+        }
+        throw .unsupportedFormat(file: source.path, reason: "neither Vltava nor GDAL recognises the file's content; pass --format (\(names))")
     }
 
     // MARK: - Validation
