@@ -114,7 +114,7 @@ public final class CoordinateTransformer {
 
 /// Where a CRS may be used, from PROJ's database: a lon/lat box (west may exceed east across
 /// the antimeridian) and the CRS's name.
-public struct AreaOfUse: Sendable {
+public struct AreaOfUse: Sendable, CustomStringConvertible {
     public let crs: String
     public let crsName: String
     public let west: Double, south: Double, east: Double, north: Double

@@ -281,6 +281,9 @@ public enum Importer {
             let what = identified.isVector ? "a vector format Vltava does not import" : "a raster format; Vltava imports vector data"
             throw .unsupportedFormat(file: source.path, reason: "the file is \(identified.longName) (GDAL driver \(identified.driver)), \(what); formats: \(names)")
         }
+        if source.jsonShape != nil {
+            throw .unsupportedFormat(file: source.path, reason: "the file is JSON, but neither GeoJSON (a root \"type\" such as \"FeatureCollection\") nor another format of: \(names); pass --format")
+        }
         if let found = FileSignature.name(of: source.head, lowercasedPath: source.lowercasedPath) {
             throw .unsupportedFormat(file: source.path, reason: "the file is \(found), which Vltava does not import; formats: \(names)")
         }
@@ -310,13 +313,22 @@ public enum Importer {
             throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
         }
 
+        // The declared CRS's area of use: a layer landing outside it has the wrong CRS (lon/lat
+        // declared as EPSG:5514 lands in Estonia).
+        let area = transformer == nil || options.force ? nil : prepared.sourceCRS.flatMap(Projection.areaOfUse).flatMap { $0.isWorld ? nil : $0 }
+        var outside: [(index: Int, raw: (Double, Double), landed: (Double, Double))] = []
+        // Without a declared CRS, positions far out of lon/lat range are projected metres:
+        // one line naming the likely CRS, not one per feature.
+        var projectedLooking: [(index: Int, raw: (Double, Double))] = []
+
         for index in prepared.features.indices {
             let feature = prepared.features[index]
-            let location = featureLocation(index, feature)
+            let location = prepared.locations.map { $0[index] } ?? featureLocation(index, feature)
             guard var geometry = feature.geometry else {
                 problems.append(ImportProblem(location: location, message: "the feature has no geometry"))
                 continue
             }
+            let raw = firstPosition(geometry)
             if let transformer {
                 do {
                     geometry = try transformer.transform(geometry)
@@ -325,8 +337,16 @@ public enum Importer {
                     continue
                 }
             }
+            if let area, !area.meets(geometry.bbox) {
+                outside.append((index, raw, firstPosition(geometry)))
+                continue
+            }
             if let rangeProblem = coordinateRangeProblem(geometry) {
-                problems.append(ImportProblem(location: location, message: rangeProblem))
+                if prepared.crsAssumed, looksProjected(geometry) {
+                    projectedLooking.append((index, raw))
+                } else {
+                    problems.append(ImportProblem(location: location, message: rangeProblem))
+                }
                 continue
             }
             do {
@@ -347,8 +367,66 @@ public enum Importer {
             }
             prepared.features[index].geometry = geometry
         }
+        if let area, let first = outside.first {
+            let rawLooksLonLat = abs(first.raw.0) <= 180 && abs(first.raw.1) <= 90
+            let hint = rawLooksLonLat ? "the coordinates look like longitude/latitude: pass --crs EPSG:4326" : "check the file's CRS or pass the right one with --crs"
+            problems.insert(ImportProblem(location: "", message: "\(outside.count) of \(prepared.features.count) features land outside the area of use of \(area) "
+                + "(\(prepared.locations.map { $0[first.index] } ?? "feature \(first.index)") at \(formatPosition(first.raw)) lands at \(formatPosition(first.landed))); "
+                + "\(hint), or --force to import anyway"), at: 0)
+        }
+        if let first = projectedLooking.first {
+            let samples = projectedLooking.prefix(50).map(\.raw)
+            let guess = likelyProjectedCRS(samples).map { "EPSG:\($0.code) (\($0.name)): pass --crs EPSG:\($0.code)" } ?? "a projected CRS: pass it with --crs"
+            problems.insert(ImportProblem(location: "", message: "\(projectedLooking.count) of \(prepared.features.count) features are not longitude/latitude "
+                + "(\(prepared.locations.map { $0[first.index] } ?? "feature \(first.index)") at \(formatPosition(first.raw))); the file names no CRS, "
+                + "and these look like metres in \(guess)"), at: 0)
+        }
         if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
         return warnings
+    }
+
+    static func firstPosition(_ geometry: Geometry) -> (Double, Double) {
+        var position: (Double, Double)?
+        geometry.forEachCoordinateArray { coordinates in
+            if position == nil, coordinates.count >= 2 { position = (coordinates[0], coordinates[1]) }
+        }
+        return position ?? (.nan, .nan)
+    }
+
+    static func formatPosition(_ position: (Double, Double)) -> String {
+        func short(_ value: Double) -> String { abs(value) >= 1000 ? String(Int64(exactly: value.rounded()) ?? 0) : String((value * 1e6).rounded() / 1e6) }
+        return "(\(short(position.0)) \(short(position.1)))"
+    }
+
+    /// Positions in the thousands: metres, not a mistyped or swapped longitude or latitude.
+    static func looksProjected(_ geometry: Geometry) -> Bool {
+        var projected = false
+        geometry.forEachCoordinateArray { coordinates in
+            if !projected, coordinates.contains(where: { $0.isFinite && abs($0) > 1000 }) { projected = true }
+        }
+        return projected
+    }
+
+    /// The projected CRSs met in Czech and European data, most specific first: the first in
+    /// whose area of use every sample lands is the likely one. S-JTSK comes first (Prague's
+    /// negative metres), Web Mercator last (almost anything fits it).
+    static let candidateCRSs = ["EPSG:5514", "EPSG:32633", "EPSG:32634", "EPSG:3035", "EPSG:3857"]
+
+    static func likelyProjectedCRS(_ samples: [(Double, Double)]) -> (code: String, name: String)? {
+        let flat = samples.filter { $0.0.isFinite && $0.1.isFinite }.flatMap { [$0.0, $0.1] }
+        guard !flat.isEmpty else { return nil }
+        for candidate in candidateCRSs {
+            guard let area = Projection.areaOfUse(candidate), let transformer = try? CoordinateTransformer(from: candidate, to: "EPSG:4326"),
+                  let lonLat = try? transformer.transform(flat) else { continue }
+            var i = 0
+            var fits = true
+            while i + 1 < lonLat.count, fits {
+                fits = area.meets(BBox(minLon: lonLat[i], minLat: lonLat[i + 1], maxLon: lonLat[i], maxLat: lonLat[i + 1]), margin: 0)
+                i += 2
+            }
+            if fits { return (String(candidate.dropFirst(5)), area.crsName) }
+        }
+        return nil
     }
 
     static func featureLocation(_ index: Int, _ feature: Feature) -> String {

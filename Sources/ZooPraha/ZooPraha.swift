@@ -18,10 +18,10 @@ extension ImportFormat {
     }, readBytes: ZooPraha.readPaths)
 
     /// Zoo Praha's animal lexicon (`animals.json`) as a table linked to pens and pavilions.
-    /// Chosen by its exact structure only: a root array of objects with `_id`, `name` and
-    /// `latin_name` (Vltava's own export of the animals is a FeatureCollection: GeoJSON).
+    /// Chosen by its exact structure only: a root array of objects with `_id` and `latin_name`
+    /// (Vltava's own export of the animals is a FeatureCollection: GeoJSON).
     public static let zooAnimals = ImportFormat(name: "zoo-animals", recognise: { source in
-        guard case .array(let keys)? = source.jsonShape, Set(["_id", "name", "latin_name"]).isSubset(of: keys) else { return nil }
+        guard case .array(let keys)? = source.jsonShape, Set(["_id", "latin_name"]).isSubset(of: keys) else { return nil }
         return .byContent
     }, readBytes: ZooPraha.readAnimals)
 }
