@@ -14,6 +14,23 @@ extension Importer {
         } catch {
             throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
         }
+        return records(document, options: options)
+    }
+
+    /// A FeatureCollection read feature by feature (`GeoJSONStream`), 1 MiB at a time.
+    static func streamGeoJSON(_ source: ImportSource, options: ImportOptions) throws(StoreError) -> ImportRecords {
+        var features: [Feature] = []
+        let header: (crs: String?, name: String?)
+        do {
+            header = try GeoJSONStream.read(path: source.path) { _, feature in features.append(feature) }
+        } catch {
+            throw .importFailed(file: source.file, problems: [ImportProblem(location: "", message: "\(error)")])
+        }
+        let document = GeoJSONDocument(features: features, crs: header.crs, name: header.name)
+        return records(document, options: options)
+    }
+
+    static func records(_ document: GeoJSONDocument, options: ImportOptions) -> ImportRecords {
         let declared = options.crs ?? document.crs
         // A collection with no geometry at all is a table (Vltava's own export of one).
         if !document.features.isEmpty, document.features.allSatisfy({ $0.geometry == nil }) {

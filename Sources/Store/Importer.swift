@@ -52,7 +52,11 @@ public struct ImportFormat: Hashable, Sendable, CustomStringConvertible {
     public static let geojson = ImportFormat(name: "geojson", recognise: { source in
         if case .object(_, let type?) = source.jsonShape, geoJSONRootTypes.contains(type) { return .byContent }
         return isJSON(source.lowercasedPath) ? .byName : nil
-    }, readBytes: Importer.readGeoJSON)
+    }, read: { source, store, options throws(StoreError) in
+        // A FeatureCollection streams feature by feature: never the whole text and tree at once.
+        if case .object(_, "FeatureCollection")? = source.jsonShape { return try Importer.streamGeoJSON(source, options: options) }
+        return try Importer.readGeoJSON(try source.bytes(), file: source.file, store: store, options: options)
+    })
     /// A CSV of points: longitude/latitude columns (also y/x and Czech names, with decimal
     /// commas) or a WKT geometry column.
     public static let csv = ImportFormat(name: "csv", recognise: { source in isCSV(source.lowercasedPath) ? .byName : nil }, readBytes: Importer.readPointCSV)
