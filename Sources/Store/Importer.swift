@@ -299,77 +299,46 @@ public enum Importer {
     /// Reprojects to EPSG:4326, checks ranges and validity. Fatal problems abort the import
     /// with every problem listed; repairs are returned as warnings.
     static func validate(_ prepared: inout ImportRecords, file: String, options: ImportOptions) throws(StoreError) -> [ImportProblem] {
-        var problems: [ImportProblem] = []
-        var warnings: [ImportProblem] = []
-
-        var transformer: CoordinateTransformer?
-        if let crs = prepared.sourceCRS, Projection.normalizeCRS(crs) != "EPSG:4326" {
+        let needsTransform = prepared.sourceCRS.map { Projection.normalizeCRS($0) != "EPSG:4326" } ?? false
+        if needsTransform, let crs = prepared.sourceCRS {
+            // Fail once, early, on a CRS PROJ does not know.
             do {
-                transformer = try CoordinateTransformer(from: crs, to: "EPSG:4326")
+                _ = try CoordinateTransformer(from: crs, to: "EPSG:4326")
             } catch {
                 throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
             }
         }
-        let geos: GEOSContext
-        do {
-            geos = try GEOSContext()
-        } catch {
-            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
-        }
-
         // The declared CRS's area of use: a layer landing outside it has the wrong CRS (lon/lat
         // declared as EPSG:5514 lands in Estonia).
-        let area = transformer == nil || options.force ? nil : prepared.sourceCRS.flatMap(Projection.areaOfUse).flatMap { $0.isWorld ? nil : $0 }
-        var outside: [(index: Int, raw: (Double, Double), landed: (Double, Double))] = []
-        // Without a declared CRS, positions far out of lon/lat range are projected metres:
-        // one line naming the likely CRS, not one per feature.
-        var projectedLooking: [(index: Int, raw: (Double, Double))] = []
+        let area = !needsTransform || options.force ? nil : prepared.sourceCRS.flatMap(Projection.areaOfUse).flatMap { $0.isWorld ? nil : $0 }
 
-        for index in prepared.features.indices {
-            let feature = prepared.features[index]
-            let location = prepared.locations.map { $0[index] } ?? featureLocation(index, feature)
-            guard var geometry = feature.geometry else {
-                problems.append(ImportProblem(location: location, message: "the feature has no geometry"))
-                continue
-            }
-            let raw = firstPosition(geometry)
-            if let transformer {
-                do {
-                    geometry = try transformer.transform(geometry)
-                } catch {
-                    problems.append(ImportProblem(location: location, message: "cannot reproject: \(error)"))
-                    continue
+        // Reprojection and GEOS validity dominate a large import: the features are checked in
+        // one slice per core, each with its own PROJ transformer and GEOS context (neither may
+        // be shared between threads), and the results joined in feature order.
+        let count = prepared.features.count
+        let slices = max(1, min(ProcessInfo.processInfo.activeProcessorCount, count / 2_000))
+        var results = [ValidationSlice](repeating: ValidationSlice(), count: slices)
+        let context = SliceContext(sourceCRS: prepared.sourceCRS, crsAssumed: prepared.crsAssumed, locations: prepared.locations)
+        results.withUnsafeMutableBufferPointer { results in
+            prepared.features.withUnsafeMutableBufferPointer { features in
+                // Each slice writes only its own range of features and its own result.
+                let shared = DisjointSlices(features: features, results: results)
+                DispatchQueue.concurrentPerform(iterations: slices) { slice in
+                    let range = (count * slice / slices)..<(count * (slice + 1) / slices)
+                    shared.results[slice] = validateSlice(shared.features, range, context, area: area, needsTransform: needsTransform, options: options)
                 }
             }
-            if let area, !area.meets(geometry.bbox) {
-                outside.append((index, raw, firstPosition(geometry)))
-                continue
-            }
-            if let rangeProblem = coordinateRangeProblem(geometry) {
-                if prepared.crsAssumed, looksProjected(geometry) {
-                    projectedLooking.append((index, raw))
-                } else {
-                    problems.append(ImportProblem(location: location, message: rangeProblem))
-                }
-                continue
-            }
-            do {
-                let validity = try geos.validity(geometry)
-                if !validity.isValid {
-                    let reason = validity.reason ?? "invalid geometry"
-                    let at = validity.location.map { " at (\($0.lon) \($0.lat))" } ?? ""
-                    if options.strict {
-                        problems.append(ImportProblem(location: location, message: "invalid \(geometry.typeName): \(reason)\(at) (rejected under --strict)"))
-                        continue
-                    }
-                    geometry = try geos.makeValid(geometry)
-                    warnings.append(ImportProblem(location: location, message: "invalid \(geometry.typeName): \(reason)\(at); repaired with make-valid"))
-                }
-            } catch {
-                problems.append(ImportProblem(location: location, message: "cannot check validity: \(error)"))
-                continue
-            }
-            prepared.features[index].geometry = geometry
+        }
+        var problems: [ImportProblem] = []
+        var warnings: [ImportProblem] = []
+        var outside: [(index: Int, raw: (Double, Double), landed: (Double, Double))] = []
+        var projectedLooking: [(index: Int, raw: (Double, Double))] = []
+        for result in results {
+            if let setup = result.setupProblem { throw .importFailed(file: file, problems: [setup]) }
+            problems += result.problems
+            warnings += result.warnings
+            outside += result.outside
+            projectedLooking += result.projectedLooking
         }
         if let area, let first = outside.first {
             let rawLooksLonLat = abs(first.raw.0) <= 180 && abs(first.raw.1) <= 90
@@ -387,6 +356,90 @@ public enum Importer {
         }
         if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
         return warnings
+    }
+
+    /// What one slice of the features found.
+    struct ValidationSlice {
+        var problems: [ImportProblem] = []
+        var warnings: [ImportProblem] = []
+        var outside: [(index: Int, raw: (Double, Double), landed: (Double, Double))] = []
+        var projectedLooking: [(index: Int, raw: (Double, Double))] = []
+        var setupProblem: ImportProblem?
+    }
+
+    /// Reprojects, range-checks and GEOS-checks `range` of the features in place.
+    /// What every slice needs to know of the records (not the records: a copy of their
+    /// features array would be copied again when the slices write into it).
+    struct DisjointSlices: @unchecked Sendable {
+        let features: UnsafeMutableBufferPointer<Feature>
+        let results: UnsafeMutableBufferPointer<ValidationSlice>
+    }
+
+    struct SliceContext: Sendable {
+        var sourceCRS: String?
+        var crsAssumed: Bool
+        var locations: [String]?
+    }
+
+    static func validateSlice(_ features: UnsafeMutableBufferPointer<Feature>, _ range: Range<Int>, _ records: SliceContext,
+                              area: AreaOfUse?, needsTransform: Bool, options: ImportOptions) -> ValidationSlice {
+        var result = ValidationSlice()
+        var transformer: CoordinateTransformer?
+        let geos: GEOSContext
+        do {
+            if needsTransform, let crs = records.sourceCRS { transformer = try CoordinateTransformer(from: crs, to: "EPSG:4326") }
+            geos = try GEOSContext()
+        } catch {
+            result.setupProblem = ImportProblem(location: "", message: "\(error)")
+            return result
+        }
+        for index in range {
+            let feature = features[index]
+            let location = records.locations.map { $0[index] } ?? featureLocation(index, feature)
+            guard var geometry = feature.geometry else {
+                result.problems.append(ImportProblem(location: location, message: "the feature has no geometry"))
+                continue
+            }
+            let raw = firstPosition(geometry)
+            if let transformer {
+                do {
+                    geometry = try transformer.transform(geometry)
+                } catch {
+                    result.problems.append(ImportProblem(location: location, message: "cannot reproject: \(error)"))
+                    continue
+                }
+            }
+            if let area, !area.meets(geometry.bbox) {
+                result.outside.append((index, raw, firstPosition(geometry)))
+                continue
+            }
+            if let rangeProblem = coordinateRangeProblem(geometry) {
+                if records.crsAssumed, looksProjected(geometry) {
+                    result.projectedLooking.append((index, raw))
+                } else {
+                    result.problems.append(ImportProblem(location: location, message: rangeProblem))
+                }
+                continue
+            }
+            do {
+                let validity = try geos.validity(geometry)
+                if !validity.isValid {
+                    let reason = validity.reason ?? "invalid geometry"
+                    let at = validity.location.map { " at (\($0.lon) \($0.lat))" } ?? ""
+                    if options.strict {
+                        result.problems.append(ImportProblem(location: location, message: "invalid \(geometry.typeName): \(reason)\(at) (rejected under --strict)"))
+                        continue
+                    }
+                    geometry = try geos.makeValid(geometry)
+                    result.warnings.append(ImportProblem(location: location, message: "invalid \(geometry.typeName): \(reason)\(at); repaired with make-valid"))
+                }
+            } catch {
+                result.problems.append(ImportProblem(location: location, message: "cannot check validity: \(error)"))
+                continue
+            }
+            features[index].geometry = geometry
+        }
+        return result
     }
 
     static func firstPosition(_ geometry: Geometry) -> (Double, Double) {
