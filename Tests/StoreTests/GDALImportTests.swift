@@ -240,6 +240,31 @@ import ZooPraha
         #expect(features[0].properties["zem. šířka"] == nil)
     }
 
+    /// Validation runs in one slice per core: problems still come in file order, and every
+    /// slice's features are stored.
+    @Test func largeFilesAreCheckedInSlicesInFileOrder() throws {
+        let dir = try Fixtures.temporaryDirectory("slices")
+        let path = dir.appendingPathComponent("points.csv").path
+        var rows = ["id,lon,lat"]
+        for i in 0..<6_000 { rows.append("\(i),\(14 + Double(i) / 10_000),\(50 + Double(i) / 20_000)") }
+        try rows.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let (store, _) = try freshStore()
+        let report = try Importer.importFile(path, into: store, options: ImportOptions(layer: "points"), formats: Self.formats)
+        #expect(report.featureCount == 6_000)
+        let stored = try store.features(of: "points").map(\.feature)
+        #expect(stored[5_999].geometry == .point(Point(lon: 14.5999, lat: 50.29995)))
+        #expect(stored[2_999].properties["id"] == .integer(2_999))
+
+        rows[11] = "10,14.001,95.5"
+        rows[5_991] = "5990,14.5990,-97"
+        try rows.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(importError(path, into: store, ImportOptions(layer: "bad")) == """
+            import of points.csv failed; the store is unchanged:
+              - line 12: latitude 95.5 is outside -90…90 — did you swap longitude and latitude?
+              - line 5992: latitude -97 is outside -90…90 — did you swap longitude and latitude?
+            """)
+    }
+
     // MARK: - Helpers
 
     func ogr2ogr(_ arguments: [String]) throws {
