@@ -6,6 +6,7 @@
 // validity, all-or-nothing), with problems named by feature index and fid.
 
 import CGDAL
+import Foundation
 import Geometry
 
 /// GDAL's drivers are registered once per process; the registry is global and thread-safe
@@ -86,18 +87,87 @@ extension Importer {
 
         guard let definition = OGR_L_GetLayerDefn(layer) else { throw failure("the layer has no definition") }
         let fieldCount = Int(OGR_FD_GetFieldCount(definition))
-        var fields: [(name: String, type: OGRFieldType, subType: OGRFieldSubType)] = []
+        var fields: [FieldInfo] = []
         for index in 0..<fieldCount {
             guard let field = OGR_FD_GetFieldDefn(definition, Int32(index)) else { continue }
-            fields.append((OGR_Fld_GetNameRef(field).map { String(cString: $0) } ?? "field_\(index)", OGR_Fld_GetType(field), OGR_Fld_GetSubType(field)))
+            fields.append(FieldInfo(name: OGR_Fld_GetNameRef(field).map { String(cString: $0) } ?? "field_\(index)",
+                                    type: OGR_Fld_GetType(field), subType: OGR_Fld_GetSubType(field)))
         }
+        // A real fid column (GeoPackage, SQLite) keeps its ids; a Shapefile's record numbers
+        // are no ids.
+        let keepFIDs = !fidColumn.isEmpty
 
+        // A large layer with random access (Shapefile, GeoPackage, FlatGeobuf) is read in one
+        // slice per core, each through its own dataset handle (a handle is for one thread).
+        let total = Int(OGR_L_GetFeatureCount(layer, 0))
+        let slices = OGR_L_TestCapability(layer, OLCFastSetNextByIndex) != 0 && total >= 20_000
+            ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+        var features: [Feature] = []
+        var problems: [ImportProblem] = []
+        if slices > 1, let layerName = OGR_L_GetName(layer).map({ String(cString: $0) }) {
+            var results = [(features: [Feature], problems: [ImportProblem])](repeating: ([], []), count: slices)
+            let path = source.path
+            let first = LayerHandle(layer: layer)
+            let fields = fields
+            results.withUnsafeMutableBufferPointer { results in
+                let shared = SliceResults(results: results)
+                DispatchQueue.concurrentPerform(iterations: slices) { slice in
+                    let range = (total * slice / slices)..<(total * (slice + 1) / slices)
+                    if slice == 0 {
+                        shared.results[0] = readFeatures(first.layer, fields: fields, keepFIDs: keepFIDs, range: range)
+                        return
+                    }
+                    var allowed: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+                    for driver in drivers ?? [] { allowed = CSLAddString(allowed, driver) }
+                    defer { CSLDestroy(allowed) }
+                    let list = allowed.map { UnsafeRawPointer($0).assumingMemoryBound(to: UnsafePointer<CChar>?.self) }
+                    guard let dataset = GDALOpenEx(path, UInt32(GDAL_OF_VECTOR | GDAL_OF_READONLY), list, nil, nil),
+                          let layer = GDALDatasetGetLayerByName(dataset, layerName) else {
+                        shared.results[slice] = ([], [ImportProblem(location: "", message: "GDAL cannot open the file again: \(GDALLibrary.lastError)")])
+                        return
+                    }
+                    defer { GDALClose(dataset) }
+                    shared.results[slice] = readFeatures(layer, fields: fields, keepFIDs: keepFIDs, range: range)
+                }
+            }
+            features.reserveCapacity(total)
+            for result in results {
+                features += result.features
+                problems += result.problems
+            }
+        } else {
+            (features, problems) = readFeatures(layer, fields: fields, keepFIDs: keepFIDs, range: 0..<Int.max)
+        }
+        if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
+        let declared = options.crs ?? crs
+        return ImportRecords(kind: .features, features: features, sourceCRS: declared ?? "EPSG:4326", crsAssumed: declared == nil)
+    }
+
+    struct FieldInfo: Sendable {
+        let name: String
+        let type: OGRFieldType
+        let subType: OGRFieldSubType
+    }
+
+    struct LayerHandle: @unchecked Sendable {
+        let layer: OGRLayerH
+    }
+
+    struct SliceResults: @unchecked Sendable {
+        let results: UnsafeMutableBufferPointer<(features: [Feature], problems: [ImportProblem])>
+    }
+
+    /// The features at `range` of the layer's reading order, with problems named by index.
+    static func readFeatures(_ layer: OGRLayerH, fields: [FieldInfo], keepFIDs: Bool, range: Range<Int>) -> (features: [Feature], problems: [ImportProblem]) {
         var features: [Feature] = []
         var problems: [ImportProblem] = []
         var wkb: [UInt8] = []
         OGR_L_ResetReading(layer)
-        var index = 0
-        while let handle = OGR_L_GetNextFeature(layer) {
+        if range.lowerBound > 0, OGR_L_SetNextByIndex(layer, GIntBig(range.lowerBound)) != OGRERR_NONE {
+            return ([], [ImportProblem(location: "feature \(range.lowerBound)", message: "GDAL cannot seek to the feature: \(GDALLibrary.lastError)")])
+        }
+        var index = range.lowerBound
+        while index < range.upperBound, let handle = OGR_L_GetNextFeature(layer) {
             defer {
                 OGR_F_Destroy(handle)
                 index += 1
@@ -117,14 +187,10 @@ extension Importer {
             for (column, field) in fields.enumerated() {
                 properties[field.name] = value(of: handle, Int32(column), field.type, field.subType)
             }
-            // A real fid column (GeoPackage, SQLite) keeps its ids; a Shapefile's record
-            // numbers are no ids.
-            let id: FeatureID? = fidColumn.isEmpty || fid < 0 ? nil : .integer(Int64(fid))
+            let id: FeatureID? = !keepFIDs || fid < 0 ? nil : .integer(Int64(fid))
             features.append(Feature(id: id, geometry: geometry, properties: properties))
         }
-        if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
-        let declared = options.crs ?? crs
-        return ImportRecords(kind: .features, features: features, sourceCRS: declared ?? "EPSG:4326", crsAssumed: declared == nil)
+        return (features, problems)
     }
 
     /// The one layer to read: the named one, the only one, or the only non-empty one (GPX

@@ -265,6 +265,25 @@ import ZooPraha
             """)
     }
 
+    /// A layer of 25,000 features is read in one slice per core, each through its own GDAL
+    /// handle: every feature arrives once, in the file's order, with its attributes.
+    @Test func largeShapefilesAreReadInSlicesInFileOrder() throws {
+        let dir = try Fixtures.temporaryDirectory("big-shp")
+        let csv = dir.appendingPathComponent("points.csv").path
+        var rows = ["id,name,lon,lat"]
+        for i in 0..<25_000 { rows.append("\(i),bod \(i),\(14 + Double(i) / 100_000),\(50 + Double(i) / 200_000)") }
+        try rows.joined(separator: "\n").write(toFile: csv, atomically: true, encoding: .utf8)
+        let shp = dir.appendingPathComponent("points.shp").path
+        try ogr2ogr(["-f", "ESRI Shapefile", shp, csv, "-oo", "X_POSSIBLE_NAMES=lon", "-oo", "Y_POSSIBLE_NAMES=lat", "-oo", "AUTODETECT_TYPE=YES", "-a_srs", "EPSG:4326"])
+        let (store, _) = try freshStore()
+        let report = try Importer.importFile(shp, into: store, options: ImportOptions(layer: "points"), formats: Self.formats)
+        #expect(report.featureCount == 25_000)
+        let features = try store.features(of: "points").map(\.feature)
+        #expect(features.map { $0.properties["id"] } == (0..<25_000).map { .integer(Int64($0)) })
+        #expect(features[12_345].properties["name"] == .text("bod 12345"))
+        #expect(features[24_999].geometry == .point(Point(lon: 14.24999, lat: 50.124995)))
+    }
+
     // MARK: - Helpers
 
     func ogr2ogr(_ arguments: [String]) throws {
