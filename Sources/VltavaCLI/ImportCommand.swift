@@ -9,19 +9,21 @@ struct ImportCommand: ParsableCommand {
         abstract: "Import a file into the store as a layer (in one transaction: a failed import changes nothing).",
         discussion: """
             Formats: \(ImportCommand.formats.map(\.name).joined(separator: ", ")).
-            Detected from the file's structure when --format is not given: GeoJSON and CSV are read by
-            Vltava's own streaming readers; Shapefile (with its .prj and .cpg), GeoPackage, FlatGeobuf,
-            GPX, KML, GML and every other vector format GDAL knows are read through GDAL (`gdal`).
-            CSV: longitude/latitude columns (lon/lat, lng, x/y, longitude/latitude, zem. délka/zem.
-            šířka; decimal commas in `;`-separated files) or a WKT column (wkt, geometry, the_geom).
-            Coordinates are reprojected to EPSG:4326 from the file's CRS or --crs; a layer that lands
-            outside its CRS's area of use is refused unless --force.
+            Detected from the file's structure when --format is not given.
+            GeoJSON and CSV: Vltava's own streaming readers. Through GDAL: Shapefile
+            (with its .prj and .cpg), GeoPackage, FlatGeobuf, GPX, KML, GML, and every
+            other vector format GDAL knows (`gdal`).
+            CSV: longitude/latitude columns (lon/lat, lng, x/y, longitude/latitude,
+            zem. délka/zem. šířka; decimal commas in ;-separated files) or a WKT
+            column (wkt, geometry, the_geom).
+            Coordinates are reprojected to EPSG:4326 from the file's CRS or --crs; a
+            layer that lands outside its CRS's area of use is refused unless --force.
             Examples:
               vltava import districts.sjtsk-epsg5514.geojson --layer districts
               vltava import stations-prague.csv --layer stations
               vltava import observations.csv --layer observations --time-series-of stations
               vltava import pavilions-and-pens.geojson --layer pens --only point
-              vltava import zones.shp --layer zones                (EPSG:5514 from zones.prj)
+              vltava import zones.shp --layer zones        (EPSG:5514 from zones.prj)
               vltava import survey.gpkg --layer trees --source-layer trees
               vltava import zoo.mbtiles --layer zoo_map      (registers an MBTiles tile set by name)
             """
