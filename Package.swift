@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // libdeflate inflates small gzip tiles several times faster than zlib (no per-stream
         // state to set up); zlib stays for zlib streams and sizes libdeflate cannot know.
+        // GDAL/OGR reads every vector format it knows for the importers (Shapefile, GeoPackage,
+        // FlatGeobuf, GPX, KML, GML, …): the field's own library, nothing of it by hand.
+        .systemLibrary(name: "CGDAL", pkgConfig: "gdal", providers: [.apt(["libgdal-dev"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
 
         // libedit (BSD licence) gives the REPL line editing and history.
@@ -40,8 +43,9 @@ let package = Package(
         // shared by the tile decoders and the OSM PBF reader.
         .target(name: "Wire", dependencies: ["CZlib", "CDeflate"]),
         .target(name: "SpatialIndex", dependencies: ["Geometry"]),
-        // The GeoPackage store and its importers for generic formats (GeoJSON, CSV, observations).
-        .target(name: "Store", dependencies: ["Geometry", "SQLite"]),
+        // The GeoPackage store and its importers: its own streaming GeoJSON and CSV readers,
+        // observations, and every vector format GDAL reads.
+        .target(name: "Store", dependencies: ["Geometry", "SQLite", "CGDAL"]),
         // Zoo Praha's own files (the paths graph, the animal lexicon) as import formats, so the
         // generic store knows no one source's formats.
         .target(name: "ZooPraha", dependencies: ["Geometry", "Store"]),

@@ -46,12 +46,12 @@ build=.build-fuzz/fuzz
 mkdir -p "$build/obj" "$build/bin"
 # The system libraries' headers, as SwiftPM finds them (pkg-config), through the shims.
 c_flags=()
-for dir in Sources/CGEOS Sources/CPROJ Sources/CSQLite Sources/CZlib Sources/CDeflate; do c_flags+=(-I "$dir"); done
-for flag in $(pkg-config --cflags geos proj sqlite3 zlib libdeflate); do c_flags+=(-Xcc "$flag"); done
+for dir in Sources/CGEOS Sources/CPROJ Sources/CGDAL Sources/CSQLite Sources/CZlib Sources/CDeflate; do c_flags+=(-I "$dir"); done
+for flag in $(pkg-config --cflags geos proj gdal sqlite3 zlib libdeflate); do c_flags+=(-Xcc "$flag"); done
 # -O as shipped (overflow and bounds checks stay on); line tables for symbolised stack traces;
 # one package name, as SwiftPM gives, for the `package` declarations of Wire.
 swift_flags=(-swift-version 6 -package-name vltava -parse-as-library -O -gline-tables-only -sanitize=fuzzer,address -enable-testing)
-link_flags=(-lgeos_c -lproj -lsqlite3 -lz -ldeflate)
+link_flags=(-lgeos_c -lproj -lgdal -lsqlite3 -lz -ldeflate)
 compiler_id=$(swiftc --version 2>&1 | head -1)
 
 # The modules `module` needs, itself last, in dependency order.

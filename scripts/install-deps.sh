@@ -11,7 +11,7 @@
 set -euo pipefail
 
 # libjs-leaflet: the map page at / serves Leaflet from /usr/share/javascript/leaflet.
-packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev curl python3 libjs-leaflet)
+packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev libgdal-dev curl python3 libjs-leaflet)
 # PyPI packages as MODULE:REQUIREMENT, pinned to a major.minor.
 python_packages=()
 for option in "$@"; do

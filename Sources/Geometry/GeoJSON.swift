@@ -224,6 +224,8 @@ public enum GeoJSON {
     /// "urn:ogc:def:crs:EPSG::5514", "EPSG:5514", "epsg:5514" → "EPSG:5514"; CRS84 → "EPSG:4326".
     public static func normalizeCRSName(_ name: String) -> String {
         let trimmed = name.trimmingWhitespace
+        // A WKT or PROJJSON definition is passed on whole (its inner EPSG codes name parts).
+        if trimmed.contains("[") || trimmed.contains("{") { return trimmed }
         let upper = trimmed.uppercased()
         if upper.hasSuffix("CRS84") { return "EPSG:4326" }
         if let range = upper.range(of: "EPSG") {

@@ -111,3 +111,52 @@ public final class CoordinateTransformer {
         }
     }
 }
+
+/// Where a CRS may be used, from PROJ's database: a lon/lat box (west may exceed east across
+/// the antimeridian) and the CRS's name.
+public struct AreaOfUse: Sendable, CustomStringConvertible {
+    public let crs: String
+    public let crsName: String
+    public let west: Double, south: Double, east: Double, north: Double
+
+    /// Whether a lon/lat box meets the area, widened by `margin` degrees (areas are drawn
+    /// around borders; data a little over one is still in the right CRS).
+    public func meets(_ box: BBox, margin: Double = 0.5) -> Bool {
+        guard box.maxLat >= south - margin, box.minLat <= north + margin else { return false }
+        if west > east { return true }  // across the antimeridian: latitude decides
+        return box.maxLon >= west - margin && box.minLon <= east + margin
+    }
+
+    /// Whether the area is (nearly) the whole world, so no check is worth making.
+    public var isWorld: Bool { west <= -179 && east >= 179 && south <= -80 && north >= 80 }
+
+    public var description: String {
+        func format(_ value: Double, _ positive: String, _ negative: String) -> String {
+            let rounded = (value * 100).rounded() / 100
+            return "\(abs(rounded))° \(rounded < 0 ? negative : positive)"
+        }
+        return "\(crs) (\(crsName)): \(format(west, "E", "W"))…\(format(east, "E", "W")), \(format(south, "N", "S"))…\(format(north, "N", "S"))"
+    }
+}
+
+extension Projection {
+    /// The area of use PROJ records for a CRS; nil when PROJ does not know the CRS or records
+    /// no area for it.
+    public static func areaOfUse(_ crs: String) -> AreaOfUse? {
+        let name = normalizeCRS(crs)
+        guard let context = proj_context_create() else { return nil }
+        defer { proj_context_destroy(context) }
+        proj_log_level(context, PJ_LOG_NONE)
+        proj_context_set_enable_network(context, 0)
+        guard let object = proj_create(context, name) else { return nil }
+        defer { proj_destroy(object) }
+        var west = 0.0, south = 0.0, east = 0.0, north = 0.0
+        var areaName: UnsafePointer<CChar>?
+        guard proj_get_area_of_use(context, object, &west, &south, &east, &north, &areaName) != 0,
+              west > -1000, [west, south, east, north].allSatisfy(\.isFinite) else { return nil }
+        let crsName = proj_get_name(object).map { String(cString: $0) } ?? name
+        // A WKT definition is too long to repeat in messages: its name stands for it.
+        let label = name.count > 40 ? crsName : name
+        return AreaOfUse(crs: label, crsName: crsName, west: west, south: south, east: east, north: north)
+    }
+}

@@ -2,12 +2,23 @@
 // comma or semicolon delimiters (detected from the header). Rows remember their line number
 // so import errors can point at them.
 
+import Foundation
 import Geometry
 
 package struct CSVTable {
     package var header: [String]
     /// Each row with the 1-based line number it starts on.
     package var rows: [(line: Int, fields: [String])]
+    /// Semicolon-separated files (Excel in a Czech locale) write numbers with a decimal comma.
+    var decimalComma = false
+
+    /// A cell as a number: "14.42", or "14,42" in a file with a decimal comma.
+    func number(_ cell: String) -> Double? {
+        let trimmed = cell.trimmingSpaces
+        if let value = Double(trimmed) { return value }
+        guard decimalComma, !trimmed.contains("."), trimmed.filter({ $0 == "," }).count == 1 else { return nil }
+        return Double(trimmed.replacingOccurrences(of: ",", with: "."))
+    }
 }
 
 package enum CSVError: Error, CustomStringConvertible {
@@ -85,7 +96,7 @@ package enum CSV {
         for row in rows where row.fields.count != header.fields.count {
             throw .wrongFieldCount(line: row.line, expected: header.fields.count, found: row.fields.count)
         }
-        return CSVTable(header: header.fields.map { $0.trimmingSpaces }, rows: rows)
+        return CSVTable(header: header.fields.map { $0.trimmingSpaces }, rows: rows, decimalComma: delimiter == UInt8(ascii: ";"))
     }
 
     /// Semicolons are common in Czech exports (the comma is the decimal separator there).

@@ -1,6 +1,7 @@
 // The format readers: each turns one kind of file into records for `Importer`, reporting
 // problems with the feature index or the line they come from.
 
+import Foundation
 import Geometry
 
 extension Importer {
@@ -13,47 +14,108 @@ extension Importer {
         } catch {
             throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
         }
-        let crs = options.crs ?? document.crs ?? "EPSG:4326"
-        return ImportRecords(kind: .features, features: document.features, sourceCRS: crs)
+        return records(document, options: options)
+    }
+
+    /// A FeatureCollection read feature by feature (`GeoJSONStream`), 1 MiB at a time.
+    static func streamGeoJSON(_ source: ImportSource, options: ImportOptions) throws(StoreError) -> ImportRecords {
+        var features: [Feature] = []
+        let header: (crs: String?, name: String?)
+        do {
+            header = try GeoJSONStream.read(path: source.path) { _, feature in features.append(feature) }
+        } catch {
+            throw .importFailed(file: source.file, problems: [ImportProblem(location: "", message: "\(error)")])
+        }
+        let document = GeoJSONDocument(features: features, crs: header.crs, name: header.name)
+        return records(document, options: options)
+    }
+
+    static func records(_ document: GeoJSONDocument, options: ImportOptions) -> ImportRecords {
+        let declared = options.crs ?? document.crs
+        // A collection with no geometry at all is a table (Vltava's own export of one).
+        if !document.features.isEmpty, document.features.allSatisfy({ $0.geometry == nil }) {
+            return ImportRecords(kind: .attributes, features: document.features, sourceCRS: nil)
+        }
+        return ImportRecords(kind: .features, features: document.features, sourceCRS: declared ?? "EPSG:4326", crsAssumed: declared == nil)
     }
 
     // MARK: CSV of points
 
-    static let longitudeNames = ["lon", "lng", "long", "longitude", "x", "lon_deg", "longitude_deg"]
-    static let latitudeNames = ["lat", "latitude", "y", "lat_deg", "latitude_deg"]
+    /// Column names, compared folded (lower case, no diacritics, letters and digits only):
+    /// "zem. šířka" is "zemsirka".
+    static let longitudeNames = ["lon", "lng", "long", "longitude", "x", "londeg", "longitudedeg", "delka", "zemdelka", "zemepisnadelka"]
+    static let latitudeNames = ["lat", "latitude", "y", "latdeg", "latitudedeg", "sirka", "zemsirka", "zemepisnasirka"]
+    static let wktNames = ["wkt", "geometry", "geom", "thegeom", "wktgeom", "geometrie"]
 
+    /// A CSV of points with longitude/latitude columns, or of any geometry in a WKT column.
     static func readPointCSV(_ bytes: [UInt8], file: String, store _: GeoPackage, options: ImportOptions) throws(StoreError) -> ImportRecords {
         let table = try parseCSV(bytes, file: file)
-        let lonIndex = try column(options.lonColumn, orOneOf: longitudeNames, role: "longitude", option: "--lon", in: table.header, file: file)
-        let latIndex = try column(options.latColumn, orOneOf: latitudeNames, role: "latitude", option: "--lat", in: table.header, file: file)
-        let valueColumns = table.header.indices.filter { $0 != lonIndex && $0 != latIndex }
+        let wktIndex = options.lonColumn == nil && options.latColumn == nil ? wktColumn(table) : nil
+        let coordinateColumns: [Int]
+        if let wktIndex {
+            coordinateColumns = [wktIndex]
+        } else {
+            let lonIndex = try column(options.lonColumn, orOneOf: longitudeNames, role: "longitude", option: "--lon", in: table.header, file: file)
+            let latIndex = try column(options.latColumn, orOneOf: latitudeNames, role: "latitude", option: "--lat", in: table.header, file: file)
+            coordinateColumns = [lonIndex, latIndex]
+        }
+        let valueColumns = table.header.indices.filter { !coordinateColumns.contains($0) }
         let types = inferCSVTypes(table, columns: valueColumns)
 
         var features: [Feature] = []
+        var locations: [String] = []
         var problems: [ImportProblem] = []
         for row in table.rows {
             let location = "line \(row.line)"
-            guard let lon = Double(row.fields[lonIndex].trimmingSpaces), let lat = Double(row.fields[latIndex].trimmingSpaces) else {
-                problems.append(ImportProblem(location: location, message: "longitude '\(row.fields[lonIndex])' or latitude '\(row.fields[latIndex])' is not a number"))
-                continue
+            let geometry: Geometry
+            if let wktIndex {
+                do {
+                    geometry = try WKT.decode(row.fields[wktIndex])
+                } catch {
+                    problems.append(ImportProblem(location: location, message: "column '\(table.header[wktIndex])': \(error)"))
+                    continue
+                }
+            } else {
+                let lonCell = row.fields[coordinateColumns[0]], latCell = row.fields[coordinateColumns[1]]
+                guard let lon = table.number(lonCell), let lat = table.number(latCell), lon.isFinite, lat.isFinite else {
+                    problems.append(ImportProblem(location: location, message: "longitude '\(lonCell)' or latitude '\(latCell)' is not a finite number"))
+                    continue
+                }
+                geometry = .point(Point(lon: lon, lat: lat))
             }
-            // With a projected CRS the range check happens after reprojection.
-            if options.crs == nil || options.crs == "EPSG:4326", let problem = coordinateProblem(lon: lon, lat: lat) {
-                problems.append(ImportProblem(location: location, message: problem))
-                continue
-            }
-            if let problem = nonFiniteCell(row.fields, valueColumns, types, header: table.header) {
+            if let problem = nonFiniteCell(row.fields, valueColumns, types, table) {
                 problems.append(ImportProblem(location: location, message: problem))
                 continue
             }
             var properties = Attributes()
             for (column, type) in zip(valueColumns, types) {
-                properties[table.header[column]] = csvValue(row.fields[column], type)
+                properties[table.header[column]] = csvValue(row.fields[column], type, table)
             }
-            features.append(Feature(geometry: .point(Point(lon: lon, lat: lat)), properties: properties))
+            features.append(Feature(geometry: geometry, properties: properties))
+            locations.append(location)
         }
         if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
-        return ImportRecords(kind: .features, features: features, sourceCRS: options.crs ?? "EPSG:4326")
+        // Ranges are checked after reprojection, with the hint for projected metres.
+        return ImportRecords(kind: .features, features: features, sourceCRS: options.crs ?? "EPSG:4326",
+                             crsAssumed: options.crs == nil, locations: locations)
+    }
+
+    /// "Zem. šířka" → "zemsirka": lower case, diacritics and punctuation dropped.
+    static func foldedName(_ name: String) -> String {
+        let folded = name.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil)
+        return String(folded.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.map(Character.init))
+    }
+
+    /// The WKT geometry column: one named like one (wkt, geometry, the_geom, …) or whose first
+    /// non-empty cell starts with a WKT geometry keyword.
+    static func wktColumn(_ table: CSVTable) -> Int? {
+        if let named = table.header.firstIndex(where: { wktNames.contains(foldedName($0)) }) { return named }
+        let keywords = ["POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON", "GEOMETRYCOLLECTION"]
+        guard let first = table.rows.first else { return nil }
+        return first.fields.firstIndex { cell in
+            let upper = cell.trimmingSpaces.uppercased()
+            return keywords.contains { upper.hasPrefix($0 + " ") || upper.hasPrefix($0 + "(") || upper.hasPrefix($0 + " (") }
+        }
     }
 
     static func parseCSV(_ bytes: [UInt8], file: String) throws(StoreError) -> CSVTable {
@@ -74,6 +136,8 @@ extension Importer {
             return index
         }
         for name in names { if let index = lowered.firstIndex(of: name) { return index } }
+        let folded = header.map(foldedName)
+        for name in names { if let index = folded.firstIndex(of: foldedName(name)) { return index } }
         throw .importFailed(file: file, problems: [ImportProblem(location: "header", message: "no \(role) column found (looked for \(names.joined(separator: ", "))); name it with \(option)")])
     }
 
@@ -88,7 +152,7 @@ extension Importer {
                 let cell = row.fields[column].trimmingSpaces
                 if cell.isEmpty { continue }
                 if Int64(cell) == nil { allInteger = false }
-                if Double(cell) == nil { allReal = false }
+                if table.number(cell) == nil { allReal = false }
                 if cell.lowercased() != "true" && cell.lowercased() != "false" { allBool = false }
             }
             return allInteger ? .integer : allReal ? .real : allBool ? .bool : .text
@@ -99,20 +163,20 @@ extension Importer {
     /// "1e309", which overflows), as "column 'no2': '1e309' is not a finite number". Such a
     /// value cannot be stored honestly (SQLite writes NaN as NULL, JSON has no infinity), so
     /// the import fails naming the line and the column rather than change it silently.
-    static func nonFiniteCell(_ fields: [String], _ columns: [Int], _ types: [CSVType], header: [String]) -> String? {
+    static func nonFiniteCell(_ fields: [String], _ columns: [Int], _ types: [CSVType], _ table: CSVTable) -> String? {
         for (column, type) in zip(columns, types) where type == .real {
             let cell = fields[column].trimmingSpaces
-            if let value = Double(cell), !value.isFinite { return "column '\(header[column])': '\(cell)' is not a finite number" }
+            if let value = table.number(cell), !value.isFinite { return "column '\(table.header[column])': '\(cell)' is not a finite number" }
         }
         return nil
     }
 
-    static func csvValue(_ cell: String, _ type: CSVType) -> AttributeValue {
+    static func csvValue(_ cell: String, _ type: CSVType, _ table: CSVTable) -> AttributeValue {
         let trimmed = cell.trimmingSpaces
         if trimmed.isEmpty { return .null }
         switch type {
         case .integer: return Int64(trimmed).map { .integer($0) } ?? .text(cell)
-        case .real: return Double(trimmed).map { .real($0) } ?? .text(cell)
+        case .real: return table.number(trimmed).map { .real($0) } ?? .text(cell)
         case .bool: return .bool(trimmed.lowercased() == "true")
         case .text: return .text(cell)
         }
@@ -143,9 +207,11 @@ extension Importer {
         }
         let known = Set(try store.features(of: keyLayerName).compactMap { $0.feature.properties[layerKey.name]?.stringValue })
 
-        let pointColumns = Set(keyLayer.columns.map { $0.name.lowercased() } + longitudeNames + latitudeNames)
+        let pointColumns = Set(keyLayer.columns.map { $0.name.lowercased() })
+        let coordinateNames = Set(longitudeNames + latitudeNames)
         let valueColumns = table.header.indices.filter { i in
             i != keyIndex && i != startIndex && i != endIndex && !pointColumns.contains(table.header[i].lowercased())
+                && !coordinateNames.contains(foldedName(table.header[i]))
         }
         let types = inferCSVTypes(table, columns: valueColumns)
 
@@ -171,7 +237,7 @@ extension Importer {
                 problems.append(ImportProblem(location: location, message: "a second row for \(key) at \(start.iso)"))
                 continue
             }
-            if let problem = nonFiniteCell(row.fields, valueColumns, types, header: table.header) {
+            if let problem = nonFiniteCell(row.fields, valueColumns, types, table) {
                 problems.append(ImportProblem(location: location, message: problem))
                 continue
             }
@@ -180,7 +246,7 @@ extension Importer {
             properties["interval_start"] = .text(start.iso)
             properties["interval_end"] = .text(end.iso)
             for (column, type) in zip(valueColumns, types) {
-                properties[table.header[column]] = csvValue(row.fields[column], type)
+                properties[table.header[column]] = csvValue(row.fields[column], type, table)
             }
             rows.append(Feature(geometry: nil, properties: properties))
         }

@@ -10,12 +10,23 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import a file into the store as a layer (in one transaction: a failed import changes nothing).",
         discussion: """
-            Formats: \(ImportCommand.formats.map(\.name).joined(separator: ", ")); detected from the file when --format is not given.
+            Formats: \(ImportCommand.formats.map(\.name).joined(separator: ", ")).
+            Detected from the file's structure when --format is not given.
+            GeoJSON and CSV: Vltava's own streaming readers. Through GDAL: Shapefile
+            (with its .prj and .cpg), GeoPackage, FlatGeobuf, GPX, KML, GML, and every
+            other vector format GDAL knows (`gdal`).
+            CSV: longitude/latitude columns (lon/lat, lng, x/y, longitude/latitude,
+            zem. délka/zem. šířka; decimal commas in ;-separated files) or a WKT
+            column (wkt, geometry, the_geom).
+            Coordinates are reprojected to EPSG:4326 from the file's CRS or --crs; a
+            layer that lands outside its CRS's area of use is refused unless --force.
             Examples:
               vltava import districts.sjtsk-epsg5514.geojson --layer districts
               vltava import stations-prague.csv --layer stations
               vltava import observations.csv --layer observations --time-series-of stations
               vltava import pavilions-and-pens.geojson --layer pens --only point
+              vltava import zones.shp --layer zones        (EPSG:5514 from zones.prj)
+              vltava import survey.gpkg --layer trees --source-layer trees
               vltava import zoo.mbtiles --layer zoo_map      (registers an MBTiles tile set by name)
               vltava import andorra.osm.pbf --layer andorra  (OSM ways tagged highway: a walking network)
             """
@@ -32,6 +43,8 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "CSV: the latitude column (default: detected).") var lat: String?
     @Option(help: "Observations: the point layer this time series belongs to.") var timeSeriesOf: String?
     @Option(help: "Observations: the column naming the point (default: detected).") var key: String?
+    @Option(help: "Files with several layers (GeoPackage, GPX, KML): the layer to read.") var sourceLayer: String?
+    @Flag(help: "Import even when features land outside the area of use of their CRS.") var force = false
     @OptionGroup var store: StoreOptions
 
     func run() throws {
@@ -61,7 +74,8 @@ struct ImportCommand: ParsableCommand {
             }
             let options = ImportOptions(
                 layer: layer, format: format, crs: crs, strict: strict, replace: replace, only: only,
-                lonColumn: lon, latColumn: lat, timeSeriesOf: timeSeriesOf, keyColumn: key)
+                lonColumn: lon, latColumn: lat, timeSeriesOf: timeSeriesOf, keyColumn: key,
+                sourceLayer: sourceLayer, force: force)
             let report = try Importer.importFile(file, into: geoPackage, options: options, formats: ImportCommand.formats)
             for warning in report.warnings { printError("warning: \(warning)") }
             let what = report.kind == .features ? "\(report.geometryType ?? "GEOMETRY") features" : "rows"

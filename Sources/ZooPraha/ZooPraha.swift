@@ -9,16 +9,21 @@ import Store
 
 extension ImportFormat {
     /// Zoo Praha's footpath network (`paths-graph.json`) as a line layer.
-    public static let zooPaths = ImportFormat(name: "zoo-paths", recognise: { path, head in
-        // A graph of roads and nodes, not a GeoJSON FeatureCollection.
-        guard isJSON(path) else { return nil }
-        return head.contains("\"roads\"") || head.contains("\"nodes\"") && !head.contains("\"FeatureCollection\"") ? .byContent : nil
-    }, read: ZooPraha.readPaths)
+    /// Chosen by its exact structure only: a root object whose members are `metadata`,
+    /// `nodes` and `roads` (a FeatureCollection with `"name": "roads"` is GeoJSON).
+    public static let zooPaths = ImportFormat(name: "zoo-paths", recognise: { source in
+        guard case .object(let keys, nil)? = source.jsonShape, !keys.isEmpty,
+              Set(keys).isSubset(of: ["metadata", "nodes", "roads"]), keys.contains("nodes") || keys.contains("roads") else { return nil }
+        return .byContent
+    }, readBytes: ZooPraha.readPaths)
 
     /// Zoo Praha's animal lexicon (`animals.json`) as a table linked to pens and pavilions.
-    public static let zooAnimals = ImportFormat(name: "zoo-animals", recognise: { path, head in
-        isJSON(path) && head.contains("\"latin_name\"") ? .byContent : nil
-    }, read: ZooPraha.readAnimals)
+    /// Chosen by its exact structure only: a root array of objects with `_id` and `latin_name`
+    /// (Vltava's own export of the animals is a FeatureCollection: GeoJSON).
+    public static let zooAnimals = ImportFormat(name: "zoo-animals", recognise: { source in
+        guard case .array(let keys)? = source.jsonShape, Set(["_id", "latin_name"]).isSubset(of: keys) else { return nil }
+        return .byContent
+    }, readBytes: ZooPraha.readAnimals)
 }
 
 public enum ZooPraha {

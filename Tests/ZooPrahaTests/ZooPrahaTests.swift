@@ -45,7 +45,7 @@ func freshStore() throws -> GeoPackage {
 
     @Test func formatsAreRecognisedFromTheContent() throws {
         let all = ImportFormat.builtIn + ZooPraha.formats
-        #expect(all.map(\.name) == ["geojson", "csv", "observations", "zoo-paths", "zoo-animals"])
+        #expect(all.map(\.name) == ["geojson", "csv", "observations", "shapefile", "gpkg", "flatgeobuf", "gpx", "kml", "gml", "gdal", "zoo-paths", "zoo-animals"])
         #expect(try importZooFixture("zoo/animals.json", as: "animals", into: freshStore()).format == .zooAnimals)
         #expect(try importZooFixture("zoo/pavilions-and-pens.geojson", as: "pens", into: freshStore()).format == .geojson)
         #expect(try importZooFixture("air/stations-prague.csv", as: "stations", into: freshStore()).format == .csv)
@@ -68,7 +68,7 @@ func freshStore() throws -> GeoPackage {
             _ = try Importer.importFile(path.path, into: freshStore(), options: ImportOptions(layer: "x"), formats: ImportFormat.builtIn + ZooPraha.formats)
             Issue.record("a .txt file was imported")
         } catch {
-            #expect("\(error)" == "cannot import \(path.path): cannot tell the format from the name; pass --format (geojson, csv, observations, zoo-paths, zoo-animals)")
+            #expect("\(error)" == "cannot import \(path.path): the file is JSON, but neither GeoJSON (a root \"type\" such as \"FeatureCollection\") nor another format of: geojson, csv, observations, shapefile, gpkg, flatgeobuf, gpx, kml, gml, gdal, zoo-paths, zoo-animals; pass --format")
         }
     }
 
