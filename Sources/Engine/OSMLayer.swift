@@ -10,9 +10,12 @@ import Store
 
 extension ImportFormat {
     /// An OSM extract: `.osm.pbf`, `.osm` or `.osm.gz` (the content says which).
-    public static let osm = ImportFormat(name: "osm", recognise: { path, _ in
-        [".osm.pbf", ".pbf", ".osm", ".osm.gz"].contains(where: path.hasSuffix) ? .byName : nil
-    }, read: { bytes, file, _, _ throws(StoreError) in
+    /// Known by content (a PBF's first blob header names `OSMHeader`; XML has an `<osm` root),
+    /// else by the name: a gzip's content is only known once inflated.
+    public static let osm = ImportFormat(name: "osm", recognise: { source in
+        if source.head.prefix(64).firstRange(of: Array("OSMHeader".utf8)) != nil || source.headText.contains("<osm") { return .byContent }
+        return [".osm.pbf", ".pbf", ".osm", ".osm.gz"].contains(where: source.lowercasedPath.hasSuffix) ? .byName : nil
+    }, readBytes: { bytes, file, _, _ throws(StoreError) in
         let data: OSMData
         do {
             data = try OSMReader.read(bytes: bytes, file: file)
