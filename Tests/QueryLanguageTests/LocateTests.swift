@@ -78,20 +78,3 @@ import Testing
         }
     }
 }
-
-extension JSONValue {
-    subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { return object[key] }
-        return nil
-    }
-
-    subscript(index: Int) -> JSONValue? {
-        if case .array(let items) = self, items.indices.contains(index) { return items[index] }
-        return nil
-    }
-
-    var items: [JSONValue] {
-        if case .array(let items) = self { return items }
-        return []
-    }
-}

@@ -316,20 +316,3 @@ final class RunningServer: Sendable {
         return server
     }
 }
-
-extension JSONValue {
-    subscript(key: String) -> JSONValue? {
-        if case .object(let object) = self { return object[key] }
-        return nil
-    }
-
-    subscript(index: Int) -> JSONValue? {
-        if case .array(let items) = self, items.indices.contains(index) { return items[index] }
-        return nil
-    }
-
-    var items: [JSONValue] {
-        if case .array(let items) = self { return items }
-        return []
-    }
-}
