@@ -60,8 +60,9 @@ public struct EvaluationResult: Sendable {
 
     /// Linear interpolation between the closest ranks (NumPy's default), so the numbers match
     /// those of the scikit-learn anchor.
+    /// NaN for no values or a `q` outside 0…1 (which would index outside the values).
     public static func percentile(_ values: [Double], _ q: Double) -> Double {
-        guard !values.isEmpty else { return .nan }
+        guard !values.isEmpty, q >= 0, q <= 1 else { return .nan }
         let sorted = values.sorted()
         let position = Double(sorted.count - 1) * q
         let low = Int(position.rounded(.down))

@@ -213,6 +213,9 @@ public struct SurveyTime: Sendable, Hashable, Comparable {
 
     /// "2016-10-18T11:15:21" (fractions of a second kept to the millisecond).
     public var iso: String {
+        // `init(seconds:)` is public: a caller's NaN or a huge value must not trap in Int64().
+        // Parsed times lie far inside this range.
+        guard seconds.isFinite, abs(seconds) < 1e11 else { return "\(seconds) s" }
         let whole = seconds.rounded(.down)
         var text = String(UTCTime(seconds: Int64(whole)).iso.dropLast())  // no "Z": not UTC
         let millis = Int(((seconds - whole) * 1000).rounded())

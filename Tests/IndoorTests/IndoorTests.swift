@@ -86,6 +86,10 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
         #expect(SurveyTime.parse("10-18-2016 11:15:21")?.iso == "2016-10-18T11:15:21")
         #expect(SurveyTime.parse("4/19/2016 9:05")?.iso == "2016-04-19T09:05:00")
         #expect(SurveyTime.parse("2016-10-18T11:15:21.250Z")?.iso == "2016-10-18T11:15:21.250")
+        // Times a library caller makes: no trap on a value that is not a time.
+        #expect(SurveyTime(seconds: .nan).iso == "nan s" && SurveyTime(seconds: 1e300).iso == "1e+300 s")
+        #expect(EvaluationResult.percentile([1, 2, 3], 0.5) == 2 && EvaluationResult.percentile([1, 2, 3], 0.75) == 2.5)
+        #expect(EvaluationResult.percentile([1, 2, 3], 1.5).isNaN && EvaluationResult.percentile([1, 2, 3], -0.1).isNaN && EvaluationResult.percentile([1, 2, 3], .nan).isNaN)
         #expect(SurveyTime.parse("1476789321")?.iso == "2016-10-18T11:15:21")
         for bad in ["", "2-30-2016 10:00:00", "10-18-16 11:15", "yesterday", "1e400", "10-18-2016 25:00:00"] { #expect(SurveyTime.parse(bad) == nil, "\(bad)") }
     }
