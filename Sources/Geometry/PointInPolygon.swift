@@ -18,9 +18,15 @@ public enum PointInPolygon {
     @inlinable @inline(__always)
     public static func crosses(_ x: Double, _ y: Double, _ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double) -> Bool {
         guard (y1 > y) != (y2 > y) else { return false }
-        // From the lower end: direction-free, so a shared edge gives the same answer to both sides.
-        if y1 > y2 { return x < x2 + (y - y2) * (x1 - x2) / (y1 - y2) }
-        return x < x1 + (y - y1) * (x2 - x1) / (y2 - y1)
+        return x < crossingLongitude(y, x1, y1, x2, y2)
+    }
+
+    /// Where the edge meets the latitude `y` (which its half-open span holds), computed from
+    /// its lower end: direction-free, so a shared edge gives the same answer to both sides.
+    @inlinable @inline(__always)
+    public static func crossingLongitude(_ y: Double, _ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double) -> Double {
+        if y1 > y2 { return x2 + (y - y2) * (x1 - x2) / (y1 - y2) }
+        return x1 + (y - y1) * (x2 - x1) / (y2 - y1)
     }
 
     /// Even-odd over every ring of flat interleaved coordinates, `ringOffsets` in positions

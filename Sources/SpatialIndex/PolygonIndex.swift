@@ -1,8 +1,13 @@
 // Point-in-polygon over a whole layer, on flat arrays, with no GEOS on the query path.
 //
-// Two levels, both built once:
+// Three levels, all built once:
 // - a uniform grid over the layer's extent lists, per cell, the polygons whose bounding box
 //   touches the cell (ascending index), so a query looks at a handful of candidates;
+// - each grid cell is split into finer cells (up to 32 × 32, within a memory budget), and each
+//   fine cell that no edge comes near is classified once: inside no candidate, or inside exactly
+//   one (named by its place in the cell's list). A point in such a cell is answered by one
+//   lookup, with no edge tested; most points fall deep inside one polygon or in a gap. Only
+//   points in fine cells that an edge crosses go on to the exact test (see "Classified cells");
 // - per polygon, an even-odd crossing test. A small polygon (at most 32 edges: pens,
 //   buildings, parcels) simply walks its vertex run. A large one (a district's 700 edges) has
 //   its edges sorted into horizontal bands ("slabs"), and a point only walks the edges of the
@@ -18,6 +23,16 @@
 // after every ring, not only after the last, matters from three rings on: a chain
 // ring 1 → ring 2 → ring 3 → ring 1 would be a triangle walked once, flipping every point
 // inside it.
+//
+// Classified cells: a fine cell is classified only if no edge (nor a step between rings, which
+// is harmless to leave out but simpler to include) comes within 1/1024 of a fine cell of its
+// rectangle. Every point that maps to the cell is then at least that far from every edge:
+// many orders of magnitude more than the rounding of the crossing test, so the ray test gives
+// the exact answer for it, and that answer is the same for the whole cell (it changes only
+// across an edge). The cell's answer is computed once at its centre, with the same crossing
+// test, by sweeping each polygon's crossings along the row of fine cells. The top cell of a
+// point is derived from its fine cell, and the candidate lists are built with the same
+// mapping, so both levels always agree.
 //
 // Boundary rule: each edge goes through `PointInPolygon.crosses`, the engine's one half-open
 // crossing test (see Geometry/PointInPolygon.swift): a point exactly on an edge shared by two
@@ -75,19 +90,41 @@ public struct PolygonIndex: Sendable {
 
     struct Grid: Sendable {
         var box: BBox
+        /// Top cells per side; each holds (1 << shift) × (1 << shift) fine cells.
         var columns: Int
         var rows: Int
+        var shift: Int
+        var fineColumns: Int { columns << shift }
+        var fineRows: Int { rows << shift }
+        /// Fine cells per degree.
         var scaleX: Double
         var scaleY: Double
         var cellOffsets: [Int32]
         var cellItems: [Int32]
+        /// Per fine cell: `outside` (0), `mixed`, or k in 1..<mixed: inside the cell's candidate
+        /// k - 1 only.
+        var fineStates: [UInt8]
+
+        static let outside: UInt8 = 0
+        static let mixed: UInt8 = 255
 
         @inline(__always)
-        func cell(lon: Double, lat: Double) -> Int? {
+        func fineColumn(_ lon: Double) -> Int { min(Int((lon - box.minLon) * scaleX), fineColumns - 1) }
+        @inline(__always)
+        func fineRow(_ lat: Double) -> Int { min(Int((lat - box.minLat) * scaleY), fineRows - 1) }
+
+        /// The top cell and the fine cell of a point, or nil outside the grid.
+        @inline(__always)
+        func locate(lon: Double, lat: Double) -> (cell: Int, fine: Int)? {
             guard box.contains(lon: lon, lat: lat) else { return nil }
-            let column = min(Int((lon - box.minLon) * scaleX), columns - 1)
-            let row = min(Int((lat - box.minLat) * scaleY), rows - 1)
-            return row * columns + column
+            let column = fineColumn(lon), row = fineRow(lat)
+            return ((row >> shift) * columns + (column >> shift), row * fineColumns + column)
+        }
+
+        /// The fine column or row of a coordinate that may lie a little outside the grid, clamped.
+        func clampedFine(_ value: Double, origin: Double, scale: Double, count: Int) -> Int {
+            let f = ((value - origin) * scale).rounded(.down)
+            return f < 0 ? 0 : f >= Double(count) ? count - 1 : Int(f)
         }
     }
 
@@ -197,8 +234,9 @@ public struct PolygonIndex: Sendable {
         }
 
         public consuming func build() -> PolygonIndex {
-            PolygonIndex(blocks: blocks.freeze(), polygons: polygons, bandOffsets: bandOffsets, bandEdges: bandEdges,
-                         grid: PolygonIndex.buildGrid(polygons))
+            let blocks = blocks.freeze()
+            return PolygonIndex(blocks: blocks, polygons: polygons, bandOffsets: bandOffsets, bandEdges: bandEdges,
+                                grid: PolygonIndex.buildGrid(polygons, blocks: blocks, bandOffsets: bandOffsets, bandEdges: bandEdges))
         }
     }
 
@@ -210,36 +248,44 @@ public struct PolygonIndex: Sendable {
         self.grid = grid
     }
 
-    private static func buildGrid(_ polygons: [PolygonEntry]) -> Grid {
+    private static func buildGrid(_ polygons: [PolygonEntry], blocks: CoordinateBlocks,
+                                  bandOffsets: [UInt32], bandEdges: [UInt32]) -> Grid {
         let boxes = polygons.lazy.map(\.box)
         var extent = BBox.empty
         var nonEmpty = 0
-        for box in boxes where !box.isEmpty {
-            extent.extend(box)
+        var vertices = 0
+        for entry in polygons where !entry.box.isEmpty {
+            extent.extend(entry.box)
             nonEmpty += 1
+            vertices += Int(entry.endVertex - entry.firstVertex)
         }
         guard nonEmpty > 0 else {
-            return Grid(box: .empty, columns: 1, rows: 1, scaleX: 0, scaleY: 0, cellOffsets: [0, 0], cellItems: [])
+            return Grid(box: .empty, columns: 1, rows: 1, shift: 0, scaleX: 0, scaleY: 0, cellOffsets: [0, 0], cellItems: [],
+                        fineStates: [Grid.mixed])
         }
         // A few cells per polygon for small layers (fewer candidates per point); for large ones
         // at most two cells per polygon, to keep the grid small next to the coordinates.
         let n = Double(nonEmpty)
         let side = max(1, min(1024, Int(min(2.5 * n.squareRoot(), max(4096, 2 * n).squareRoot()))))
+        // Fine cells cost a byte each: at most 8 per vertex (a vertex itself costs 16), and at
+        // least 1 MB, so that a few large polygons (the districts) get the finest split.
+        let budget = max(1 << 20, 8 * vertices)
+        var shift = 0
+        while shift < 5, (side * side) << (2 * (shift + 1)) <= budget { shift += 1 }
         let width = max(extent.maxLon - extent.minLon, 1e-12)
         let height = max(extent.maxLat - extent.minLat, 1e-12)
-        let columns = side, rows = side
-        let scaleX = Double(columns) / width, scaleY = Double(rows) / height
-        var counts = [Int32](repeating: 0, count: columns * rows + 1)
+        var grid = Grid(box: extent, columns: side, rows: side, shift: shift,
+                        scaleX: Double(side << shift) / width, scaleY: Double(side << shift) / height,
+                        cellOffsets: [], cellItems: [], fineStates: [])
+        // Through the fine mapping, as queries locate their top cell (see "Classified cells").
         func cellRange(_ box: BBox) -> (ClosedRange<Int>, ClosedRange<Int>) {
-            let c0 = max(0, min(columns - 1, Int((box.minLon - extent.minLon) * scaleX)))
-            let c1 = max(0, min(columns - 1, Int((box.maxLon - extent.minLon) * scaleX)))
-            let r0 = max(0, min(rows - 1, Int((box.minLat - extent.minLat) * scaleY)))
-            let r1 = max(0, min(rows - 1, Int((box.maxLat - extent.minLat) * scaleY)))
-            return (c0...c1, r0...r1)
+            ((grid.fineColumn(box.minLon) >> shift)...(grid.fineColumn(box.maxLon) >> shift),
+             (grid.fineRow(box.minLat) >> shift)...(grid.fineRow(box.maxLat) >> shift))
         }
+        var counts = [Int32](repeating: 0, count: side * side + 1)
         for box in boxes where !box.isEmpty {
             let (cs, rs) = cellRange(box)
-            for r in rs { for c in cs { counts[r * columns + c + 1] += 1 } }
+            for r in rs { for c in cs { counts[r * side + c + 1] += 1 } }
         }
         for i in 1..<counts.count { counts[i] += counts[i - 1] }
         var fill = counts
@@ -249,12 +295,94 @@ public struct PolygonIndex: Sendable {
             let (cs, rs) = cellRange(box)
             for r in rs {
                 for c in cs {
-                    items[Int(fill[r * columns + c])] = Int32(index)
-                    fill[r * columns + c] += 1
+                    items[Int(fill[r * side + c])] = Int32(index)
+                    fill[r * side + c] += 1
                 }
             }
         }
-        return Grid(box: extent, columns: columns, rows: rows, scaleX: scaleX, scaleY: scaleY, cellOffsets: counts, cellItems: items)
+        grid.cellOffsets = counts
+        grid.cellItems = items
+        grid.fineStates = classify(grid, polygons, blocks, bandOffsets: bandOffsets, bandEdges: bandEdges)
+        return grid
+    }
+
+    /// The state of every fine cell (see "Classified cells" in the header).
+    private static func classify(_ grid: Grid, _ polygons: [PolygonEntry], _ blocks: CoordinateBlocks,
+                                 bandOffsets: [UInt32], bandEdges: [UInt32]) -> [UInt8] {
+        let fineColumns = grid.fineColumns, fineRows = grid.fineRows, side = 1 << grid.shift
+        var states = [UInt8](repeating: Grid.outside, count: fineColumns * fineRows)
+        let cellWidth = 1 / grid.scaleX, cellHeight = 1 / grid.scaleY
+        let marginX = cellWidth / 1024, marginY = cellHeight / 1024
+        func column(_ x: Double) -> Int { grid.clampedFine(x, origin: grid.box.minLon, scale: grid.scaleX, count: fineColumns) }
+        func row(_ y: Double) -> Int { grid.clampedFine(y, origin: grid.box.minLat, scale: grid.scaleY, count: fineRows) }
+
+        // A list too long to name its polygon in a byte: its cells are always tested.
+        for cell in 0..<(grid.columns * grid.rows) where grid.cellOffsets[cell + 1] - grid.cellOffsets[cell] >= Int32(Grid.mixed) {
+            let (r, c) = cell.quotientAndRemainder(dividingBy: grid.columns)
+            for fineRow in (r * side)..<((r + 1) * side) {
+                for fineColumn in (c * side)..<((c + 1) * side) { states[fineRow * fineColumns + fineColumn] = Grid.mixed }
+            }
+        }
+        // The cells an edge comes near: row by row, the longitudes that the part of the edge
+        // within the row's (widened) latitudes spans.
+        for entry in polygons where entry.endVertex > entry.firstVertex {
+            let p = blocks.pointers[Int(entry.block)]
+            for v in Int(entry.firstVertex)..<(Int(entry.endVertex) - 1) {
+                let x1 = p[2 * v], y1 = p[2 * v + 1], x2 = p[2 * v + 2], y2 = p[2 * v + 3]
+                for r in row(min(y1, y2) - marginY)...row(max(y1, y2) + marginY) {
+                    var (xa, xb) = (x1, x2)
+                    if y1 != y2 {
+                        let low = grid.box.minLat + Double(r) * cellHeight - marginY
+                        let high = grid.box.minLat + Double(r + 1) * cellHeight + marginY
+                        let ta = max(0, min(1, (low - y1) / (y2 - y1))), tb = max(0, min(1, (high - y1) / (y2 - y1)))
+                        (xa, xb) = (x1 + ta * (x2 - x1), x1 + tb * (x2 - x1))
+                    }
+                    for c in column(min(xa, xb) - marginX)...column(max(xa, xb) + marginX) { states[r * fineColumns + c] = Grid.mixed }
+                }
+            }
+        }
+        // The other cells: each polygon's crossings with the horizontal line through a row's
+        // centres, swept west to east; a centre with an odd number of crossings east of it is
+        // inside (the crossing test's own rule).
+        var crossings: [Double] = []
+        for (index, entry) in polygons.enumerated() where entry.endVertex > entry.firstVertex {
+            let p = blocks.pointers[Int(entry.block)]
+            let minY = Double(entry.minY), maxY = Double(entry.maxY)
+            for r in row(minY)...row(maxY) {
+                let y = grid.box.minLat + (Double(r) + 0.5) * cellHeight
+                crossings.removeAll(keepingCapacity: true)
+                func add(_ v: Int) {
+                    let x1 = p[2 * v], y1 = p[2 * v + 1], x2 = p[2 * v + 2], y2 = p[2 * v + 3]
+                    if (y1 > y) != (y2 > y) { crossings.append(PointInPolygon.crossingLongitude(y, x1, y1, x2, y2)) }
+                }
+                if entry.bandCount == 0 {
+                    for v in Int(entry.firstVertex)..<(Int(entry.endVertex) - 1) { add(v) }
+                } else {
+                    let scale = Double(entry.bandCount) / (maxY - minY)
+                    let band = Int(entry.firstBand) + max(0, min(Int(((y - minY) * scale).rounded(.down)), Int(entry.bandCount) - 1))
+                    for k in Int(bandOffsets[band])..<Int(bandOffsets[band + 1]) { add(Int(bandEdges[k])) }
+                }
+                guard !crossings.isEmpty else { continue }
+                crossings.sort()
+                var west = 0
+                for c in column(Double(entry.minX))...column(Double(entry.maxX)) {
+                    let x = grid.box.minLon + (Double(c) + 0.5) * cellWidth
+                    while west < crossings.count, crossings[west] <= x { west += 1 }
+                    let fine = r * fineColumns + c
+                    guard (crossings.count - west) % 2 == 1, states[fine] != Grid.mixed else { continue }
+                    // A second polygon here (an overlapping layer): test such cells exactly.
+                    guard states[fine] == Grid.outside else { states[fine] = Grid.mixed; continue }
+                    let cell = (r >> grid.shift) * grid.columns + (c >> grid.shift)
+                    let first = Int(grid.cellOffsets[cell]), end = Int(grid.cellOffsets[cell + 1])
+                    if let place = (first..<end).firstIndex(where: { grid.cellItems[$0] == Int32(index) }) {
+                        states[fine] = UInt8(place - first + 1)
+                    } else {
+                        states[fine] = Grid.mixed  // cannot happen (the box holds the centre); safe anyway
+                    }
+                }
+            }
+        }
+        return states
     }
 
     /// Whether polygon `index` contains the point (see the boundary rule above).
@@ -286,28 +414,40 @@ public struct PolygonIndex: Sendable {
 
     /// Calls `visit` with every polygon containing the point, in ascending index order.
     public func containing(lon: Double, lat: Double, _ visit: (Int) -> Void) {
-        guard let cell = grid.cell(lon: lon, lat: lat) else { return }
-        for k in Int(grid.cellOffsets[cell])..<Int(grid.cellOffsets[cell + 1]) {
+        guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return }
+        let first = Int(grid.cellOffsets[cell]), state = grid.fineStates[fine]
+        if state != Grid.mixed {
+            if state != Grid.outside { visit(Int(grid.cellItems[first + Int(state) - 1])) }
+            return
+        }
+        for k in first..<Int(grid.cellOffsets[cell + 1]) {
             let index = Int(grid.cellItems[k])
             if containsPoint(index, lon, lat) { visit(index) }
         }
     }
 
-    /// How many polygons the grid cell holding the point lists: the candidates `containing`
-    /// tests exactly, for EXPLAIN (0 outside the grid).
+    /// How many polygons a point test runs the crossing test on, for EXPLAIN: 0 outside the
+    /// grid and in a classified cell, else the candidates of the point's cell.
     public func candidateCount(lon: Double, lat: Double) -> Int {
-        guard let cell = grid.cell(lon: lon, lat: lat) else { return 0 }
+        guard let (cell, fine) = grid.locate(lon: lon, lat: lat), grid.fineStates[fine] == Grid.mixed else { return 0 }
         return Int(grid.cellOffsets[cell + 1]) - Int(grid.cellOffsets[cell])
     }
 
     /// The smallest index of a polygon containing the point, or nil.
     public func firstContaining(lon: Double, lat: Double) -> Int? {
-        guard let cell = grid.cell(lon: lon, lat: lat) else { return nil }
-        for k in Int(grid.cellOffsets[cell])..<Int(grid.cellOffsets[cell + 1]) {
+        guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return nil }
+        let first = Int(grid.cellOffsets[cell]), state = grid.fineStates[fine]
+        if state != Grid.mixed { return state == Grid.outside ? nil : Int(grid.cellItems[first + Int(state) - 1]) }
+        for k in first..<Int(grid.cellOffsets[cell + 1]) {
             let index = Int(grid.cellItems[k])
             if containsPoint(index, lon, lat) { return index }
         }
         return nil
+    }
+
+    /// The share of fine cells answered without a crossing test (for tests and benchmarks).
+    public var classifiedShare: Double {
+        Double(grid.fineStates.lazy.filter { $0 != Grid.mixed }.count) / Double(max(grid.fineStates.count, 1))
     }
 }
 

@@ -50,10 +50,8 @@ import Testing
             index.containing(lon: x, lat: y) { found.append($0) }
             #expect(found == expected, "at (\(x), \(y))")
             #expect(index.firstContaining(lon: x, lat: y) == expected.first)
-            // EXPLAIN's count: the cell's candidates include every answer and exclude every
-            // polygon whose box misses the point.
+            // EXPLAIN's count: the polygons tested exactly, none in a classified cell.
             let candidates = index.candidateCount(lon: x, lat: y)
-            #expect(candidates >= expected.count)
             #expect(candidates <= geometries.count)
             candidatesSeen += candidates
             hits += expected.isEmpty ? 0 : 1
@@ -61,6 +59,48 @@ import Testing
         #expect(hits > 100)  // the sample does exercise the inside case (172 for parking, 1,580 for districts)
         #expect(candidatesSeen < 3_000 * geometries.count / 10)  // the grid prunes
         print("\(fixture): \(Double(candidatesSeen) / 3_000) candidate polygons per point of \(geometries.count)")
+    }
+
+    /// Most fine cells are classified, so most points need no crossing test: the districts are
+    /// 57 large polygons, the parking zones 1,548 small ones with overlaps.
+    @Test(arguments: [("prague/districts.wgs84.geojson", 0.95), ("prague/parking-zones.wgs84.geojson", 0.9)])
+    func mostCellsAreClassified(fixture: String, atLeast: Double) throws {
+        let index = try PolygonIndex(geometries: try Self.load(fixture))
+        print("\(fixture): \(index.classifiedShare) of fine cells classified")
+        #expect(index.classifiedShare >= atLeast)
+    }
+
+    /// The classified cells never change an answer, even at the boundaries: at every vertex and
+    /// edge midpoint, and a hair (1e-12 and 1e-9 degrees) to each side of them, the grid gives
+    /// exactly the polygons that the engine's one rule (`Geometry.contains`) gives.
+    @Test(arguments: ["prague/districts.wgs84.geojson", "prague/parking-zones.wgs84.geojson"])
+    func classifiedCellsAgreeAtTheBoundaries(fixture: String) throws {
+        let geometries = try Self.load(fixture)
+        let index = try PolygonIndex(geometries: geometries)
+        var points: [(Double, Double)] = []
+        for geometry in geometries {
+            geometry.forEachCoordinateArray { c in
+                var k = 0
+                while k + 3 < c.count {
+                    for (x, y) in [(c[k], c[k + 1]), ((c[k] + c[k + 2]) / 2, (c[k + 1] + c[k + 3]) / 2)] {
+                        for d in [0, 1e-12, -1e-12, 1e-9, -1e-9] { points.append((x + d, y)); points.append((x, y + d)) }
+                    }
+                    k += 20  // every tenth vertex: about 80,000 points for the districts
+                }
+            }
+        }
+        let boxes = geometries.map(\.bbox)
+        var mismatches = 0, hits = 0
+        for (x, y) in points {
+            let expected = geometries.indices.filter { boxes[$0].contains(lon: x, lat: y) && geometries[$0].contains(lon: x, lat: y) }
+            var found: [Int] = []
+            index.containing(lon: x, lat: y) { found.append($0) }
+            if found != expected || index.firstContaining(lon: x, lat: y) != expected.first { mismatches += 1 }
+            hits += expected.isEmpty ? 0 : 1
+        }
+        #expect(mismatches == 0)
+        #expect(points.count > 20_000)
+        #expect(hits > points.count / 4)
     }
 
     /// Old Town Square is in Praha 1, the Zoo in Praha-Troja (checked with a Python ray caster
