@@ -58,6 +58,11 @@ public struct ServerConfiguration: Sendable {
     /// rather than started late.
     public var heavyQueueTimeout: Duration = .seconds(5)
     public var logLevel: Logger.Level = .info
+    /// One in this many ordinary requests is logged at info (0: none); failed and slow ones
+    /// always are (`RequestLogPolicy`).
+    public var logSampleEvery: Int = 100
+    /// A request taking at least this long is logged as slow, at warning.
+    public var slowRequest: Duration = .milliseconds(500)
 
     public init() {}
 }
@@ -156,7 +161,9 @@ public final class VltavaServer: Sendable {
         // First added runs first: the access log sees the final status, CORS adds its headers to
         // every answer including problems, and the problem middleware turns every error below it
         // into a problem document.
-        router.add(middleware: AccessMiddleware(metrics: metrics))
+        router.add(middleware: AccessMiddleware(metrics: metrics, log: RequestLogPolicy(
+            sampleEvery: configuration.logSampleEvery,
+            slowSeconds: Double(configuration.slowRequest.components.seconds) + Double(configuration.slowRequest.components.attoseconds) * 1e-18)))
         router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .authorization, .contentType, .origin, .acceptEncoding],
                                               allowMethods: [.get, .post, .options], maxAge: .seconds(86_400)))
         router.add(middleware: ProblemMiddleware(maxURIBytes: configuration.maxURIBytes))

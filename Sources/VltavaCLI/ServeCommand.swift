@@ -34,7 +34,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Threads for heavy work (/v1/query, /v1/schedule/check, /v1/route, tiles); default: half the cores, at least 1.")
     var heavyWorkers: Int?
     @Option(help: "Heavy requests that may wait for a thread; beyond, 503 busy.") var heavyQueue: Int = 16
-    @Option(help: "trace, debug, info, notice, warning, error or critical (request logs are info).") var logLevel: String = "info"
+    @Option(help: "trace, debug, info, notice, warning, error or critical (debug logs every request).") var logLevel: String = "info"
+    @Option(help: "Log one in N ordinary requests at info (0: none); failed and slow requests are always logged.")
+    var logSample: Int = 100
+    @Option(help: "Milliseconds from which a request is logged as slow (at warning).") var slowMs: Int = 500
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw CLIError("unknown --log-level '\(logLevel)'") }
@@ -44,6 +47,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...1_000_000).contains(maxConnections) else { throw CLIError("--max-connections must be between 1 and 1000000") }
         guard heavyWorkers.map({ (1...256).contains($0) }) ?? true else { throw CLIError("--heavy-workers must be between 1 and 256") }
         guard (0...100_000).contains(heavyQueue) else { throw CLIError("--heavy-queue must be between 0 and 100000") }
+        guard (0...1_000_000).contains(logSample) else { throw CLIError("--log-sample must be between 0 and 1000000") }
+        guard (1...3_600_000).contains(slowMs) else { throw CLIError("--slow-ms must be between 1 and 3600000") }
         guard FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
         guard adminToken == nil || adminTokenFile == nil else { throw CLIError("give --admin-token-file or --admin-token, not both") }
         // Logs go to standard error as JSON lines, one per event with its metadata, batched.
@@ -70,6 +75,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let heavyWorkers { configuration.heavyWorkers = heavyWorkers }
         configuration.heavyQueue = heavyQueue
         configuration.logLevel = level
+        configuration.logSampleEvery = logSample
+        configuration.slowRequest = .milliseconds(slowMs)
         let server = VltavaServer(configuration: configuration, storePath: store.db)
         // The bound port on standard output, for scripts and tests that ask for port 0.
         Task {

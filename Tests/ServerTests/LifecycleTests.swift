@@ -146,21 +146,45 @@ import Testing
         #expect(counters.answered.load(ordering: .relaxed) > 10)
     }
 
-    /// Every request is logged through swift-log with its route, status and time.
-    @Test func requestsAreLogged() async throws {
+    /// Requests are logged through swift-log with their route, status and time: one in
+    /// `logSampleEvery` ordinary ones at info, marked with the rate, and every failed one.
+    @Test func requestsAreSampledAndFailuresAlwaysLogged() async throws {
         let records = LogRecords()
         let store = try await DemoStore.path()
         let logger = Logger(label: "capture") { _ in CapturingHandler(records: records) }
-        let server = await RunningServer.start({ $0.logLevel = .info }, logger: logger) { try Engine(storePath: store) }
+        let server = await RunningServer.start({ $0.logLevel = .info; $0.logSampleEvery = 10; $0.slowRequest = .seconds(60) }, logger: logger) { try Engine(storePath: store) }
         defer { server.stop() }
         try await server.ready()
-        _ = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
-        let entry = records.entries.withLock { $0.last { $0.message == "request" && $0.metadata["path"] == "/v1/layers/districts/containing" } }
+        for _ in 0..<20 { _ = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880") }
+        #expect(try await get(server.port, "/v1/layers/districts/containing?lon=914.4208&lat=50.0880").status == 400)
+        #expect(try await get(server.port, "/v1/layers/nowhere/containing?lon=14.4208&lat=50.0880").status == 404)
+        let requests = records.entries.withLock { $0.filter { $0.message == "request" } }
+        let ok = requests.filter { $0.metadata["status"]?.description == "200" && $0.metadata["path"] == "/v1/layers/districts/containing" }
+        #expect(ok.count == 2)  // 2 of any 20 in a row (the readiness probes count too)
+        #expect(ok.allSatisfy { $0.level == .info && $0.metadata["sampled"]?.description == "10" })
+        let entry = ok.first
         #expect(entry?.metadata["route"] == "/v1/layers/{layer}/containing")
-        #expect(entry?.metadata["status"]?.description == "200")
         #expect(entry?.metadata["method"] == "GET")
         #expect(entry?.metadata["client"] == "127.0.0.1")
         #expect(Double(entry?.metadata["ms"]?.description ?? "") != nil)
+        #expect(requests.filter { $0.level == .notice }.map { $0.metadata["status"]?.description } == ["400", "404"])
+    }
+
+    /// At debug every request is logged; a slow one is logged at warning whatever the sampling.
+    @Test func debugLogsEveryRequestAndSlowOnesAlwaysShow() async throws {
+        let store = try await DemoStore.path()
+        for (level, sample, slow, expected) in [(Logger.Level.debug, 100, Duration.seconds(60), Logger.Level.debug),
+                                                (.info, 0, .nanoseconds(1), .warning)] {
+            let records = LogRecords()
+            let logger = Logger(label: "capture") { _ in CapturingHandler(records: records) }
+            let server = await RunningServer.start({ $0.logLevel = level; $0.logSampleEvery = sample; $0.slowRequest = slow },
+                                                   logger: logger) { try Engine(storePath: store) }
+            defer { server.stop() }
+            try await server.ready()
+            for _ in 0..<5 { _ = try await get(server.port, "/v1/layers/stations/nearest?lon=14.42&lat=50.08&k=1") }
+            let levels = records.entries.withLock { $0.filter { $0.message == "request" && $0.metadata["path"] == "/v1/layers/stations/nearest" }.map(\.level) }
+            #expect(levels == Array(repeating: expected, count: 5))
+        }
     }
 }
 
@@ -171,7 +195,7 @@ final class Counters: Sendable {
 }
 
 final class LogRecords: Sendable {
-    let entries = Mutex<[(message: String, metadata: Logger.Metadata)]>([])
+    let entries = Mutex<[(level: Logger.Level, message: String, metadata: Logger.Metadata)]>([])
 }
 
 struct CapturingHandler: LogHandler {
@@ -186,7 +210,7 @@ struct CapturingHandler: LogHandler {
 
     func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        records.entries.withLock { $0.append((event.message.description, merged)) }
+        records.entries.withLock { $0.append((event.level, event.message.description, merged)) }
     }
 }
 
