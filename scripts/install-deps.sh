@@ -6,7 +6,7 @@
 #           page's browser test), Leaflet (the map page itself also needs it), and from PyPI the
 #           clients of the standard APIs (routingpy's OSRM client, the polyline decoder,
 #           openapi-spec-validator) and jsonschema (the TileJSON schema test)
-#   --bench adds wrk (Benchmarks/http-load.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh) and
+#   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh) and
 #           scikit-learn (Benchmarks/indoor_sklearn.py); not needed by the tests
 set -euo pipefail
 
@@ -21,7 +21,7 @@ for option in "$@"; do
             python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
                               "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*") ;;
         --bench)
-            packages+=(wrk postgresql-15-postgis-3 python3-pip)
+            packages+=(wrk nginx postgresql-15-postgis-3 python3-pip)
             python_packages+=("sklearn:scikit-learn==1.7.*") ;;
         *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
     esac
