@@ -32,6 +32,9 @@ let package = Package(
         .systemLibrary(name: "CGDAL", pkgConfig: "gdal", providers: [.apt(["libgdal-dev"])]),
         .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
 
+        // glibc's malloc_trim, to give a replaced snapshot's pages back to the system.
+        .systemLibrary(name: "CMalloc"),
+
         // libedit (BSD licence) gives the REPL line editing and history.
         .systemLibrary(name: "CEditline", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
 
@@ -53,7 +56,7 @@ let package = Package(
         .target(name: "Indoor", dependencies: ["Geometry", "SQLite", "SpatialIndex", "Store"]),
         .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "Wire"]),
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
-        .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing"]),
+        .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "CMalloc"]),
         .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "VectorTiles"]),
         // The HTTP API (docs/HTTP_API.md) over the Engine, and the map page: static files
         // compiled into the binary, so that a copied `vltava` serves them with no install.

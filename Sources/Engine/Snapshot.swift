@@ -47,6 +47,10 @@ public final class Snapshot: Sendable {
     let layersByName: [String: Layer]
     let venuesByName: [String: IndoorVenue]
 
+    /// The last request on a replaced snapshot has finished: its arrays are freed now, and
+    /// their pages go back to the system (see `Memory`).
+    deinit { Memory.returnFreedPages() }
+
     /// Loads every layer of the store at `path` (opened read-only) and builds its indexes, and
     /// opens the tile sets registered in the store plus `tileSets` (`name → .mbtiles path`).
     public static func load(storePath path: String, tileSets tileSetPaths: [String: String] = [:],

@@ -1,0 +1,24 @@
+// Giving freed memory back to the system. glibc's malloc keeps what a program frees in its
+// arenas for reuse, so the process's RSS only grows: measured with the 200,000-polygon store,
+// RSS went from 276 MB after the first load to 730–840 MB after 10 reloads, though each reload
+// frees the old snapshot. Trimming once a snapshot is gone returns its whole free pages: RSS
+// then stays at 410–580 MB over 10 reloads (527 MB after the tenth). What remains is
+// fragmentation: a snapshot's many small per-feature allocations interleave with the next
+// one's, so few pages come free whole.
+
+#if canImport(Glibc)
+import CMalloc
+#endif
+import Dispatch
+
+enum Memory {
+    private static let trimQueue = DispatchQueue(label: "vltava.memory-trim", qos: .utility)
+
+    /// Returns the free pages of every malloc arena to the system, off the caller's thread
+    /// (a trim walks the whole heap: milliseconds for a large one).
+    static func returnFreedPages() {
+        #if canImport(Glibc)
+        trimQueue.async { _ = malloc_trim(0) }
+        #endif
+    }
+}
