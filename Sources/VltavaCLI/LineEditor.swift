@@ -78,13 +78,13 @@ final class LineEditor {
         prompt = strdup(text)
         cancelled = false
         var count: Int32 = 0
-        guard let raw = el_gets(editor, &count), count > 0 else {
-            return .end
-        }
+        let raw = el_gets(editor, &count)
+        // Checked first: Ctrl-C on an empty line comes back as an empty line, as EOF does.
         if cancelled {
             print("^C")
             return .cancelled
         }
+        guard let raw, count > 0 else { return .end }
         var line = String(cString: raw)
         if line.hasSuffix("\n") { line.removeLast() }
         return .line(line)

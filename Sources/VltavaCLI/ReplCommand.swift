@@ -252,21 +252,37 @@ final class ReplSession {
     static let commands = [".exit", ".format", ".help", ".layers", ".output", ".quit", ".read", ".tables", ".timing", "\\d", "\\q", "\\x"]
 
     /// What Tab offers for `word`, the end of `text` (the statement up to the cursor): commands
-    /// at the start of a statement; layers after `\d`; else keywords (in the word's case when
-    /// it is lower case), layers and the columns of the layers the statement names (of every
-    /// layer when it names none).
+    /// at the start of a statement; layers and tile sets where a layer name goes (after FIND and
+    /// the commas of its list, DESCRIBE, OF, ON, AVOID, `LINKED TO (`, `\d`); else keywords (in
+    /// the word's case when it is lower case), layers and the columns of the layers the
+    /// statement names (of every layer when it names none).
     func completions(before text: String, word: String) -> [String] {
-        let words = text.split(whereSeparator: { !($0.isLetter || $0.isNumber || "_.\\".contains($0)) }).map(String.init)
-        let atStart = words.count <= 1 && !text.hasSuffix(" ")
+        // Words and the symbols ( ) , as tokens, the word being completed left out.
+        var tokens: [String] = []
+        var current = ""
+        for character in text.dropLast(word.count) {
+            if character.isLetter || character.isNumber || "_.\\$".contains(character) {
+                current.append(character)
+                continue
+            }
+            if !current.isEmpty { tokens.append(current.uppercased()); current = "" }
+            if "(),;=<>~".contains(character) { tokens.append(String(character)) }
+        }
+        if !current.isEmpty { tokens.append(current.uppercased()) }
+        let previous = tokens.last ?? ""
+        let layerNames = snapshot.layerNames + snapshot.tileSets.keys.sorted()
+        let wantsLayer = ["FIND", "DESCRIBE", "OF", "ON", "AVOID", "\\D"].contains(previous)
+            || (previous == "(" && tokens.dropLast().last == "TO")
+            || (previous == "," && tokens.first == "FIND" && !tokens.dropFirst().contains { Query.keywords.contains($0) })
         var pool: [String]
-        if atStart && (word.hasPrefix(".") || word.hasPrefix("\\")) {
+        if tokens.isEmpty && (word.hasPrefix(".") || word.hasPrefix("\\")) {
             pool = Self.commands
-        } else if words.first == "\\d" {
-            pool = snapshot.layerNames
+        } else if wantsLayer {
+            pool = layerNames
         } else {
             let lower = !word.isEmpty && word == word.lowercased()
-            let named = snapshot.layers.filter { layer in words.contains { $0.lowercased() == layer.name.lowercased() } }
-            pool = Query.keywords.map { lower ? $0.lowercased() : $0 } + snapshot.layerNames
+            let named = snapshot.layers.filter { tokens.contains($0.name.uppercased()) }
+            pool = Query.keywords.map { lower ? $0.lowercased() : $0 } + layerNames
                 + (named.isEmpty ? snapshot.layers : named).flatMap { $0.info.columns.map(\.name) }
         }
         var seen: Set<String> = []
