@@ -266,8 +266,9 @@ public struct QueryResult: Sendable {
         return text.replacingOccurrences(of: "\n", with: " ")
     }
 
-    /// Rows as records: a `-[ row n ]-` rule, then a line per field with the column's name and
-    /// the value, wrapped at `width` under the value's first character.
+    /// Rows as records: a `-[ row n ]-` rule as long as the record's longest line, then a line
+    /// per field with the column's name and the value, wrapped at `width` under the value's
+    /// first character.
     static func records(columns: [String], cells: [[String]], width: Int?) -> [String] {
         let labelWidth = columns.map(\.count).max() ?? 0
         // A value keeps at least 20 characters a line, however narrow the terminal.
@@ -275,15 +276,17 @@ public struct QueryResult: Sendable {
         let indent = String(repeating: " ", count: labelWidth + 2)
         var out: [String] = []
         for (number, row) in zip(1..., cells) {
-            let rule = "-[ row \(number) ]"
-            out.append(rule + String(repeating: "-", count: max(3, min(width ?? 40, labelWidth + 2 + (valueWidth ?? 40)) - rule.count)))
+            var lines: [String] = []
             for (column, cell) in zip(columns, row) {
-                let lines = valueWidth.map { wrap(cell, at: $0) } ?? [cell]
-                for (i, text) in lines.enumerated() {
+                let wrapped = valueWidth.map { wrap(cell, at: $0) } ?? [cell]
+                for (i, text) in wrapped.enumerated() {
                     let label = i == 0 ? column + String(repeating: " ", count: labelWidth - column.count + 2) : indent
-                    out.append((label + text).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
+                    lines.append((label + text).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
                 }
             }
+            let rule = "-[ row \(number) ]"
+            out.append(rule + String(repeating: "-", count: max(3, (lines.map(\.count).max() ?? 0) - rule.count)))
+            out += lines
         }
         return out
     }
