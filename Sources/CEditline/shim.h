@@ -1,3 +1,4 @@
+#include <signal.h>
 #include <stdio.h>
 #include <locale.h>
 #include <sys/ioctl.h>
@@ -22,7 +23,21 @@ static inline void vl_el_add_function(EditLine *el, const char *name, const char
 static inline void vl_el_bind(EditLine *el, const char *key, const char *function) { el_set(el, EL_BIND, key, function, NULL); }
 /// Ctrl-C as a key, not a signal, while a line is edited: the terminal's ISIG is off in
 /// editing mode only, so Ctrl-C during a statement still reaches the signal handler.
-static inline void vl_el_keys_not_signals(EditLine *el) { el_set(el, EL_SETTY, "-d", "-isig", NULL); }
+/// libedit's own signal handling on too: it puts the terminal back before the program stops
+/// (Ctrl-Z) and redraws after it resumes or the window changes size.
+static inline void vl_el_keys_not_signals(EditLine *el) {
+    el_set(el, EL_SETTY, "-d", "-isig", NULL);
+    el_set(el, EL_SIGNAL, 1);
+}
+/// Ctrl-Z, a key while editing: stops the program as the terminal's signal would. Sent to the
+/// process, not raised in this thread: the REPL runs on a Swift concurrency thread, which
+/// blocks signals, so only a process-wide signal reaches a thread that takes it.
+static inline unsigned char vl_el_suspend(EditLine *el, int key) {
+    (void)el;
+    (void)key;
+    kill(getpid(), SIGTSTP);
+    return CC_REDISPLAY;
+}
 static inline void vl_el_set_history(EditLine *el, History *h) { el_set(el, EL_HIST, history, h); }
 
 static inline History *vl_history_init(int size) {

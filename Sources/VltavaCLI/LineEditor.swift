@@ -55,7 +55,9 @@ final class LineEditor {
             guard let editor, let self = LineEditor.from(editor) else { return UInt8(CC_ERROR) }
             return self.complete(editor)
         }
+        vl_el_add_function(editor, "vltava-suspend", "stop the program (Ctrl-Z)", vl_el_suspend)
         vl_el_bind(editor, "^C", "vltava-cancel")
+        vl_el_bind(editor, "^Z", "vltava-suspend")
         vl_el_bind(editor, "^I", "vltava-complete")
     }
 
