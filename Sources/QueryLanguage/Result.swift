@@ -266,29 +266,28 @@ public struct QueryResult: Sendable {
         return text.replacingOccurrences(of: "\n", with: " ")
     }
 
-    /// Rows as records: a `-[ row n ]-` rule as long as the record's longest line, then a line
-    /// per field with the column's name and the value, wrapped at `width` under the value's
-    /// first character.
+    /// Rows as records: a `-[ row n ]-` rule, as long as the longest line of all the records,
+    /// then a line per field with the column's name and the value, wrapped at `width` under the
+    /// value's first character.
     static func records(columns: [String], cells: [[String]], width: Int?) -> [String] {
         let labelWidth = columns.map(\.count).max() ?? 0
         // A value keeps at least 20 characters a line, however narrow the terminal.
         let valueWidth = width.map { max(20, $0 - labelWidth - 2) }
         let indent = String(repeating: " ", count: labelWidth + 2)
-        var out: [String] = []
-        for (number, row) in zip(1..., cells) {
-            var lines: [String] = []
-            for (column, cell) in zip(columns, row) {
+        let records = cells.map { row in
+            zip(columns, row).flatMap { column, cell in
                 let wrapped = valueWidth.map { wrap(cell, at: $0) } ?? [cell]
-                for (i, text) in wrapped.enumerated() {
+                return wrapped.enumerated().map { i, text in
                     let label = i == 0 ? column + String(repeating: " ", count: labelWidth - column.count + 2) : indent
-                    lines.append((label + text).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))
+                    return (label + text).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
                 }
             }
-            let rule = "-[ row \(number) ]"
-            out.append(rule + String(repeating: "-", count: max(3, (lines.map(\.count).max() ?? 0) - rule.count)))
-            out += lines
         }
-        return out
+        let ruleWidth = records.joined().map(\.count).max() ?? 0
+        return zip(1..., records).flatMap { number, lines in
+            let rule = "-[ row \(number) ]"
+            return [rule + String(repeating: "-", count: max(3, ruleWidth - rule.count))] + lines
+        }
     }
 
     /// `text` in lines of at most `width` characters, broken after a space or comma when one

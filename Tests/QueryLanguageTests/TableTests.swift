@@ -51,4 +51,17 @@ import Testing
         #expect(result.table(width: 26) == "-[ row 1 ]----------------\ncode  AREPA\nname  Praha 1-n. Republiky\n(1 row)")
         #expect(result.table(records: true) == "-[ row 1 ]----------------\ncode  AREPA\nname  Praha 1-n. Republiky\n(1 row)")
     }
+
+    @Test func recordsShareOneRuleWidth() throws {
+        let result = try #require(try Query.run("FIND stations WHERE code IN ('AREPA', 'ALEGA') ORDER BY code RETURN code, name", on: QueryStore.get()).first)
+        #expect(result.table(records: true) == """
+            -[ row 1 ]-----------------------
+            code  ALEGA
+            name  Praha 2-Legerova (hot spot)
+            -[ row 2 ]-----------------------
+            code  AREPA
+            name  Praha 1-n. Republiky
+            (2 rows)
+            """)
+    }
 }
