@@ -229,7 +229,13 @@ final class ReplSession {
         }
         let elapsed = ContinuousClock.now - started
         if let output {
-            output.handle.write(Data((rendered + "\n").utf8))
+            do {
+                try output.handle.write(contentsOf: Data((rendered + "\n").utf8))
+            } catch {
+                print("error: cannot write \(Quote.input(output.path)) (\(error.localizedDescription)); answers go to the terminal again")
+                redirect(to: nil)
+                print(rendered)
+            }
         } else {
             print(rendered)
         }
