@@ -65,3 +65,13 @@ extension QueryError {
         return out
     }
 }
+
+extension Query {
+    /// Every keyword of the language, for completion in the REPL: the statements, their clauses
+    /// and the words inside them.
+    public static let keywords: [String] = Set(Parser.statementKeywords).union(Parser.findClauses)
+        .union(Parser.routeClauses).union(Parser.locateClauses)
+        .union(["AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "BY", "TO", "OF", "ON", "FROM", "ASC", "DESC",
+                "POINT", "BBOX", "ZOOM", "LAYER", "LAYERS", "SCAN", "LATEST", "HISTORY", "MEASURES", "FRESH"])
+        .sorted()
+}

@@ -41,7 +41,7 @@ struct Parser {
             let next = parser.peek
             if next.kind == .symbol(";") || next.kind == .end { continue }
             if let keyword = next.keyword, statementKeywords.contains(keyword), next.position.line > parser.previous.position.line { continue }
-            throw parser.error(expected: "';' or the end of the statement")
+            throw parser.error(expected: "';' or the end of the statement", keywords: clauseKeywords)
         }
         guard !statements.isEmpty else {
             throw QueryError(kind: .syntax, code: "empty_query", message: "the query is empty", line: 1, column: 1,
@@ -119,11 +119,30 @@ struct Parser {
         guard accept(symbol: symbol) else { throw error(expected: "'\(symbol)' \(context)") }
     }
 
-    func error(expected: String, hint: String? = nil) -> QueryError {
+    /// A syntax error at the next token. Without a hint, a word found where keywords were
+    /// expected gets "did you mean NEAREST?" when it is a likely typo of one: of `keywords`, by
+    /// default the upper-case words that `expected` names. Computed here, on the error path
+    /// only, so parsing valid text costs nothing more.
+    func error(expected: String, hint: String? = nil, keywords: [String]? = nil) -> QueryError {
         let token = peek
+        var hint = hint
+        if hint == nil, case .word(let word) = token.kind {
+            let candidates = keywords ?? expected.split(whereSeparator: { !$0.isLetter }).map(String.init)
+                .filter { $0.count > 1 && $0 == $0.uppercased() }
+            // A word every letter of which would change (x for K) is no typo.
+            if let close = Suggestion.closest(to: word.uppercased(), in: candidates), close != word.uppercased(),
+               Suggestion.distance(close, word.uppercased()) < min(close.count, word.count) {
+                hint = "did you mean \(close)?"
+            }
+        }
         return QueryError(kind: .syntax, code: token.kind == .end ? "unexpected_end" : "syntax_error",
                           message: "expected \(expected), found \(token.quoted)",
                           line: token.position.line, column: token.position.column, length: token.position.length, hint: hint)
+    }
+
+    /// The keywords that can follow a statement's last clause: what a typo there was meant as.
+    static var clauseKeywords: [String] {
+        (findClauses.union(routeClauses).union(locateClauses).union(["AND", "OR", "ASC", "DESC", "LAYER"])).sorted()
     }
 
     private func invalid(_ message: String, at position: SourcePosition, hint: String? = nil) -> QueryError {

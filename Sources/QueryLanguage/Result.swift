@@ -198,10 +198,11 @@ public struct QueryResult: Sendable {
 
     // MARK: Table
 
-    /// Cells longer than this are cut in the table (JSON keeps them whole).
-    static let maxCellWidth = 48
-
-    public func table() -> String {
+    /// The answer as text for people. Cells are never cut: rows are an aligned table, or, when
+    /// `records` is set or the table is wider than `width` columns (a terminal's), one record
+    /// per row with a `column  value` line per field and values wrapped at `width` (as psql's
+    /// expanded display). Without a width the table stays whole, however wide (for pipes).
+    public func table(width: Int? = nil, records: Bool = false) -> String {
         switch body {
         case .rows(let rows):
             let cells = rows.values.map { row in zip(rows.columns, row).map { Self.cell($1, column: $0) } }
@@ -211,8 +212,14 @@ public struct QueryResult: Sendable {
                 zip(items, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }.joined(separator: "  ")
                     .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
             }
-            var out = [line(rows.columns), line(widths.map { String(repeating: "-", count: $0) })]
-            out += cells.map(line)
+            let tableWidth = widths.reduce(0, +) + 2 * max(0, widths.count - 1)
+            var out: [String]
+            if records || width.map({ tableWidth > $0 }) ?? false {
+                out = Self.records(columns: rows.columns, cells: cells, width: width)
+            } else {
+                out = [line(rows.columns), line(widths.map { String(repeating: "-", count: $0) })]
+                out += cells.map(line)
+            }
             var footer = rows.values.count == 1 ? "(1 row)" : "(\(rows.values.count) rows)"
             if rows.columns.contains("distance_m") { footer += "  " + Self.distanceNote }
             out.append(footer)
@@ -256,8 +263,50 @@ public struct QueryResult: Sendable {
         case .string(let s): text = s
         default: text = String(decoding: JSONWriter.encode(value), as: UTF8.self)
         }
-        let flat = text.replacingOccurrences(of: "\n", with: " ")
-        return flat.count > maxCellWidth ? String(flat.prefix(maxCellWidth - 1)) + "…" : flat
+        return text.replacingOccurrences(of: "\n", with: " ")
+    }
+
+    /// Rows as records: a `-[ row n ]-` rule, as long as the longest line of all the records,
+    /// then a line per field with the column's name and the value, wrapped at `width` under the
+    /// value's first character.
+    static func records(columns: [String], cells: [[String]], width: Int?) -> [String] {
+        let labelWidth = columns.map(\.count).max() ?? 0
+        // A value keeps at least 20 characters a line, however narrow the terminal.
+        let valueWidth = width.map { max(20, $0 - labelWidth - 2) }
+        let indent = String(repeating: " ", count: labelWidth + 2)
+        let records = cells.map { row in
+            zip(columns, row).flatMap { column, cell in
+                let wrapped = valueWidth.map { wrap(cell, at: $0) } ?? [cell]
+                return wrapped.enumerated().map { i, text in
+                    let label = i == 0 ? column + String(repeating: " ", count: labelWidth - column.count + 2) : indent
+                    return (label + text).replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+                }
+            }
+        }
+        let ruleWidth = records.joined().map(\.count).max() ?? 0
+        return zip(1..., records).flatMap { number, lines in
+            let rule = "-[ row \(number) ]"
+            return [rule + String(repeating: "-", count: max(3, ruleWidth - rule.count))] + lines
+        }
+    }
+
+    /// `text` in lines of at most `width` characters, broken after a space or comma when one
+    /// is in the line's last third, else mid-word.
+    static func wrap(_ text: String, at width: Int) -> [String] {
+        var lines: [String] = []
+        var rest = Substring(text)
+        while rest.count > width {
+            let line = rest.prefix(width)
+            var cut = line.endIndex
+            if let breakAfter = line.lastIndex(where: { $0 == " " || $0 == "," }),
+               line.distance(from: line.startIndex, to: breakAfter) >= width * 2 / 3 {
+                cut = line.index(after: breakAfter)
+            }
+            lines.append(String(rest[..<cut]))
+            rest = rest[cut...]
+        }
+        if !rest.isEmpty || lines.isEmpty { lines.append(String(rest)) }
+        return lines
     }
 
     static func format(_ d: Double) -> String {

@@ -39,6 +39,8 @@ import Testing
         return examples
     }
 
+    static let documentationWidth = 120
+
     static func output(of query: String, format: String, on snapshot: Snapshot) -> String {
         do {
             let results = try Query.run(query, on: snapshot)
@@ -46,7 +48,8 @@ import Testing
             case "json": return JSON.serialize(results.count == 1 ? results[0].json() : .array(results.map { $0.json() }), pretty: true)
             // Several statements as GeoJSON: one FeatureCollection, as every interface writes it.
             case "geojson": return JSON.serialize((try? JSON.parse(QueryResult.write(results, geoJSON: true))) ?? .null, pretty: true)
-            default: return results.map { $0.table() }.joined(separator: "\n\n")
+            // Tables as the CLI shows them in a terminal 120 columns wide: wider rows as records.
+            default: return results.map { $0.table(width: documentationWidth) }.joined(separator: "\n\n")
             }
         } catch {
             return error.rendered(in: query)

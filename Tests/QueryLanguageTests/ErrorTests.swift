@@ -33,7 +33,7 @@ import Testing
         Case("FIND stations NEAREST 3 TO POINT(14.42 50.09", "expected ')' to close the point, found end of input", 1, 45),
         Case("FIND stations NEAREST 3 TO POINT(14.42 95)", "latitude 95 is outside -90…90", 1, 40, hint: "did you swap longitude and latitude? POINT takes (lon lat): POINT(95 14.42)"),
         Case("FIND stations NEAREST 3 TO POINT(200 50)", "longitude 200 is outside -180…180", 1, 34),
-        Case("FIND stations NEAREST 3 TO POINT(lon 14.42 lon 50.09)", "expected LAT (a labelled point names both: POINT(lon 14.42 lat 50.08)), found 'lon'", 1, 44),
+        Case("FIND stations NEAREST 3 TO POINT(lon 14.42 lon 50.09)", "expected LAT (a labelled point names both: POINT(lon 14.42 lat 50.08)), found 'lon'", 1, 44, hint: "did you mean LAT?"),
         Case("FIND stations WITHIN -5 m OF POINT(14.42 50.09)", "a distance cannot be negative", 1, 22),
         Case("FIND stations WITHIN 5 miles OF POINT(14.42 50.09)", "expected a unit (m or km) after 5, found 'miles'", 1, 24, hint: "distances need a unit: 500 m, 2 km"),
         Case("FIND stations WHERE", "expected a condition (a field name, NOT or '('), found end of input", 1, 20),
@@ -77,6 +77,15 @@ import Testing
         Case("TILE 2/1/1 OF zoo_map", "tile set 'zoo_map' has no tile 2/1/1", 1, 6, hint: "its zooms run from 15 to 16"),
         Case("EXPLAIN EXPLAIN SHOW LAYERS", "expected a statement to explain, found 'EXPLAIN'", 1, 9),
         Case("SHOW LAYERS extra", "expected ';' or the end of the statement, found 'extra'", 1, 13),
+        // A misspelled keyword: "did you mean" among the keywords that fit there.
+        Case("FIND stations NEARST 1 TO POINT(14.42 50.09)", "expected ',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, ORDER BY, LIMIT, RETURN), found 'NEARST'", 1, 15, hint: "did you mean NEAREST?"),
+        Case("find stations wehre name = 'x'", "expected ',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, ORDER BY, LIMIT, RETURN), found 'wehre'", 1, 15, hint: "did you mean WHERE?"),
+        Case("FIND stations WHERE name = 'x' ORDR BY name", "expected ';' or the end of the statement, found 'ORDR'", 1, 32, hint: "did you mean ORDER?"),
+        Case("FIND stations ORDER BY name DESC LIMT 2", "expected ';' or the end of the statement, found 'LIMT'", 1, 34, hint: "did you mean LIMIT?"),
+        Case("FIND stations WHERE name = 'x' AN code = 'y'", "expected ';' or the end of the statement, found 'AN'", 1, 32, hint: "did you mean AND?"),
+        Case("FIND stations NEAREST 3 TOO POINT(14.42 50.09)", "expected TO after NEAREST 3, found 'TOO'", 1, 25, hint: "did you mean TO?"),
+        // No keyword is a word that every letter would have to change.
+        Case("FIND stations WHERE name = 'x' q", "expected ';' or the end of the statement, found 'q'", 1, 32),
         Case("FIND stations WHERE name = 'a' AND", "expected a condition (a field name, NOT or '('), found end of input", 1, 35),
     ]
 

@@ -90,6 +90,11 @@ import Testing
         #expect(bad.status == 400)
         #expect(bad.header("Content-Type") == "application/problem+json")
         #expect(bad.object["line"]?.number != nil && bad.object["column"]?.number != nil)
+        // A misspelled keyword: the parser's "did you mean", as the CLI and the REPL show it.
+        let typo = try await post(server.port, "/v1/query", body: "FIND stations NEARST 1 TO POINT(14.42 50.09)", headers: [("Content-Type", "text/plain")])
+        #expect(typo.status == 400 && typo.object["code"] == .string("syntax_error"))
+        #expect(typo.object["hint"] == .string("did you mean NEAREST?"))
+        #expect(typo.object["column"] == .integer(15))
         let empty = try await post(server.port, "/v1/query", body: "  \n ")
         #expect(empty.status == 400 && empty.object["code"] == .string("empty_query"))
         let json = try await post(server.port, "/v1/query", body: "{\"q\": 1}", headers: [("Content-Type", "application/json")])
