@@ -45,6 +45,10 @@ public final class Network: Sendable {
     let names: EdgeNames
     /// Built once at load, shared by every router of the pool.
     let edges: EdgeIndex
+    /// The contraction hierarchy routes and tables run on (built at load), and the one without
+    /// the steps for the step-free profile (nil when the network has no steps).
+    public let hierarchy: ContractionHierarchy
+    public let stepFreeHierarchy: ContractionHierarchy?
     /// The network of every line both ways, for the `any` profile, when it differs from this
     /// one (some line's tags keep pedestrians off it or make it one-way for them).
     let anyVariant: Network?
@@ -65,6 +69,8 @@ public final class Network: Sendable {
         self.names = names
         self.anyVariant = anyVariant
         edges = try EdgeIndex(graph: graph)
+        hierarchy = ContractionHierarchy(graph: graph)
+        stepFreeHierarchy = steps.isEmpty ? nil : ContractionHierarchy(graph: graph, excluding: steps)
         idle = Locked([])
     }
 
@@ -214,7 +220,10 @@ public final class Network: Sendable {
         borrowed.router.maxSnapMetres = maxSnapMetres
         borrowed.router.maxEndSnapMetres = nil
         // Set on every borrow: a pooled router may come back from a wheelchair route.
-        borrowed.router.forbidden = profile.avoidsSteps && !steps.isEmpty ? Router.Forbidden(edges: steps, what: "steps") : nil
+        let stepFree = profile.avoidsSteps && !steps.isEmpty
+        borrowed.router.forbidden = stepFree ? Router.Forbidden(edges: steps, what: "steps") : nil
+        // The hierarchy built without exactly those edges.
+        borrowed.router.hierarchy = stepFree ? stepFreeHierarchy : hierarchy
         return try body(borrowed.router)
     }
 }
