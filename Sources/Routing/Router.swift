@@ -241,7 +241,9 @@ public final class Router {
     }
 
     /// Walking distances between every source and every destination (OSRM's table service).
-    /// Each point snaps once (within its own radius), then one Dijkstra per source reaches every
+    /// Each point snaps once (within its own radius); then, with a hierarchy, one upward search
+    /// per destination fills buckets that one upward search per source reads (N + M searches
+    /// of a few dozen nodes each), and without one, one Dijkstra per source reaches every
     /// destination: N searches for an N×M table rather than N×M routes. Each distance is the
     /// one `route(from:to:)` answers for the pair: the same snapping, the same partial edges at
     /// both ends, the same shortcut along a shared edge.
