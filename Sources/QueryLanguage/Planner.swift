@@ -679,7 +679,7 @@ struct Planner {
                     "   snap: each end to the nearest point of the nearest path (R-tree over edges), at most \(Rounding.wholeMetres(limits.defaultSnapMetres)) m",
                     // AVOID changes edge weights per query, which the hierarchy cannot take: A* then.
                     (plan.request.avoid.isEmpty
-                        ? "   search: contraction hierarchy (\(((plan.request.profile.avoidsSteps ? plan.network.stepFreeHierarchy : nil) ?? plan.network.hierarchy).shortcutCount) shortcuts), both ends upwards, shortcuts unpacked"
+                        ? "   search: contraction hierarchy (\(plan.network.hierarchy(for: plan.request.profile).shortcutCount) shortcuts), both ends upwards, shortcuts unpacked"
                         : "   search: A* with ALT landmark bounds, edges inside the AVOID polygons forbidden")
                         + (plan.request.profile.avoidsSteps ? ", profile \(plan.request.profile.rawValue): the \(plan.network.steps.count) step edges " + (plan.request.avoid.isEmpty ? "left out of it" : "forbidden") : "")]
         case .tile(let tile, _, _):

@@ -146,14 +146,15 @@ public final class Router {
     /// that avoid areas always use A*: their penalties change the edges' weights.
     public var hierarchy: ContractionHierarchy? {
         didSet {
-            guard let hierarchy else { return }
+            guard let hierarchy, hierarchy.nodeCount == graph.nodeCount else { return }
             if let hierarchySearch { hierarchySearch.hierarchy = hierarchy } else { hierarchySearch = HierarchySearch(hierarchy: hierarchy) }
         }
     }
     private var hierarchySearch: HierarchySearch?
     /// The search a query without penalties runs: the hierarchy's when there is one.
     private var plainSearch: HierarchySearch? {
-        guard hierarchy != nil, let hierarchySearch else { return nil }
+        // A hierarchy of another graph (another node count) is not used.
+        guard let hierarchy, hierarchy.nodeCount == graph.nodeCount, let hierarchySearch else { return nil }
         hierarchySearch.maxSettled = search.maxSettled
         return hierarchySearch
     }
