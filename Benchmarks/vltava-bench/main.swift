@@ -21,6 +21,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("Q1", { _ in try runQueryOverhead() }),
     ("J1", { _ in try runJSONEncoding() }),
     ("T1", { _ in try runFestivalTable() }),
+    ("T2", { try runAndorraTable(workdir: $0) }),
     ("L1", { _ in try runIndoorLocate() }),
 ]
 

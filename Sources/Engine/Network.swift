@@ -45,6 +45,9 @@ public final class Network: Sendable {
     let names: EdgeNames
     /// Built once at load, shared by every router of the pool.
     let edges: EdgeIndex
+    /// The contraction hierarchies routes and tables run on, built on first use: one of the
+    /// whole graph (key false), one without the steps for the step-free profile (key true).
+    private let hierarchies = Locked<[Bool: ContractionHierarchy]>([:])
     /// The network of every line both ways, for the `any` profile, when it differs from this
     /// one (some line's tags keep pedestrians off it or make it one-way for them).
     let anyVariant: Network?
@@ -205,6 +208,21 @@ public final class Network: Sendable {
         return EdgeSet(pairs: stepPairs.filter { !others.contains($0.0, $0.1) }, nodeCount: nodeCount)
     }
 
+    /// The contraction hierarchy a profile's routes and tables run on: of the whole graph, or
+    /// without the steps for a step-free profile. Built by the first request that needs it
+    /// (0.16 s for Andorra's 38,556 nodes, 0.034 s for the zoo's paths, in release), while
+    /// other requests for it wait, then kept for the snapshot's life; loading and reloading a
+    /// store pay nothing for it.
+    public func hierarchy(for profile: WalkingProfile) -> ContractionHierarchy {
+        let stepFree = profile.avoidsSteps && !steps.isEmpty
+        return hierarchies.withLock { built in
+            if let known = built[stepFree] { return known }
+            let hierarchy = ContractionHierarchy(graph: graph, excluding: stepFree ? steps : .empty)
+            built[stepFree] = hierarchy
+            return hierarchy
+        }
+    }
+
     /// Runs `body` with a router of this network for a profile (which edges it may use), at the
     /// given speed and snap radius.
     func withRouter<T, Failure: Error>(profile: WalkingProfile = .foot, metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(Failure) -> T) throws(Failure) -> T {
@@ -214,7 +232,10 @@ public final class Network: Sendable {
         borrowed.router.maxSnapMetres = maxSnapMetres
         borrowed.router.maxEndSnapMetres = nil
         // Set on every borrow: a pooled router may come back from a wheelchair route.
-        borrowed.router.forbidden = profile.avoidsSteps && !steps.isEmpty ? Router.Forbidden(edges: steps, what: "steps") : nil
+        let stepFree = profile.avoidsSteps && !steps.isEmpty
+        borrowed.router.forbidden = stepFree ? Router.Forbidden(edges: steps, what: "steps") : nil
+        // The hierarchy built without exactly those edges.
+        borrowed.router.hierarchy = hierarchy(for: profile)
         return try body(borrowed.router)
     }
 }

@@ -677,8 +677,11 @@ struct Planner {
         case .route(let plan):
             return ["1. network \(plan.network.layerName): \(plan.network.graph.nodeCount) nodes, \(plan.network.graph.edgeCount) directed edges",
                     "   snap: each end to the nearest point of the nearest path (R-tree over edges), at most \(Rounding.wholeMetres(limits.defaultSnapMetres)) m",
-                    "   search: A* with ALT landmark bounds" + (plan.request.avoid.isEmpty ? "" : ", edges inside the AVOID polygons forbidden")
-                        + (plan.request.profile.avoidsSteps ? ", profile \(plan.request.profile.rawValue): the \(plan.network.steps.count) step edges forbidden" : "")]
+                    // AVOID changes edge weights per query, which the hierarchy cannot take: A* then.
+                    (plan.request.avoid.isEmpty
+                        ? "   search: contraction hierarchy (\(plan.network.hierarchy(for: plan.request.profile).shortcutCount) shortcuts), both ends upwards, shortcuts unpacked"
+                        : "   search: A* with ALT landmark bounds, edges inside the AVOID polygons forbidden")
+                        + (plan.request.profile.avoidsSteps ? ", profile \(plan.request.profile.rawValue): the \(plan.network.steps.count) step edges " + (plan.request.avoid.isEmpty ? "left out of it" : "forbidden") : "")]
         case .tile(let tile, _, _):
             return ["1. tile \(tile.z)/\(tile.x)/\(tile.y): one row of the MBTiles tiles table (TMS row flipped), decoded"]
         case .locate(let plan):

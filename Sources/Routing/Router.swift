@@ -141,6 +141,23 @@ public final class Router {
     /// Edges a route must not use (a profile's: steps for wheelchairs), or nil for every edge.
     /// Neither end snaps onto one, and the search never walks one.
     public var forbidden: Forbidden?
+    /// The contraction hierarchy that routes and tables run on, built from this graph less
+    /// exactly the `forbidden` edges; nil: A* (and one Dijkstra per source for tables). Routes
+    /// that avoid areas always use A*: their penalties change the edges' weights.
+    public var hierarchy: ContractionHierarchy? {
+        didSet {
+            guard let hierarchy, hierarchy.nodeCount == graph.nodeCount else { return }
+            if let hierarchySearch { hierarchySearch.hierarchy = hierarchy } else { hierarchySearch = HierarchySearch(hierarchy: hierarchy) }
+        }
+    }
+    private var hierarchySearch: HierarchySearch?
+    /// The search a query without penalties runs: the hierarchy's when there is one.
+    private var plainSearch: HierarchySearch? {
+        // A hierarchy of another graph (another node count) is not used.
+        guard let hierarchy, hierarchy.nodeCount == graph.nodeCount, let hierarchySearch else { return nil }
+        hierarchySearch.maxSettled = search.maxSettled
+        return hierarchySearch
+    }
     /// The search's bounds on work: nodes settled and seconds (`tooMuchWork` past either).
     public var maxSettled: Int {
         get { search.maxSettled }
@@ -225,7 +242,9 @@ public final class Router {
     }
 
     /// Walking distances between every source and every destination (OSRM's table service).
-    /// Each point snaps once (within its own radius), then one Dijkstra per source reaches every
+    /// Each point snaps once (within its own radius); then, with a hierarchy, one upward search
+    /// per destination fills buckets that one upward search per source reads (N + M searches
+    /// of a few dozen nodes each), and without one, one Dijkstra per source reaches every
     /// destination: N searches for an N×M table rather than N×M routes. Each distance is the
     /// one `route(from:to:)` answers for the pair: the same snapping, the same partial edges at
     /// both ends, the same shortcut along a shared edge.
@@ -253,25 +272,20 @@ public final class Router {
         let to = try snapAll(destinations, destinationSnapMetres, first: sources.count)
         let forbiddenEdges = forbidden.flatMap { $0.edges.isEmpty ? nil : $0.edges }
         let edgeFactor: ((Int, Int) -> Double?)? = forbiddenEdges.map { set in { u, v in set.contains(u, v) ? nil : 1 } }
-        // Every destination is reached through either end of its edge.
-        let targetNodes = to.flatMap { [$0.u, $0.v] }
+        let flat: [Double]
+        if let byHierarchy = try hierarchyTable(from: from, to: to, shouldStop: shouldStop) {
+            flat = byHierarchy
+        } else {
+            flat = try dijkstraTable(from: from, to: to, edgeFactor: edgeFactor, shouldStop: shouldStop)
+        }
+        // Along the shared edge, as `route` does, unless the profile forbids it.
         var metres: [[Double?]] = []
         metres.reserveCapacity(from.count)
-        for a in from {
-            if shouldStop() { throw .tooMuchWork(settled: search.settled) }
-            let sources = [(node: a.u, cost: a.t * a.edgeMetres), (node: a.v, cost: (1 - a.t) * a.edgeMetres)]
-            let reached: [Double]
-            do {
-                reached = try search.distances(from: sources, to: targetNodes, edgeFactor: edgeFactor)
-            } catch {
-                if case .tooMuchWork(let settled) = error { throw .tooMuchWork(settled: settled) }
-                reached = targetNodes.map { _ in .infinity }
-            }
+        for (i, a) in from.enumerated() {
             var row: [Double?] = []
             row.reserveCapacity(to.count)
             for (j, b) in to.enumerated() {
-                var best = min(reached[2 * j] + b.t * b.edgeMetres, reached[2 * j + 1] + (1 - b.t) * b.edgeMetres)
-                // Along the shared edge, as `route` does, unless the profile forbids it.
+                var best = flat[i * to.count + j]
                 if (b.u, b.v) == (a.u, a.v), !(forbiddenEdges?.contains(a.u, a.v) ?? false) {
                     best = min(best, abs(b.t - a.t) * a.edgeMetres)
                 }
@@ -281,6 +295,44 @@ public final class Router {
         }
         return DistanceTable(sources: zip(from, sources).map { $0.waypoint(for: $1) },
                              destinations: zip(to, destinations).map { $0.waypoint(for: $1) }, metres: metres)
+    }
+
+    /// Where a snapped point joins the graph: both ends of its edge, with the partial lengths.
+    private static func seeds(_ s: Snap) -> [(node: Int, cost: Double)] {
+        [(node: s.u, cost: s.t * s.edgeMetres), (node: s.v, cost: (1 - s.t) * s.edgeMetres)]
+    }
+
+    /// The table through the hierarchy's buckets (row-major), or nil without a hierarchy.
+    private func hierarchyTable(from: [Snap], to: [Snap], shouldStop: () -> Bool) throws(RouteError) -> [Double]? {
+        guard let plainSearch else { return nil }
+        do {
+            return try plainSearch.table(sources: from.map(Router.seeds), destinations: to.map(Router.seeds), shouldStop: shouldStop)
+        } catch {
+            throw .tooMuchWork(settled: plainSearch.settled)
+        }
+    }
+
+    /// The table by one Dijkstra per source until every destination is settled (row-major):
+    /// the reference, and the way when edges carry penalties.
+    private func dijkstraTable(from: [Snap], to: [Snap], edgeFactor: ((Int, Int) -> Double?)?, shouldStop: () -> Bool) throws(RouteError) -> [Double] {
+        // Every destination is reached through either end of its edge.
+        let targetNodes = to.flatMap { [$0.u, $0.v] }
+        var metres: [Double] = []
+        metres.reserveCapacity(from.count * to.count)
+        for a in from {
+            if shouldStop() { throw .tooMuchWork(settled: search.settled) }
+            let reached: [Double]
+            do {
+                reached = try search.distances(from: Router.seeds(a), to: targetNodes, edgeFactor: edgeFactor)
+            } catch {
+                if case .tooMuchWork(let settled) = error { throw .tooMuchWork(settled: settled) }
+                reached = targetNodes.map { _ in .infinity }
+            }
+            for (j, b) in to.enumerated() {
+                metres.append(min(reached[2 * j] + b.t * b.edgeMetres, reached[2 * j + 1] + (1 - b.t) * b.edgeMetres))
+            }
+        }
+        return metres
     }
 
     /// Areas a route keeps out of (e.g. air-quality zones of class 4 and 5): an edge whose
@@ -395,8 +447,15 @@ public final class Router {
             }
         }
         var path: Search.Path
+        var settled = 0
         do {
-            path = try search.shortestPath(from: sources, to: targets, edgeFactor: edgeFactor)
+            if avoid == nil, let plainSearch {
+                defer { settled = plainSearch.settled }
+                path = try plainSearch.shortestPath(from: sources, to: targets)
+            } else {
+                defer { settled = search.settled }
+                path = try search.shortestPath(from: sources, to: targets, edgeFactor: edgeFactor)
+            }
             if avoid != nil {
                 // The search ranked by penalised cost; report the real length walked.
                 var metres = 0.0
@@ -427,7 +486,7 @@ public final class Router {
             return Route(metres: direct.metres, seconds: direct.metres / metresPerSecond,
                          geometry: LineString(coordinates: [a.location.lon, a.location.lat, direct.snap.location.lon, direct.snap.location.lat]),
                          waypoints: [a.waypoint(for: start), direct.snap.waypoint(for: direct.end)],
-                         nodeIDs: [], nodes: [], settled: search.settled)
+                         nodeIDs: [], nodes: [], settled: settled)
         }
         // Which destination the path reached: the one whose edge ends at the last node.
         let last = path.nodes[path.nodes.count - 1]
@@ -440,6 +499,6 @@ public final class Router {
         coordinates += [reached.1.location.lon, reached.1.location.lat]
         return Route(metres: path.metres, seconds: path.metres / metresPerSecond, geometry: LineString(coordinates: coordinates),
                      waypoints: [a.waypoint(for: start), reached.1.waypoint(for: reached.0)],
-                     nodeIDs: path.nodes.map { graph.nodeIDs[$0] }, nodes: path.nodes, settled: search.settled)
+                     nodeIDs: path.nodes.map { graph.nodeIDs[$0] }, nodes: path.nodes, settled: settled)
     }
 }

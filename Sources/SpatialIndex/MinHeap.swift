@@ -20,6 +20,10 @@ public struct MinHeap<Element: Comparable> {
     @inlinable
     public var count: Int { entries.count }
 
+    /// The smallest entry, left in place; nil when empty.
+    @inlinable
+    public var first: Element? { entries.first }
+
     /// Empties the heap and keeps its storage, for the next search.
     @inlinable
     public mutating func removeAll() {

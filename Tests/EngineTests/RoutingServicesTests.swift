@@ -39,6 +39,38 @@ import Testing
         #expect(reachable >= (profile == .foot ? 100 : 50))
     }
 
+    /// The engine's routes and tables run on the network's contraction hierarchies (one per
+    /// profile: the step-free one for wheelchairs); a router without one (A*, and one Dijkstra
+    /// per source for the table) answers the same nodes and lengths, bit for bit for routes.
+    @Test(arguments: [WalkingProfile.foot, .wheelchair])
+    func hierarchyAnswersAsAStar(profile: WalkingProfile) throws {
+        let snapshot = try DemoStore.get()
+        let network = try snapshot.network(nil)
+        #expect(network.steps.count == 81)
+        // The step-free hierarchy is another one, built without the 81 step edges.
+        #expect(network.hierarchy(for: .wheelchair) !== network.hierarchy(for: .foot))
+        #expect(network.hierarchy(for: .wheelchair).originalArcCount == network.hierarchy(for: .foot).originalArcCount - 2 * 81)
+        let reference = try Router(graph: network.graph)
+        if profile.avoidsSteps { reference.forbidden = Router.Forbidden(edges: network.steps, what: "steps") }
+        let radii = [Double](repeating: snapshot.limits.defaultSnapMetres, count: Self.points.count)
+        let table = try snapshot.table(TableRequest(points: Self.points, profile: profile))
+        let expected = try reference.table(sources: Self.points, sourceSnapMetres: radii, destinations: Self.points, destinationSnapMetres: radii)
+        var routes = 0
+        for (i, a) in Self.points.enumerated() {
+            for (j, b) in Self.points.enumerated() {
+                #expect(table.metres[i][j].map(Rounding.metres) == expected.metres[i][j].map(Rounding.metres), "\(profile) \(i)→\(j)")
+                guard let aStar = try? reference.route(from: a, to: b) else { continue }
+                let route = try snapshot.route(RouteRequest(from: .point(a), to: .point(b), profile: profile)).route
+                #expect(route.nodes == aStar.nodes, "\(profile) \(i)→\(j)")
+                #expect(route.metres == aStar.metres, "\(profile) \(i)→\(j)")
+                routes += 1
+            }
+        }
+        #expect(routes >= (profile == .foot ? 100 : 50))
+        // The entrance to the sea lions: 165.696 m without steps (as /route/v1/wheelchair answers).
+        if profile == .wheelchair { #expect(table.metres[0][1].map(Rounding.metres) == 165.696) }
+    }
+
     /// Subsets of sources and destinations, the table size limit, an index out of range.
     @Test func tableSourcesDestinationsAndLimits() throws {
         let snapshot = try DemoStore.get()
