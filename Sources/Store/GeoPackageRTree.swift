@@ -26,12 +26,29 @@ extension GeoPackage {
     /// Creates the R-tree of `table.column` holding `boxes` (fid and envelope of every
     /// non-empty geometry), its six triggers, and its gpkg_extensions row.
     func createSpatialIndex(table: String, column: String, fidColumn: String, boxes: [(fid: Int64, box: BBox)]) throws {
+        try createRTree(table: table, column: column)
+        let insert = try rtreeInsert(table: table, column: column)
+        for (fid, box) in boxes { try insertBox(box, fid: fid, with: insert) }
+        try finishSpatialIndex(table: table, column: column, fidColumn: fidColumn)
+    }
+
+    /// The empty R-tree table of `table.column`; an import fills it row by row.
+    func createRTree(table: String, column: String) throws {
+        try database.execute("CREATE VIRTUAL TABLE \(quoted(GeoPackage.rtreeName(table, column))) USING rtree(id, minx, maxx, miny, maxy)")
+    }
+
+    func rtreeInsert(table: String, column: String) throws -> Statement {
+        try database.prepare("INSERT INTO \(quoted(GeoPackage.rtreeName(table, column))) VALUES (?, ?, ?, ?, ?)")
+    }
+
+    func insertBox(_ box: BBox, fid: Int64, with insert: Statement) throws {
+        try insert.run([.integer(fid), .real(box.minLon), .real(box.maxLon), .real(box.minLat), .real(box.maxLat)])
+    }
+
+    /// The R-tree's six triggers (made after the bulk fill, which they would slow down) and
+    /// its gpkg_extensions row.
+    func finishSpatialIndex(table: String, column: String, fidColumn: String) throws {
         let rtree = quoted(GeoPackage.rtreeName(table, column))
-        try database.execute("CREATE VIRTUAL TABLE \(rtree) USING rtree(id, minx, maxx, miny, maxy)")
-        let insert = try database.prepare("INSERT INTO \(rtree) VALUES (?, ?, ?, ?, ?)")
-        for (fid, box) in boxes {
-            try insert.run([.integer(fid), .real(box.minLon), .real(box.maxLon), .real(box.minLat), .real(box.maxLat)])
-        }
         let t = quoted(table), c = quoted(column), i = quoted(fidColumn)
         let triggerPrefix = GeoPackage.rtreeName(table, column)
         func trigger(_ suffix: String) -> String { quoted("\(triggerPrefix)_\(suffix)") }
