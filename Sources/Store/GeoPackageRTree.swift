@@ -6,7 +6,8 @@
 // The triggers call the GeoPackage SQL functions ST_IsEmpty, ST_MinX… that GDAL and QGIS
 // register, and that the SQLite module defines on every connection (`GeoPackageFunctions`), so
 // a feature row can be updated. A layer's write fills the index in one pass after inserting the
-// rows, then creates the triggers; a rename rebuilds the index under the new name.
+// rows (packed, RTreeBulkLoad.swift), then creates the triggers; a rename rebuilds the index
+// under the new name.
 
 import Geometry
 import SQLite
@@ -26,28 +27,20 @@ extension GeoPackage {
     /// Creates the R-tree of `table.column` holding `boxes` (fid and envelope of every
     /// non-empty geometry), its six triggers, and its gpkg_extensions row.
     func createSpatialIndex(table: String, column: String, fidColumn: String, boxes: [(fid: Int64, box: BBox)]) throws {
-        try createRTree(table: table, column: column)
-        let insert = try rtreeInsert(table: table, column: column)
-        for (fid, box) in boxes { try insertBox(box, fid: fid, with: insert) }
-        try finishSpatialIndex(table: table, column: column, fidColumn: fidColumn)
+        var cells = boxes.map { RTreeCell(id: $0.fid, box: $0.box) }
+        try createSpatialIndex(table: table, column: column, fidColumn: fidColumn, cells: &cells)
     }
 
-    /// The empty R-tree table of `table.column`; an import fills it row by row.
-    func createRTree(table: String, column: String) throws {
-        try database.execute("CREATE VIRTUAL TABLE \(quoted(GeoPackage.rtreeName(table, column))) USING rtree(id, minx, maxx, miny, maxy)")
+    /// As above, from the cells (fid and envelope) an import collected; they are consumed.
+    func createSpatialIndex(table: String, column: String, fidColumn: String, cells: inout [RTreeCell]) throws {
+        let rtree = GeoPackage.rtreeName(table, column)
+        try database.execute("CREATE VIRTUAL TABLE \(quoted(rtree)) USING rtree(id, minx, maxx, miny, maxy)")
+        try bulkLoadRTree(rtree, cells: &cells)
+        try createSpatialIndexTriggers(table: table, column: column, fidColumn: fidColumn)
     }
 
-    func rtreeInsert(table: String, column: String) throws -> Statement {
-        try database.prepare("INSERT INTO \(quoted(GeoPackage.rtreeName(table, column))) VALUES (?, ?, ?, ?, ?)")
-    }
-
-    func insertBox(_ box: BBox, fid: Int64, with insert: Statement) throws {
-        try insert.run([.integer(fid), .real(box.minLon), .real(box.maxLon), .real(box.minLat), .real(box.maxLat)])
-    }
-
-    /// The R-tree's six triggers (made after the bulk fill, which they would slow down) and
-    /// its gpkg_extensions row.
-    func finishSpatialIndex(table: String, column: String, fidColumn: String) throws {
+    /// The R-tree's six triggers (made after the bulk fill) and its gpkg_extensions row.
+    private func createSpatialIndexTriggers(table: String, column: String, fidColumn: String) throws {
         let rtree = quoted(GeoPackage.rtreeName(table, column))
         let t = quoted(table), c = quoted(column), i = quoted(fidColumn)
         let triggerPrefix = GeoPackage.rtreeName(table, column)

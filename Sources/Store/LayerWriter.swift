@@ -8,8 +8,7 @@
 // other mix: TEXT), the few mixed columns are converted in place, and the table's declared
 // types are written into its schema (SQLite's documented `writable_schema` edit, which
 // changes no stored row). The geometry column's declared type (POLYGON, or GEOMETRY for a
-// mix) is settled the same way. The GeoPackage R-tree is filled row by row and gets its
-// triggers at the end.
+// mix) is settled the same way. The GeoPackage R-tree is packed from the envelopes at the end.
 
 import Foundation
 import Geometry
@@ -48,7 +47,9 @@ final class LayerWriter {
     private var taken: Set<String>
     private var renames: [(from: String, to: String)] = []
     private var insert: Statement?
-    private var rtree: Statement?
+    /// Each stored geometry's fid and envelope, for the R-tree packed at the end (24 bytes a
+    /// feature: the one part of an import that grows with the file).
+    private var rtreeCells: [RTreeCell] = []
     private var values: [SQLiteValue] = []
     private(set) var count = 0
     private(set) var withoutGeometry = 0
@@ -76,10 +77,6 @@ final class LayerWriter {
             if exists { try store.drop(layer) }
             let geometry = kind == .features ? ", geom GEOMETRY" : ""
             try store.database.execute("CREATE TABLE \(quoted(layer)) (fid INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL\(geometry))")
-            if kind == .features {
-                try store.createRTree(table: layer, column: "geom")
-                rtree = try store.rtreeInsert(table: layer, column: "geom")
-            }
         }
     }
 
@@ -129,9 +126,9 @@ final class LayerWriter {
                 if let geometry = feature.geometry {
                     geometryTypes.insert(geometry.typeName.uppercased())
                     let bbox = geometry.bbox
-                    if !bbox.isEmpty, let rtree {
+                    if !bbox.isEmpty {
                         box.extend(bbox)
-                        try store.insertBox(bbox, fid: database.lastInsertRowID, with: rtree)
+                        rtreeCells.append(RTreeCell(id: database.lastInsertRowID, box: bbox))
                     }
                 } else {
                     withoutGeometry += 1
@@ -204,13 +201,12 @@ final class LayerWriter {
             let finalColumns = try settleColumnTypes()
             if kind == .features && count > 0 && withoutGeometry == count {
                 kind = .attributes
-                try database.execute("DROP TABLE \(quoted(GeoPackage.rtreeName(name, "geom")))")
                 try database.execute("ALTER TABLE \(quoted(name)) DROP COLUMN geom")
             }
             let geometryType = kind == .features ? (geometryTypes.count == 1 ? geometryTypes.first ?? "GEOMETRY" : "GEOMETRY") : nil
             try declareTypes(finalColumns, geometryType: geometryType)
             try register(finalColumns, geometryType: geometryType, description: description, timeSeries: timeSeries)
-            if kind == .features { try store.finishSpatialIndex(table: name, column: "geom", fidColumn: "fid") }
+            if kind == .features { try store.createSpatialIndex(table: name, column: "geom", fidColumn: "fid", cells: &rtreeCells) }
             return Summary(kind: kind, geometryType: geometryType, featureCount: count, renames: renames)
         }
     }
