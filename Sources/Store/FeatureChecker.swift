@@ -154,7 +154,8 @@ final class FeatureChecker {
     func problems(allWithoutGeometry: Bool) -> [ImportProblem] {
         var all = found
         if !allWithoutGeometry { all += withoutGeometry }
-        var problems = all.sorted { $0.index < $1.index }.map(\.problem)
+        // In record order; the order they were found in among problems of one record.
+        var problems = all.enumerated().sorted { ($0.element.index, $0.offset) < ($1.element.index, $1.offset) }.map(\.element.problem)
         if let area, let first = firstOutside {
             let rawLooksLonLat = abs(first.raw.0) <= 180 && abs(first.raw.1) <= 90
             let hint = rawLooksLonLat ? "the coordinates look like longitude/latitude: pass --crs EPSG:4326" : "check the file's CRS or pass the right one with --crs"
