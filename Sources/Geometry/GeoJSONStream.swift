@@ -14,6 +14,16 @@ public enum GeoJSONStream {
     @discardableResult
     public static func read(path: String, chunkSize: Int = 1 << 20,
                             _ body: (Int, Feature) throws -> Void) throws -> (crs: String?, name: String?) {
+        try read(path: path, chunkSize: chunkSize, header: { _, _ in }, body)
+    }
+
+    /// As `read(path:chunkSize:_:)`, and calls `header` once, just before the first feature,
+    /// with the `crs` and `name` of the members that precede the features (where writers put
+    /// them), so a reader knows the CRS before any feature arrives. Not called for a
+    /// collection without features.
+    @discardableResult
+    public static func read(path: String, chunkSize: Int = 1 << 20, header: (_ crs: String?, _ name: String?) throws -> Void,
+                            _ body: (Int, Feature) throws -> Void) throws -> (crs: String?, name: String?) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw GeoJSONError(path: "", message: "cannot open \(path)")
         }
@@ -23,7 +33,7 @@ public enum GeoJSONStream {
             let chunk = handle.readData(ofLength: chunkSize)
             if chunk.isEmpty { break }
             try chunk.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
-                try splitter.feed(raw.bindMemory(to: UInt8.self), body)
+                try splitter.feed(raw.bindMemory(to: UInt8.self), header, body)
             }
         }
         return try splitter.finish()
@@ -47,8 +57,9 @@ public enum GeoJSONStream {
         var column = 0
         var featureLine = 1
         var featureColumn = 1
+        var headerSent = false
 
-        mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, _ body: (Int, Feature) throws -> Void) throws {
+        mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, _ header: (String?, String?) throws -> Void, _ body: (Int, Feature) throws -> Void) throws {
             for b in bytes {
                 if b == 0x0A {
                     line += 1
@@ -79,6 +90,11 @@ public enum GeoJSONStream {
                     switch b {
                     case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","): continue
                     case UInt8(ascii: "{"):
+                        if !headerSent {
+                            headerSent = true
+                            let members = rootMembersSoFar()
+                            try header(members.crs, members.name)
+                        }
                         inFeature = true
                         feature = [b]
                         featureLine = line
@@ -128,6 +144,13 @@ public enum GeoJSONStream {
             }
             try body(featureIndex, try GeoJSON.feature(from: value, path: "features[\(featureIndex)]"))
             featureIndex += 1
+        }
+
+        /// The `crs` and `name` of the root members read so far (the text up to the features'
+        /// opening bracket, closed here); nils when that text does not parse.
+        func rootMembersSoFar() -> (crs: String?, name: String?) {
+            guard case .object(let object)? = try? JSON.parse(root + Array("]}".utf8)) else { return (nil, nil) }
+            return ((try? GeoJSON.crsName(object["crs"])) ?? nil, object["name"]?.string)
         }
 
         func finish() throws -> (crs: String?, name: String?) {

@@ -37,38 +37,106 @@ package enum CSVError: Error, CustomStringConvertible {
 
 package enum CSV {
     package static func parse(_ bytes: [UInt8]) throws(CSVError) -> CSVTable {
-        var start = 0
-        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { start = 3 }  // UTF-8 BOM
-        let delimiter = detectDelimiter(bytes, from: start)
-
+        var reader = CSVRecordReader()
         var records: [(line: Int, fields: [String])] = []
-        var fields: [String] = []
-        var field: [UInt8] = []
-        var line = 1
-        var recordLine = 1
-        var inQuotes = false
-        var quoteLine = 0
-        var i = start
-        func endField() {
-            fields.append(String(decoding: field, as: UTF8.self))
-            field.removeAll(keepingCapacity: true)
+        bytes.withUnsafeBufferPointer { reader.feed($0) { records.append(($0, $1)) } }
+        do {
+            try reader.finish { records.append(($0, $1)) }
+        } catch let error as CSVError {
+            throw error
+        } catch {
+            throw .empty
         }
-        func endRecord() {
-            endField()
-            // A blank line is not a record.
-            if !(fields.count == 1 && fields[0].isEmpty) { records.append((recordLine, fields)) }
-            fields = []
+        guard let header = records.first else { throw .empty }
+        let rows = Array(records.dropFirst())
+        for row in rows where row.fields.count != header.fields.count {
+            throw .wrongFieldCount(line: row.line, expected: header.fields.count, found: row.fields.count)
         }
-        while i < bytes.count {
-            let byte = bytes[i]
+        return CSVTable(header: header.fields.map { $0.trimmingSpaces }, rows: rows, decimalComma: reader.delimiter == UInt8(ascii: ";"))
+    }
+
+    /// Calls `body` with each record of the file (the header first), its line, and whether
+    /// the file writes decimal commas (it is `;`-separated), reading 1 MiB at a time.
+    package static func forEachRecord(path: String, _ body: (_ line: Int, _ fields: [String], _ decimalComma: Bool) throws -> Void) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw CSVError.empty }
+        defer { try? handle.close() }
+        var reader = CSVRecordReader()
+        var decimalComma = false
+        while true {
+            let chunk = handle.readData(ofLength: 1 << 20)
+            if chunk.isEmpty { break }
+            try chunk.withUnsafeBytes { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                if !reader.started {
+                    reader.start(bytes)
+                    decimalComma = reader.delimiter == UInt8(ascii: ";")
+                }
+                try reader.feed(bytes) { line, fields in try body(line, fields, decimalComma) }
+            }
+        }
+        try reader.finish { line, fields in try body(line, fields, decimalComma) }
+    }
+}
+
+/// The CSV state machine, fed any number of chunks: quoted fields with doubled quotes, CRLF
+/// or LF line ends, the delimiter detected from the first line.
+package struct CSVRecordReader {
+    private(set) var delimiter: UInt8 = UInt8(ascii: ",")
+    private(set) var started = false
+    /// Bytes of a BOM still to skip.
+    private var skip = 0
+    private var fields: [String] = []
+    private var field: [UInt8] = []
+    private var line = 1
+    private var recordLine = 1
+    private var inQuotes = false
+    /// A quote seen inside a quoted field: a doubled quote or the field's end, as the next byte says.
+    private var quotePending = false
+    /// A CR ended the last record: a following LF belongs to it.
+    private var afterCR = false
+    private var quoteLine = 0
+    private var bytesSeen = 0
+
+    package init() {}
+
+    /// Looks at the first chunk: a UTF-8 BOM to skip, and the delimiter of the first line.
+    package mutating func start(_ chunk: UnsafeBufferPointer<UInt8>) {
+        started = true
+        var bytes = chunk[...]
+        if bytes.count >= 3 && bytes[bytes.startIndex] == 0xEF && bytes[bytes.startIndex + 1] == 0xBB && bytes[bytes.startIndex + 2] == 0xBF {
+            skip = 3
+            bytes = bytes.dropFirst(3)
+        }
+        // Semicolons are common in Czech exports (the comma is the decimal separator there).
+        var commas = 0, semicolons = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") { break }
+            if byte == UInt8(ascii: ",") { commas += 1 }
+            if byte == UInt8(ascii: ";") { semicolons += 1 }
+        }
+        delimiter = semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ",")
+    }
+
+    package mutating func feed(_ chunk: UnsafeBufferPointer<UInt8>, _ emit: (Int, [String]) throws -> Void) rethrows {
+        if !started { start(chunk) }
+        let bytes = chunk.dropFirst(skip)
+        skip = 0
+        for byte in bytes {
+            if afterCR {
+                afterCR = false
+                if byte == UInt8(ascii: "\n") { continue }
+            }
+            if quotePending {
+                quotePending = false
+                if byte == UInt8(ascii: "\"") {
+                    field.append(byte)
+                    continue
+                }
+                inQuotes = false
+            }
             if inQuotes {
                 if byte == UInt8(ascii: "\"") {
-                    if i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "\"") {
-                        field.append(byte)
-                        i += 1
-                    } else {
-                        inQuotes = false
-                    }
+                    quotePending = true
                 } else {
                     if byte == UInt8(ascii: "\n") { line += 1 }
                     field.append(byte)
@@ -79,34 +147,41 @@ package enum CSV {
             } else if byte == delimiter {
                 endField()
             } else if byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
-                if byte == UInt8(ascii: "\r") && i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "\n") { i += 1 }
-                endRecord()
+                afterCR = byte == UInt8(ascii: "\r")
+                try endRecord(emit)
                 line += 1
                 recordLine = line
             } else {
                 field.append(byte)
             }
-            i += 1
         }
-        if inQuotes { throw .unterminatedQuote(line: quoteLine) }
-        if !field.isEmpty || !fields.isEmpty { endRecord() }
-
-        guard let header = records.first else { throw .empty }
-        let rows = Array(records.dropFirst())
-        for row in rows where row.fields.count != header.fields.count {
-            throw .wrongFieldCount(line: row.line, expected: header.fields.count, found: row.fields.count)
-        }
-        return CSVTable(header: header.fields.map { $0.trimmingSpaces }, rows: rows, decimalComma: delimiter == UInt8(ascii: ";"))
     }
 
-    /// Semicolons are common in Czech exports (the comma is the decimal separator there).
-    private static func detectDelimiter(_ bytes: [UInt8], from start: Int) -> UInt8 {
-        var commas = 0, semicolons = 0
-        for byte in bytes[start...] {
-            if byte == UInt8(ascii: "\n") { break }
-            if byte == UInt8(ascii: ",") { commas += 1 }
-            if byte == UInt8(ascii: ";") { semicolons += 1 }
+    /// Ends the last record; an unterminated quote is `CSVError.unterminatedQuote`.
+    package mutating func finish<E: Error>(_ emit: (Int, [String]) throws(E) -> Void) throws {
+        if quotePending {
+            quotePending = false
+            inQuotes = false
         }
-        return semicolons > commas ? UInt8(ascii: ";") : UInt8(ascii: ",")
+        if inQuotes { throw CSVError.unterminatedQuote(line: quoteLine) }
+        if !field.isEmpty || !fields.isEmpty {
+            endField()
+            let record = fields
+            fields = []
+            if !(record.count == 1 && record[0].isEmpty) { try emit(recordLine, record) }
+        }
+    }
+
+    private mutating func endField() {
+        fields.append(String(decoding: field, as: UTF8.self))
+        field.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func endRecord(_ emit: (Int, [String]) throws -> Void) rethrows {
+        endField()
+        let record = fields
+        fields = []
+        // A blank line is not a record.
+        if !(record.count == 1 && record[0].isEmpty) { try emit(recordLine, record) }
     }
 }

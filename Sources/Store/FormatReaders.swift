@@ -7,7 +7,7 @@ import Geometry
 extension Importer {
     // MARK: GeoJSON
 
-    static func readGeoJSON(_ bytes: [UInt8], file: String, store _: GeoPackage, options: ImportOptions) throws(StoreError) -> ImportRecords {
+    static func readGeoJSON(_ bytes: [UInt8], file: String, options: ImportOptions) throws(StoreError) -> ImportRecords {
         let document: GeoJSONDocument
         do {
             document = try GeoJSON.parseDocument(bytes)
@@ -17,17 +17,34 @@ extension Importer {
         return records(document, options: options)
     }
 
-    /// A FeatureCollection read feature by feature (`GeoJSONStream`), 1 MiB at a time.
-    static func streamGeoJSON(_ source: ImportSource, options: ImportOptions) throws(StoreError) -> ImportRecords {
-        var features: [Feature] = []
+    /// A FeatureCollection read feature by feature (`GeoJSONStream`), 1 MiB at a time, each
+    /// feature handed on as soon as it is parsed. The CRS comes from the collection's `crs`
+    /// member, which precedes the features in every writer's output; one that follows them
+    /// starts the import again with it.
+    static func streamGeoJSON(_ source: ImportSource, options: ImportOptions, into sink: ImportSink) throws(StoreError) {
+        struct Cancelled: Error {}
+        var sentCRS: String??
+        func sendHeader(_ crs: String?) {
+            let declared = options.crs ?? crs
+            sink.header(ImportHeader(kind: .features, sourceCRS: declared ?? "EPSG:4326", crsAssumed: declared == nil))
+            sentCRS = .some(crs)
+        }
         let header: (crs: String?, name: String?)
         do {
-            header = try GeoJSONStream.read(path: source.path) { _, feature in features.append(feature) }
+            header = try GeoJSONStream.read(path: source.path, header: { crs, _ in sendHeader(crs) }) { _, feature in
+                if sink.cancelled { throw Cancelled() }
+                sink.record(feature)
+            }
+        } catch is Cancelled {
+            return
         } catch {
             throw .importFailed(file: source.file, problems: [ImportProblem(location: "", message: "\(error)")])
         }
-        let document = GeoJSONDocument(features: features, crs: header.crs, name: header.name)
-        return records(document, options: options)
+        guard let sent = sentCRS else {
+            sendHeader(header.crs)  // no features
+            return
+        }
+        if options.crs == nil, sent != header.crs, let crs = header.crs { sink.restartCRS = crs }
     }
 
     static func records(_ document: GeoJSONDocument, options: ImportOptions) -> ImportRecords {
@@ -47,57 +64,90 @@ extension Importer {
     static let latitudeNames = ["lat", "latitude", "y", "latdeg", "latitudedeg", "sirka", "zemsirka", "zemepisnasirka"]
     static let wktNames = ["wkt", "geometry", "geom", "thegeom", "wktgeom", "geometrie"]
 
-    /// A CSV of points with longitude/latitude columns, or of any geometry in a WKT column.
-    static func readPointCSV(_ bytes: [UInt8], file: String, store _: GeoPackage, options: ImportOptions) throws(StoreError) -> ImportRecords {
-        let table = try parseCSV(bytes, file: file)
-        let wktIndex = options.lonColumn == nil && options.latColumn == nil ? wktColumn(table) : nil
+    /// A CSV of points with longitude/latitude columns, or of any geometry in a WKT column,
+    /// read twice from the file, a record at a time: once for the header, the WKT column and
+    /// the columns' types (a column is a number column only if every cell is a number), then
+    /// again for the features.
+    static func streamPointCSV(_ source: ImportSource, options: ImportOptions, into sink: ImportSink) throws(StoreError) {
+        let file = source.file
+        var header: [String]?
+        var firstRow: [String]?
+        var tallies: [CSVTypeTally] = []
+        var table = CSVTable(header: [], rows: [])
+        do {
+            try CSV.forEachRecord(path: source.path) { line, fields, decimalComma in
+                guard let header else {
+                    table.decimalComma = decimalComma
+                    header = fields.map { $0.trimmingSpaces }
+                    tallies = Array(repeating: CSVTypeTally(), count: fields.count)
+                    return
+                }
+                guard fields.count == header.count else { throw CSVError.wrongFieldCount(line: line, expected: header.count, found: fields.count) }
+                if firstRow == nil { firstRow = fields }
+                for (index, cell) in fields.enumerated() { tallies[index].add(cell, table) }
+            }
+        } catch let error as CSVError {
+            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: error.description)])
+        } catch {
+            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
+        }
+        guard let header else { throw .importFailed(file: file, problems: [ImportProblem(location: "", message: CSVError.empty.description)]) }
+        table.header = header
+        let wktIndex = options.lonColumn == nil && options.latColumn == nil ? wktColumn(header: header, firstRow: firstRow) : nil
         let coordinateColumns: [Int]
         if let wktIndex {
             coordinateColumns = [wktIndex]
         } else {
-            let lonIndex = try column(options.lonColumn, orOneOf: longitudeNames, role: "longitude", option: "--lon", in: table.header, file: file)
-            let latIndex = try column(options.latColumn, orOneOf: latitudeNames, role: "latitude", option: "--lat", in: table.header, file: file)
+            let lonIndex = try column(options.lonColumn, orOneOf: longitudeNames, role: "longitude", option: "--lon", in: header, file: file)
+            let latIndex = try column(options.latColumn, orOneOf: latitudeNames, role: "latitude", option: "--lat", in: header, file: file)
             coordinateColumns = [lonIndex, latIndex]
         }
-        let valueColumns = table.header.indices.filter { !coordinateColumns.contains($0) }
-        let types = inferCSVTypes(table, columns: valueColumns)
-
-        var features: [Feature] = []
-        var locations: [String] = []
-        var problems: [ImportProblem] = []
-        for row in table.rows {
-            let location = "line \(row.line)"
-            let geometry: Geometry
-            if let wktIndex {
-                do {
-                    geometry = try WKT.decode(row.fields[wktIndex])
-                } catch {
-                    problems.append(ImportProblem(location: location, message: "column '\(table.header[wktIndex])': \(error)"))
-                    continue
-                }
-            } else {
-                let lonCell = row.fields[coordinateColumns[0]], latCell = row.fields[coordinateColumns[1]]
-                guard let lon = table.number(lonCell), let lat = table.number(latCell), lon.isFinite, lat.isFinite else {
-                    problems.append(ImportProblem(location: location, message: "longitude '\(lonCell)' or latitude '\(latCell)' is not a finite number"))
-                    continue
-                }
-                geometry = .point(Point(lon: lon, lat: lat))
-            }
-            if let problem = nonFiniteCell(row.fields, valueColumns, types, table) {
-                problems.append(ImportProblem(location: location, message: problem))
-                continue
-            }
-            var properties = Attributes()
-            for (column, type) in zip(valueColumns, types) {
-                properties[table.header[column]] = csvValue(row.fields[column], type, table)
-            }
-            features.append(Feature(geometry: geometry, properties: properties))
-            locations.append(location)
-        }
-        if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
+        let valueColumns = header.indices.filter { !coordinateColumns.contains($0) }
+        let types = valueColumns.map { tallies[$0].type }
         // Ranges are checked after reprojection, with the hint for projected metres.
-        return ImportRecords(kind: .features, features: features, sourceCRS: options.crs ?? "EPSG:4326",
-                             crsAssumed: options.crs == nil, locations: locations)
+        sink.header(ImportHeader(kind: .features, sourceCRS: options.crs ?? "EPSG:4326", crsAssumed: options.crs == nil))
+
+        struct Cancelled: Error {}
+        do {
+            var isHeader = true
+            try CSV.forEachRecord(path: source.path) { line, fields, _ in
+                if isHeader {
+                    isHeader = false
+                    return
+                }
+                if sink.cancelled { throw Cancelled() }
+                let location = "line \(line)"
+                let geometry: Geometry
+                if let wktIndex {
+                    do {
+                        geometry = try WKT.decode(fields[wktIndex])
+                    } catch {
+                        sink.problem(ImportProblem(location: location, message: "column '\(header[wktIndex])': \(error)"))
+                        return
+                    }
+                } else {
+                    let lonCell = fields[coordinateColumns[0]], latCell = fields[coordinateColumns[1]]
+                    guard let lon = table.number(lonCell), let lat = table.number(latCell), lon.isFinite, lat.isFinite else {
+                        sink.problem(ImportProblem(location: location, message: "longitude '\(lonCell)' or latitude '\(latCell)' is not a finite number"))
+                        return
+                    }
+                    geometry = .point(Point(lon: lon, lat: lat))
+                }
+                if let problem = nonFiniteCell(fields, valueColumns, types, table) {
+                    sink.problem(ImportProblem(location: location, message: problem))
+                    return
+                }
+                var properties = Attributes()
+                for (column, type) in zip(valueColumns, types) {
+                    properties[header[column]] = csvValue(fields[column], type, table)
+                }
+                sink.record(Feature(geometry: geometry, properties: properties), location: location)
+            }
+        } catch is Cancelled {
+            return
+        } catch {
+            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
+        }
     }
 
     /// "Zem. šířka" → "zemsirka": lower case, diacritics and punctuation dropped.
@@ -108,11 +158,11 @@ extension Importer {
 
     /// The WKT geometry column: one named like one (wkt, geometry, the_geom, …) or whose first
     /// non-empty cell starts with a WKT geometry keyword.
-    static func wktColumn(_ table: CSVTable) -> Int? {
-        if let named = table.header.firstIndex(where: { wktNames.contains(foldedName($0)) }) { return named }
+    static func wktColumn(header: [String], firstRow: [String]?) -> Int? {
+        if let named = header.firstIndex(where: { wktNames.contains(foldedName($0)) }) { return named }
         let keywords = ["POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON", "GEOMETRYCOLLECTION"]
-        guard let first = table.rows.first else { return nil }
-        return first.fields.firstIndex { cell in
+        guard let first = firstRow else { return nil }
+        return first.firstIndex { cell in
             let upper = cell.trimmingSpaces.uppercased()
             return keywords.contains { upper.hasPrefix($0 + " ") || upper.hasPrefix($0 + "(") || upper.hasPrefix($0 + " (") }
         }
@@ -147,16 +197,25 @@ extension Importer {
     /// non-empty cell is true/false, text otherwise. Empty cells are nulls.
     static func inferCSVTypes(_ table: CSVTable, columns: [Int]) -> [CSVType] {
         columns.map { column in
-            var allInteger = true, allReal = true, allBool = true
-            for row in table.rows {
-                let cell = row.fields[column].trimmingSpaces
-                if cell.isEmpty { continue }
-                if Int64(cell) == nil { allInteger = false }
-                if table.number(cell) == nil { allReal = false }
-                if cell.lowercased() != "true" && cell.lowercased() != "false" { allBool = false }
-            }
-            return allInteger ? .integer : allReal ? .real : allBool ? .bool : .text
+            var tally = CSVTypeTally()
+            for row in table.rows { tally.add(row.fields[column], table) }
+            return tally.type
         }
+    }
+
+    /// What the cells of one column seen so far allow it to be.
+    struct CSVTypeTally {
+        var allInteger = true, allReal = true, allBool = true
+
+        mutating func add(_ cell: String, _ table: CSVTable) {
+            let cell = cell.trimmingSpaces
+            if cell.isEmpty { return }
+            if allInteger, Int64(cell) == nil { allInteger = false }
+            if allReal, table.number(cell) == nil { allReal = false }
+            if allBool, cell.lowercased() != "true" && cell.lowercased() != "false" { allBool = false }
+        }
+
+        var type: CSVType { allInteger ? .integer : allReal ? .real : allBool ? .bool : .text }
     }
 
     /// The first cell of a number column that reads as NaN or an infinity ("NaN", "inf",

@@ -43,8 +43,8 @@ extension ImportFormat {
             guard let identified = source.gdalDriver, identified.isVector else { return nil }
             if let drivers { return drivers.contains(identified.driver) ? .byContent : nil }
             return nativeDrivers.contains(identified.driver) ? nil : .byContent
-        }, read: { source, _, options throws(StoreError) in
-            try Importer.readWithGDAL(source, drivers: drivers, options: options)
+        }, stream: { source, options, sink throws(StoreError) in
+            try Importer.readWithGDAL(source, drivers: drivers, options: options, into: sink)
         })
     }
 
@@ -64,9 +64,9 @@ extension ImportFormat {
 }
 
 extension Importer {
-    /// Reads one layer of a file through OGR. A file with several non-empty layers needs
-    /// `--source-layer`; the error lists them.
-    static func readWithGDAL(_ source: ImportSource, drivers: Set<String>?, options: ImportOptions) throws(StoreError) -> ImportRecords {
+    /// Reads one layer of a file through OGR, feature by feature into the sink. A file with
+    /// several non-empty layers needs `--source-layer`; the error lists them.
+    static func readWithGDAL(_ source: ImportSource, drivers: Set<String>?, options: ImportOptions, into sink: ImportSink) throws(StoreError) {
         _ = GDALLibrary.registered
         let file = source.file
         func failure(_ message: String) -> StoreError {
@@ -96,78 +96,13 @@ extension Importer {
         // A real fid column (GeoPackage, SQLite) keeps its ids; a Shapefile's record numbers
         // are no ids.
         let keepFIDs = !fidColumn.isEmpty
-
-        // A large layer with random access (Shapefile, GeoPackage, FlatGeobuf) is read in one
-        // slice per core, each through its own dataset handle (a handle is for one thread).
-        let total = Int(OGR_L_GetFeatureCount(layer, 0))
-        let slices = OGR_L_TestCapability(layer, OLCFastSetNextByIndex) != 0 && total >= 20_000
-            ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
-        var features: [Feature] = []
-        var problems: [ImportProblem] = []
-        if slices > 1, let layerName = OGR_L_GetName(layer).map({ String(cString: $0) }) {
-            var results = [(features: [Feature], problems: [ImportProblem])](repeating: ([], []), count: slices)
-            let path = source.path
-            let first = LayerHandle(layer: layer)
-            let fields = fields
-            results.withUnsafeMutableBufferPointer { results in
-                let shared = SliceResults(results: results)
-                DispatchQueue.concurrentPerform(iterations: slices) { slice in
-                    let range = (total * slice / slices)..<(total * (slice + 1) / slices)
-                    if slice == 0 {
-                        shared.results[0] = readFeatures(first.layer, fields: fields, keepFIDs: keepFIDs, range: range)
-                        return
-                    }
-                    var allowed: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-                    for driver in drivers ?? [] { allowed = CSLAddString(allowed, driver) }
-                    defer { CSLDestroy(allowed) }
-                    let list = allowed.map { UnsafeRawPointer($0).assumingMemoryBound(to: UnsafePointer<CChar>?.self) }
-                    guard let dataset = GDALOpenEx(path, UInt32(GDAL_OF_VECTOR | GDAL_OF_READONLY), list, nil, nil),
-                          let layer = GDALDatasetGetLayerByName(dataset, layerName) else {
-                        shared.results[slice] = ([], [ImportProblem(location: "", message: "GDAL cannot open the file again: \(GDALLibrary.lastError)")])
-                        return
-                    }
-                    defer { GDALClose(dataset) }
-                    shared.results[slice] = readFeatures(layer, fields: fields, keepFIDs: keepFIDs, range: range)
-                }
-            }
-            features.reserveCapacity(total)
-            for result in results {
-                features += result.features
-                problems += result.problems
-            }
-        } else {
-            (features, problems) = readFeatures(layer, fields: fields, keepFIDs: keepFIDs, range: 0..<Int.max)
-        }
-        if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
         let declared = options.crs ?? crs
-        return ImportRecords(kind: .features, features: features, sourceCRS: declared ?? "EPSG:4326", crsAssumed: declared == nil)
-    }
+        sink.header(ImportHeader(kind: .features, sourceCRS: declared ?? "EPSG:4326", crsAssumed: declared == nil))
 
-    struct FieldInfo: Sendable {
-        let name: String
-        let type: OGRFieldType
-        let subType: OGRFieldSubType
-    }
-
-    struct LayerHandle: @unchecked Sendable {
-        let layer: OGRLayerH
-    }
-
-    struct SliceResults: @unchecked Sendable {
-        let results: UnsafeMutableBufferPointer<(features: [Feature], problems: [ImportProblem])>
-    }
-
-    /// The features at `range` of the layer's reading order, with problems named by index.
-    static func readFeatures(_ layer: OGRLayerH, fields: [FieldInfo], keepFIDs: Bool, range: Range<Int>) -> (features: [Feature], problems: [ImportProblem]) {
-        var features: [Feature] = []
-        var problems: [ImportProblem] = []
         var wkb: [UInt8] = []
+        var index = 0
         OGR_L_ResetReading(layer)
-        if range.lowerBound > 0, OGR_L_SetNextByIndex(layer, GIntBig(range.lowerBound)) != OGRERR_NONE {
-            return ([], [ImportProblem(location: "feature \(range.lowerBound)", message: "GDAL cannot seek to the feature: \(GDALLibrary.lastError)")])
-        }
-        var index = range.lowerBound
-        while index < range.upperBound, let handle = OGR_L_GetNextFeature(layer) {
+        while !sink.cancelled, let handle = OGR_L_GetNextFeature(layer) {
             defer {
                 OGR_F_Destroy(handle)
                 index += 1
@@ -179,7 +114,7 @@ extension Importer {
                 do throws(StoreError) {
                     geometry = try decode(ogrGeometry, buffer: &wkb)
                 } catch {
-                    if case .corruptGeometry(let reason) = error { problems.append(ImportProblem(location: location, message: reason)) }
+                    if case .corruptGeometry(let reason) = error { sink.problem(ImportProblem(location: location, message: reason)) }
                     continue
                 }
             }
@@ -188,9 +123,14 @@ extension Importer {
                 properties[field.name] = value(of: handle, Int32(column), field.type, field.subType)
             }
             let id: FeatureID? = !keepFIDs || fid < 0 ? nil : .integer(Int64(fid))
-            features.append(Feature(id: id, geometry: geometry, properties: properties))
+            sink.record(Feature(id: id, geometry: geometry, properties: properties))
         }
-        return (features, problems)
+    }
+
+    struct FieldInfo: Sendable {
+        let name: String
+        let type: OGRFieldType
+        let subType: OGRFieldSubType
     }
 
     /// The one layer to read: the named one, the only one, or the only non-empty one (GPX

@@ -6,7 +6,8 @@
 // The triggers call the GeoPackage SQL functions ST_IsEmpty, ST_MinX… that GDAL and QGIS
 // register, and that the SQLite module defines on every connection (`GeoPackageFunctions`), so
 // a feature row can be updated. A layer's write fills the index in one pass after inserting the
-// rows, then creates the triggers; a rename rebuilds the index under the new name.
+// rows (packed, RTreeBulkLoad.swift), then creates the triggers; a rename rebuilds the index
+// under the new name.
 
 import Geometry
 import SQLite
@@ -26,12 +27,21 @@ extension GeoPackage {
     /// Creates the R-tree of `table.column` holding `boxes` (fid and envelope of every
     /// non-empty geometry), its six triggers, and its gpkg_extensions row.
     func createSpatialIndex(table: String, column: String, fidColumn: String, boxes: [(fid: Int64, box: BBox)]) throws {
+        var cells = boxes.map { RTreeCell(id: $0.fid, box: $0.box) }
+        try createSpatialIndex(table: table, column: column, fidColumn: fidColumn, cells: &cells)
+    }
+
+    /// As above, from the cells (fid and envelope) an import collected; they are consumed.
+    func createSpatialIndex(table: String, column: String, fidColumn: String, cells: inout [RTreeCell]) throws {
+        let rtree = GeoPackage.rtreeName(table, column)
+        try database.execute("CREATE VIRTUAL TABLE \(quoted(rtree)) USING rtree(id, minx, maxx, miny, maxy)")
+        try bulkLoadRTree(rtree, cells: &cells)
+        try createSpatialIndexTriggers(table: table, column: column, fidColumn: fidColumn)
+    }
+
+    /// The R-tree's six triggers (made after the bulk fill) and its gpkg_extensions row.
+    private func createSpatialIndexTriggers(table: String, column: String, fidColumn: String) throws {
         let rtree = quoted(GeoPackage.rtreeName(table, column))
-        try database.execute("CREATE VIRTUAL TABLE \(rtree) USING rtree(id, minx, maxx, miny, maxy)")
-        let insert = try database.prepare("INSERT INTO \(rtree) VALUES (?, ?, ?, ?, ?)")
-        for (fid, box) in boxes {
-            try insert.run([.integer(fid), .real(box.minLon), .real(box.maxLon), .real(box.minLat), .real(box.maxLat)])
-        }
         let t = quoted(table), c = quoted(column), i = quoted(fidColumn)
         let triggerPrefix = GeoPackage.rtreeName(table, column)
         func trigger(_ suffix: String) -> String { quoted("\(triggerPrefix)_\(suffix)") }

@@ -4,20 +4,6 @@
 import Geometry
 import SQLite
 
-/// A layer ready to be written: importers produce it after validating every record.
-struct LayerData {
-    var name: String
-    var kind: LayerInfo.Kind
-    /// GeoPackage geometry type name; nil for attribute tables.
-    var geometryType: String?
-    var columns: [ColumnInfo]
-    var features: [Feature]
-    /// Use each feature's integer id as its fid (ids are unique integers).
-    var useFeatureIDsAsFID: Bool
-    var description: String
-    var timeSeries: TimeSeriesLink?
-}
-
 extension GeoPackage {
     /// WKT of EPSG:4326 as the GeoPackage spec's own example row gives it.
     static let wgs84Definition = """
@@ -122,26 +108,6 @@ extension GeoPackage {
           WHERE NOT EXISTS (SELECT 1 FROM gpkg_extensions WHERE table_name = '\(table)' AND extension_name = 'gpkg_schema');
         """ }.joined(separator: "\n")
 
-    /// Writes one layer in a single transaction. With `replace`, an existing layer of the same
-    /// name is dropped in that same transaction; without it, an existing layer is an error.
-    func write(_ layer: LayerData, replace: Bool) throws(StoreError) {
-        if database.isReadOnly { throw .readOnly(path) }
-        let exists = try hasLayer(layer.name)
-        if exists && !replace { throw .layerExists(layer.name) }
-        if !exists, try sqlite({ try database.hasTable(layer.name) }) {
-            throw .invalidLayerName(layer.name, reason: "a table of that name exists in the file but is not a GeoPackage layer")
-        }
-        try sqlite {
-            try database.transaction {
-                try database.execute(GeoPackage.catalogExtensionsDDL + GeoPackage.schemaExtensionRows)
-                if exists { try drop(layer.name) }
-                try create(layer)
-                let boxes = try insertRows(of: layer)
-                if layer.geometryType != nil { try createSpatialIndex(table: layer.name, column: "geom", fidColumn: "fid", boxes: boxes) }
-            }
-        }
-    }
-
     /// Removes a layer, its spatial index and its catalog rows.
     func drop(_ name: String) throws {
         if let column = try geometryColumnName(of: name) {
@@ -153,81 +119,6 @@ extension GeoPackage {
         for table in ["gpkg_geometry_columns", "gpkg_data_columns", "gpkg_extensions", "gpkg_metadata_reference", "gpkg_ogr_contents", "gpkg_contents", "vltava_time_series"] {
             guard try database.hasTable(table) else { continue }
             try database.prepare("DELETE FROM \(table) WHERE table_name = ?").run([.text(name)])
-        }
-    }
-
-    private func create(_ layer: LayerData) throws {
-        var definitions = ["fid INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL"]
-        if let geometryType = layer.geometryType { definitions.append("geom \(geometryType)") }
-        definitions += layer.columns.map { "\(quoted($0.name)) \($0.type.rawValue)" }
-        try database.execute("CREATE TABLE \(quoted(layer.name)) (\(definitions.joined(separator: ", ")))")
-
-        var box = BBox.empty
-        for feature in layer.features { if let g = feature.geometry { box.extend(g.bbox) } }
-        let hasBox = layer.kind == .features && !box.isEmpty
-        try database.prepare("""
-            INSERT INTO gpkg_contents (table_name, data_type, identifier, description, min_x, min_y, max_x, max_y, srs_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run([
-                .text(layer.name), .text(layer.kind.rawValue), .text(layer.name), .text(layer.description),
-                hasBox ? .real(box.minLon) : .null, hasBox ? .real(box.minLat) : .null,
-                hasBox ? .real(box.maxLon) : .null, hasBox ? .real(box.maxLat) : .null,
-                layer.kind == .features ? .integer(4326) : .null,
-            ])
-        if let geometryType = layer.geometryType {
-            try database.prepare("INSERT INTO gpkg_geometry_columns VALUES (?, 'geom', ?, 4326, 0, 0)")
-                .run([.text(layer.name), .text(geometryType)])
-        }
-        let addDataColumn = try database.prepare("""
-            INSERT INTO gpkg_data_columns (table_name, column_name, name, mime_type) VALUES (?, ?, ?, 'application/json')
-            """)
-        for column in layer.columns where column.isJSON {
-            try addDataColumn.run([.text(layer.name), .text(column.name), .text(column.name)])
-        }
-        if let link = layer.timeSeries {
-            try database.prepare("INSERT INTO vltava_time_series VALUES (?, ?, ?, ?, ?, ?)").run([
-                .text(layer.name), .text(link.keyLayer), .text(link.layerKeyColumn),
-                .text(link.keyColumn), .text(link.startColumn), .text(link.endColumn),
-            ])
-        }
-    }
-
-    /// Inserts the features; returns each stored geometry's fid and envelope for the R-tree.
-    private func insertRows(of layer: LayerData) throws -> [(fid: Int64, box: BBox)] {
-        var boxes: [(fid: Int64, box: BBox)] = []
-        var names = ["fid"]
-        if layer.geometryType != nil { names.append("geom") }
-        names += layer.columns.map(\.name)
-        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
-        let insert = try database.prepare("INSERT INTO \(quoted(layer.name)) (\(names.map(quoted).joined(separator: ", "))) VALUES (\(placeholders))")
-        var values: [SQLiteValue] = []
-        values.reserveCapacity(names.count)
-        for feature in layer.features {
-            values.removeAll(keepingCapacity: true)
-            if layer.useFeatureIDsAsFID, case .integer(let id) = feature.id {
-                values.append(.integer(id))
-            } else {
-                values.append(.null)  // SQLite assigns the next fid
-            }
-            if layer.geometryType != nil {
-                values.append(feature.geometry.map { .blob(GeoPackageBinary.encode($0, srsID: 4326)) } ?? .null)
-            }
-            for column in layer.columns {
-                values.append(sqliteValue(feature.properties[column.name] ?? .null, as: column))
-            }
-            try insert.run(values)
-            if let box = feature.geometry?.bbox, !box.isEmpty { boxes.append((database.lastInsertRowID, box)) }
-        }
-        return boxes
-    }
-
-    private func sqliteValue(_ value: AttributeValue, as column: ColumnInfo) -> SQLiteValue {
-        switch value {
-        case .null: .null
-        case .bool(let b): column.type == .text ? .text(b ? "true" : "false") : .integer(b ? 1 : 0)
-        case .integer(let i): column.type == .text ? .text(String(i)) : column.type == .real ? .real(Double(i)) : .integer(i)
-        case .real(let d): column.type == .text ? .text(String(d)) : .real(d)
-        case .text(let s), .json(let s): .text(s)
         }
     }
 }

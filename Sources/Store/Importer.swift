@@ -1,12 +1,14 @@
-// Importers: files → validated features → one layer written in one transaction.
+// Importers: files → checked features → one layer written in one transaction.
 //
-// Every import reads and checks the whole input first (parse, reproject to EPSG:4326, check
-// coordinate ranges, check validity with GEOS) and writes nothing unless every record passed,
-// so a failed import leaves the store exactly as it was. Invalid polygons are repaired with
-// GEOS make-valid and reported, or rejected under `strict`.
+// An import streams (ImportPipeline.swift): each record is parsed, reprojected to EPSG:4326,
+// range-checked and checked for validity with GEOS, then written, inside one transaction.
+// Nothing is kept of the records but their problems: when there is any, the transaction is
+// rolled back, so a failed import leaves the store exactly as it was. Invalid polygons are
+// repaired with GEOS make-valid and reported, or rejected under `strict`.
 
 import Foundation
 import Geometry
+import SQLite
 
 /// A file format the importer reads: its name (for `--format` and reports), how a file is
 /// recognised, and the reader that turns the file into records. The store knows the generic
@@ -24,14 +26,31 @@ public struct ImportFormat: Hashable, Sendable, CustomStringConvertible {
         case byName, byContent
     }
 
+    /// Hands the records to the sink one by one, on the import's reader thread (so without
+    /// the store, whose connection belongs to the writer).
+    typealias StreamReader = @Sendable (_ source: ImportSource, _ options: ImportOptions, _ sink: ImportSink) throws(StoreError) -> Void
+
     public let name: String
     let recognise: Recogniser
     let read: Reader
+    /// The streaming reader, used instead of `read` when there is one.
+    let stream: StreamReader?
 
     public init(name: String, recognise: @escaping Recogniser, read: @escaping Reader) {
         self.name = name
         self.recognise = recognise
         self.read = read
+        stream = nil
+    }
+
+    init(name: String, recognise: @escaping Recogniser, stream: @escaping StreamReader) {
+        self.name = name
+        self.recognise = recognise
+        self.stream = stream
+        // Everything goes through `stream`; this is for callers that want the records whole.
+        read = { _, _, _ throws(StoreError) in
+            throw .unsupportedFormat(file: name, reason: "the \(name) reader streams")
+        }
     }
 
     /// A format whose reader takes the file's bytes.
@@ -52,14 +71,14 @@ public struct ImportFormat: Hashable, Sendable, CustomStringConvertible {
     public static let geojson = ImportFormat(name: "geojson", recognise: { source in
         if case .object(_, let type?) = source.jsonShape, geoJSONRootTypes.contains(type) { return .byContent }
         return isJSON(source.lowercasedPath) ? .byName : nil
-    }, read: { source, store, options throws(StoreError) in
+    }, stream: { source, options, sink throws(StoreError) in
         // A FeatureCollection streams feature by feature: never the whole text and tree at once.
-        if case .object(_, "FeatureCollection")? = source.jsonShape { return try Importer.streamGeoJSON(source, options: options) }
-        return try Importer.readGeoJSON(try source.bytes(), file: source.file, store: store, options: options)
+        if case .object(_, "FeatureCollection")? = source.jsonShape { return try Importer.streamGeoJSON(source, options: options, into: sink) }
+        Importer.send(try Importer.readGeoJSON(try source.bytes(), file: source.file, options: options), to: sink)
     })
     /// A CSV of points: longitude/latitude columns (also y/x and Czech names, with decimal
     /// commas) or a WKT geometry column.
-    public static let csv = ImportFormat(name: "csv", recognise: { source in isCSV(source.lowercasedPath) ? .byName : nil }, readBytes: Importer.readPointCSV)
+    public static let csv = ImportFormat(name: "csv", recognise: { source in isCSV(source.lowercasedPath) ? .byName : nil }, stream: Importer.streamPointCSV)
     /// Hourly observations (CSV) as a time series keyed to a point layer.
     public static let observations = ImportFormat(name: "observations", recognise: { source in
         // A CSV whose header names an interval.
@@ -221,50 +240,161 @@ public enum Importer {
         // Fail early, before any parsing, on a name clash.
         if !options.replace, try store.hasLayer(options.layer) { throw .layerExists(options.layer) }
 
-        let file = source.file
-        var prepared = try format.read(source, store, options)
-
-        var warnings: [ImportProblem] = []
-        // Features that all lack a geometry are a table (Vltava's own export of a table layer).
-        if prepared.kind == .features, !prepared.features.isEmpty, prepared.features.allSatisfy({ $0.geometry == nil }) {
-            prepared.kind = .attributes
-            prepared.sourceCRS = nil
-        }
-        if prepared.kind == .features {
-            if let only = options.only {
-                prepared.features.removeAll { feature in feature.geometry.map { !only.matches($0) } ?? false }
+        if let stream = format.stream {
+            return try run(format: format, source: source, store: store, options: options) { options, sink throws(StoreError) in
+                try stream(source, options, sink)
             }
-            warnings = try validate(&prepared, file: file, options: options)
         }
-        guard !prepared.features.isEmpty else {
-            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "no features to import" + (options.only.map { " with \($0.rawValue) geometry" } ?? ""))])
+        // A reader that needs the store (observations name their point layer) reads the whole
+        // file here; its records then take the same path.
+        let records = try format.read(source, store, options)
+        return try run(format: format, source: source, store: store, options: options) { _, sink throws(StoreError) in
+            send(records, to: sink)
         }
+    }
 
-        let (columns, renames) = inferColumns(prepared.features, reserved: prepared.kind == .features ? ["fid", "geom"] : ["fid"])
-        if !renames.isEmpty {
-            for index in prepared.features.indices {
-                for (from, to) in renames {
-                    if let value = prepared.features[index].properties[from] {
-                        prepared.features[index].properties[from] = nil
-                        prepared.features[index].properties[to] = value
+    /// Imports one file into the store at `storePath`. An existing store gets the layer in one
+    /// transaction, as `importFile(_:into:options:formats:)`. A new store is built in a
+    /// scratch file beside it, whose rollback journal stays small (the pages of a new file need
+    /// no journal) and whose writes are not synced one by one, then renamed into place, so a
+    /// failed import leaves no file behind, and the data is written once, not through a WAL.
+    public static func importFile(_ path: String, intoStoreAt storePath: String, options: ImportOptions,
+                                  formats: [ImportFormat] = ImportFormat.builtIn) throws(StoreError) -> ImportReport {
+        if FileManager.default.fileExists(atPath: storePath) {
+            return try importFile(path, into: try GeoPackage(path: storePath, mode: .readWrite), options: options, formats: formats)
+        }
+        let scratch = storePath + ".importing-\(ProcessInfo.processInfo.processIdentifier)"
+        let suffixes = ["", "-wal", "-shm", "-journal"]
+        func removeScratch() { for suffix in suffixes { try? FileManager.default.removeItem(atPath: scratch + suffix) } }
+        removeScratch()
+        do {
+            let report: ImportReport
+            do {
+                let store = try GeoPackage(path: scratch, mode: .readWrite)
+                try store.sqlite { try store.database.execute("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF") }
+                report = try importFile(path, into: store, options: options, formats: formats)
+                // Every store is in WAL mode (readers never wait for a writer); synced once.
+                try store.sqlite { try store.database.execute("PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL") }
+            }  // closed here
+            guard rename(scratch, storePath) == 0 else {
+                throw StoreError.importFailed(file: (path as NSString).lastPathComponent, problems: [ImportProblem(location: "", message: "cannot move the new store into place at \(storePath): \(String(cString: strerror(errno)))")])
+            }
+            return report
+        } catch let error as StoreError {
+            removeScratch()
+            throw error
+        } catch {
+            removeScratch()
+            throw .importFailed(file: (path as NSString).lastPathComponent, problems: [ImportProblem(location: "", message: "\(error)")])
+        }
+    }
+
+    /// Hands records read whole to a sink.
+    static func send(_ records: ImportRecords, to sink: ImportSink) {
+        sink.header(ImportHeader(kind: records.kind, sourceCRS: records.sourceCRS, crsAssumed: records.crsAssumed, timeSeries: records.timeSeries))
+        for (index, feature) in records.features.enumerated() {
+            if sink.cancelled { return }
+            sink.record(feature, location: records.locations?[index])
+        }
+    }
+
+    /// Runs the import pipeline in one transaction, again from the start when a reader learned
+    /// the CRS only after the features, or the features' ids turn out not to be usable fids.
+    static func run(format: ImportFormat, source: ImportSource, store: GeoPackage, options: ImportOptions,
+                    read: @escaping @Sendable (ImportOptions, ImportSink) throws(StoreError) -> Void) throws(StoreError) -> ImportReport {
+        var options = options
+        var useIDs = true
+        while true {
+            do {
+                return try store.database.transaction {
+                    try attempt(format: format, source: source, store: store, options: options, useIDs: useIDs, read: read)
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch is LayerWriter.RestartWithoutIDs {
+                useIDs = false
+            } catch let restart as RestartWithCRS {
+                options.crs = restart.crs
+            } catch let error as SQLiteError {
+                throw .sqlite(error)
+            } catch {
+                throw .importFailed(file: source.file, problems: [ImportProblem(location: "", message: "\(error)")])
+            }
+        }
+    }
+
+    struct RestartWithCRS: Error {
+        var crs: String
+    }
+
+    /// One pass: the reader and the checks on their own threads, the writes on this one.
+    private static func attempt(format: ImportFormat, source: ImportSource, store: GeoPackage, options: ImportOptions, useIDs: Bool,
+                                read: @escaping @Sendable (ImportOptions, ImportSink) throws(StoreError) -> Void) throws -> ImportReport {
+        let file = source.file
+        let raw = BoundedQueue<[ImportItem]>(capacity: 16)
+        let checked = BoundedQueue<[ImportItem]>(capacity: 16)
+        let sink = ImportSink(queue: raw)
+        let readerOutcome = Handoff<(error: StoreError?, restartCRS: String?)>((nil, nil))
+        let reader = StageThread(name: "vltava-import-read") {
+            do throws(StoreError) {
+                try read(options, sink)
+            } catch {
+                readerOutcome.value.error = error
+            }
+            sink.flush()
+            readerOutcome.value.restartCRS = sink.restartCRS
+            raw.close()
+        }
+        let checkerOutcome = Handoff<FeatureChecker?>(nil)
+        let checking = StageThread(name: "vltava-import-check") {
+            let checker = FeatureChecker(file: file, options: options)
+            while let batch = raw.take() {
+                let passed = checker.check(batch)
+                if checker.setupFailed { raw.cancel() }
+                if !passed.isEmpty { checked.put(passed) }
+            }
+            checked.close()
+            checkerOutcome.value = checker
+        }
+        var writer: LayerWriter?
+        var header: ImportHeader?
+        do {
+            while let batch = checked.take() {
+                for item in batch {
+                    switch item {
+                    case .header(let h):
+                        header = h
+                        writer = try LayerWriter(store: store, layer: options.layer, kind: h.kind, replace: options.replace, useIDs: useIDs)
+                    case .record(let feature, _):
+                        try writer?.write(feature)
+                    case .problem:
+                        break
                     }
                 }
             }
-            warnings += renames.map { ImportProblem(location: "", message: "attribute '\($0.from)' renamed to '\($0.to)' (the name is taken)") }
+        } catch {
+            raw.cancel()
+            checked.cancel()
+            reader.join()
+            checking.join()
+            throw error
         }
-        let ids = prepared.features.compactMap { feature -> Int64? in if case .integer(let i) = feature.id { i } else { nil } }
-        let idsAreFIDs = ids.count == prepared.features.count && Set(ids).count == ids.count
-
-        let layer = LayerData(
-            name: options.layer, kind: prepared.kind,
-            geometryType: prepared.kind == .features ? geometryTypeName(prepared.features) : nil,
-            columns: columns, features: prepared.features, useFeatureIDsAsFID: idsAreFIDs,
-            description: options.description.isEmpty ? "imported from \(file)" : options.description,
-            timeSeries: prepared.timeSeries)
-        try store.write(layer, replace: options.replace)
+        reader.join()
+        checking.join()
+        if let error = readerOutcome.value.error { throw error }
+        if let crs = readerOutcome.value.restartCRS { throw RestartWithCRS(crs: crs) }
+        guard let checker = checkerOutcome.value else { throw StoreError.importFailed(file: file, problems: []) }
+        let allWithoutGeometry = writer.map { $0.count > 0 && $0.withoutGeometry == $0.count } ?? false
+        let problems = checker.problems(allWithoutGeometry: allWithoutGeometry)
+        if !problems.isEmpty { throw StoreError.importFailed(file: file, problems: problems) }
+        guard let writer, writer.count > 0, let header else {
+            throw StoreError.importFailed(file: file, problems: [ImportProblem(location: "", message: "no features to import" + (options.only.map { " with \($0.rawValue) geometry" } ?? ""))])
+        }
+        let summary = try writer.finish(description: options.description.isEmpty ? "imported from \(file)" : options.description, timeSeries: header.timeSeries)
+        let warnings = checker.warnings + summary.renames.map { ImportProblem(location: "", message: "attribute '\($0.from)' renamed to '\($0.to)' (the name is taken)") }
         return ImportReport(
-            layer: options.layer, format: format, kind: layer.kind, geometryType: layer.geometryType,
-            featureCount: layer.features.count, sourceCRS: prepared.sourceCRS, warnings: warnings)
+            layer: options.layer, format: format, kind: summary.kind, geometryType: summary.geometryType,
+            featureCount: summary.featureCount, sourceCRS: summary.kind == .features ? header.sourceCRS : nil, warnings: warnings)
     }
 
     package static func checkLayerName(_ name: String) throws(StoreError) {
@@ -300,154 +430,6 @@ public enum Importer {
             throw .unsupportedFormat(file: source.path, reason: "the file is \(found), which Vltava does not import; formats: \(names)")
         }
         throw .unsupportedFormat(file: source.path, reason: "neither Vltava nor GDAL recognises the file's content; pass --format (\(names))")
-    }
-
-    // MARK: - Validation
-
-    /// Reprojects to EPSG:4326, checks ranges and validity. Fatal problems abort the import
-    /// with every problem listed; repairs are returned as warnings.
-    static func validate(_ prepared: inout ImportRecords, file: String, options: ImportOptions) throws(StoreError) -> [ImportProblem] {
-        let needsTransform = prepared.sourceCRS.map { Projection.normalizeCRS($0) != "EPSG:4326" } ?? false
-        if needsTransform, let crs = prepared.sourceCRS {
-            // Fail once, early, on a CRS PROJ does not know.
-            do {
-                _ = try CoordinateTransformer(from: crs, to: "EPSG:4326")
-            } catch {
-                throw .importFailed(file: file, problems: [ImportProblem(location: "", message: "\(error)")])
-            }
-        }
-        // The declared CRS's area of use: a layer landing outside it has the wrong CRS (lon/lat
-        // declared as EPSG:5514 lands in Estonia).
-        let area = !needsTransform || options.force ? nil : prepared.sourceCRS.flatMap(Projection.areaOfUse).flatMap { $0.isWorld ? nil : $0 }
-
-        // Reprojection and GEOS validity dominate a large import: the features are checked in
-        // one slice per core, each with its own PROJ transformer and GEOS context (neither may
-        // be shared between threads), and the results joined in feature order.
-        let count = prepared.features.count
-        let slices = max(1, min(ProcessInfo.processInfo.activeProcessorCount, count / 2_000))
-        var results = [ValidationSlice](repeating: ValidationSlice(), count: slices)
-        let context = SliceContext(sourceCRS: prepared.sourceCRS, crsAssumed: prepared.crsAssumed, locations: prepared.locations)
-        results.withUnsafeMutableBufferPointer { results in
-            prepared.features.withUnsafeMutableBufferPointer { features in
-                // Each slice writes only its own range of features and its own result.
-                let shared = DisjointSlices(features: features, results: results)
-                DispatchQueue.concurrentPerform(iterations: slices) { slice in
-                    let range = (count * slice / slices)..<(count * (slice + 1) / slices)
-                    shared.results[slice] = validateSlice(shared.features, range, context, area: area, needsTransform: needsTransform, options: options)
-                }
-            }
-        }
-        var problems: [ImportProblem] = []
-        var warnings: [ImportProblem] = []
-        var outside: [(index: Int, raw: (Double, Double), landed: (Double, Double))] = []
-        var projectedLooking: [(index: Int, raw: (Double, Double))] = []
-        for result in results {
-            if let setup = result.setupProblem { throw .importFailed(file: file, problems: [setup]) }
-            problems += result.problems
-            warnings += result.warnings
-            outside += result.outside
-            projectedLooking += result.projectedLooking
-        }
-        if let area, let first = outside.first {
-            let rawLooksLonLat = abs(first.raw.0) <= 180 && abs(first.raw.1) <= 90
-            let hint = rawLooksLonLat ? "the coordinates look like longitude/latitude: pass --crs EPSG:4326" : "check the file's CRS or pass the right one with --crs"
-            problems.insert(ImportProblem(location: "", message: "\(outside.count) of \(prepared.features.count) features land outside the area of use of \(area) "
-                + "(\(prepared.locations.map { $0[first.index] } ?? "feature \(first.index)") at \(formatPosition(first.raw)) lands at \(formatPosition(first.landed))); "
-                + "\(hint), or --force to import anyway"), at: 0)
-        }
-        if let first = projectedLooking.first {
-            let samples = projectedLooking.prefix(50).map(\.raw)
-            let guess = likelyProjectedCRS(samples).map { "EPSG:\($0.code) (\($0.name)): pass --crs EPSG:\($0.code)" } ?? "a projected CRS: pass it with --crs"
-            problems.insert(ImportProblem(location: "", message: "\(projectedLooking.count) of \(prepared.features.count) features are not longitude/latitude "
-                + "(\(prepared.locations.map { $0[first.index] } ?? "feature \(first.index)") at \(formatPosition(first.raw))); the file names no CRS, "
-                + "and these look like metres in \(guess)"), at: 0)
-        }
-        if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
-        return warnings
-    }
-
-    /// What one slice of the features found.
-    struct ValidationSlice {
-        var problems: [ImportProblem] = []
-        var warnings: [ImportProblem] = []
-        var outside: [(index: Int, raw: (Double, Double), landed: (Double, Double))] = []
-        var projectedLooking: [(index: Int, raw: (Double, Double))] = []
-        var setupProblem: ImportProblem?
-    }
-
-    /// Reprojects, range-checks and GEOS-checks `range` of the features in place.
-    /// What every slice needs to know of the records (not the records: a copy of their
-    /// features array would be copied again when the slices write into it).
-    struct DisjointSlices: @unchecked Sendable {
-        let features: UnsafeMutableBufferPointer<Feature>
-        let results: UnsafeMutableBufferPointer<ValidationSlice>
-    }
-
-    struct SliceContext: Sendable {
-        var sourceCRS: String?
-        var crsAssumed: Bool
-        var locations: [String]?
-    }
-
-    static func validateSlice(_ features: UnsafeMutableBufferPointer<Feature>, _ range: Range<Int>, _ records: SliceContext,
-                              area: AreaOfUse?, needsTransform: Bool, options: ImportOptions) -> ValidationSlice {
-        var result = ValidationSlice()
-        var transformer: CoordinateTransformer?
-        let geos: GEOSContext
-        do {
-            if needsTransform, let crs = records.sourceCRS { transformer = try CoordinateTransformer(from: crs, to: "EPSG:4326") }
-            geos = try GEOSContext()
-        } catch {
-            result.setupProblem = ImportProblem(location: "", message: "\(error)")
-            return result
-        }
-        for index in range {
-            let feature = features[index]
-            let location = records.locations.map { $0[index] } ?? featureLocation(index, feature)
-            guard var geometry = feature.geometry else {
-                result.problems.append(ImportProblem(location: location, message: "the feature has no geometry"))
-                continue
-            }
-            let raw = firstPosition(geometry)
-            if let transformer {
-                do {
-                    geometry = try transformer.transform(geometry)
-                } catch {
-                    result.problems.append(ImportProblem(location: location, message: "cannot reproject: \(error)"))
-                    continue
-                }
-            }
-            if let area, !area.meets(geometry.bbox) {
-                result.outside.append((index, raw, firstPosition(geometry)))
-                continue
-            }
-            if let rangeProblem = coordinateRangeProblem(geometry) {
-                if records.crsAssumed, looksProjected(geometry) {
-                    result.projectedLooking.append((index, raw))
-                } else {
-                    result.problems.append(ImportProblem(location: location, message: rangeProblem))
-                }
-                continue
-            }
-            do {
-                let validity = try geos.validity(geometry)
-                if !validity.isValid {
-                    let reason = validity.reason ?? "invalid geometry"
-                    let at = validity.location.map { " at (\($0.lon) \($0.lat))" } ?? ""
-                    if options.strict {
-                        result.problems.append(ImportProblem(location: location, message: "invalid \(geometry.typeName): \(reason)\(at) (rejected under --strict)"))
-                        continue
-                    }
-                    geometry = try geos.makeValid(geometry)
-                    result.warnings.append(ImportProblem(location: location, message: "invalid \(geometry.typeName): \(reason)\(at); repaired with make-valid"))
-                }
-            } catch {
-                result.problems.append(ImportProblem(location: location, message: "cannot check validity: \(error)"))
-                continue
-            }
-            features[index].geometry = geometry
-        }
-        return result
     }
 
     static func firstPosition(_ geometry: Geometry) -> (Double, Double) {
@@ -522,57 +504,5 @@ public enum Importer {
         } catch {
             return error.description
         }
-    }
-
-    // MARK: - Schema inference
-
-    /// Columns in order of first appearance, typed from every value; names clashing
-    /// (case-insensitively, as SQLite compares them) with a reserved or earlier name are renamed.
-    static func inferColumns(_ features: [Feature], reserved: Set<String>) -> ([ColumnInfo], renames: [(from: String, to: String)]) {
-        var order: [String] = []
-        var kinds: [String: Set<String>] = [:]
-        for feature in features {
-            for (name, value) in feature.properties {
-                if kinds[name] == nil { order.append(name) }
-                let kind: String? = switch value {
-                case .null: nil
-                case .bool: "bool"
-                case .integer: "integer"
-                case .real: "real"
-                case .text: "text"
-                case .json: "json"
-                }
-                kinds[name, default: []].formUnion(kind.map { [$0] } ?? [])
-            }
-        }
-        var taken = Set(reserved)
-        var columns: [ColumnInfo] = []
-        var renames: [(String, String)] = []
-        for name in order {
-            var columnName = name
-            var suffix = 1
-            while taken.contains(columnName.lowercased()) {
-                columnName = "\(name)_\(suffix)"
-                suffix += 1
-            }
-            if columnName != name { renames.append((name, columnName)) }
-            taken.insert(columnName.lowercased())
-            let seen = kinds[name] ?? []
-            let column: ColumnInfo = switch seen {
-            case ["integer"]: ColumnInfo(name: columnName, type: .integer)
-            case ["real"], ["integer", "real"]: ColumnInfo(name: columnName, type: .real)
-            case ["bool"]: ColumnInfo(name: columnName, type: .boolean)
-            case ["json"]: ColumnInfo(name: columnName, type: .text, isJSON: true)
-            default: ColumnInfo(name: columnName, type: .text)
-            }
-            columns.append(column)
-        }
-        return (columns, renames)
-    }
-
-    /// The GeoPackage geometry type name: the single type of all features, or GEOMETRY.
-    static func geometryTypeName(_ features: [Feature]) -> String {
-        let names = Set(features.compactMap { $0.geometry?.typeName.uppercased() })
-        return names.count == 1 ? names.first ?? "GEOMETRY" : "GEOMETRY"
     }
 }

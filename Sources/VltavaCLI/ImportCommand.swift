@@ -62,8 +62,8 @@ struct ImportCommand: ParsableCommand {
 
     private func importFile() throws {
         do {
-            let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
             if file.lowercased().hasSuffix(".mbtiles") {
+                let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
                 try geoPackage.registerTileSet(name: layer, path: file, replace: replace)
                 // Registered all the same: unusable metadata is set aside wherever the set is read.
                 let warnings = (try? MBTiles(path: file))?.warnings ?? []
@@ -76,7 +76,8 @@ struct ImportCommand: ParsableCommand {
                 layer: layer, format: format, crs: crs, strict: strict, replace: replace, only: only,
                 lonColumn: lon, latColumn: lat, timeSeriesOf: timeSeriesOf, keyColumn: key,
                 sourceLayer: sourceLayer, force: force)
-            let report = try Importer.importFile(file, into: geoPackage, options: options, formats: ImportCommand.formats)
+            // A new store is built beside its path and moved into place when complete.
+            let report = try Importer.importFile(file, intoStoreAt: store.db, options: options, formats: ImportCommand.formats)
             for warning in report.warnings { printError("warning: \(warning)") }
             let what = report.kind == .features ? "\(report.geometryType ?? "GEOMETRY") features" : "rows"
             let from = report.sourceCRS.map { $0 == "EPSG:4326" ? "" : ", reprojected from \($0) to EPSG:4326" } ?? ""

@@ -5,7 +5,7 @@ import Testing
 
 /// The CLI end to end: every fixture imported into a fresh store through `vltava import`
 /// (scripts/build-demo-store.sh, the same script the demo uses), then `vltava layers`.
-@Suite struct ImportCLITests {
+@Suite(.validatesStores) struct ImportCLITests {
     @Test func importEveryFixtureThenListLayers() throws {
         let db = try Fixtures.temporaryDirectory("cli").appendingPathComponent("demo.gpkg").path
         let build = try CLI.run([db, CLI.binary.path], executable: Fixtures.root.appendingPathComponent("scripts/build-demo-store.sh"))
@@ -65,7 +65,7 @@ import Testing
     }
 }
 
-@Suite struct ExportCLITests {
+@Suite(.validatesStores) struct ExportCLITests {
     /// GeoJSON → store → GeoJSON through the CLI: the same coordinates (bit for bit: the store
     /// keeps IEEE doubles and the writer prints the shortest round-trip form) and the same
     /// properties, holes and MultiPolygons included.

@@ -6,7 +6,7 @@ import Testing
 /// `vltava indoor` end to end: the WMU survey imported, listed, a scan located, the positioning
 /// evaluated. The leave-one-out numbers are those of IndoorTests' brute force and of
 /// scikit-learn (Benchmarks/indoor_sklearn.py): k 1 gives median 1 cell, 527 of 1,420 exact.
-@Suite(.serialized) struct IndoorCLITests {
+@Suite(.serialized, .validatesStores) struct IndoorCLITests {
     static let store: Result<String, any Error> = Result {
         let db = try Fixtures.temporaryDirectory("cli-indoor").appendingPathComponent("indoor.gpkg").path
         let imported = try CLI.run(["indoor", "import", Fixtures.path("indoor/ble-rssi-wmu-labeled.csv"), "--venue", "wmu_library",

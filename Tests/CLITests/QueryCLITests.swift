@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// `vltava query` and `vltava repl` as a user runs them, on a store built by the demo script.
-@Suite(.serialized) struct QueryCLITests {
+@Suite(.serialized, .validatesStores) struct QueryCLITests {
     /// The demo store, built once through `scripts/build-demo-store.sh` with the built binary.
     static let store: Result<String, any Error> = Result {
         let path = try Fixtures.temporaryDirectory("query-cli").appendingPathComponent("demo.gpkg").path

@@ -3,7 +3,7 @@ import Geometry
 import TestSupport
 import Testing
 
-@Suite struct RouteCLITests {
+@Suite(.validatesStores) struct RouteCLITests {
     /// Over the zoo's paths imported into a store: the entrance to the gorilla pen. Reference:
     /// NetworkX on the same graph with the same snapping, 559.5569643307563 m; the start snaps
     /// 12.774 m, the end 18.709 m.

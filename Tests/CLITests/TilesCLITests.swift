@@ -3,7 +3,7 @@ import Geometry
 import TestSupport
 import Testing
 
-@Suite struct TilesCLITests {
+@Suite(.validatesStores) struct TilesCLITests {
     @Test func infoTellsTheRealEncoding() throws {
         let info = try CLI.run(["tiles", "info", Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles")])
         #expect(info.status == 0, "\(info.stderr)")

@@ -9,7 +9,7 @@ import Testing
 /// has a NaN or infinite coordinate is left out of its layer with a warning naming the layer
 /// and the fid; POINT EMPTY is a feature without geometry. Before, the infinite latitude trapped
 /// in the R-tree and the NaN vertex in the polygon index, killing the process.
-@Suite struct BadFeatureLoadTests {
+@Suite(.validatesStores) struct BadFeatureLoadTests {
     /// Stations and districts, then: station fid 3 (AKALA) at (14.42, inf), station fid 5
     /// (ALEGA) POINT EMPTY, and Praha 1 with its sixth vertex's latitude NaN. Returns the path
     /// and the warning expected for Praha 1.

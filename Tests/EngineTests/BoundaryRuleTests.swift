@@ -8,7 +8,7 @@ import Testing
 /// Through the engine: a point on the edge two squares share is in exactly one, whether the
 /// squares are polygons of a layer (`containing`, the polygon index) or the convex hulls of
 /// point layers (the area check).
-@Suite struct EngineBoundaryRuleTests {
+@Suite(.validatesStores) struct EngineBoundaryRuleTests {
     typealias S = AdjacentSquares
 
     static func snapshot() throws -> Snapshot {

@@ -23,7 +23,7 @@ extension Snapshot {
     }
 }
 
-@Suite struct EngineFixtureTests {
+@Suite(.validatesStores) struct EngineFixtureTests {
     /// The old municipal district (KOD_MO) each station's name gives: "Praha 6-Břevnov" → Praha 6.
     /// The data groups the 57 MČ into the 10 old districts: 19 = Praha 1, 27 = Praha 2, 35 = Praha 3,
     /// 43 = Praha 4, 51 = Praha 5, 60 = Praha 6, 78 = Praha 7, 86 = Praha 8, 94 = Praha 9, 108 = Praha 10.
@@ -196,7 +196,7 @@ extension Snapshot {
     }
 }
 
-@Suite struct TimeSeriesTests {
+@Suite(.validatesStores) struct TimeSeriesTests {
     @Test func missingIsNotZero() throws {
         let snapshot = try DemoStore.get()
         let series = try #require(snapshot.timeSeriesByLayer["stations"])
@@ -245,7 +245,7 @@ extension Snapshot {
     }
 }
 
-@Suite struct ReloadTests {
+@Suite(.validatesStores) struct ReloadTests {
     /// Queries keep answering from the old snapshot while a reload builds the new one; the
     /// next request after the swap sees the newly imported layer.
     @Test func reloadSwapsWhileQueriesRun() async throws {
@@ -287,7 +287,7 @@ extension Snapshot {
     }
 }
 
-@Suite struct TileSetTests {
+@Suite(.validatesStores) struct TileSetTests {
     @Test func tileSetsAreNamedLikeLayers() throws {
         let path = try Fixtures.temporaryDirectory("tilesets").appendingPathComponent("s.gpkg").path
         _ = try Importer.importFile(Fixtures.path("air/stations-prague.csv"), into: GeoPackage(path: path, mode: .readWrite), options: ImportOptions(layer: "stations"))

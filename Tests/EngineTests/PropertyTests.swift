@@ -9,7 +9,7 @@ import Testing
 /// Property tests over 100,000 random points each: the engine's answers equal brute force
 /// with a reference implementation (GEOS for point-in-polygon, haversine for k-nearest, a
 /// linear scan for bounding boxes).
-@Suite struct PropertyTests {
+@Suite(.validatesStores) struct PropertyTests {
     static let count = 100_000
 
     @Test(arguments: ["districts", "parking"])

@@ -8,7 +8,7 @@ import Testing
 /// OSRM's services as engine operations, checked against the engine's one route operation: the
 /// table (one search per source) gives each pair the distance `route` gives it, for both
 /// profiles; a route through points is its legs; the steps add up and name the streets.
-@Suite struct RoutingServicesTests {
+@Suite(.validatesStores) struct RoutingServicesTests {
     /// The main entrance and nine pens of the zoo.
     static let points: [Point] = [
         (14.4109, 50.1167), (14.41064991, 50.11601702), (14.40693735, 50.1198958), (14.40492117, 50.11880879), (14.40220799, 50.11912858),

@@ -10,7 +10,7 @@ import Testing
 /// step-free route must never use one of their edges. Every answer is checked against a
 /// reference written here from scratch: the ends snapped by a linear scan over the allowed
 /// edges, then a plain Dijkstra over the graph without the step edges.
-@Suite struct StepFreeRoutingTests {
+@Suite(.validatesStores) struct StepFreeRoutingTests {
     static let entrance = Point(lon: 14.4109, lat: 50.1167)
 
     /// The steps the network found at load: every consecutive vertex pair of the 45 step lines

@@ -10,7 +10,7 @@ import Testing
 /// project's own decoder and through GDAL's MVT driver, for the districts, the parking zones
 /// and the zoo's pens from z10 to z18. The reference is the layer itself, projected to the
 /// tile's units by brute force over every feature (not through the R-tree the encoder uses).
-@Suite struct VectorTileTests {
+@Suite(.validatesStores) struct VectorTileTests {
     static let layerNames = ["districts", "parking", "pens"]
     static let extent = 4096.0, buffer = 64.0
 

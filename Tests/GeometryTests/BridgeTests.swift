@@ -3,7 +3,7 @@ import Geometry
 import TestSupport
 import Testing
 
-@Suite struct GEOSTests {
+@Suite(.validatesStores) struct GEOSTests {
     static let bowTie = Geometry.polygon(Polygon(rings: [[14.40, 50.10, 14.41, 50.11, 14.41, 50.10, 14.40, 50.11, 14.40, 50.10]]))
 
     @Test func bowTieIsInvalidAtItsCrossing() throws {
@@ -47,7 +47,7 @@ import Testing
     }
 }
 
-@Suite struct ProjectionTests {
+@Suite(.validatesStores) struct ProjectionTests {
     /// Reference computed once with PROJ 9.1.1's command-line tool, which picks the same
     /// operation (Krovak East North + "S-JTSK to WGS 84 (5)", a 7-parameter Helmert, 1 m;
     /// `PROJ_DEBUG=2 cs2cs …` names it):
@@ -88,7 +88,7 @@ import Testing
     }
 }
 
-@Suite struct MeasureTests {
+@Suite(.validatesStores) struct MeasureTests {
     /// The ellipsoidal area of every Prague district against an independent reference: the
     /// same polygon projected by PROJ to EPSG:3035 (ETRS89 Lambert azimuthal equal-area, on the
     /// GRS80 ellipsoid, which differs from WGS84 by 0.1 mm in its minor axis) and measured by

@@ -7,7 +7,7 @@ func fixtureFeatures(_ name: String) throws -> [Feature] {
     try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url(name)))).features
 }
 
-@Suite struct JSONTests {
+@Suite(.validatesStores) struct JSONTests {
     @Test func parsesValuesKeepingKeyOrderAndIntegers() throws {
         let value = try JSON.parse(#"{"b": [1, -2.5, 1e3, 9223372036854775807, 9223372036854775808], "a": {"x": null, "y": true}, "s": "Ž\u00e1\ud83d\ude00\n"}"#)
         guard case .object(let root) = value else { Issue.record("not an object"); return }
@@ -59,7 +59,7 @@ func fixtureFeatures(_ name: String) throws -> [Feature] {
     }
 }
 
-@Suite struct GeoJSONTests {
+@Suite(.validatesStores) struct GeoJSONTests {
     @Test func readsTheDistricts() throws {
         let document = try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url("prague/districts.wgs84.geojson"))))
         #expect(document.features.count == 57)
@@ -129,7 +129,7 @@ func fixtureFeatures(_ name: String) throws -> [Feature] {
     }
 }
 
-@Suite struct WKBAndWKTTests {
+@Suite(.validatesStores) struct WKBAndWKTTests {
     static let fixtures = ["prague/districts.wgs84.geojson", "prague/parking-zones.wgs84.geojson", "zoo/pavilions-and-pens.geojson"]
 
     @Test(arguments: fixtures)
@@ -224,7 +224,7 @@ func fixtureFeatures(_ name: String) throws -> [Feature] {
     }
 }
 
-@Suite struct GeoJSONStreamTests {
+@Suite(.validatesStores) struct GeoJSONStreamTests {
     /// Streaming a file feature by feature gives exactly what the whole-file parser gives.
     @Test(arguments: ["prague/districts.sjtsk-epsg5514.geojson", "prague/parking-zones.wgs84.geojson", "zoo/pavilions-and-pens.geojson"])
     func streamEqualsWholeFile(fixture: String) throws {

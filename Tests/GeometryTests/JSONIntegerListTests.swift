@@ -2,7 +2,7 @@ import Geometry
 import TestSupport
 import Testing
 
-@Suite struct JSONIntegerListTests {
+@Suite(.validatesStores) struct JSONIntegerListTests {
     @Test func readsIntegerLists() {
         #expect(JSON.integerList("[1, 2, 3]") == [1, 2, 3])
         #expect(JSON.integerList("[105553969,588485178]") == [105_553_969, 588_485_178])

@@ -4,7 +4,7 @@ import Testing
 
 /// The boundary rule (see Geometry/PointInPolygon.swift) through every entry point of this
 /// module: a point on an edge shared by two polygons is inside exactly one.
-@Suite struct PointInPolygonTests {
+@Suite(.validatesStores) struct PointInPolygonTests {
     typealias S = AdjacentSquares
 
     @Test func aPointOnASharedEdgeIsInExactlyOneSquare() {

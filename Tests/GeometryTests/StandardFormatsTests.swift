@@ -5,7 +5,7 @@ import Testing
 
 /// The pieces the standard APIs need from Geometry: Google's encoded polylines (OSRM's
 /// geometries), a geometry meeting a box (OGC API's bbox), overview simplification, bearings.
-@Suite struct StandardFormatsTests {
+@Suite(.validatesStores) struct StandardFormatsTests {
     /// The example of Google's description of the format: (38.5, -120.2), (40.7, -120.95),
     /// (43.252, -126.453).
     @Test func polylineOfGooglesExample() throws {

@@ -58,7 +58,7 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
     return (x, y, nearest.map { rows[$0.row].label }, nearest.map(\.d))
 }
 
-@Suite struct SurveyTests {
+@Suite(.validatesStores) struct SurveyTests {
     @Test func theWMUSurveyReadsWhole() throws {
         let venue = try WMU.venue.get()
         #expect(venue.scans.count == 1420)
@@ -162,7 +162,7 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
     }
 }
 
-@Suite struct PositioningTests {
+@Suite(.validatesStores) struct PositioningTests {
     /// Specific scans (the LOCATE example, and survey rows by number) located through the k-d
     /// tree give exactly the brute force's position and neighbours.
     @Test func positionsMatchTheBruteForce() throws {
@@ -290,7 +290,7 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
     }
 }
 
-@Suite struct IndoorStoreTests {
+@Suite(.validatesStores) struct IndoorStoreTests {
     @Test func aVenueRoundTripsThroughTheGeoPackage() throws {
         var venue = try WMU.venue.get()
         venue.title = "Waldo Library"

@@ -8,7 +8,7 @@ import Testing
 /// Every example in docs/QUERY_LANGUAGE.md runs against the demo store and must print exactly
 /// the output block that follows it, so the document cannot drift from the language.
 /// `VLTAVA_UPDATE_DOCS=1` rewrites the output blocks instead (then review the diff).
-@Suite struct DocumentationTests {
+@Suite(.validatesStores) struct DocumentationTests {
     static let document = Fixtures.root.appendingPathComponent("docs/QUERY_LANGUAGE.md")
 
     struct Example {

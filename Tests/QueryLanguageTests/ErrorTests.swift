@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Malformed queries: each gets its exact message, position and hint, and nothing runs.
-@Suite struct ErrorTests {
+@Suite(.validatesStores) struct ErrorTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var query: String
         var message: String

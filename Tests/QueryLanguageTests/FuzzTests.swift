@@ -7,7 +7,7 @@ import Testing
 /// Generative fuzzing: random token streams built from the language's own vocabulary, and
 /// random bytes, for a fixed number of inputs. Every input must end in an answer or a
 /// QueryError with a position inside the text, never a crash, and quickly.
-@Suite struct FuzzTests {
+@Suite(.validatesStores) struct FuzzTests {
     static let vocabulary = [
         "SHOW", "LAYERS", "DESCRIBE", "FIND", "ROUTE", "TILE", "EXPLAIN", "OF", "CONTAINING", "NEAREST", "TO", "WITHIN",
         "INTERSECTING", "BBOX", "AT", "ZOOM", "LINKED", "WHERE", "ORDER", "BY", "ASC", "DESC", "LIMIT", "RETURN", "AND", "OR",

@@ -7,7 +7,7 @@ import Testing
 
 /// LOCATE on the demo store's WMU library venue. The position is the brute force's of
 /// IndoorTests: the three nearest scans are at P01 (each 122 dB away), x 16, y 1.
-@Suite struct LocateTests {
+@Suite(.validatesStores) struct LocateTests {
     @Test func locatesAScan() throws {
         let snapshot = try QueryStore.get()
         let result = try Query.run("LOCATE SCAN(b3001 -78, b3006 -77) IN wmu_library K 3", on: snapshot)[0]

@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// Answers of the language cross-checked against brute force over the same snapshot.
-@Suite struct QueryTests {
+@Suite(.validatesStores) struct QueryTests {
     func rows(_ query: String, _ snapshot: Snapshot) throws -> [JSONObject] {
         let result = try #require(try Query.run(query, on: snapshot).first)
         guard case .object(let answer) = result.json(), case .array(let rows)? = answer["rows"] else { return [] }

@@ -1,11 +1,12 @@
 import Engine
 import Geometry
 import QueryLanguage
+import TestSupport
 import Testing
 
 /// Issue 19, item 5: every form of FIND and TILE keeps the row limit with an error, never a
 /// silent cut, and LIMIT asks for fewer rows in each of them.
-@Suite struct RowLimitTests {
+@Suite(.validatesStores) struct RowLimitTests {
     /// The demo store with an answer limit of 1,000 rows; the parking layer has 1,548 zones.
     static func small() throws -> Snapshot { try QueryStore.smallLimits.get() }
 

@@ -6,7 +6,7 @@ import Testing
 
 /// AVOID tests an edge's midpoint against the avoided polygons by the engine's boundary rule:
 /// an edge whose midpoint lies on the edge two squares share is avoided with exactly one.
-@Suite struct AvoidBoundaryTests {
+@Suite(.validatesStores) struct AvoidBoundaryTests {
     typealias S = AdjacentSquares
 
     /// start (14.25, 51.0) – a (14.25, 50.25) – b (14.75, 50.25) – end (14.75, 51.0), and a

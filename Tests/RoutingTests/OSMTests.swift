@@ -5,7 +5,7 @@ import SpatialIndex
 import TestSupport
 import Testing
 
-@Suite struct OSMTests {
+@Suite(.validatesStores) struct OSMTests {
     /// The PBF and the XML of the same Andorra extract give the same graph, and with every
     /// `highway` way kept, the shared benchmark's W7 network: 38,556 nodes, 38,991 edges,
     /// 854,723.058 m (counted by pyosmium in gen_workloads.py).

@@ -27,7 +27,7 @@ enum ZooNetwork {
     }
 }
 
-@Suite struct ZooRoutingTests {
+@Suite(.validatesStores) struct ZooRoutingTests {
     @Test func componentsOfTheZooNetwork() throws {
         let graph = try ZooNetwork.graph.get()
         #expect(graph.nodeCount == 3361)
@@ -110,7 +110,7 @@ enum ZooNetwork {
     }
 }
 
-@Suite struct AvoidAndComponentTests {
+@Suite(.validatesStores) struct AvoidAndComponentTests {
     static let entrance = Point(lon: 14.4109, lat: 50.1167)
     static let gorillaPen = Point(lon: 14.40519, lat: 50.11576)
 
@@ -201,7 +201,7 @@ enum ZooNetwork {
     }
 }
 
-@Suite struct EdgeSetTests {
+@Suite(.validatesStores) struct EdgeSetTests {
     /// Either direction finds an edge; repeats, self-loops and nodes out of range are dropped.
     @Test func lookups() {
         let set = EdgeSet(pairs: [(3, 1), (1, 3), (2, 2), (5, 70), (0, 99)], nodeCount: 80)

@@ -5,7 +5,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite struct AdminTokenTests {
+@Suite(.validatesStores) struct AdminTokenTests {
     @Test func tokenFromAFile() async throws {
         let store = try await DemoStore.copy()
         let tokenFile = URL(fileURLWithPath: store).deletingLastPathComponent().appendingPathComponent("admin-token")

@@ -6,7 +6,7 @@ import Geometry
 import TestSupport
 import Testing
 
-@Suite struct BadInputTests {
+@Suite(.validatesStores) struct BadInputTests {
     /// Each parameter malformed in turn: (target, status, code, the parameter the problem names).
     static let cases: [(String, Int, String, String?)] = [
         ("/v1/layers/districts/containing?lon=abc&lat=50.08", 400, "invalid_parameter", "lon"),

@@ -58,7 +58,7 @@ final class ServedStore {
     var isRunning: Bool { kill(process.pid, 0) == 0 }
 }
 
-@Suite struct BadStoreTests {
+@Suite(.validatesStores) struct BadStoreTests {
     /// AKALA's place in Karlín; the point in the Old Town that Praha 1 contains.
     static let akala = "lon=14.442049&lat=50.094238"
     static let oldTown = "lon=14.4208&lat=50.0880"

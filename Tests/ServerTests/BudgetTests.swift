@@ -7,9 +7,10 @@ import Foundation
 import Geometry
 @testable import Server
 import Synchronization
+import TestSupport
 import Testing
 
-@Suite struct BudgetTests {
+@Suite(.validatesStores) struct BudgetTests {
     /// A server on the demo store with `change` applied to its engine limits.
     static func server(limits change: (inout EngineLimits) -> Void = { _ in },
                        configure: @escaping (inout ServerConfiguration) -> Void = { _ in }) async throws -> RunningServer {

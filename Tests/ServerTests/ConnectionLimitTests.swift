@@ -7,9 +7,10 @@ import Engine
 import Foundation
 import Logging
 @testable import Server
+import TestSupport
 import Testing
 
-@Suite struct ConnectionLimitTests {
+@Suite(.validatesStores) struct ConnectionLimitTests {
     /// 300 half-open connections (a partial head each) against a cap of 100: a real request on a
     /// new connection is answered at once, at most 100 connections are ever open, the warning
     /// is logged with the counts, and the head deadline closes the half-open ones.

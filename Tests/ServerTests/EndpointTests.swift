@@ -9,7 +9,7 @@ import TestSupport
 import Testing
 import VectorTiles
 
-@Suite struct EndpointTests {
+@Suite(.validatesStores) struct EndpointTests {
     @Test func layersListTheStore() async throws {
         let server = try await RunningServer.shared.value
         let response = try await get(server.port, "/v1/layers")

@@ -11,7 +11,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite struct LifecycleTests {
+@Suite(.validatesStores) struct LifecycleTests {
     @Test func answers503WhileLoading() async throws {
         let gate = DispatchSemaphore(value: 0)
         let store = try await DemoStore.path()
@@ -215,7 +215,7 @@ struct CapturingHandler: LogHandler {
 }
 
 /// The serve command's log handler: one JSON object per line, metadata as members.
-@Suite struct JSONLogTests {
+@Suite(.validatesStores) struct JSONLogTests {
     @Test func oneJSONObjectPerLine() throws {
         let pipe = Pipe()
         let sink = LogSink(fileDescriptor: pipe.fileHandleForWriting.fileDescriptor)
@@ -236,7 +236,7 @@ struct CapturingHandler: LogHandler {
     }
 }
 
-@Suite struct AccessLogFormatTests {
+@Suite(.validatesStores) struct AccessLogFormatTests {
     @Test func milliseconds() {
         #expect(AccessMiddleware.milliseconds(0.000015) == "0.015")
         #expect(AccessMiddleware.milliseconds(0.0012345) == "1.235" || AccessMiddleware.milliseconds(0.0012345) == "1.234")

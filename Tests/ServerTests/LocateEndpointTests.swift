@@ -7,7 +7,7 @@ import Geometry
 import TestSupport
 import Testing
 
-@Suite struct LocateEndpointTests {
+@Suite(.validatesStores) struct LocateEndpointTests {
     @Test func locatesAScan() async throws {
         let server = try await RunningServer.shared.value
         let response = try await post(server.port, "/v1/locate?venue=wmu_library&k=3", body: #"{"b3001": -78, "b3006": -77, "x9": -60}"#,

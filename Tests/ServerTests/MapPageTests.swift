@@ -8,7 +8,7 @@ import Geometry
 import Testing
 import TestSupport
 
-@Suite struct MapPageTests {
+@Suite(.validatesStores) struct MapPageTests {
     @Test func thePageAndItsFiles() async throws {
         let server = try await RunningServer.shared.value
         let page = try await get(server.port, "/", headers: [("Accept", "text/html,application/xhtml+xml")])

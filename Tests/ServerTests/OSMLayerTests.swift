@@ -1,6 +1,7 @@
 import Engine
 import Foundation
 import Geometry
+import Store
 import TestSupport
 import Testing
 
@@ -8,7 +9,31 @@ import Testing
 /// served, and routed over by name. The reference is what `vltava route --network
 /// andorra.osm.pbf` answers: `Network.fromOSM`, which reads the file itself and builds the
 /// graph with `Graph.fromOSM`, a path that shares nothing with the layer's.
-@Suite struct OSMLayerTests {
+@Suite(.validatesStores) struct OSMLayerTests {
+    /// The same extract as `.osm.pbf`, as `.osm` XML, and as `.osm.gz` (the XML gzipped here,
+    /// at test time, by gzip itself) makes the same layer: 1615 ways, feature for feature the
+    /// same tags, node ids and coordinates.
+    @Test func osmXMLAndGzippedXMLImportAsThePBF() async throws {
+        let dir = try Fixtures.temporaryDirectory("osm-formats")
+        let xml = dir.appendingPathComponent("andorra.osm").path
+        let unzipped = try Fixtures.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "gzip -dc \"$0\" > \"$1\"", Fixtures.path("osm/andorra.osm.gz"), xml], timeout: 60)
+        #expect(unzipped.status == 0, "\(unzipped.stderr)")
+        let zipped = try Fixtures.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "gzip -c \"$0\" > \"$0.gz\"", xml], timeout: 60)
+        #expect(zipped.status == 0, "\(zipped.stderr)")
+        var layers: [String: [StoredFeature]] = [:]
+        for input in [Fixtures.path("osm/andorra.osm.pbf"), xml, xml + ".gz"] {
+            let db = dir.appendingPathComponent(URL(fileURLWithPath: input).lastPathComponent + ".gpkg").path
+            let imported = try await offPool { try CLI.run(["import", input, "--layer", "andorra", "--db", db]) }
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout == "imported 1615 LINESTRING features into layer 'andorra' (osm)\n", "\(input)")
+            layers[input] = try GeoPackage(path: db).features(of: "andorra")
+        }
+        let pbf = try #require(layers[Fixtures.path("osm/andorra.osm.pbf")])
+        #expect(pbf.count == 1615)
+        #expect(layers[xml] == pbf)
+        #expect(layers[xml + ".gz"] == pbf)
+    }
+
     @Test func theServerRoutesOverAnImportedOSMLayerAsOverTheFile() async throws {
         let pbf = Fixtures.path("osm/andorra.osm.pbf")
         let db = try Fixtures.temporaryDirectory("osm-layer").appendingPathComponent("andorra.gpkg").path

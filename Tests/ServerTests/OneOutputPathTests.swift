@@ -5,7 +5,7 @@ import TestSupport
 
 /// Issue 13's checks over real HTTP: one distance reads the same through every endpoint, GDAL
 /// keeps the derived values of a GeoJSON answer, and no input is pasted into query text.
-@Suite struct OneOutputPathTests {
+@Suite(.validatesStores) struct OneOutputPathTests {
     /// Every station's distance from the Old Town point, as `/nearest`, `FIND … NEAREST` and
     /// `/v1/air` write it: the same number to the millimetre, written by the same code.
     @Test func oneDistanceEverywhere() async throws {

@@ -1,10 +1,11 @@
 import Foundation
 import Geometry
+import TestSupport
 import Testing
 
 /// POST /v1/query with real answers: JSON by default, GeoJSON on request, several statements as
 /// an array, and each kind of query error on its documented status.
-@Suite struct QueryEndpointTests {
+@Suite(.validatesStores) struct QueryEndpointTests {
     @Test func answersAsJSONAndGeoJSON() async throws {
         let server = try await RunningServer.shared.value
         let district = try await post(server.port, "/v1/query", body: "FIND districts CONTAINING POINT(14.4208 50.0880) RETURN NAZEV_MC, KOD_MC")

@@ -10,7 +10,7 @@ import Store
 import TestSupport
 import Testing
 
-@Suite struct StandardClientTests {
+@Suite(.validatesStores) struct StandardClientTests {
     static let ogrinfo = URL(fileURLWithPath: "/usr/bin/ogrinfo")
     static let ogr2ogr = URL(fileURLWithPath: "/usr/bin/ogr2ogr")
 

@@ -7,7 +7,7 @@ import Testing
 /// Store management end to end through the CLI and `vltava serve`: a missing tile-set file
 /// takes out that tile set alone; drop and rename; a failed import leaves no new file; every
 /// layer's export imports again.
-@Suite struct StoreManagementTests {
+@Suite(.validatesStores) struct StoreManagementTests {
     @Test func aMissingTileSetFileTakesOutThatTileSetAlone() async throws {
         let store = try await DemoStore.copy()
         let directory = (store as NSString).deletingLastPathComponent

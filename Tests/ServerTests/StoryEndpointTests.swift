@@ -1,10 +1,11 @@
 import Engine
 import Foundation
 import Geometry
+import TestSupport
 import Testing
 
 /// /v1/air and /v1/schedule/check against the demo store, cross-checked by brute force.
-@Suite struct StoryEndpointTests {
+@Suite(.validatesStores) struct StoryEndpointTests {
     @Test func airWhereIAm() async throws {
         let server = try await RunningServer.shared.value
         let air = try await get(server.port, "/v1/air?lon=14.42076&lat=50.08804")

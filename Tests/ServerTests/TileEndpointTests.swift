@@ -7,7 +7,7 @@ import VectorTiles
 
 /// Tiles as map clients ask for them: extension URLs, Accept-Encoding, the store's layers as
 /// vector tiles, the GeoJSON form, and TileJSON that validates against the official schema.
-@Suite struct TileEndpointTests {
+@Suite(.validatesStores) struct TileEndpointTests {
     /// Every TileJSON the server writes — each tile set's and each feature layer's — validates
     /// against TileJSON 3.0.0's own JSON schema (Fixtures/tilejson, checked with Python's
     /// jsonschema), among them world_cities, whose metadata says `version: 2` (not semver:

@@ -6,7 +6,7 @@ import Testing
 
 /// Point-in-polygon on real layers, cross-checked against brute-force even-odd ray casting over
 /// every edge of every polygon and against GEOS.
-@Suite struct PolygonIndexTests {
+@Suite(.validatesStores) struct PolygonIndexTests {
     static func load(_ fixture: String) throws -> [Geometry] {
         try GeoJSON.parseDocument([UInt8](Data(contentsOf: Fixtures.url(fixture)))).features.compactMap(\.geometry)
     }

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// The R-tree and the point index cross-checked against brute force on real and random data.
-@Suite struct RTreeAndPointIndexTests {
+@Suite(.validatesStores) struct RTreeAndPointIndexTests {
     static func stations() throws -> (codes: [String], lons: [Double], lats: [Double]) {
         let text = try String(contentsOf: Fixtures.url("air/stations-prague.csv"), encoding: .utf8)
         let lines = text.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }

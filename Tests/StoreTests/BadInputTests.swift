@@ -7,7 +7,7 @@ import Testing
 
 /// Every bad input gives a clear error naming the problem and where it is, and leaves the
 /// store exactly as it was: the same layers with the same row counts.
-@Suite struct BadInputTests {
+@Suite(.validatesStores) struct BadInputTests {
     /// A store with one layer already in it, and a snapshot of every table's row count.
     func populatedStore() throws -> (GeoPackage, String, [String: Int]) {
         let (store, path) = try freshStore()

@@ -8,7 +8,7 @@ import ZooPraha
 /// Files as GIS users have them, written at test time by GDAL's own `ogr2ogr` (gdal-bin, a
 /// test dependency) from the fixtures, imported, and checked against GDAL's own reading and
 /// reprojection (`ogr2ogr -t_srs EPSG:4326`) to 1 mm.
-@Suite struct GDALImportTests {
+@Suite(.validatesStores) struct GDALImportTests {
     static let formats = ImportFormat.builtIn + ZooPraha.formats
 
     /// A Shapefile in EPSG:5514 (ESRI WKT in its .prj) whose .dbf is in windows-1250 (its .cpg

@@ -6,7 +6,7 @@ import Testing
 import ZooPraha
 
 /// GeoPackage interoperability with GDAL in both directions.
-@Suite struct GDALTests {
+@Suite(.validatesStores) struct GDALTests {
     /// `Fixtures/gdal/zoo-places.gdal.gpkg` was written by GDAL 3.6.2:
     ///   ogr2ogr -f GPKG zoo-places.gdal.gpkg Fixtures/zoo/pavilions-and-pens.geojson -nln places
     ///   ogr2ogr -f GPKG -update zoo-places.gdal.gpkg Fixtures/prague/districts.sjtsk-epsg5514.geojson \

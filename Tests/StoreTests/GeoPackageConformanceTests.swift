@@ -8,7 +8,7 @@ import ZooPraha
 /// Every store Vltava writes passes GDAL's validate_gpkg.py and carries the GeoPackage R-tree
 /// that GDAL and QGIS use; Vltava imports into GeoPackages that GDAL wrote; layers and tile
 /// sets can be dropped and renamed, leaving a valid file.
-@Suite struct GeoPackageConformanceTests {
+@Suite(.validatesStores) struct GeoPackageConformanceTests {
     @Test func theDemoStorePassesTheValidatorAndHasSpatialIndexes() throws {
         let path = try Fixtures.temporaryDirectory("conformance").appendingPathComponent("demo.gpkg").path
         try DemoFixtureStore.build(at: path)

@@ -18,7 +18,7 @@ func importFixture(_ fixture: String, as layer: String, into store: GeoPackage, 
     return try Importer.importFile(Fixtures.path(fixture), into: store, options: options)
 }
 
-@Suite struct CoordinateSystemTests {
+@Suite(.validatesStores) struct CoordinateSystemTests {
     @Test func sjtskAndWGS84DistrictsMatchByCode() throws {
         let (store, _) = try freshStore()
         let sjtsk = try importFixture("prague/districts.sjtsk-epsg5514.geojson", as: "districts_sjtsk", into: store)
@@ -71,7 +71,7 @@ func importFixture(_ fixture: String, as layer: String, into store: GeoPackage, 
     }
 }
 
-@Suite struct RoundTripTests {
+@Suite(.validatesStores) struct RoundTripTests {
     /// GeoJSON → store → features: the same coordinates to 1e-9° and the same properties.
     @Test(arguments: ["prague/districts.wgs84.geojson", "prague/parking-zones.wgs84.geojson", "zoo/pavilions-and-pens.geojson"])
     func geoJSONThroughTheStore(fixture: String) throws {

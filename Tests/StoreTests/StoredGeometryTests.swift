@@ -6,7 +6,7 @@ import Testing
 
 /// Geometries another tool wrote into a store (issue 19): a NaN or infinite coordinate, a blob
 /// that is not a GeoPackage geometry, GDAL's POINT EMPTY.
-@Suite struct StoredGeometryTests {
+@Suite(.validatesStores) struct StoredGeometryTests {
     /// Stations with fid 3 at (14.42, inf) (the report's blob), fid 5 POINT EMPTY, fid 7 WKT
     /// text where a blob belongs.
     func editedStations() throws -> (GeoPackage, String) {

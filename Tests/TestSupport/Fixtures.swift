@@ -22,11 +22,13 @@ public enum Fixtures {
         url(relativePath).path
     }
 
-    /// A fresh, empty temporary directory for one test.
+    /// A fresh, empty temporary directory for one test. Under the `.validatesStores` trait,
+    /// every GeoPackage in it is checked with GDAL's validator when the test ends.
     public static func temporaryDirectory(_ label: String = "vltava-test") throws -> URL {
         let url = FileManager.default.temporaryDirectory
             .appendingPathComponent("\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        StoreSweep.current?.add(url)
         return url
     }
 }

@@ -10,6 +10,26 @@ public enum GeoPackageValidator {
         return result.status == 0 ? nil : "validate_gpkg.py \(path): exit \(result.status): \(result.stdout)\(result.stderr)"
     }
 
+    /// nil when every file passes; otherwise each complaint, by file. One run of Python for
+    /// all of them (its start and GDAL's import cost more than the checks).
+    public static func problems(_ paths: [String]) throws -> String? {
+        guard !paths.isEmpty else { return nil }
+        let script = """
+            import sys
+            from osgeo_utils.samples.validate_gpkg import check
+            failed = 0
+            for path in sys.argv[1:]:
+                try:
+                    check(path, abort_at_first_error=True, warning_msg=False)
+                except Exception as error:
+                    failed += 1
+                    print("%s: %s" % (path, error))
+            sys.exit(1 if failed else 0)
+            """
+        let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script] + paths, timeout: 300)
+        return result.status == 0 ? nil : "validate_gpkg.py on \(paths.count) stores: exit \(result.status): \(result.stdout)\(result.stderr)"
+    }
+
     /// The answer of one SQL statement through GDAL's SQLite dialect (`ogrinfo -dialect
     /// SQLite`), whose spatial functions (HasSpatialIndex…) are GDAL's: the text after " = "
     /// of each field line.

@@ -7,7 +7,7 @@ import VectorTiles
 
 /// The features of a tile at a point take polygons by the engine's boundary rule: a point on
 /// the edge two squares share is in exactly one (its distance to both is 0).
-@Suite struct TileBoundaryRuleTests {
+@Suite(.validatesStores) struct TileBoundaryRuleTests {
     typealias S = AdjacentSquares
 
     /// An MBTiles file with one GeoJSON tile at zoom 8, holding the two squares (and the

@@ -6,7 +6,7 @@ import Testing
 import Wire
 
 /// The Mapbox Vector Tile conformance suite (mvt-fixtures 4.0.0, in Fixtures/mvt-fixtures).
-@Suite struct ConformanceTests {
+@Suite(.validatesStores) struct ConformanceTests {
     struct Case {
         let id: String
         let tile: [UInt8]
@@ -164,7 +164,7 @@ import Wire
     }
 }
 
-@Suite struct FeatureViewTests {
+@Suite(.validatesStores) struct FeatureViewTests {
     /// Walking features in place gives the same tags and positions as the full decoder.
     @Test func viewsAgreeWithTheDecoder() throws {
         let set = try MBTiles(path: Fixtures.path("mbtiles/mbtileserver-world_cities.mbtiles"))

@@ -7,7 +7,7 @@ import Wire
 
 /// The strict conformance check against the mvt-fixtures suite, and the encoder on small
 /// features whose tiles can be worked out by hand.
-@Suite struct MVTConformanceTests {
+@Suite(.validatesStores) struct MVTConformanceTests {
     /// The check agrees with the suite: no problem in every tile the suite calls valid in v2,
     /// a problem in every invalid one. Two exceptions, both refused on purpose: 057, whose
     /// MoveTo promises 536,870,911 positions and carries one (the decoder refuses it too), and
@@ -59,7 +59,7 @@ import Wire
     }
 }
 
-@Suite struct MVTEncoderTests {
+@Suite(.validatesStores) struct MVTEncoderTests {
     static let rules = MVTConformance.EncoderRules(positions: -64...4160)
     /// Tile 14/8848/5550 holds Prague's centre.
     static let projection = TileProjection(z: 14, x: 8848, y: 5550)

@@ -6,7 +6,7 @@ import VectorTiles
 
 /// Inputs that crashed a fuzz target (scripts/fuzz.sh), minimised, each rebuilt here from the
 /// bytes the fuzzer saved: reading them must now answer instead of trapping.
-@Suite struct FuzzRegressionTests {
+@Suite(.validatesStores) struct FuzzRegressionTests {
     /// mbtiles-meta target, minimised input `@tile=//-9223720368758082022`: a tile_row beyond
     /// Int64 (SQLite keeps it as a REAL and hands it over as -2^63) overflowed the TMS flip in
     /// tileAddresses(), a trap. Rows outside the tile grid are now skipped.

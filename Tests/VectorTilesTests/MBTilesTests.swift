@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 @testable import VectorTiles
 
-@Suite struct MBTilesTests {
+@Suite(.validatesStores) struct MBTilesTests {
     static func open(_ name: String) throws -> MBTiles { try MBTiles(path: Fixtures.path(name)) }
 
     @Test func worldCities() throws {
@@ -201,7 +201,7 @@ import Testing
     }
 }
 
-@Suite struct BrokenTileTests {
+@Suite(.validatesStores) struct BrokenTileTests {
     /// A copy of world_cities cut to its first 16 KiB: opening or reading says so.
     @Test func truncatedFile() throws {
         let bytes = try Data(contentsOf: Fixtures.url("mbtiles/mbtileserver-world_cities.mbtiles"))

@@ -5,7 +5,7 @@ import Testing
 /// Every Swift sample of docs/EMBEDDING.md must be a slice of a file that is compiled: a snippet
 /// (Snippets/, built by `swift build`) or the example app (built by its own test in CI). So a
 /// sample cannot drift into code that no longer builds.
-@Suite struct EmbeddingDocumentTests {
+@Suite(.validatesStores) struct EmbeddingDocumentTests {
     /// The lines without the indentation they share, so a sample may be shown less indented
     /// than where it sits.
     static func dedented(_ lines: ArraySlice<String>) -> [String] {

@@ -7,7 +7,7 @@ import Vltava
 /// store. Expected values are the ones the engine, language and HTTP tests check, each
 /// cross-checked there against a reference (haversine over the CSV, the reference router,
 /// the district file's attributes); here they prove the library gives the same answers.
-@Suite(.serialized) struct LibraryTests {
+@Suite(.serialized, .validatesStores) struct LibraryTests {
     /// The demo store, built once for the suite.
     static let store: Result<String, any Error> = Result {
         let path = try Fixtures.temporaryDirectory("library").appendingPathComponent("demo.gpkg").path

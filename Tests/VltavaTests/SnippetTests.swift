@@ -5,7 +5,7 @@ import Testing
 /// The snippets of Snippets/ (the DocC catalogue's and docs/EMBEDDING.md's samples) are built by
 /// `swift build`; here each runs on the demo store and must print exactly what its comments
 /// say. The values are those LibraryTests checks against its references.
-@Suite struct SnippetTests {
+@Suite(.validatesStores) struct SnippetTests {
     static func run(_ snippet: String) throws -> String {
         let binary = CLI.binary.deletingLastPathComponent().appendingPathComponent(snippet)
         let result = try Fixtures.run(binary, [try LibraryTests.store.get()], timeout: 120)

@@ -17,7 +17,7 @@ func freshStore() throws -> GeoPackage {
     try GeoPackage(path: Fixtures.temporaryDirectory("zoo").appendingPathComponent("test.gpkg").path, mode: .readWrite)
 }
 
-@Suite struct ZooPrahaImportTests {
+@Suite(.validatesStores) struct ZooPrahaImportTests {
     @Test func zooAnimalsLinkToPensAndPavilions() throws {
         let store = try freshStore()
         try importZooFixture("zoo/animals.json", as: "animals", into: store)
