@@ -32,7 +32,7 @@ extension Planner {
         case .containing where other.family != .polygons && other.family != .mixed:
             throw Planner.error(.invalid, "unsupported_geometry",
                                 "(\(other.name) CONTAINING) needs polygons; '\(other.name)' holds \(other.family == .table ? "no geometries (it is a table)" : other.family.rawValue)",
-                                at: reference.layer.position, hint: "use (\(other.name) NEAREST) for the nearest feature")
+                                at: reference.layer.position, hint: other.family == .table ? nil : "use (\(other.name) NEAREST) for the nearest feature")
         case .nearest where other.family == .table:
             throw Planner.error(.invalid, "unsupported_geometry", "'\(other.name)' is a table without geometries", at: reference.layer.position)
         default:
