@@ -35,19 +35,61 @@
 import Foundation
 
 public enum CzechStemmer {
+    typealias Word = [Unicode.Scalar]
+
     /// Lower case without diacritics: 'Břevnov' → 'brevnov'.
     public static func fold(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.lowercased().decomposedStringWithCanonicalMapping.unicodeScalars
-        where scalar.properties.generalCategory != .nonspacingMark {
-            scalars.append(scalar)
-        }
-        return String(scalars)
+        string(text.unicodeScalars.flatMap { fold($0).folded })
     }
 
-    /// The words of a text, lower case with their diacritics: runs of letters and digits.
-    static func rawWords(_ text: String) -> [String] {
-        text.lowercased().precomposedStringWithCanonicalMapping.split { !($0.isLetter || $0.isNumber) }.map(String.init)
+    /// A scalar's lower case, and its lower case without diacritics. Latin letters (where every
+    /// Czech one lies) come from a table built once; others are worked out as they come.
+    static func fold(_ scalar: Unicode.Scalar) -> (lower: Word, folded: Word) {
+        let v = scalar.value
+        if v < 0x80 {
+            let lower = v >= 0x41 && v <= 0x5A ? Unicode.Scalar(UInt8(v + 0x20)) : scalar
+            return ([lower], [lower])
+        }
+        if v >= latinRange.lowerBound && v <= latinRange.upperBound { return latin[Int(v - latinRange.lowerBound)] }
+        return slowFold(scalar)
+    }
+
+    static let latinRange: ClosedRange<UInt32> = 0xC0...0x24F
+    static let latin: [(lower: Word, folded: Word)] = latinRange.map { v in
+        Unicode.Scalar(v).map(slowFold) ?? ([], [])
+    }
+
+    static func slowFold(_ scalar: Unicode.Scalar) -> (lower: Word, folded: Word) {
+        let lower = String(String.UnicodeScalarView([scalar])).lowercased()
+        let folded = lower.decomposedStringWithCanonicalMapping.unicodeScalars.filter { $0.properties.generalCategory != .nonspacingMark }
+        return (Array(lower.unicodeScalars), Array(folded))
+    }
+
+    static func string(_ word: Word) -> String {
+        var text = String.UnicodeScalarView()
+        text.append(contentsOf: word)
+        return String(text)
+    }
+
+    /// The words of a text, each in lower case with its diacritics and folded: runs of letters,
+    /// digits and combining marks.
+    static func words(_ text: String) -> [(lower: Word, folded: Word)] {
+        var words: [(lower: Word, folded: Word)] = []
+        var lower: Word = [], folded: Word = []
+        for scalar in text.unicodeScalars {
+            let p = scalar.properties
+            if p.isAlphabetic || p.numericType != nil || p.generalCategory == .nonspacingMark {
+                let f = fold(scalar)
+                lower += f.lower
+                folded += f.folded
+            } else if !lower.isEmpty {
+                words.append((lower, folded))
+                lower = []
+                folded = []
+            }
+        }
+        if !lower.isEmpty { words.append((lower, folded)) }
+        return words
     }
 
     /// The published endings, with their diacritics; folded for the folded pass.
@@ -58,45 +100,70 @@ public enum CzechStemmer {
     static let endings2 = ["em", "es", "ém", "ím", "ům", "at", "ám", "os", "us", "ým", "mi", "ou"]
     static let possessives = ["ov", "in", "ův"]
     static let vowels: Set<Unicode.Scalar> = ["a", "e", "i", "o", "u", "y", "á", "é", "í", "ý", "ě", "ů"]
-    /// Ending lists as characters, from the longest: (the word must be longer than, the endings).
-    typealias Endings = [(Int, [[Unicode.Scalar]])]
-    static let published: (endings: Endings, possessives: [[Unicode.Scalar]]) = lists(fold: false)
-    static let folded: (endings: Endings, possessives: [[Unicode.Scalar]]) = lists(fold: true)
+    /// Ending lists as scalars, from the longest: (the word must be longer than, the endings).
+    typealias Endings = [(Int, [Word])]
+    static let published: (endings: Endings, possessives: [Word]) = lists(fold: false)
+    static let folded: (endings: Endings, possessives: [Word]) = lists(fold: true)
 
-    static func lists(fold folding: Bool) -> (endings: Endings, possessives: [[Unicode.Scalar]]) {
-        func prepared(_ list: [String]) -> [[Unicode.Scalar]] { Array(Set(list.map { folding ? fold($0) : $0 })).map { Array($0.unicodeScalars) } }
+    static func lists(fold folding: Bool) -> (endings: Endings, possessives: [Word]) {
+        func prepared(_ list: [String]) -> [Word] { Array(Set(list.map { folding ? fold($0) : $0 })).map { Array($0.unicodeScalars) } }
         return ([(7, prepared(endings5)), (6, prepared(endings4)), (5, prepared(endings3)), (4, prepared(endings2))], prepared(possessives))
     }
 
     /// The stem of one word, folded: the rules run on the folded word (so a word typed without
     /// diacritics stems like the word with them).
     public static func stem(_ word: String) -> String {
-        stem(Array(fold(word).unicodeScalars), endings: folded.endings, possessives: folded.possessives)
+        string(stem(Array(fold(word).unicodeScalars), endings: folded.endings, possessives: folded.possessives))
     }
 
     /// Every stem a word may have: the folded word's, and the stem of the word with its
     /// diacritics, folded after (the published rules tell 'hřivnatý' from the ending 'aty' of
     /// 'zvířaty'; folded first, they cannot). Two words match when their stems meet.
     public static func stems(_ word: String) -> Set<String> {
-        let lower = Array(word.lowercased().precomposedStringWithCanonicalMapping.unicodeScalars)
-        return [stem(word), fold(stem(lower, endings: published.endings, possessives: published.possessives))]
+        Set(words(word).flatMap { stems($0).map(string) })
     }
+
+    static func stems(_ word: (lower: Word, folded: Word)) -> [Word] {
+        let a = stem(word.folded, endings: folded.endings, possessives: folded.possessives)
+        let b = stem(word.lower, endings: published.endings, possessives: published.possessives).flatMap { fold($0).folded }
+        return a == b ? [a] : [a, b]
+    }
+
+    static let palatals: (ct: Word, st: Word, cht: Word, sht: Word) = (Array("ct".unicodeScalars), Array("st".unicodeScalars),
+                                                                      Array("čt".unicodeScalars), Array("št".unicodeScalars))
 
     /// The rules on one word: `endings` are (the word must be longer than, the endings) from
     /// the longest.
-    static func stem(_ word: [Unicode.Scalar], endings: Endings, possessives: [[Unicode.Scalar]]) -> String {
+    static func stem(_ word: Word, endings: Endings, possessives: [Word]) -> Word {
         var w = word
-        func ends(_ suffix: [Unicode.Scalar]) -> Bool { w.count >= suffix.count && w.suffix(suffix.count).elementsEqual(suffix) }
-        func ends(_ suffix: String) -> Bool { ends(Array(suffix.unicodeScalars)) }
-        let n = w.count
-        if let (_, list) = endings.first(where: { n > $0.0 && $0.1.contains(where: ends) }), let ending = list.first(where: ends) {
-            w.removeLast(ending.count)
-        } else if n > 2, let last = w.last, vowels.contains(last) {
-            w.removeLast()
+        // Plain loops: this runs for every word of every row a `~ CZECH` tests.
+        func ends(_ suffix: Word) -> Bool {
+            let offset = w.count - suffix.count
+            guard offset >= 0 else { return false }
+            for k in 0..<suffix.count where w[offset + k] != suffix[k] { return false }
+            return true
         }
-        if w.count > 5 && possessives.contains(where: ends) { w.removeLast(2) }
-        if ends("čt") || ends("št") || ends("ct") || ends("st") {
-            w[w.count - 2] = w[w.count - 2] == "č" || w[w.count - 2] == "c" ? "c" : "s"
+        let n = w.count
+        var removed = false
+        search: for (longerThan, list) in endings where n > longerThan {
+            for ending in list where ends(ending) {
+                w.removeLast(ending.count)
+                removed = true
+                break search
+            }
+        }
+        if !removed, n > 2, let last = w.last, vowels.contains(last) { w.removeLast() }
+        if w.count > 5 {
+            for suffix in possessives where ends(suffix) {
+                w.removeLast(suffix.count)
+                break
+            }
+        }
+        if ends(palatals.ct) || ends(palatals.cht) {
+            w[w.count - 2] = "c"
+            w[w.count - 1] = "k"
+        } else if ends(palatals.st) || ends(palatals.sht) {
+            w[w.count - 2] = "s"
             w[w.count - 1] = "k"
         } else if w.last == "c" || w.last == "č" {
             w[w.count - 1] = "k"
@@ -108,30 +175,29 @@ public enum CzechStemmer {
         } else if w.count > 2 && w[w.count - 2] == "ů" {
             w[w.count - 2] = "o"  // dům → dom, as domy (only where the diacritic is there to see)
         }
-        var text = String.UnicodeScalarView()
-        text.append(contentsOf: w)
-        return String(text)
+        return w
     }
 
     /// A search text prepared once for `matches`: its alternatives (split at commas), each a list
     /// of words with their stems.
     public struct Pattern: Sendable {
-        let alternatives: [[(word: String, stems: Set<String>)]]
+        let alternatives: [[(word: Word, stems: [Word])]]
 
         public init(_ text: String) {
             alternatives = text.split(separator: ",").map { part in
-                CzechStemmer.rawWords(String(part)).map { (fold($0), stems($0)) }
+                CzechStemmer.words(String(part)).map { ($0.folded, CzechStemmer.stems($0)) }
             }.filter { !$0.isEmpty }
         }
 
         /// Whether the text matches: for one of the alternatives, every word meets a word of the
-        /// text with the same stem (or stems to that word itself, for the indeclinable 'lori' of
-        /// 'loriové'). An empty pattern matches nothing.
+        /// text with a stem in common (or one word is the other's stem, for the indeclinable
+        /// 'lori' of 'loriové'). An empty pattern matches nothing.
         public func matches(_ text: String) -> Bool {
-            let textWords = CzechStemmer.rawWords(text).map { (fold($0), stems($0)) }
+            guard !alternatives.isEmpty else { return false }
+            let textWords = CzechStemmer.words(text).map { ($0.folded, CzechStemmer.stems($0)) }
             return alternatives.contains { words in
                 words.allSatisfy { p in
-                    textWords.contains { t in !p.stems.isDisjoint(with: t.1) || p.stems.contains(t.0) || t.1.contains(p.word) }
+                    textWords.contains { t in p.stems.contains { t.1.contains($0) } || p.stems.contains(t.0) || t.1.contains(p.word) }
                 }
             }
         }
