@@ -41,7 +41,7 @@ import Testing
             guard let text = animals.properties[i]["location_ids"]?.stringValue, case .array(let ids)? = try? JSON.parse(text) else { continue }
             for case .integer(let id) in ids { residents[id, default: 0] += 1 }
         }
-        var totals = (places: 0, animals: 0, plain: 0, czech: 0, plainPlaces: 0, czechPlaces: 0, complete: 0)
+        var totals = (places: 0, animals: 0, plain: 0, czech: 0, plainPlaces: 0, czechPlaces: 0, complete: 0, plainComplete: 0)
         var missed: [String] = []
         for layer in ["pens", "pavilions"] {
             for place in try rows("FIND \(layer) RETURN fid, name", snapshot) {
@@ -57,6 +57,7 @@ import Testing
                 totals.czech += czech
                 if plain > 0 { totals.plainPlaces += 1 }
                 if czech > 0 { totals.czechPlaces += 1 }
+                if plain == all { totals.plainComplete += 1 }
                 if czech == all { totals.complete += 1 } else { missed.append("\(name) \(czech)/\(all)") }
             }
         }
@@ -67,6 +68,7 @@ import Testing
         #expect(totals.plainPlaces == 2)
         #expect(totals.czechPlaces == 77)
         #expect(totals.complete == 77)
+        #expect(totals.plainComplete == 2)
         // The pens are all found; what is left are the pavilions, named after a building or a
         // region ('Afrika zblízka', 'Pavilon goril': 'pavilon' is in no animal's name).
         #expect(missed.sorted() == [
