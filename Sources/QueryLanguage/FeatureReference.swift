@@ -74,4 +74,15 @@ extension Planner {
             return value(match.index)
         }
     }
+
+    /// Tile features have no geometry index to join on: a reference there is an error, not a
+    /// silent missing value.
+    static func refuseReferences(_ fields: [FieldExpression], _ filter: Expression?) throws(QueryError) {
+        var named = fields
+        if let filter { Planner.fields(in: filter, into: &named) }
+        for case .reference(let reference, _) in named {
+            throw Planner.error(.invalid, "unsupported_clause", "feature references read store layers; tile features cannot be joined",
+                                at: reference.position, hint: "FIND the layer itself, e.g. FIND pavilions … RETURN (districts CONTAINING).NAZEV_MC")
+        }
+    }
 }

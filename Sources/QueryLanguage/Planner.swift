@@ -210,6 +210,7 @@ struct Planner {
         case .route(let route):
             step = .route(try planRoute(route))
         case .tile(let tile):
+            try Planner.refuseReferences(tile.fields, tile.filter)
             step = .tile(tile, try tileSet(tile.tileSet), snapshot)
         case .locate(let locate):
             step = .locate(try planLocate(locate))
@@ -602,6 +603,7 @@ struct Planner {
             throw Planner.error(.syntax, "syntax_error", "FIND … OF a tile set takes AT … ZOOM, WHERE, LIMIT and RETURN only", at: name.position)
         }
         let layers = find.layers.first?.text == "*" ? nil : find.layers.map(\.text)
+        try Planner.refuseReferences(find.fields, find.filter)
         return TilesPlan(snapshot: snapshot, limit: find.limit, tileSet: tiles, tileSetName: name.text, layers: layers, point: point, zoom: zoom, filter: find.filter, fields: find.fields)
     }
 

@@ -226,6 +226,9 @@ import Testing
         #expect(table?.column == 27)
         let unclosed = error("FIND pens WITHIN 10 m OF (pavilions WHERE name = 'x'")
         #expect(unclosed?.code == "unexpected_end")
+        let tile = error("TILE 16/35388/22194 OF zoo_map LAYER pois RETURN kind, (districts CONTAINING).NAZEV_MC")
+        #expect(tile?.code == "unsupported_clause")
+        #expect(tile?.column == 56)
         #expect(error("FIND pens WHERE name ~ CZECH bizoni")?.message == "expected a string after '~ CZECH', found 'bizoni'")
     }
 }
