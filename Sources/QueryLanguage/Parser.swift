@@ -232,7 +232,7 @@ struct Parser {
             case "NEAREST":
                 let (k, _) = try integer("the number of features after NEAREST", in: 1...Parser.unbounded)
                 try expect("TO", "after NEAREST \(k)")
-                if peek.kind == .symbol("(") {
+                if atSelection {
                     let targets = try selection(parenthesised: true, what: "NEAREST k TO (layer WHERE …)")
                     var within: Double?
                     if accept("WITHIN") { within = try distance() }
@@ -246,7 +246,7 @@ struct Parser {
             case "WITHIN":
                 let metres = try distance()
                 try expect("OF", "after the distance")
-                if peek.kind == .symbol("(") {
+                if atSelection {
                     find.spatial = .withinFeatures(metres: metres, try selection(parenthesised: true, what: "WITHIN d OF (layer WHERE …)"))
                 } else {
                     find.spatial = .within(metres: metres, point: try point())
@@ -259,7 +259,7 @@ struct Parser {
                 find.spatial = .atZoom(at, zoom: try integer("the zoom", in: 0...30).0)
             case "LINKED":
                 try expect("TO", "after LINKED")
-                find.linked = try selection(parenthesised: true, what: "LINKED TO (layer WHERE …)")
+                find.linked = try selection(parenthesised: true, what: "LINKED TO (layer WHERE …)", noun: "linked selection")
             case "WHERE":
                 find.filter = try expression()
             case "ORDER":
@@ -326,7 +326,7 @@ struct Parser {
             } else if selection.linked.isEmpty && isKeyword("LINKED") {
                 index += 1
                 try expect("TO", "after LINKED")
-                selection.linked = [try self.selection(parenthesised: true, what: "LINKED TO (layer WHERE …)")]
+                selection.linked = [try self.selection(parenthesised: true, what: "LINKED TO (layer WHERE …)", noun: "linked selection")]
             } else {
                 return .features(selection)
             }
@@ -335,12 +335,18 @@ struct Parser {
 
     /// `layer [WHERE expr]`, in parentheses where a WHERE could otherwise belong to the outer
     /// statement; `what` names the construct in errors.
-    private mutating func selection(parenthesised: Bool, what: String = "") throws(QueryError) -> Selection {
-        if parenthesised { try expect(symbol: "(", "around the selection: \(what)") }
+    private mutating func selection(parenthesised: Bool, what: String = "", noun: String = "selection") throws(QueryError) -> Selection {
+        if parenthesised { try expect(symbol: "(", "around the \(noun): \(what)") }
         var selection = Selection(layer: try name("a layer name"))
         if accept("WHERE") { selection.filter = try expression() }
-        if parenthesised { try expect(symbol: ")", "to close the selection of \(what)") }
+        if parenthesised { try expect(symbol: ")", "to close the \(noun)") }
         return selection
+    }
+
+    /// Whether the tokens ahead read `( layer`: a selection, where a point could also stand.
+    private var atSelection: Bool {
+        guard peek.kind == .symbol("("), case .word = tokens[min(index + 1, tokens.count - 1)].kind else { return false }
+        return true
     }
 
     /// Whether the tokens ahead read `( layer CONTAINING` or `( layer NEAREST`: a feature
@@ -650,7 +656,7 @@ struct Parser {
         if accept(symbol: "~") {
             let czech = accept("CZECH")
             guard case .string(let text) = peek.kind else {
-                throw error(expected: czech ? "a string after '~ CZECH'" : "a string (or CZECH) after '~'",
+                throw error(expected: czech ? "a string after '~ CZECH'" : "a string after '~'",
                             hint: czech ? "~ CZECH matches Czech word forms: name ~ CZECH 'bizoni'" : "~ matches text: name ~ 'praha 6'")
             }
             index += 1
