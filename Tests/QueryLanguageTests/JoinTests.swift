@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import Geometry
 import QueryLanguage
+import SQLite
 import Store
 import TestSupport
 import Testing
@@ -201,6 +202,29 @@ import Testing
         let tigers = try metres("\(start) pens LINKED TO (animals WHERE name ~ CZECH 'tygři') ON paths")
         let each = try ["4636225657", "4639672145"].map { try metres("\(start) pens WHERE fid = \($0) ON paths") }
         #expect(tigers == each.min())
+    }
+
+    /// The selection a ROUTE goes to, `pens LINKED TO (animals WHERE …)`, is the SQL join
+    /// through the animals' JSON lists, run by SQLite on the same store file.
+    @Test func linkedSelectionAgreesWithSQLite() throws {
+        let snapshot = try QueryStore.get()
+        let database = try Database(path: try QueryStore.path.get(), mode: .readOnly)
+        let sql = try database.prepare("""
+            SELECT DISTINCT p.fid FROM pens p JOIN animals a JOIN json_each(a.location_ids) j ON j.value = p.fid
+            WHERE a.name LIKE '%' || ? || '%' ORDER BY p.fid
+            """)
+        var total = 0
+        for animal in ["gorila", "tygr", "bizon", "klokan", "ibis", "sova", "varan"] {
+            sql.reset()
+            try sql.bind([.text(animal)])
+            var expected: [Int64] = []
+            while try sql.step() { expected.append(sql.int64(0)) }
+            let found = try rows("FIND pens LINKED TO (animals WHERE name ~ '\(animal)') ORDER BY fid RETURN fid", snapshot)
+            // LIKE folds ASCII case only; these names differ from the lexicon's in case alone.
+            #expect(found.map { Int64($0["fid"]?.number ?? -1) } == expected, "\(animal)")
+            total += expected.count
+        }
+        #expect(total == 10)
     }
 
     /// Mistakes in the new forms get positioned errors.
