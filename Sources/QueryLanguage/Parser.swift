@@ -251,6 +251,13 @@ struct Parser {
             case "NEAREST":
                 let (k, _) = try integer("the number of features after NEAREST", in: 1...Parser.unbounded)
                 try expect("TO", "after NEAREST \(k)")
+                if atSelection {
+                    let targets = try selection(parenthesised: true, what: "NEAREST k TO (layer WHERE …)")
+                    var within: Double?
+                    if accept("WITHIN") { within = try distance() }
+                    find.spatial = .nearestFeatures(k: k, targets, withinMetres: within)
+                    break
+                }
                 let at = try point()
                 var within: Double?
                 if accept("WITHIN") { within = try distance() }
@@ -258,7 +265,11 @@ struct Parser {
             case "WITHIN":
                 let metres = try distance()
                 try expect("OF", "after the distance")
-                find.spatial = .within(metres: metres, point: try point())
+                if atSelection {
+                    find.spatial = .withinFeatures(metres: metres, try selection(parenthesised: true, what: "WITHIN d OF (layer WHERE …)"))
+                } else {
+                    find.spatial = .within(metres: metres, point: try point())
+                }
             case "INTERSECTING":
                 find.spatial = try bbox()
             case "AT":
@@ -267,7 +278,7 @@ struct Parser {
                 find.spatial = .atZoom(at, zoom: try integer("the zoom", in: 0...30).0)
             case "LINKED":
                 try expect("TO", "after LINKED")
-                find.linked = try selection(parenthesised: true)
+                find.linked = try selection(parenthesised: true, what: "LINKED TO (layer WHERE …)", noun: "linked selection")
             case "WHERE":
                 find.filter = try expression()
             case "ORDER":
@@ -326,17 +337,60 @@ struct Parser {
     private mutating func routeTarget() throws(QueryError) -> RouteStatement.Target {
         if isKeyword("POINT") { return .point(try point()) }
         if case .parameter = peek.kind { return .point(try point()) }
-        return .features(try selection(parenthesised: false))
+        // `pens LINKED TO (animals WHERE …) [WHERE …]` or `pens WHERE … LINKED TO (…)`.
+        var selection = Selection(layer: try name("a layer name"))
+        while true {
+            if selection.filter == nil && accept("WHERE") {
+                selection.filter = try expression()
+            } else if selection.linked.isEmpty && isKeyword("LINKED") {
+                index += 1
+                try expect("TO", "after LINKED")
+                selection.linked = [try self.selection(parenthesised: true, what: "LINKED TO (layer WHERE …)", noun: "linked selection")]
+            } else {
+                return .features(selection)
+            }
+        }
     }
 
     /// `layer [WHERE expr]`, in parentheses where a WHERE could otherwise belong to the outer
-    /// statement.
-    private mutating func selection(parenthesised: Bool) throws(QueryError) -> Selection {
-        if parenthesised { try expect(symbol: "(", "around the linked selection: LINKED TO (layer WHERE …)") }
+    /// statement; `what` names the construct in errors.
+    private mutating func selection(parenthesised: Bool, what: String = "", noun: String = "selection") throws(QueryError) -> Selection {
+        if parenthesised { try expect(symbol: "(", "around the \(noun): \(what)") }
         var selection = Selection(layer: try name("a layer name"))
         if accept("WHERE") { selection.filter = try expression() }
-        if parenthesised { try expect(symbol: ")", "to close the linked selection") }
+        if parenthesised { try expect(symbol: ")", "to close the \(noun)") }
         return selection
+    }
+
+    /// Whether the tokens ahead read `( layer`: a selection, where a point could also stand.
+    private var atSelection: Bool {
+        guard peek.kind == .symbol("("), case .word = tokens[min(index + 1, tokens.count - 1)].kind else { return false }
+        return true
+    }
+
+    /// Whether the tokens ahead read `( layer CONTAINING` or `( layer NEAREST`: a feature
+    /// reference, not a parenthesised condition.
+    private var atFeatureReference: Bool {
+        guard peek.kind == .symbol("("), case .word = tokens[min(index + 1, tokens.count - 1)].kind else { return false }
+        let relation = tokens[min(index + 2, tokens.count - 1)].keyword
+        return relation == "CONTAINING" || relation == "NEAREST"
+    }
+
+    /// `(layer CONTAINING [WHERE …]).field` or `(layer NEAREST [WHERE …]).field`: a field of the
+    /// feature of another layer that contains, or lies nearest to, each row's feature.
+    private mutating func featureReference() throws(QueryError) -> FieldExpression {
+        let start = advance().position
+        let layer = try name("a layer name")
+        let relation: FeatureReference.Relation = advance().keyword == "CONTAINING" ? .containing : .nearest
+        var filter: Expression?
+        if accept("WHERE") { filter = try expression() }
+        try expect(symbol: ")", "to close the feature reference, as in (districts CONTAINING).NAZEV_MC")
+        let end = previous.position
+        try expect(symbol: ".", "and a field after the feature reference, as in (districts CONTAINING).NAZEV_MC")
+        if atFeatureReference { throw error(expected: "a field of '\(layer.text)'", hint: "feature references do not nest") }
+        let field = try fieldExpression()
+        let position = SourcePosition(line: start.line, column: start.column, length: max(1, end.line == start.line ? end.column + 1 - start.column : 1))
+        return .reference(FeatureReference(layer: layer, relation: relation, filter: filter, position: position), field)
     }
 
     private mutating func tile() throws(QueryError) -> TileStatement {
@@ -514,6 +568,7 @@ struct Parser {
 
     private mutating func fieldExpression() throws(QueryError) -> FieldExpression {
         let token = peek
+        if atFeatureReference { return try featureReference() }
         guard case .word = token.kind else { throw error(expected: "a field name") }
         let isCall = tokens[min(index + 1, tokens.count - 1)].kind == .symbol("(")
         switch token.keyword {
@@ -571,7 +626,7 @@ struct Parser {
     }
 
     private mutating func primary() throws(QueryError) -> Expression {
-        if accept(symbol: "(") {
+        if !atFeatureReference && accept(symbol: "(") {
             let inner = try expression()
             try expect(symbol: ")", "to close '('")
             return inner
@@ -590,8 +645,16 @@ struct Parser {
             try expect(symbol: ")", "to close FRESH(")
             return .fresh(hours: hours, position: position)
         }
-        guard case .word = peek.kind else { throw error(expected: "a condition (a field name, NOT or '(')") }
-        let field = try fieldExpression()
+        guard case .word = peek.kind else {
+            if atFeatureReference { return try condition(on: try featureReference()) }
+            throw error(expected: "a condition (a field name, NOT or '(')")
+        }
+        return try condition(on: try fieldExpression())
+    }
+
+    /// What follows a field in a condition: IS [NOT] NULL, [NOT] IN (…), ~ ['CZECH'] 'text', or a
+    /// comparison.
+    private mutating func condition(on field: FieldExpression) throws(QueryError) -> Expression {
         if accept("IS") {
             let negated = accept("NOT")
             try expect("NULL", negated ? "after IS NOT" : "after IS")
@@ -610,9 +673,13 @@ struct Parser {
             return .isIn(field, values, negated: negatedIn)
         }
         if accept(symbol: "~") {
-            guard case .string(let text) = peek.kind else { throw error(expected: "a string after '~'", hint: "~ matches text: name ~ 'praha 6'") }
+            let czech = accept("CZECH")
+            guard case .string(let text) = peek.kind else {
+                throw error(expected: czech ? "a string after '~ CZECH'" : "a string after '~'",
+                            hint: czech ? "~ CZECH matches Czech word forms: name ~ CZECH 'bizoni'" : "~ matches text: name ~ 'praha 6'")
+            }
             index += 1
-            return .matches(field, text)
+            return czech ? .matchesCzech(field, text) : .matches(field, text)
         }
         let operatorToken = peek
         let comparison: Comparison

@@ -148,6 +148,8 @@ struct FindPlan: Sendable {
     var snapshot: Snapshot
     var sources: [Source]
     var spatial: Spatial?
+    /// The geometries a `WITHIN d OF (…)` or `NEAREST k TO (…)` measures from.
+    var targets: [Geometry] = []
     var columns: [String]
     /// Per ORDER BY key: its direction, and whether it is the distance (which the search gives,
     /// not an accessor).
@@ -208,6 +210,7 @@ struct Planner {
         case .route(let route):
             step = .route(try planRoute(route))
         case .tile(let tile):
+            try Planner.refuseReferences(tile.fields, tile.filter)
             step = .tile(tile, try tileSet(tile.tileSet), snapshot)
         case .locate(let locate):
             step = .locate(try planLocate(locate))
@@ -295,8 +298,14 @@ struct Planner {
         }
         let hasDistance: Bool
         switch find.spatial {
-        case .nearest?, .within?: hasDistance = true
+        case .nearest?, .within?, .nearestFeatures?, .withinFeatures?: hasDistance = true
         default: hasDistance = false
+        }
+        // `WITHIN d OF (pavilions WHERE …)`: the selected features' geometries, measured from.
+        var targets: [Geometry] = []
+        switch find.spatial {
+        case .nearestFeatures(_, let selection, _)?, .withinFeatures(_, let selection)?: targets = try select(selection)
+        default: break
         }
         // Fields the WHERE, ORDER BY and RETURN name must exist in at least one layer.
         var named: [FieldExpression] = find.fields + find.order.map(\.field)
@@ -331,7 +340,7 @@ struct Planner {
             throw Planner.error(.limit, "limit_exceeded", "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
                                 at: find.limitPosition ?? SourcePosition(line: 1, column: 1, length: 1))
         }
-        return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, columns: columns,
+        return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m") },
                         limit: find.limit, linkNote: link?.note)
     }
@@ -346,7 +355,7 @@ struct Planner {
                 break
             }
             return
-        case .nearest, .within, .intersecting:
+        case .nearest, .within, .intersecting, .nearestFeatures, .withinFeatures:
             guard layer.family == .table else { return }
             clause = "'\(layer.name)' is a table without geometries"
         case .atZoom:
@@ -361,7 +370,8 @@ struct Planner {
         case .and(let terms), .or(let terms):
             for term in terms { Planner.fields(in: term, into: &fields) }
         case .not(let a): Planner.fields(in: a, into: &fields)
-        case .compare(let field, _, _, _), .isIn(let field, _, _), .isNull(let field, _), .matches(let field, _): fields.append(field)
+        case .compare(let field, _, _, _), .isIn(let field, _, _), .isNull(let field, _), .matches(let field, _), .matchesCzech(let field, _):
+            fields.append(field)
         case .measures, .fresh: break
         }
     }
@@ -369,6 +379,7 @@ struct Planner {
     static let pseudoFields = ["fid", "layer", "distance_m"]
 
     func checkField(_ field: FieldExpression, in layers: [Layer], hasDistance: Bool) throws(QueryError) {
+        if case .reference(let reference, let inner) = field { return try checkReference(reference, inner) }
         guard case .attribute(let name) = field else { return }
         if name.text == "distance_m" {
             guard hasDistance else {
@@ -418,6 +429,8 @@ struct Planner {
                 }
                 return .json(JSON.serialize(.array(points)))
             }
+        case .reference(let reference, let inner):
+            return try referenceAccessor(reference, inner, on: layer)
         case .observedAt(let position):
             guard let series = snapshot.timeSeriesByLayer[layer.name] else {
                 throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position,
@@ -484,6 +497,10 @@ struct Planner {
             let value = try accessor(field, on: layer)
             let folded = TextFold.fold(pattern)
             return { i in value(i).stringValue.map { TextFold.fold($0).contains(folded) } ?? false }
+        case .matchesCzech(let field, let text):
+            let value = try accessor(field, on: layer)
+            let pattern = CzechStemmer.Pattern(text)
+            return { i in value(i).stringValue.map { pattern.matches($0) } ?? false }
         case .measures(let column):
             let (series, keyOf, _) = try timeSeries(column, on: layer)
             let name = column.text
@@ -586,6 +603,7 @@ struct Planner {
             throw Planner.error(.syntax, "syntax_error", "FIND … OF a tile set takes AT … ZOOM, WHERE, LIMIT and RETURN only", at: name.position)
         }
         let layers = find.layers.first?.text == "*" ? nil : find.layers.map(\.text)
+        try Planner.refuseReferences(find.fields, find.filter)
         return TilesPlan(snapshot: snapshot, limit: find.limit, tileSet: tiles, tileSetName: name.text, layers: layers, point: point, zoom: zoom, filter: find.filter, fields: find.fields)
     }
 
@@ -639,7 +657,11 @@ struct Planner {
         guard layer.family != .table else {
             throw Planner.error(.invalid, "unsupported_geometry", "'\(layer.name)' is a table without geometries", at: selection.layer.position)
         }
-        let filter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
+        var filter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
+        if let linked = selection.linked.first, let link = try planLink(linked, for: [layer]).filters[ObjectIdentifier(layer)] {
+            let inner = filter
+            filter = { i in link(i) && (inner?(i) ?? true) }
+        }
         return (0..<layer.count).filter { filter?($0) ?? true }.compactMap { layer.geometries[$0] }
     }
 
@@ -660,6 +682,11 @@ struct Planner {
                         + ", k = \(k)" + (within.map { ", within \(Parser.format($0)) m" } ?? "")
                 case .within(let metres, _)?:
                     access = (layer.family == .points ? "k-d tree" : "packed Hilbert R-tree") + " range search, \(Parser.format(metres)) m, nearest first"
+                case .nearestFeatures(let k, let selection, let within)?:
+                    access = "best-first k-nearest on the packed Hilbert R-tree, measured to the nearest point of \(plan.targets.count) '\(selection.layer.text)' feature\(plan.targets.count == 1 ? "" : "s")"
+                        + ", k = \(k)" + (within.map { ", within \(Parser.format($0)) m" } ?? "")
+                case .withinFeatures(let metres, let selection)?:
+                    access = "packed Hilbert R-tree range search, \(Parser.format(metres)) m of the nearest point of \(plan.targets.count) '\(selection.layer.text)' feature\(plan.targets.count == 1 ? "" : "s"), nearest first"
                 case .intersecting?: access = "packed Hilbert R-tree bounding-box search"
                 case .atZoom?, nil: access = "full scan in load order (no spatial clause)"
                 }
@@ -700,12 +727,6 @@ struct Planner {
 
 /// Case- and diacritics-insensitive text for `~`: 'Břevnov' and 'BREVNOV' both fold to 'brevnov'.
 enum TextFold {
-    static func fold(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.lowercased().decomposedStringWithCanonicalMapping.unicodeScalars
-        where scalar.properties.generalCategory != .nonspacingMark {
-            scalars.append(scalar)
-        }
-        return String(scalars)
-    }
+    /// The same fold as `~ CZECH` (a table for Latin letters, built once).
+    static func fold(_ text: String) -> String { CzechStemmer.fold(text) }
 }

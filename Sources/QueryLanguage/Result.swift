@@ -259,7 +259,7 @@ public struct QueryResult: Sendable {
         case .null: text = ""
         case .bool(let b): text = b ? "true" : "false"
         case .integer(let i): text = String(i)
-        case .double(let d): text = column == "distance_m" ? String(format: "%.1f m", d) : format(d)
+        case .double(let d): text = column == "distance_m" || column.hasSuffix(".distance_m") ? String(format: "%.1f m", d) : format(d)
         case .string(let s): text = s
         default: text = String(decoding: JSONWriter.encode(value), as: UTF8.self)
         }

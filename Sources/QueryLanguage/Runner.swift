@@ -179,6 +179,10 @@ struct Runner {
                     matches = try snapshot.nearest(layer, to: p.point, k: k, within: within, filter: filter, stats: stats)
                 case .within(let metres, let p)?:
                     matches = try snapshot.within(layer, metres: metres, of: p.point, limit: plan.limit, filter: filter, stats: stats)
+                case .nearestFeatures(let k, _, let within)?:
+                    matches = try snapshot.nearest(layer, to: plan.targets, k: k, within: within, filter: filter, stats: stats)
+                case .withinFeatures(let metres, _)?:
+                    matches = try snapshot.within(layer, metres: metres, of: plan.targets, limit: plan.limit, filter: filter, stats: stats)
                 case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
                     let box = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
                     matches = try snapshot.intersecting(layer, box: box, limit: plan.order.isEmpty ? plan.limit : nil, filter: filter, stats: stats)
@@ -196,10 +200,10 @@ struct Runner {
         // Several layers: one answer, nearest first for distance queries.
         if plan.sources.count > 1 {
             switch plan.spatial {
-            case .nearest(let k, _, _)?:
+            case .nearest(let k, _, _)?, .nearestFeatures(let k, _, _)?:
                 hits.sort { ($0.metres ?? 0, $0.source) < ($1.metres ?? 0, $1.source) }
                 if hits.count > k { hits.removeLast(hits.count - k) }
-            case .within?:
+            case .within?, .withinFeatures?:
                 hits.sort { ($0.metres ?? 0, $0.source) < ($1.metres ?? 0, $1.source) }
             default:
                 break
@@ -315,6 +319,8 @@ struct Runner {
             case .isNull(let field, let negated): return value(field, item).isNull != negated
             case .matches(let field, let pattern):
                 return value(field, item).stringValue.map { TextFold.fold($0).contains(TextFold.fold(pattern)) } ?? false
+            case .matchesCzech(let field, let text):
+                return value(field, item).stringValue.map { CzechStemmer.Pattern(text).matches($0) } ?? false
             case .measures(let name):
                 throw Planner.error(.invalid, "no_time_series", "tile features have no time series", at: name.position)
             case .fresh(_, let position):

@@ -44,6 +44,10 @@ enum Spatial: Sendable, Equatable {
     case containing(PointLiteral)
     case nearest(k: Int, point: PointLiteral, withinMetres: Double?)
     case within(metres: Double, point: PointLiteral)
+    /// `WITHIN d OF (layer WHERE …)`: measured to the nearest point of each selected feature.
+    case withinFeatures(metres: Double, Selection)
+    /// `NEAREST k TO (layer WHERE …)`
+    case nearestFeatures(k: Int, Selection, withinMetres: Double?)
     case intersecting(minLon: Double, minLat: Double, maxLon: Double, maxLat: Double, position: SourcePosition)
     /// `AT point ZOOM z`, for tile sets.
     case atZoom(PointLiteral, zoom: Int)
@@ -53,6 +57,9 @@ enum Spatial: Sendable, Equatable {
 struct Selection: Sendable, Equatable {
     var layer: Name
     var filter: Expression?
+    /// `LINKED TO (…)` on a route's target: at most one (an array, since a struct cannot hold
+    /// an optional of itself).
+    var linked: [Selection] = []
 }
 
 struct OrderKey: Sendable, Equatable {
@@ -69,11 +76,14 @@ enum FieldExpression: Sendable, Equatable {
     case history(Name, hours: Int, position: SourcePosition)
     /// `OBSERVED_AT`: when the newest observation of the feature ended.
     case observedAt(SourcePosition)
+    /// `(districts CONTAINING).NAZEV_MC`: a field of a feature of another layer.
+    indirect case reference(FeatureReference, FieldExpression)
 
     var position: SourcePosition {
         switch self {
         case .attribute(let name), .latest(let name, _), .history(let name, _, _): name.position
         case .observedAt(let position): position
+        case .reference(let reference, _): reference.position
         }
     }
 
@@ -84,6 +94,7 @@ enum FieldExpression: Sendable, Equatable {
         case .latest(let name, _): "latest_\(name.text)"
         case .history(let name, let hours, _): "history_\(name.text)_\(hours)h"
         case .observedAt: "observed_at"
+        case .reference(let reference, let field): reference.label + "." + field.label
         }
     }
 }
@@ -105,6 +116,9 @@ indirect enum Expression: Sendable, Equatable {
     case isNull(FieldExpression, negated: Bool)
     /// `field ~ 'text'`: contains, ignoring case and diacritics.
     case matches(FieldExpression, String)
+    /// `field ~ CZECH 'text'`: every word of the text matches a word of the field by its Czech
+    /// stem (`CzechStemmer`), ignoring case and diacritics.
+    case matchesCzech(FieldExpression, String)
     /// `MEASURES(no2)`: the feature's time series has at least one value of that column.
     case measures(Name)
     /// `FRESH(3 h)`: the feature's newest observation ends within that long of the newest
