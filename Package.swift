@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "Wire", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
-        .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "TestSupport"]),
+        .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "SQLite", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["VltavaCLI", "Geometry", "TestSupport"]),
         .testTarget(name: "VltavaTests", dependencies: ["Vltava", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
