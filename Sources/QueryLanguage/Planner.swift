@@ -326,6 +326,7 @@ struct Planner {
         let columns = find.fields.isEmpty ? all : fields.map(\.label)
         let link = try find.linked.map { selection throws(QueryError) in try planLink(selection, for: layers) }
 
+        let groups = try planGroups(find, fields: fields, layers: layers)
         var sources: [Source] = []
         for layer in layers {
             var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
@@ -339,7 +340,6 @@ struct Planner {
                                   accessors: grouped ? [] : try fields.map { field throws(QueryError) in try accessor(field, on: layer) },
                                   orderAccessors: grouped ? [] : try find.order.map { key throws(QueryError) in try accessor(key.field, on: layer) }))
         }
-        let groups = try planGroups(find, fields: fields, layers: layers)
         if let limit = find.limit, limit > limits.maxRows {
             throw Planner.error(.limit, "limit_exceeded", "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
                                 at: find.limitPosition ?? SourcePosition(line: 1, column: 1, length: 1))

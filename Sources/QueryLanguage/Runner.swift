@@ -292,7 +292,8 @@ struct Runner {
             case "type": return .text(item.feature.geometry?.typeName ?? "none")
             case "id", "fid":
                 if case .integer(let i)? = item.feature.id { return .integer(i) }
-                return item.feature.id.map { .text($0.description) } ?? .null
+                // GeoJSON tiles keep the OSM id among the properties.
+                return item.feature.id.map { .text($0.description) } ?? item.feature.properties[name.text] ?? .null
             default: return item.feature.properties[name.text] ?? .null
             }
         }
@@ -319,6 +320,12 @@ struct Runner {
             case .fresh(_, let position):
                 throw Planner.error(.invalid, "no_time_series", "tile features have no time series", at: position)
             }
+        }
+        // RETURN * is every column; a tile's rows have properties, not aggregates or geometry text.
+        let fields = fields.allSatisfy { if case .star = $0 { true } else { false } } ? [] : fields
+        if let other = fields.first(where: { if case .attribute = $0 { false } else { true } }) {
+            throw Planner.error(.invalid, "unsupported_field", "\(Planner.written(other)) does not apply to a tile's features: RETURN names their properties",
+                                at: other.position, hint: "aggregates and WKT work in FIND over a layer of the store")
         }
         var kept: [TileFeature] = []
         for (i, item) in features.enumerated() {
