@@ -135,7 +135,7 @@ extension Planner {
             let x = try compileHaving(inner, on: layer, slot: slot)
             return { !x($0) }
         case .compare(let field, let comparison, let literal, _):
-            try checkComparison(field, literal, on: layer)
+            try checkComparison(field, literal, comparison, on: layer)
             let k = try slot(field)
             return { Planner.compare($0[k], comparison, literal) }
         case .isIn(let field, let literals, let negated):

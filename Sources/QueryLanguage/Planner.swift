@@ -492,7 +492,7 @@ struct Planner {
             let x = try compile(a, on: layer)
             return { !x($0) }
         case .compare(let field, let comparison, let literal, let position):
-            try checkType(field, literal, on: layer, at: position)
+            try checkComparison(field, literal, comparison, on: layer)
             if case .quantified(let quantifier, let list, _) = field {
                 return try quantifiedPredicate(quantifier, list, comparison, literal, on: layer)
             }

@@ -64,17 +64,20 @@ extension Planner {
 
     /// A comparison of `field` with `literal` must be able to be true: same types, a list only
     /// through ANY, ALL or an aggregate, booleans only with TRUE and FALSE.
-    func checkComparison(_ field: FieldExpression, _ literal: Literal, on layer: Layer) throws(QueryError) {
+    func checkComparison(_ field: FieldExpression, _ literal: Literal, _ comparison: Comparison = .greater, on layer: Layer) throws(QueryError) {
         let type = valueType(field, on: layer)
         let shown = Planner.written(field)
         let position = Planner.start(of: field)
         func mismatch(_ message: String, hint: String?) -> QueryError {
             Planner.error(.invalid, "type_mismatch", message, at: position, hint: hint)
         }
+        // The hint repeats the statement's own comparison when it is a number: `> 69`.
+        var tail = " \(comparison.rawValue) 40"
+        if case .number(let n) = literal { tail = " \(comparison.rawValue) \(Parser.format(n))" }
         switch (type, literal) {
         case (.list, _):
             throw mismatch("\(shown) is a list of [time, value] pairs, not one value: a comparison with it is never true or false",
-                           hint: "compare its values: ANY(\(shown)) > 40 (some hour), ALL(\(shown)) > 40 (every hour), or an aggregate: MAX(\(shown)) > 40")
+                           hint: "compare its values: ANY(\(shown))\(tail) (some hour), ALL(\(shown))\(tail) (every hour), or an aggregate: MAX(\(shown))\(tail)")
         case (.text, .number(let n)):
             let quoted = "'\(Parser.format(n))'"
             throw mismatch("\(Planner.quoted(field)) holds text, not numbers", hint: "quote the value: \(Quote.capped(shown)) = \(quoted)")
