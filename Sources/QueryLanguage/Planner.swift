@@ -688,7 +688,12 @@ struct Planner {
             if let note = plan.linkNote { lines.append("   link: \(note)") }
             if case .find(let find) = statement {
                 lines.append("   where: " + (find.filter == nil ? "none" : "compiled per layer, tested on the index's candidates"))
-                lines.append("   order: " + (find.order.isEmpty ? "the spatial clause's order, else load order" : find.order.map { $0.field.label + ($0.descending ? " DESC" : "") }.joined(separator: ", ")))
+                if let groups = plan.groups {
+                    let keys = find.groupBy.isEmpty ? "one group of every row" : "groups by " + find.groupBy.map(Planner.written).joined(separator: ", ") + " (hashed)"
+                    lines.append("   group: \(keys), \(groups.aggregates.count) aggregate\(groups.aggregates.count == 1 ? "" : "s") accumulated in one pass"
+                                 + (find.having == nil ? "" : ", HAVING tested per group"))
+                }
+                lines.append("   order: " + (find.order.isEmpty ? (plan.groups == nil ? "the spatial clause's order, else load order" : "the group keys") : find.order.map { $0.field.label + ($0.descending ? " DESC" : "") }.joined(separator: ", ")))
                 lines.append("   limit: " + (find.limit.map(String.init) ?? "none (at most \(limits.maxRows) rows)"))
             }
             return lines
