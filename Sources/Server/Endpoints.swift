@@ -80,7 +80,7 @@ struct Endpoints: Sendable {
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
         return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-            Output.collection(&w, layer: layer, query: point, distances: false) { w in
+            Output.collection(&w, layer: layer, query: point, distances: false, warnings: snapshot.coordinateWarnings(point)) { w in
                 for match in matches { Output.match(&w, layer, match, geometry: mode) }
             }
         }
@@ -107,7 +107,7 @@ struct Endpoints: Sendable {
         let matches = try engine { () throws(EngineError) in try snapshot.nearest(layer, to: point, k: k, within: within, filter: filter) }
         let stations = snapshot.stations.flatMap { $0.layer === layer ? $0 : nil }
         return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-            Output.collection(&w, layer: layer, query: point, distances: true) { w in
+            Output.collection(&w, layer: layer, query: point, distances: true, warnings: snapshot.coordinateWarnings(point)) { w in
                 for match in matches {
                     Output.match(&w, layer, match, geometry: mode, reading: stations.map { snapshot.reading($0, match) })
                 }

@@ -51,6 +51,11 @@ import Testing
         #expect(swapped.object["warnings"]?.items.first?.string?.hasPrefix("POINT(50.09 14.42) lies 5078 km outside the data") == true)
         let plain = try await post(server.port, "/v1/query", body: "FIND stations NEAREST 1 TO POINT(14.42 50.09) RETURN code")
         #expect(plain.object["warnings"] == nil)
+        // The nearest and containing endpoints warn the same way.
+        let nearest = try await get(server.port, "/v1/layers/stations/nearest?lon=50.09&lat=14.42")
+        #expect(nearest.status == 200 && nearest.object["warnings"]?.items.first?.string?.hasPrefix("POINT(50.09 14.42) lies 5078 km outside the data") == true)
+        let inPrague = try await get(server.port, "/v1/layers/stations/nearest?lon=14.42&lat=50.09")
+        #expect(inPrague.status == 200 && inPrague.object["warnings"] == nil)
     }
 
     @Test func errorsCarryTheirPositionAndStatus() async throws {
