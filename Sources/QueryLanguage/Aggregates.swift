@@ -29,19 +29,16 @@ struct GroupPlan: Sendable {
 
 extension Planner {
     /// An aggregate over the rows of a group (not of one row's list).
-    func isRowAggregate(_ field: FieldExpression) -> Bool {
+    func isRowAggregate(_ field: FieldExpression) -> Bool { Planner.isRowAggregate(field) }
+
+    static func isRowAggregate(_ field: FieldExpression) -> Bool {
         guard case .aggregate(_, let argument, _) = field else { return false }
-        guard let argument else { return true }
-        if case .history = argument { return false }
+        if case .history? = argument { return false }
         return true
     }
 
     static func isGrouped(_ find: Find) -> Bool {
-        !find.groupBy.isEmpty || find.having != nil || find.fields.contains { field in
-            guard case .aggregate(_, let argument, _) = field else { return false }
-            if case .history? = argument { return false }
-            return true
-        }
+        !find.groupBy.isEmpty || find.having != nil || find.fields.contains(where: isRowAggregate)
     }
 
     /// RETURN with `*` replaced by every column of the layers.
@@ -94,7 +91,8 @@ extension Planner {
                     }
                 }
             }
-            let byDistance = argument.map { $0 == .attribute(Name(text: "distance_m", position: $0.position)) } ?? false
+            var byDistance = false
+            if case .attribute(let name)? = argument, name.text == "distance_m" { byDistance = true }
             var arguments: [Accessor?] = []
             for layer in layers { arguments.append(try argument.map { argument throws(QueryError) in try accessor(argument, on: layer) }) }
             aggregates.append(GroupPlan.Aggregate(function: function, arguments: arguments, byDistance: byDistance))
@@ -284,7 +282,13 @@ extension Runner {
             keys = [[]]
             accumulators = [fresh]
         }
-        var rows = zip(keys, accumulators).map { key, values in key + values.map(\.result) }
+        // Distances are rounded to the millimetre, as everywhere.
+        var rows = zip(keys, accumulators).map { key, values in
+            key + zip(groups.aggregates, values).map { aggregate, value in
+                if aggregate.byDistance, case .real(let metres) = value.result { return .real(Rounding.metres(metres)) }
+                return value.result
+            }
+        }
         if let having = groups.having { rows = rows.filter(having) }
         let order = groups.order.map { (descending: $0.descending, nullsFirst: $0.nullsFirst) } + (0..<groups.keyCount).map { _ in (descending: false, nullsFirst: false) }
         let columns = groups.order.map(\.column) + Array(0..<groups.keyCount)

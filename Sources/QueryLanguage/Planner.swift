@@ -322,8 +322,10 @@ struct Planner {
             for column in layer.info.columns where !all.contains(column.name) { all.append(column.name) }
         }
         if hasDistance { all.append("distance_m") }
-        let fields = try expandStar(find.fields.isEmpty ? [] : find.fields, into: all, grouped: !find.groupBy.isEmpty)
-        let columns = find.fields.isEmpty ? all : fields.map(\.label)
+        var fields = try expandStar(find.fields, into: all, grouped: !find.groupBy.isEmpty)
+        // A grouped FIND without RETURN answers its groups and their sizes.
+        if fields.isEmpty && Planner.isGrouped(find) { fields = find.groupBy + [.aggregate(.count, nil, position: find.layers[0].position)] }
+        let columns = fields.isEmpty ? all : fields.map(\.label)
         let link = try find.linked.map { selection throws(QueryError) in try planLink(selection, for: layers) }
 
         let groups = try planGroups(find, fields: fields, layers: layers)
@@ -334,7 +336,7 @@ struct Planner {
                 let inner = filter
                 filter = inner.map { inner in { @Sendable i in link(i) && inner(i) } } ?? link
             }
-            let fields: [FieldExpression] = find.fields.isEmpty ? columns.map { .attribute(Name(text: $0, position: SourcePosition(line: 0, column: 0, length: 0))) } : fields
+            let fields: [FieldExpression] = fields.isEmpty ? columns.map { .attribute(Name(text: $0, position: SourcePosition(line: 0, column: 0, length: 0))) } : fields
             let grouped = Planner.isGrouped(find)
             sources.append(Source(layer: layer, filter: filter,
                                   accessors: grouped ? [] : try fields.map { field throws(QueryError) in try accessor(field, on: layer) },
@@ -499,7 +501,7 @@ struct Planner {
             let value = try accessor(field, on: layer)
             return { Planner.compare(value($0), comparison, literal) }
         case .isIn(let field, let literals, let negated):
-            for literal in literals { try checkType(field, literal, on: layer, at: field.position) }
+            for literal in literals { try checkComparison(field, literal, .equal, on: layer) }
             let value = try accessor(field, on: layer)
             return { i in
                 let v = value(i)
@@ -529,12 +531,6 @@ struct Planner {
                 return !series.isStale(code, now: newest, maxAge: maxAge)
             }
         }
-    }
-
-    /// A comparison that could never be true is a mistake worth stopping at, with the fix
-    /// (Types.swift).
-    func checkType(_ field: FieldExpression, _ literal: Literal, on layer: Layer, at position: SourcePosition) throws(QueryError) {
-        try checkComparison(field, literal, on: layer)
     }
 
     static func compare(_ value: AttributeValue, _ comparison: Comparison, _ literal: Literal) -> Bool {
