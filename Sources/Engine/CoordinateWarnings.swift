@@ -9,8 +9,8 @@ extension Snapshot {
     /// How far outside the data a point must lie before its swap is suggested.
     public static let swapWarningMetres = 1_000_000.0
 
-    /// The box around every layer's features (nil when the store has no geometries).
-    public var dataExtent: BBox? {
+    /// The box around every layer's features (nil when there are none); computed once, at load.
+    static func extent(of layers: [Layer]) -> BBox? {
         var box = BBox.empty
         for layer in layers where layer.family != .table && layer.bounds.isFinite && !layer.bounds.isEmpty {
             box.extend(lon: layer.bounds.minLon, lat: layer.bounds.minLat)

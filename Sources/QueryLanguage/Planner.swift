@@ -316,19 +316,24 @@ struct Planner {
         if let having = find.having { Planner.fields(in: having, into: &named) }
         for field in named { try checkField(field, in: layers, hasDistance: hasDistance) }
 
-        // Every column of the layers: without RETURN, or where RETURN says *.
-        var all = layers.count > 1 ? ["layer", "fid"] : ["fid"]
-        for layer in layers {
-            for column in layer.info.columns where !all.contains(column.name) { all.append(column.name) }
+        // Every column of the layers: without RETURN, or where RETURN says * (listed only then:
+        // it is quadratic in the columns, and most statements name their fields).
+        var all: [String] = []
+        if find.fields.isEmpty || find.fields.contains(where: { if case .star = $0 { true } else { false } }) {
+            all = layers.count > 1 ? ["layer", "fid"] : ["fid"]
+            for layer in layers {
+                for column in layer.info.columns where !all.contains(column.name) { all.append(column.name) }
+            }
+            if hasDistance { all.append("distance_m") }
         }
-        if hasDistance { all.append("distance_m") }
-        var fields = try expandStar(find.fields, into: all, grouped: !find.groupBy.isEmpty)
+        var fields = all.isEmpty ? find.fields : try expandStar(find.fields, into: all, grouped: !find.groupBy.isEmpty)
         // A grouped FIND without RETURN answers its groups and their sizes.
         if fields.isEmpty && Planner.isGrouped(find) { fields = find.groupBy + [.aggregate(.count, nil, position: find.layers[0].position)] }
         let columns = fields.isEmpty ? all : fields.map(\.label)
         let link = try find.linked.map { selection throws(QueryError) in try planLink(selection, for: layers) }
 
         let groups = try planGroups(find, fields: fields, layers: layers)
+        let grouped = groups != nil
         var sources: [Source] = []
         for layer in layers {
             var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
@@ -337,7 +342,6 @@ struct Planner {
                 filter = inner.map { inner in { @Sendable i in link(i) && inner(i) } } ?? link
             }
             let fields: [FieldExpression] = fields.isEmpty ? columns.map { .attribute(Name(text: $0, position: SourcePosition(line: 0, column: 0, length: 0))) } : fields
-            let grouped = Planner.isGrouped(find)
             sources.append(Source(layer: layer, filter: filter,
                                   accessors: grouped ? [] : try fields.map { field throws(QueryError) in try accessor(field, on: layer) },
                                   orderAccessors: grouped ? [] : try find.order.map { key throws(QueryError) in try accessor(key.field, on: layer) }))

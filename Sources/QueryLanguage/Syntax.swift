@@ -67,7 +67,7 @@ struct OrderKey: Sendable, Equatable {
 }
 
 /// A field of a feature, or a function of its time series.
-indirect enum FieldExpression: Sendable, Equatable {
+enum FieldExpression: Sendable, Equatable {
     case attribute(Name)
     /// `LATEST(no2)`: the newest value of a time-series column.
     case latest(Name, position: SourcePosition)
@@ -77,9 +77,11 @@ indirect enum FieldExpression: Sendable, Equatable {
     case observedAt(SourcePosition)
     /// `COUNT(*)` (argument nil), `COUNT(x)`, `SUM`, `AVG`, `MIN`, `MAX`: over the rows of a
     /// group, or over the values of a list (`AVG(HISTORY(no2, 24 h))`, one value per row).
-    case aggregate(AggregateFunction, FieldExpression?, position: SourcePosition)
+    /// (Only the cases that hold a field are indirect: a boxed `.attribute` would cost every
+    /// statement an allocation per field.)
+    indirect case aggregate(AggregateFunction, FieldExpression?, position: SourcePosition)
     /// `ANY(list)` / `ALL(list)` on the left of a comparison.
-    case quantified(Quantifier, FieldExpression, position: SourcePosition)
+    indirect case quantified(Quantifier, FieldExpression, position: SourcePosition)
     /// `WKT(geom)` / `WKB(geom)`: the feature's geometry as text (WKB as hex).
     case geometryText(GeometryTextFormat, position: SourcePosition)
     /// `RETURN *`: every column of the layers.

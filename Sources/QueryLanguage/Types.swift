@@ -66,10 +66,14 @@ extension Planner {
     /// through ANY, ALL or an aggregate, booleans only with TRUE and FALSE.
     func checkComparison(_ field: FieldExpression, _ literal: Literal, _ comparison: Comparison = .greater, on layer: Layer) throws(QueryError) {
         let type = valueType(field, on: layer)
+        // The usual case, checked before any text of a message is built (planning stays cheap).
+        switch (type, literal) {
+        case (.unknown, _), (.number, .number), (.text, .text), (.boolean, .bool), (.number, .bool), (_, .null): return
+        default: break
+        }
         let shown = Planner.written(field)
-        let position = Planner.start(of: field)
         func mismatch(_ message: String, hint: String?) -> QueryError {
-            Planner.error(.invalid, "type_mismatch", message, at: position, hint: hint)
+            Planner.error(.invalid, "type_mismatch", message, at: Planner.start(of: field), hint: hint)
         }
         // The hint repeats the statement's own comparison when it is a number: `> 69`.
         var tail = " \(comparison.rawValue) 40"

@@ -74,7 +74,12 @@ struct QueryCommand: ParsableCommand {
         let snapshot = try loadSnapshot(store.db)
         do {
             let results = try Query.run(source, on: snapshot)
-            print(try render(results, as: format))
+            if format == .csv {
+                // The CSV's own bytes, CRLF line ends and all, so a file written with > is RFC 4180.
+                FileHandle.standardOutput.write(Data(try QueryResult.csv(results)))
+            } else {
+                print(try render(results, as: format))
+            }
             printWarnings(results)
         } catch {
             printError(error.rendered(in: source, origin: origin))
