@@ -119,12 +119,20 @@ public enum Output {
     }
 
     /// `{"type": "FeatureCollection", "layer": …, "query": {lon, lat}, "features": […]}`, with
-    /// the distance units when the features carry distances.
-    public static func collection(_ w: inout JSONWriter, layer: Layer, query point: Point, distances: Bool, features: (inout JSONWriter) -> Void) {
+    /// the distance units when the features carry distances, and `warnings` when there are any
+    /// (`Snapshot.coordinateWarnings`: a point that looks swapped).
+    public static func collection(_ w: inout JSONWriter, layer: Layer, query point: Point, distances: Bool, warnings: [String] = [],
+                                  features: (inout JSONWriter) -> Void) {
         w.beginObject()
         w.key("type"); w.string("FeatureCollection")
         w.key("layer"); w.string(layer.name)
         query(&w, point)
+        if !warnings.isEmpty {
+            w.key("warnings")
+            w.beginArray()
+            for warning in warnings { w.string(warning) }
+            w.endArray()
+        }
         if distances { w.key("distance_units"); w.string(distanceUnits) }
         w.key("features")
         w.beginArray()

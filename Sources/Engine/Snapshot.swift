@@ -43,6 +43,9 @@ public final class Snapshot: Sendable {
     public let warnings: [String]
     /// The indoor venues, in name order, each with its fingerprint indexes.
     public let venues: [IndoorVenue]
+    /// The box around every layer's features (nil when the store has no geometries), for the
+    /// warnings a point far outside it deserves (CoordinateWarnings.swift).
+    public let dataExtent: BBox?
 
     let layersByName: [String: Layer]
     let venuesByName: [String: IndoorVenue]
@@ -132,6 +135,7 @@ public final class Snapshot: Sendable {
             layer.bounds.isEmpty ? 0 : (layer.bounds.maxLon - layer.bounds.minLon) * (layer.bounds.maxLat - layer.bounds.minLat)
         }
         defaultArea = layers.filter { $0.family == .polygons }.max { (extent($0), $1.name) < (extent($1), $0.name) }
+        dataExtent = Snapshot.extent(of: layers)
     }
 
     /// The line layers, each a walking network.

@@ -211,8 +211,31 @@ enum Lexer {
                 continue
             }
             if b == UInt8(ascii: "\"") {
-                throw QueryError(kind: .syntax, code: "unexpected_character", message: "unexpected '\"'", line: line, column: column,
-                                 hint: "strings are in single quotes: 'Praha 6'")
+                // A quoted identifier: any name, spaces and keywords too ("typ stanice");
+                // "" inside is one quote. A name, never a keyword (its `keyword` is nil).
+                var value: [UInt8] = []
+                var j = i + 1
+                var closed = false
+                while j < bytes.count && bytes[j] != 0x0A {
+                    if bytes[j] == UInt8(ascii: "\"") {
+                        if j + 1 < bytes.count && bytes[j + 1] == UInt8(ascii: "\"") { value.append(bytes[j]); j += 2; continue }
+                        closed = true
+                        break
+                    }
+                    value.append(bytes[j])
+                    j += 1
+                }
+                guard closed, !value.isEmpty else {
+                    throw QueryError(kind: .syntax, code: closed ? "empty_name" : "unterminated_name",
+                                     message: closed ? "a quoted name cannot be empty" : "the quoted name starting here has no closing double quote",
+                                     line: line, column: column,
+                                     hint: "double quotes name a field or layer (\"typ stanice\"); strings are in single quotes: 'Praha 6'")
+                }
+                let width = scalars(i..<(j + 1))
+                tokens.append(Token(kind: .word(String(decoding: value, as: UTF8.self)), position: SourcePosition(line: line, column: column, length: width)))
+                column += width
+                i = j + 1
+                continue
             }
             if next == UInt8(ascii: "=") && (b == UInt8(ascii: "!") || b == UInt8(ascii: "<") || b == UInt8(ascii: ">"))
                 || (b == UInt8(ascii: "<") && next == UInt8(ascii: ">")) {

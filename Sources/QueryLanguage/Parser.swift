@@ -1,3 +1,4 @@
+import Engine
 import Geometry
 
 // A recursive-descent parser over the token array. Each token is looked at a bounded number of
@@ -20,7 +21,7 @@ struct Parser {
     static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN"]
     static let locateClauses: Set<String> = ["K", "METHOD", "FINGERPRINTS"]
     static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE"]
-    static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN"]
+    static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN", "GROUP", "HAVING"]
 
     init(_ text: String, parameters: [QueryValue]?) throws(QueryError) {
         tokens = try Lexer.tokens(text)
@@ -283,20 +284,26 @@ struct Parser {
                 find.filter = try expression()
             case "ORDER":
                 try expect("BY", "after ORDER")
-                repeat {
-                    let field = try fieldExpression()
-                    var descending = false
-                    if accept("DESC") { descending = true } else { _ = accept("ASC") }
-                    find.order.append(OrderKey(field: field, descending: descending))
-                } while accept(symbol: ",")
+                repeat { find.order.append(try orderKey()) } while accept(symbol: ",")
             case "LIMIT":
                 (find.limit, find.limitPosition) = try integer("a row count after LIMIT", in: 0...1_000_000)
+            case "GROUP":
+                try expect("BY", "after GROUP")
+                repeat { find.groupBy.append(try fieldExpression()) } while accept(symbol: ",")
+            case "HAVING":
+                find.having = try expression()
             default:  // RETURN
-                repeat { find.fields.append(try fieldExpression()) } while accept(symbol: ",")
+                repeat {
+                    if peek.kind == .symbol("*") {
+                        find.fields.append(.star(advance().position))
+                    } else {
+                        find.fields.append(try fieldExpression())
+                    }
+                } while accept(symbol: ",")
             }
         }
         if case .word = peek.kind, seen.isEmpty, find.tileSet == nil {
-            throw error(expected: "',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, ORDER BY, LIMIT, RETURN)")
+            throw error(expected: "',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, RETURN)")
         }
         return find
     }
@@ -588,6 +595,9 @@ struct Parser {
         case "OBSERVED_AT":
             index += 1
             return .observedAt(token.position)
+        case let keyword? where isCall && (AggregateFunction(rawValue: keyword.lowercased()) != nil || keyword == "ANY" || keyword == "ALL"
+                                           || keyword == "WKT" || keyword == "WKB"):
+            return try callExpression(keyword)
         default:
             return .attribute(try name("a field name"))
         }
@@ -729,3 +739,55 @@ struct Parser {
     }
 }
 
+
+// MARK: - Aggregates, quantifiers, geometry text, ORDER BY keys (docs: "The questions backends ask")
+
+extension Parser {
+    /// `COUNT(*)`, `COUNT(x)`, `SUM(x)`, `AVG(x)`, `MIN(x)`, `MAX(x)`, `ANY(list)`, `ALL(list)`,
+    /// `WKT(geom)`, `WKB(geom)`; `peek` is the function's name, followed by '('.
+    fileprivate mutating func callExpression(_ keyword: String) throws(QueryError) -> FieldExpression {
+        let position = advance().position
+        index += 1  // '('
+        let result: FieldExpression
+        switch keyword {
+        case "ANY", "ALL":
+            let argument = try fieldExpression()
+            result = .quantified(keyword == "ANY" ? .any : .all, argument, position: position)
+        case "WKT", "WKB":
+            let argument = try name("the geometry column in \(keyword)(geom)")
+            guard argument.text.lowercased() == "geom" || argument.text.lowercased() == "geometry" else {
+                throw QueryError(kind: .invalid, code: "unknown_field", message: "\(keyword) takes the feature's geometry, geom; \(Quote.input(argument.text)) is not it",
+                                 line: argument.position.line, column: argument.position.column, length: argument.position.length,
+                                 hint: "write \(keyword)(geom)")
+            }
+            result = .geometryText(keyword == "WKT" ? .wkt : .wkb, position: position)
+        default:
+            let function = AggregateFunction(rawValue: keyword.lowercased()) ?? .count
+            if function == .count, peek.kind == .symbol("*") {
+                index += 1
+                result = .aggregate(.count, nil, position: position)
+            } else {
+                if peek.kind == .symbol("*") {
+                    throw error(expected: "a field in \(keyword)(…)", hint: "only COUNT takes *: COUNT(*)")
+                }
+                result = .aggregate(function, try fieldExpression(), position: position)
+            }
+        }
+        try expect(symbol: ")", "to close \(keyword)(")
+        return result
+    }
+
+    /// `field [ASC | DESC] [NULLS FIRST | NULLS LAST]`
+    fileprivate mutating func orderKey() throws(QueryError) -> OrderKey {
+        let field = try fieldExpression()
+        var descending = false
+        if accept("DESC") { descending = true } else { _ = accept("ASC") }
+        var nullsFirst = false
+        if accept("NULLS") {
+            if accept("FIRST") { nullsFirst = true } else if !accept("LAST") {
+                throw error(expected: "FIRST or LAST after NULLS")
+            }
+        }
+        return OrderKey(field: field, descending: descending, nullsFirst: nullsFirst)
+    }
+}

@@ -40,7 +40,15 @@ public enum Query {
     /// and let go before the next one runs, so a request holds one answer in memory at a time.
     public static func answer(_ text: String, _ parameters: [any QueryArgument] = [], on snapshot: Snapshot, geoJSON: Bool,
                               budget: inout RequestBudget) throws(QueryError) -> [UInt8] {
+        try answer(text, parameters, on: snapshot, format: geoJSON ? .geojson : .json, budget: &budget)
+    }
+
+    /// The same, in `format`: JSON, GeoJSON, or CSV (one statement's table; CSVOutput.swift).
+    public static func answer(_ text: String, _ parameters: [any QueryArgument] = [], on snapshot: Snapshot, format: AnswerFormat,
+                              budget: inout RequestBudget) throws(QueryError) -> [UInt8] {
+        let geoJSON = format == .geojson
         let parsed = try Parser.parse(text, parameters: parameters.map(\.queryValue)).statements
+        if format == .csv { return try answerCSV(parsed, on: snapshot, budget: &budget) }
         let maxStatements = budget.limits.maxStatements
         if parsed.count > maxStatements {
             let first = parsed[maxStatements].1
@@ -153,9 +161,13 @@ struct FindPlan: Sendable {
     var columns: [String]
     /// Per ORDER BY key: its direction, and whether it is the distance (which the search gives,
     /// not an accessor).
-    var order: [(descending: Bool, byDistance: Bool)]
+    var order: [(descending: Bool, byDistance: Bool, nullsFirst: Bool)]
     var limit: Int?
     var linkNote: String?
+    /// GROUP BY, HAVING and aggregates over rows (Aggregates.swift); nil for a plain FIND.
+    var groups: GroupPlan? = nil
+    /// Said with the answer (swapped coordinates).
+    var warnings: [String] = []
 }
 
 struct TilesPlan: Sendable {
@@ -308,22 +320,29 @@ struct Planner {
         default: break
         }
         // Fields the WHERE, ORDER BY and RETURN name must exist in at least one layer.
-        var named: [FieldExpression] = find.fields + find.order.map(\.field)
+        var named: [FieldExpression] = find.fields + find.order.map(\.field) + find.groupBy
         if let filter = find.filter { Planner.fields(in: filter, into: &named) }
+        if let having = find.having { Planner.fields(in: having, into: &named) }
         for field in named { try checkField(field, in: layers, hasDistance: hasDistance) }
 
-        var columns: [String]
-        if find.fields.isEmpty {
-            columns = layers.count > 1 ? ["layer", "fid"] : ["fid"]
+        // Every column of the layers: without RETURN, or where RETURN says * (listed only then:
+        // it is quadratic in the columns, and most statements name their fields).
+        var all: [String] = []
+        if find.fields.isEmpty || find.fields.contains(where: { if case .star = $0 { true } else { false } }) {
+            all = layers.count > 1 ? ["layer", "fid"] : ["fid"]
             for layer in layers {
-                for column in layer.info.columns where !columns.contains(column.name) { columns.append(column.name) }
+                for column in layer.info.columns where !all.contains(column.name) { all.append(column.name) }
             }
-            if hasDistance { columns.append("distance_m") }
-        } else {
-            columns = find.fields.map(\.label)
+            if hasDistance { all.append("distance_m") }
         }
+        var fields = all.isEmpty ? find.fields : try expandStar(find.fields, into: all, grouped: !find.groupBy.isEmpty)
+        // A grouped FIND without RETURN answers its groups and their sizes.
+        if fields.isEmpty && Planner.isGrouped(find) { fields = find.groupBy + [.aggregate(.count, nil, position: find.layers[0].position)] }
+        let columns = fields.isEmpty ? all : fields.map(\.label)
         let link = try find.linked.map { selection throws(QueryError) in try planLink(selection, for: layers) }
 
+        let groups = try planGroups(find, fields: fields, layers: layers)
+        let grouped = groups != nil
         var sources: [Source] = []
         for layer in layers {
             var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
@@ -331,18 +350,18 @@ struct Planner {
                 let inner = filter
                 filter = inner.map { inner in { @Sendable i in link(i) && inner(i) } } ?? link
             }
-            let fields: [FieldExpression] = find.fields.isEmpty ? columns.map { .attribute(Name(text: $0, position: SourcePosition(line: 0, column: 0, length: 0))) } : find.fields
+            let fields: [FieldExpression] = fields.isEmpty ? columns.map { .attribute(Name(text: $0, position: SourcePosition(line: 0, column: 0, length: 0))) } : fields
             sources.append(Source(layer: layer, filter: filter,
-                                  accessors: try fields.map { field throws(QueryError) in try accessor(field, on: layer) },
-                                  orderAccessors: try find.order.map { key throws(QueryError) in try accessor(key.field, on: layer) }))
+                                  accessors: grouped ? [] : try fields.map { field throws(QueryError) in try accessor(field, on: layer) },
+                                  orderAccessors: grouped ? [] : try find.order.map { key throws(QueryError) in try accessor(key.field, on: layer) }))
         }
         if let limit = find.limit, limit > limits.maxRows {
             throw Planner.error(.limit, "limit_exceeded", "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
                                 at: find.limitPosition ?? SourcePosition(line: 1, column: 1, length: 1))
         }
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
-                        order: find.order.map { ($0.descending, $0.field.label == "distance_m") },
-                        limit: find.limit, linkNote: link?.note)
+                        order: find.order.map { ($0.descending, $0.field.label == "distance_m", $0.nullsFirst) },
+                        limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial))
     }
 
     func checkSpatial(_ spatial: Spatial?, on layer: Layer, name: Name) throws(QueryError) {
@@ -379,7 +398,18 @@ struct Planner {
     static let pseudoFields = ["fid", "layer", "distance_m"]
 
     func checkField(_ field: FieldExpression, in layers: [Layer], hasDistance: Bool) throws(QueryError) {
-        if case .reference(let reference, let inner) = field { return try checkReference(reference, inner) }
+        switch field {
+        case .reference(let reference, let inner):
+            return try checkReference(reference, inner)
+        case .aggregate(_, let argument?, _), .quantified(_, let argument, _):
+            return try checkField(argument, in: layers, hasDistance: hasDistance)
+        case .geometryText(_, let position):
+            guard layers.contains(where: { $0.family != .table }) else {
+                throw Planner.error(.invalid, "unsupported_geometry", "\(layers.map { "'\($0.name)'" }.joined(separator: ", ")) has no geometries", at: position)
+            }
+            return
+        default: break
+        }
         guard case .attribute(let name) = field else { return }
         if name.text == "distance_m" {
             guard hasDistance else {
@@ -441,6 +471,8 @@ struct Planner {
                 guard let code = layer.properties[i][key]?.stringValue, let end = series.observations(of: code).last?.end else { return .null }
                 return .text(end.iso)
             }
+        case .aggregate, .quantified, .geometryText, .star:
+            return try computedAccessor(field, on: layer)
         }
     }
 
@@ -480,11 +512,14 @@ struct Planner {
             let x = try compile(a, on: layer)
             return { !x($0) }
         case .compare(let field, let comparison, let literal, let position):
-            try checkType(field, literal, on: layer, at: position)
+            try checkComparison(field, literal, comparison, on: layer)
+            if case .quantified(let quantifier, let list, _) = field {
+                return try quantifiedPredicate(quantifier, list, comparison, literal, on: layer)
+            }
             let value = try accessor(field, on: layer)
             return { Planner.compare(value($0), comparison, literal) }
         case .isIn(let field, let literals, let negated):
-            for literal in literals { try checkType(field, literal, on: layer, at: field.position) }
+            for literal in literals { try checkComparison(field, literal, .equal, on: layer) }
             let value = try accessor(field, on: layer)
             return { i in
                 let v = value(i)
@@ -494,6 +529,7 @@ struct Planner {
             let value = try accessor(field, on: layer)
             return { value($0).isNull != negated }
         case .matches(let field, let pattern):
+            try checkMatch(field, on: layer)
             let value = try accessor(field, on: layer)
             let folded = TextFold.fold(pattern)
             return { i in value(i).stringValue.map { TextFold.fold($0).contains(folded) } ?? false }
@@ -516,21 +552,6 @@ struct Planner {
                 guard let code = layer.properties[i][key]?.stringValue else { return false }
                 return !series.isStale(code, now: newest, maxAge: maxAge)
             }
-        }
-    }
-
-    /// Comparing text with a number is a mistake worth stopping at, with the fix.
-    func checkType(_ field: FieldExpression, _ literal: Literal, on layer: Layer, at position: SourcePosition) throws(QueryError) {
-        guard case .attribute(let name) = field, let column = layer.info.columns.first(where: { $0.name == name.text }) else { return }
-        switch (column.type, literal) {
-        case (.text, .number(let n)):
-            throw Planner.error(.invalid, "type_mismatch", "\(Quote.input(name.text)) holds text, not numbers", at: name.position,
-                                hint: "quote the value: \(Quote.capped(name.text)) = '\(Parser.format(n))'")
-        case (.integer, .text(let t)), (.real, .text(let t)):
-            throw Planner.error(.invalid, "type_mismatch", "\(Quote.input(name.text)) holds numbers, not text", at: name.position,
-                                hint: Double(t) != nil ? "drop the quotes: \(name.text) = \(t)" : nil)
-        default:
-            return
         }
     }
 
@@ -695,7 +716,12 @@ struct Planner {
             if let note = plan.linkNote { lines.append("   link: \(note)") }
             if case .find(let find) = statement {
                 lines.append("   where: " + (find.filter == nil ? "none" : "compiled per layer, tested on the index's candidates"))
-                lines.append("   order: " + (find.order.isEmpty ? "the spatial clause's order, else load order" : find.order.map { $0.field.label + ($0.descending ? " DESC" : "") }.joined(separator: ", ")))
+                if let groups = plan.groups {
+                    let keys = find.groupBy.isEmpty ? "one group of every row" : "groups by " + find.groupBy.map(Planner.written).joined(separator: ", ") + " (hashed)"
+                    lines.append("   group: \(keys), \(groups.aggregates.count) aggregate\(groups.aggregates.count == 1 ? "" : "s") accumulated in one pass"
+                                 + (find.having == nil ? "" : ", HAVING tested per group"))
+                }
+                lines.append("   order: " + (find.order.isEmpty ? (plan.groups == nil ? "the spatial clause's order, else load order" : "the group keys") : find.order.map { $0.field.label + ($0.descending ? " DESC" : "") }.joined(separator: ", ")))
                 lines.append("   limit: " + (find.limit.map(String.init) ?? "none (at most \(limits.maxRows) rows)"))
             }
             return lines

@@ -23,6 +23,9 @@ public struct QueryResult: Sendable {
     }
 
     let body: Body
+    /// What the answer should be read with: a point that looks swapped, … (JSON: `warnings`,
+    /// present when there is one; the CLI prints each on stderr).
+    public internal(set) var warnings: [String] = []
 
     static let distanceNote = "distance_m: great-circle metres on a sphere of R = 6,371,008.8 m"
 
@@ -65,7 +68,7 @@ public struct QueryResult: Sendable {
                 w.endArray()
                 w.endObject()
             } else {
-                try Self.writeRows(&w, rows, budget)
+                try Self.writeRows(&w, rows, warnings: warnings, budget)
             }
         case .route(let answer):
             geoJSON ? Output.routeFeature(&w, answer) : Output.route(&w, answer)
@@ -150,9 +153,15 @@ public struct QueryResult: Sendable {
 
     public func geoJSON() -> JSONValue { json(geoJSON: true) }
 
-    private static func writeRows(_ w: inout JSONWriter, _ rows: Rows, _ budget: RequestBudget?) throws(EngineError) {
+    private static func writeRows(_ w: inout JSONWriter, _ rows: Rows, warnings: [String], _ budget: RequestBudget?) throws(EngineError) {
         w.beginObject()
         w.key("count"); w.integer(Int64(rows.values.count))
+        if !warnings.isEmpty {
+            w.key("warnings")
+            w.beginArray()
+            for warning in warnings { w.string(warning) }
+            w.endArray()
+        }
         if rows.columns.contains("distance_m") {
             w.key("units")
             w.beginObject()

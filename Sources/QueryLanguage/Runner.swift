@@ -209,17 +209,13 @@ struct Runner {
                 break
             }
         }
+        if let groups = plan.groups { return try groupRows(plan, groups, hits, at: position) }
         if !plan.order.isEmpty {
             let keyed = hits.map { hit in
                 (hit, plan.order.indices.map { k in plan.order[k].byDistance ? hit.metres.map { AttributeValue.real($0) } ?? .null : plan.sources[hit.source].orderAccessors[k](hit.index) })
             }
-            hits = keyed.sorted { a, b in
-                for (k, key) in plan.order.enumerated() {
-                    let c = Runner.order(a.1[k], b.1[k])
-                    if c != 0 { return key.descending ? c > 0 : c < 0 }
-                }
-                return false
-            }.map(\.0)
+            let keys = plan.order.map { (descending: $0.descending, nullsFirst: $0.nullsFirst) }
+            hits = keyed.sorted { a, b in Runner.precedes(a.1, b.1, keys) }.map(\.0)
         }
         if let limit = plan.limit {
             if hits.count > limit { hits.removeLast(hits.count - limit) }
@@ -238,7 +234,9 @@ struct Runner {
             values.append(row)
             geometries.append(source.layer.geometries[hit.index])
         }
-        return QueryResult(body: .rows(.init(columns: plan.columns, values: values, geometries: geometries)))
+        var result = QueryResult(body: .rows(.init(columns: plan.columns, values: values, geometries: geometries)))
+        result.warnings = plan.warnings
+        return result
     }
 
     /// Sort order for ORDER BY: numbers by value, text ignoring case and diacritics, missing last.
@@ -286,18 +284,20 @@ struct Runner {
         return try tileRows(found, filter: tile.filter, fields: tile.fields, limit: tile.limit, maxRows: snapshot.limits.maxRows, at: tile.position)
     }
 
-    /// Tile features as rows: layer, id, geometry type and properties. WHERE and RETURN read the
-    /// properties by name (a tile has no schema to check them against).
+    /// Tile features as rows: tile_layer, id, geometry type and properties. WHERE and RETURN
+    /// read the properties by name (a tile has no schema to check them against); the tile layer's
+    /// name is `tile_layer`, so a feature's own `layer` property (OSM's) stays readable.
     func tileRows(_ features: [TileFeature], filter: Expression?, fields: [FieldExpression], limit: Int?, maxRows: Int,
                   at position: SourcePosition) throws(QueryError) -> QueryResult {
         func value(_ field: FieldExpression, _ item: TileFeature) -> AttributeValue {
             guard case .attribute(let name) = field else { return .null }
             switch name.text {
-            case "layer": return .text(item.layer)
+            case "tile_layer": return .text(item.layer)
             case "type": return .text(item.feature.geometry?.typeName ?? "none")
             case "id", "fid":
                 if case .integer(let i)? = item.feature.id { return .integer(i) }
-                return item.feature.id.map { .text($0.description) } ?? .null
+                // GeoJSON tiles keep the OSM id among the properties.
+                return item.feature.id.map { .text($0.description) } ?? item.feature.properties[name.text] ?? .null
             default: return item.feature.properties[name.text] ?? .null
             }
         }
@@ -327,6 +327,12 @@ struct Runner {
                 throw Planner.error(.invalid, "no_time_series", "tile features have no time series", at: position)
             }
         }
+        // RETURN * is every column; a tile's rows have properties, not aggregates or geometry text.
+        let fields = fields.allSatisfy { if case .star = $0 { true } else { false } } ? [] : fields
+        if let other = fields.first(where: { if case .attribute = $0 { false } else { true } }) {
+            throw Planner.error(.invalid, "unsupported_field", "\(Planner.written(other)) does not apply to a tile's features: RETURN names their properties",
+                                at: other.position, hint: "aggregates and WKT work in FIND over a layer of the store")
+        }
         var kept: [TileFeature] = []
         for (i, item) in features.enumerated() {
             try checkDeadline(i, at: position)
@@ -337,7 +343,7 @@ struct Runner {
         let columns: [String]
         let values: [[JSONValue]]
         if fields.isEmpty {
-            columns = ["layer", "id", "type", "properties"]
+            columns = ["tile_layer", "id", "type", "properties"]
             values = kept.map { item in
                 [.string(item.layer), Runner.json(value(.attribute(Name(text: "id", position: .init(line: 0, column: 0, length: 0))), item)),
                  .string(item.feature.geometry?.typeName ?? "none"),

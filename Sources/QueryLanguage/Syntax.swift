@@ -1,3 +1,4 @@
+import Engine
 import Geometry
 
 // The syntax tree: what the parser hands the planner. Every node that a later error can be
@@ -38,6 +39,9 @@ struct Find: Sendable, Equatable {
     var limit: Int?
     var limitPosition: SourcePosition?
     var fields: [FieldExpression] = []
+    /// `GROUP BY field, …` and `HAVING condition` (Aggregates.swift).
+    var groupBy: [FieldExpression] = []
+    var having: Expression?
 }
 
 enum Spatial: Sendable, Equatable {
@@ -65,6 +69,8 @@ struct Selection: Sendable, Equatable {
 struct OrderKey: Sendable, Equatable {
     var field: FieldExpression
     var descending: Bool
+    /// `NULLS FIRST` / `NULLS LAST`; missing values go last by default, in both directions.
+    var nullsFirst: Bool = false
 }
 
 /// A field of a feature, or a function of its time series.
@@ -78,11 +84,23 @@ enum FieldExpression: Sendable, Equatable {
     case observedAt(SourcePosition)
     /// `(districts CONTAINING).NAZEV_MC`: a field of a feature of another layer.
     indirect case reference(FeatureReference, FieldExpression)
+    /// `COUNT(*)` (argument nil), `COUNT(x)`, `SUM`, `AVG`, `MIN`, `MAX`: over the rows of a
+    /// group, or over the values of a list (`AVG(HISTORY(no2, 24 h))`, one value per row).
+    /// (Only the cases that hold a field are indirect: a boxed `.attribute` would cost every
+    /// statement an allocation per field.)
+    indirect case aggregate(AggregateFunction, FieldExpression?, position: SourcePosition)
+    /// `ANY(list)` / `ALL(list)` on the left of a comparison.
+    indirect case quantified(Quantifier, FieldExpression, position: SourcePosition)
+    /// `WKT(geom)` / `WKB(geom)`: the feature's geometry as text (WKB as hex).
+    case geometryText(GeometryTextFormat, position: SourcePosition)
+    /// `RETURN *`: every column of the layers.
+    case star(SourcePosition)
 
     var position: SourcePosition {
         switch self {
         case .attribute(let name), .latest(let name, _), .history(let name, _, _): name.position
-        case .observedAt(let position): position
+        case .observedAt(let position), .aggregate(_, _, let position), .quantified(_, _, let position),
+             .geometryText(_, let position), .star(let position): position
         case .reference(let reference, _): reference.position
         }
     }
@@ -95,8 +113,20 @@ enum FieldExpression: Sendable, Equatable {
         case .history(let name, let hours, _): "history_\(name.text)_\(hours)h"
         case .observedAt: "observed_at"
         case .reference(let reference, let field): reference.label + "." + field.label
+        case .aggregate(let function, let argument, _): argument.map { "\(function.rawValue)_\($0.label)" } ?? function.rawValue
+        case .quantified(let quantifier, let argument, _): "\(quantifier.rawValue)_\(argument.label)"
+        case .geometryText(let format, _): format.rawValue
+        case .star: "*"
         }
     }
+}
+
+enum Quantifier: String, Sendable, Equatable {
+    case any, all
+}
+
+enum GeometryTextFormat: String, Sendable, Equatable {
+    case wkt, wkb
 }
 
 enum Literal: Sendable, Equatable {

@@ -80,7 +80,7 @@ struct Endpoints: Sendable {
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
         return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-            Output.collection(&w, layer: layer, query: point, distances: false) { w in
+            Output.collection(&w, layer: layer, query: point, distances: false, warnings: snapshot.coordinateWarnings(point)) { w in
                 for match in matches { Output.match(&w, layer, match, geometry: mode) }
             }
         }
@@ -107,7 +107,7 @@ struct Endpoints: Sendable {
         let matches = try engine { () throws(EngineError) in try snapshot.nearest(layer, to: point, k: k, within: within, filter: filter) }
         let stations = snapshot.stations.flatMap { $0.layer === layer ? $0 : nil }
         return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-            Output.collection(&w, layer: layer, query: point, distances: true) { w in
+            Output.collection(&w, layer: layer, query: point, distances: true, warnings: snapshot.coordinateWarnings(point)) { w in
                 for match in matches {
                     Output.match(&w, layer, match, geometry: mode, reading: stations.map { snapshot.reading($0, match) })
                 }
@@ -310,12 +310,13 @@ struct Endpoints: Sendable {
 
     func query(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["format"])
-        let format: String
+        let format: AnswerFormat
         if let given = parameters.string("format") {
-            guard given == "json" || given == "geojson" else { throw APIError.invalidParameter("format", "\(Quote.input(given)) is not json or geojson") }
-            format = given
+            guard let known = AnswerFormat(rawValue: given) else { throw APIError.invalidParameter("format", "\(Quote.input(given)) is not json, geojson or csv") }
+            format = known
         } else {
-            format = (request.headers[.accept] ?? "").contains(Reply.geoJSON) ? "geojson" : "json"
+            let accept = request.headers[.accept] ?? ""
+            format = accept.contains(Reply.geoJSON) ? .geojson : accept.contains(Reply.csv) ? .csv : .json
         }
         var text = try await Endpoints.readBody(request, limit: configuration.maxBodyBytes, timeout: configuration.requestTimeout)
         if (request.headers[.contentType] ?? "").hasPrefix("application/json") {
@@ -334,11 +335,16 @@ struct Endpoints: Sendable {
             var budget = RequestBudget(limits: snapshot.limits)
             let body: [UInt8]
             do {
-                body = try Query.answer(query, on: snapshot, geoJSON: format == "geojson", budget: &budget)
+                body = try Query.answer(query, on: snapshot, format: format, budget: &budget)
             } catch let error as QueryError {
                 throw APIError.query(error)
             }
-            return Reply.bytes(body, contentType: format == "geojson" ? Reply.geoJSON : Reply.json, compressible: true, request: request)
+            let contentType = switch format {
+            case .json: Reply.json
+            case .geojson: Reply.geoJSON
+            case .csv: Reply.csvWithHeader
+            }
+            return Reply.bytes(body, contentType: contentType, compressible: true, request: request)
         }
     }
 

@@ -18,7 +18,7 @@ enum OpenAPI {
       "post": {
         "summary": "Run query-language statements",
         "parameters": [
-          {"name": "format", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson"]}, "description": "Answer format; default from the Accept header (application/geo+json picks geojson), else json."}
+          {"name": "format", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson", "csv"]}, "description": "Answer format; default from the Accept header (application/geo+json picks geojson, text/csv picks csv), else json. CSV (RFC 4180, header line, CRLF) holds one statement's rows."}
         ],
         "requestBody": {
           "required": true,
@@ -28,7 +28,7 @@ enum OpenAPI {
           }
         },
         "responses": {
-          "200": {"description": "One statement: its result; several: an array of results.", "content": {"application/json": {"schema": {}}, "application/geo+json": {"schema": {}}}},
+          "200": {"description": "One statement: its result; several: an array of results. A rows answer has count, rows, and warnings when there are any (a point that looks swapped).", "content": {"application/json": {"schema": {}}, "application/geo+json": {"schema": {}}, "text/csv": {"schema": {"type": "string"}}}},
           "400": {"$ref": "#/components/responses/QueryProblem"},
           "404": {"$ref": "#/components/responses/QueryProblem"},
           "408": {"$ref": "#/components/responses/Problem"},

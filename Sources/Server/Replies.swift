@@ -14,6 +14,9 @@ enum Reply {
 
     static let json = "application/json"
     static let geoJSON = "application/geo+json"
+    static let csv = "text/csv"
+    /// RFC 4180's type with its parameters: UTF-8, a header line.
+    static let csvWithHeader = "text/csv; charset=utf-8; header=present"
     static let problemJSON = "application/problem+json"
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, contentType: String = json, request: Request) -> Response {

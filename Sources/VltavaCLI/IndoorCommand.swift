@@ -155,6 +155,7 @@ struct IndoorLocateCommand: ParsableCommand {
                 return
             case .json: Output.location(&w, location)
             case .geojson: Output.locationFeature(&w, location)
+            case .csv: throw CLIError("a location is no table: use --format table, json or geojson")
             }
             print(String(decoding: w.bytes, as: UTF8.self))
         } catch {

@@ -6,7 +6,7 @@ import Geometry
 import QueryLanguage
 
 enum QueryFormat: String, ExpressibleByArgument, CaseIterable {
-    case table, json, geojson
+    case table, json, geojson, csv
 }
 
 /// Loads the store as the engine serves it.
@@ -28,6 +28,17 @@ func render(_ results: [QueryResult], as format: QueryFormat, width: Int? = nil,
         return results.map { $0.table(width: width, records: records) }.joined(separator: "\n\n")
     case .json, .geojson:
         return String(decoding: try QueryResult.write(results, geoJSON: format == .geojson, pretty: true), as: UTF8.self)
+    case .csv:
+        // print adds the last line's end; the CSV's own lines end in CRLF.
+        return String(decoding: try QueryResult.csv(results).dropLast(2), as: UTF8.self)
+    }
+}
+
+/// The answers' warnings, each on its own line on stderr ("warning: …"), so that the answer on
+/// stdout stays what its format says.
+func printWarnings(_ results: [QueryResult]) {
+    for (n, result) in results.enumerated() {
+        for warning in result.warnings { printError("warning: " + (results.count > 1 ? "statement \(n + 1): " : "") + warning) }
     }
 }
 
@@ -51,7 +62,7 @@ struct QueryCommand: ParsableCommand {
 
     @Argument(help: "The statements. Separate several with ';' or start each on its own line.") var text: String?
     @Option(help: "Read the statements from a file instead.") var file: String?
-    @Option(help: "table, json or geojson.") var format: QueryFormat = .table
+    @Option(help: "table, json, geojson or csv (one statement).") var format: QueryFormat = .table
     @OptionGroup var store: StoreOptions
 
     func run() throws {
@@ -70,7 +81,14 @@ struct QueryCommand: ParsableCommand {
         }
         let snapshot = try loadSnapshot(store.db)
         do {
-            print(try render(try Query.run(source, on: snapshot), as: format, width: terminalWidth(1)))
+            let results = try Query.run(source, on: snapshot)
+            if format == .csv {
+                // The CSV's own bytes, CRLF line ends and all, so a file written with > is RFC 4180.
+                FileHandle.standardOutput.write(Data(try QueryResult.csv(results)))
+            } else {
+                print(try render(results, as: format, width: terminalWidth(1)))
+            }
+            printWarnings(results)
         } catch {
             printError(error.rendered(in: source, origin: origin))
             throw ExitCode(1)

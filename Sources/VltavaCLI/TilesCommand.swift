@@ -98,13 +98,15 @@ struct TilesCommand: ParsableCommand {
     }
 }
 
-/// A FeatureCollection with each feature's tile layer as the property `layer`.
+/// A FeatureCollection with each feature's tile layer as `tile_layer`, a member of the Feature
+/// beside `properties` (RFC 7946's foreign members), so it never collides with a property of the
+/// feature's own (OSM data carries a `layer` tag: 838 of 132,750 features of one city).
 func layeredCollection(_ features: [TileFeature]) -> JSONValue {
-    GeoJSON.featureCollection(features.map { item in
-        var feature = item.feature
-        feature.properties["layer"] = .text(item.layer)
-        return feature
-    })
+    .object(JSONObject([("type", .string("FeatureCollection")), ("features", .array(features.map { item in
+        guard case .object(var object) = GeoJSON.encode(item.feature) else { return .null }
+        object["tile_layer"] = .string(item.layer)
+        return .object(object)
+    }))]))
 }
 
 /// "LON,LAT" with a clear error for the classic swap.

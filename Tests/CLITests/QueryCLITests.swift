@@ -27,6 +27,19 @@ import Testing
         #expect(row["distance_m"] == .double(603.576))
     }
 
+    /// `--format csv` prints RFC 4180 CSV; a warning goes to stderr, the answer stays on stdout.
+    @Test func queryPrintsCSVAndWarnings() throws {
+        let db = try Self.store.get()
+        let csv = try CLI.run(["query", "FIND animals RETURN class, COUNT(*) GROUP BY class HAVING COUNT(*) >= 100 ORDER BY COUNT(*) DESC", "--format", "csv", "--db", db])
+        #expect(csv.status == 0, "\(csv.stderr)")
+        #expect(csv.stdout == "class,count\r\nPtáci,272\r\nSavci,148\r\nPlazi,112\r\n")
+        let swapped = try CLI.run(["query", "FIND stations NEAREST 1 TO POINT(50.09 14.42) RETURN code", "--db", db])
+        #expect(swapped.status == 0 && swapped.stdout == "code\n-----\nACHOA\n(1 row)\n")
+        #expect(swapped.stderr.hasPrefix("warning: POINT(50.09 14.42) lies 5078 km outside the data"))
+        let two = try CLI.run(["query", "SHOW LAYERS; SHOW LAYERS", "--format", "csv", "--db", db])
+        #expect(two.status == 1 && two.stderr.contains("CSV holds one table, and the text has 2 statements"))
+    }
+
     @Test func queryFileRunsEveryStatementAndStopsAtAnError() throws {
         let db = try Self.store.get()
         let dir = try Fixtures.temporaryDirectory("query-file")

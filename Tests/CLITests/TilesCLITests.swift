@@ -18,7 +18,21 @@ import Testing
         let features = try GeoJSON.parseDocument(Array(get.stdout.utf8)).features
         let vienna = try #require(features.first { $0.properties["name"] == .text("Vienna") })
         #expect(vienna.geometry == .point(Point(lon: 16.3641357421875, lat: 48.20271028869972)))
-        #expect(vienna.properties["layer"] == .text("cities"))
+        // The tile layer is a member of each Feature beside its properties, never a property.
+        #expect(vienna.properties["layer"] == nil && vienna.properties["tile_layer"] == nil)
+        let json = try JSON.parse(get.stdout)
+        let members = json["features"]?.items ?? []
+        #expect(members.count == features.count && members.allSatisfy { $0["tile_layer"] == .string("cities") })
+    }
+
+    /// A feature's own `layer` property (OSM's tag, here 1 on a bridge-level building) survives.
+    @Test func getKeepsTheFeaturesOwnLayer() throws {
+        let get = try CLI.run(["tiles", "get", Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), "15/17695/11097"])
+        #expect(get.status == 0, "\(get.stderr)")
+        let features = try JSON.parse(get.stdout)["features"]?.items ?? []
+        #expect(features.count == 476)
+        let building = try #require(features.first { $0["properties"]?["id"] == .integer(74_572_039) })
+        #expect(building["properties"]?["layer"]?.number == 1 && building["tile_layer"] == .string("buildings"))
     }
 
     @Test func atListsWhatIsThere() throws {

@@ -48,8 +48,13 @@ import Testing
             case "json": return JSON.serialize(results.count == 1 ? results[0].json() : .array(results.map { $0.json() }), pretty: true)
             // Several statements as GeoJSON: one FeatureCollection, as every interface writes it.
             case "geojson": return JSON.serialize((try? JSON.parse(QueryResult.write(results, geoJSON: true))) ?? .null, pretty: true)
-            // Tables as the CLI shows them in a terminal 120 columns wide: wider rows as records.
-            default: return results.map { $0.table(width: documentationWidth) }.joined(separator: "\n\n")
+            // CSV as the CLI prints it: its CRLF line ends shown as plain lines.
+            case "csv": return String(decoding: try QueryResult.csv(results), as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
+                .trimmingCharacters(in: .newlines)
+            // Tables as the CLI shows them in a terminal 120 columns wide (wider rows as records),
+            // then their warnings as the CLI prints them (on stderr).
+            default: return results.map { ([$0.table(width: documentationWidth)] + $0.warnings.map { "warning: " + $0 }).joined(separator: "\n") }
+                .joined(separator: "\n\n")
             }
         } catch {
             return error.rendered(in: query)

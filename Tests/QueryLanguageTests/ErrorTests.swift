@@ -38,7 +38,9 @@ import Testing
         Case("FIND stations WITHIN 5 miles OF POINT(14.42 50.09)", "expected a unit (m or km) after 5, found 'miles'", 1, 24, hint: "distances need a unit: 500 m, 2 km"),
         Case("FIND stations WHERE", "expected a condition (a field name, NOT or '('), found end of input", 1, 20),
         Case("FIND stations WHERE name = 'Praha", "the string starting here has no closing quote", 1, 28, hint: "strings are in single quotes and end on the same line; write '' for a quote inside"),
-        Case("FIND stations WHERE name = \"Praha\"", "unexpected '\"'", 1, 28, hint: "strings are in single quotes: 'Praha 6'"),
+        // Double quotes name a field: "Praha" is a name where a value belongs.
+        Case("FIND stations WHERE name = \"Praha\"", "expected a value (a number, 'text', TRUE, FALSE), found 'Praha'", 1, 28, hint: "text goes in single quotes: 'Praha'"),
+        Case("FIND stations WHERE \"name = 'x'", "the quoted name starting here has no closing double quote", 1, 21, hint: "double quotes name a field or layer (\"typ stanice\"); strings are in single quotes: 'Praha 6'"),
         Case("FIND stations WHERE name == 'x'", "expected a value (a number, 'text', TRUE, FALSE), found '='", 1, 27),
         Case("FIND stations WHERE name = Praha", "expected a value (a number, 'text', TRUE, FALSE), found 'Praha'", 1, 28, hint: "text goes in single quotes: 'Praha'"),
         Case("FIND stations WHERE name = NULL", "a comparison with NULL is never true", 1, 26, hint: "write name IS NULL"),

@@ -33,6 +33,32 @@ import Testing
         #expect(animals["count"] == .integer(3))
     }
 
+    /// CSV on request (format=csv or Accept: text/csv), through the one output path: RFC 4180
+    /// with a header line and CRLF; a table per request. Warnings come in the JSON answer.
+    @Test func answersAsCSVAndWithWarnings() async throws {
+        let server = try await RunningServer.shared.value
+        let query = "FIND parking RETURN CATEGORY, COUNT(*) GROUP BY CATEGORY ORDER BY COUNT(*) DESC"
+        let csv = try await post(server.port, "/v1/query?format=csv", body: query)
+        #expect(csv.status == 200 && csv.header("Content-Type") == "text/csv; charset=utf-8; header=present")
+        #expect(csv.text == "CATEGORY,count\r\nRES,928\r\nMIX,583\r\nVIS,37\r\n")
+        let accepted = try await post(server.port, "/v1/query", body: "FIND pens WHERE name = 'gorily' RETURN name, animals, WKT(geom)", headers: [("Accept", "text/csv")])
+        #expect(accepted.text == "name,animals,wkt\r\ngorily,\"[\"\"Gorila nížinná\"\"]\",POINT (14.40518699 50.11575607)\r\n")
+        let two = try await post(server.port, "/v1/query?format=csv", body: "SHOW LAYERS; SHOW LAYERS")
+        #expect(two.status == 400 && two.object["code"] == .string("invalid_parameter") && two.object["column"] == .integer(14))
+        let route = try await post(server.port, "/v1/query?format=csv", body: "ROUTE FROM POINT(14.4109 50.1167) TO POINT(14.40519 50.11576) ON paths")
+        #expect(route.status == 400 && route.object["code"] == .string("invalid_argument"))
+        let swapped = try await post(server.port, "/v1/query", body: "FIND stations NEAREST 1 TO POINT(50.09 14.42) RETURN code")
+        #expect(swapped.status == 200)
+        #expect(swapped.object["warnings"]?.items.first?.string?.hasPrefix("POINT(50.09 14.42) lies 5078 km outside the data") == true)
+        let plain = try await post(server.port, "/v1/query", body: "FIND stations NEAREST 1 TO POINT(14.42 50.09) RETURN code")
+        #expect(plain.object["warnings"] == nil)
+        // The nearest and containing endpoints warn the same way.
+        let nearest = try await get(server.port, "/v1/layers/stations/nearest?lon=50.09&lat=14.42")
+        #expect(nearest.status == 200 && nearest.object["warnings"]?.items.first?.string?.hasPrefix("POINT(50.09 14.42) lies 5078 km outside the data") == true)
+        let inPrague = try await get(server.port, "/v1/layers/stations/nearest?lon=14.42&lat=50.09")
+        #expect(inPrague.status == 200 && inPrague.object["warnings"] == nil)
+    }
+
     @Test func errorsCarryTheirPositionAndStatus() async throws {
         let server = try await RunningServer.shared.value
         let unknown = try await post(server.port, "/v1/query", body: "FIND statoins NEAREST 1 TO POINT(14.42 50.09)")
