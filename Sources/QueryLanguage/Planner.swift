@@ -511,7 +511,7 @@ struct Planner {
         case .not(let a):
             let x = try compile(a, on: layer)
             return { !x($0) }
-        case .compare(let field, let comparison, let literal, let position):
+        case .compare(let field, let comparison, let literal, _):
             try checkComparison(field, literal, comparison, on: layer)
             if case .quantified(let quantifier, let list, _) = field {
                 return try quantifiedPredicate(quantifier, list, comparison, literal, on: layer)
