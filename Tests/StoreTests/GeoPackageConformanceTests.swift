@@ -9,6 +9,27 @@ import ZooPraha
 /// that GDAL and QGIS use; Vltava imports into GeoPackages that GDAL wrote; layers and tile
 /// sets can be dropped and renamed, leaving a valid file.
 @Suite(.validatesStores) struct GeoPackageConformanceTests {
+    /// The sweep behind `.validatesStores` finds the stores a test writes in its temporary
+    /// directories (not the MBTiles beside them, nor a file edited raw), and the batch
+    /// validator catches a store that breaks Req 141 (a third gpkg_schema row).
+    @Test func theStoreSweepFindsEveryStoreATestWrites() throws {
+        let sweep = StoreSweep()
+        let (store, edited) = try StoreSweep.$current.withValue(sweep) {
+            let dir = try Fixtures.temporaryDirectory("sweep")
+            let store = dir.appendingPathComponent("a.gpkg").path
+            _ = try Importer.importFile(Fixtures.path("zoo/pavilions-and-pens.geojson"), intoStoreAt: store, options: ImportOptions(layer: "pens"))
+            try FileManager.default.copyItem(atPath: Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), toPath: dir.appendingPathComponent("tiles.mbtiles").path)
+            let edited = dir.appendingPathComponent("edited.gpkg").path
+            try FileManager.default.copyItem(atPath: store, toPath: edited)
+            try RawStoreEdits.execute("INSERT INTO gpkg_extensions VALUES ('pens', NULL, 'gpkg_schema', 'x', 'read-write')", in: edited)
+            return (store, edited)
+        }
+        #expect(sweep.stores() == [URL(fileURLWithPath: store).standardizedFileURL.path])
+        #expect(try GeoPackageValidator.problems([store]) == nil)
+        let complaint = try #require(try GeoPackageValidator.problems([store, edited]))
+        #expect(complaint.contains("edited.gpkg") && !complaint.contains("a.gpkg:"), "\(complaint)")
+    }
+
     @Test func theDemoStorePassesTheValidatorAndHasSpatialIndexes() throws {
         let path = try Fixtures.temporaryDirectory("conformance").appendingPathComponent("demo.gpkg").path
         try DemoFixtureStore.build(at: path)

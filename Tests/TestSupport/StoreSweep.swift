@@ -9,6 +9,7 @@ import Testing
 
 /// The directories and exclusions of one running test.
 public final class StoreSweep: @unchecked Sendable {
+    public init() {}
     @TaskLocal public static var current: StoreSweep?
 
     private let lock = NSLock()
@@ -28,7 +29,7 @@ public final class StoreSweep: @unchecked Sendable {
     }
 
     /// The GeoPackages (SQLite files with application id 'GPKG') under the test's directories.
-    func stores() -> [String] {
+    public func stores() -> [String] {
         lock.lock()
         let (directories, excluded) = (self.directories, self.excluded)
         lock.unlock()
