@@ -3,6 +3,8 @@
 // the zoo paths have) or else a vertex position. The edges that are steps are known from the
 // lines' tags, so a profile can keep off them (Zoo Praha lies on a hillside with many stairs).
 
+import Dispatch
+import Foundation
 import Geometry
 import Routing
 import SpatialIndex
@@ -47,7 +49,11 @@ public final class Network: Sendable {
     let edges: EdgeIndex
     /// The contraction hierarchies routes and tables run on, built on first use: one of the
     /// whole graph (key false), one without the steps for the step-free profile (key true).
-    private let hierarchies = Locked<[Bool: ContractionHierarchy]>([:])
+    private let hierarchies = Locked<[Bool: HierarchyState]>([:])
+    private enum HierarchyState {
+        case building
+        case built(ContractionHierarchy)
+    }
     /// The network of every line both ways, for the `any` profile, when it differs from this
     /// one (some line's tags keep pedestrians off it or make it one-way for them).
     let anyVariant: Network?
@@ -209,18 +215,42 @@ public final class Network: Sendable {
     }
 
     /// The contraction hierarchy a profile's routes and tables run on: of the whole graph, or
-    /// without the steps for a step-free profile. Built by the first request that needs it
-    /// (0.16 s for Andorra's 38,556 nodes, 0.034 s for the zoo's paths, in release), while
-    /// other requests for it wait, then kept for the snapshot's life; loading and reloading a
-    /// store pay nothing for it.
+    /// without the steps for a step-free profile. Built once, on first use (0.16 s for
+    /// Andorra's 38,556 nodes, 0.034 s for the zoo's paths, in release), then kept for the
+    /// snapshot's life; loading and reloading a store pay nothing for it. This waits for it.
     public func hierarchy(for profile: WalkingProfile) -> ContractionHierarchy {
+        while true {
+            if let built = builtHierarchy(for: profile, buildInBackground: false) { return built }
+            // Another thread is building it.
+            usleep(1_000)
+        }
+    }
+
+    /// The hierarchy when it is built. Otherwise nil, and the first caller starts building it:
+    /// in the background (a request then routes by A*, with the same lengths, rather than wait
+    /// for the build), or here with `buildInBackground` false.
+    func builtHierarchy(for profile: WalkingProfile, buildInBackground: Bool) -> ContractionHierarchy? {
         let stepFree = profile.avoidsSteps && !steps.isEmpty
-        return hierarchies.withLock { built in
-            if let known = built[stepFree] { return known }
+        let (known, start) = hierarchies.withLock { state -> (ContractionHierarchy?, Bool) in
+            switch state[stepFree] {
+            case .built(let hierarchy)?: return (hierarchy, false)
+            case .building?: return (nil, false)
+            case nil:
+                state[stepFree] = .building
+                return (nil, true)
+            }
+        }
+        guard start else { return known }
+        let build: @Sendable () -> ContractionHierarchy = { [self] in
             let hierarchy = ContractionHierarchy(graph: graph, excluding: stepFree ? steps : .empty)
-            built[stepFree] = hierarchy
+            hierarchies.withLock { $0[stepFree] = .built(hierarchy) }
             return hierarchy
         }
+        if buildInBackground {
+            DispatchQueue.global(qos: .utility).async { _ = build() }
+            return nil
+        }
+        return build()
     }
 
     /// Runs `body` with a router of this network for a profile (which edges it may use), at the
@@ -235,7 +265,7 @@ public final class Network: Sendable {
         let stepFree = profile.avoidsSteps && !steps.isEmpty
         borrowed.router.forbidden = stepFree ? Router.Forbidden(edges: steps, what: "steps") : nil
         // The hierarchy built without exactly those edges.
-        borrowed.router.hierarchy = hierarchy(for: profile)
+        borrowed.router.hierarchy = builtHierarchy(for: profile, buildInBackground: true)
         return try body(borrowed.router)
     }
 }
