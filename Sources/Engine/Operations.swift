@@ -35,7 +35,7 @@ public typealias FeatureFilter = @Sendable (Int) -> Bool
 /// What the index searches of one operation did, for EXPLAIN. Searches add to it.
 public final class SearchStats {
     /// Index nodes visited: k-d tree or R-tree nodes entered, or for the polygon grid the
-    /// candidate polygons listed in the point's cell (each tested exactly).
+    /// polygons tested exactly (none when the point's fine cell is classified: one lookup).
     public var nodesVisited = 0
     public init() {}
 }

@@ -72,6 +72,7 @@ extension Query {
     public static let keywords: [String] = Set(Parser.statementKeywords).union(Parser.findClauses)
         .union(Parser.routeClauses).union(Parser.locateClauses)
         .union(["AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "BY", "TO", "OF", "ON", "FROM", "ASC", "DESC",
-                "POINT", "BBOX", "ZOOM", "LAYER", "LAYERS", "SCAN", "LATEST", "HISTORY", "MEASURES", "FRESH"])
+                "POINT", "BBOX", "ZOOM", "LAYER", "LAYERS", "SCAN", "LATEST", "HISTORY", "MEASURES", "FRESH",
+                "COUNT", "SUM", "AVG", "MIN", "MAX", "ANY", "ALL", "NULLS", "FIRST", "LAST", "WKT", "WKB", "CZECH"])
         .sorted()
 }

@@ -148,6 +148,11 @@ extension Planner {
             let k = try slot(field)
             let folded = TextFold.fold(pattern)
             return { row in row[k].stringValue.map { TextFold.fold($0).contains(folded) } ?? false }
+        case .matchesCzech(let field, let text):
+            try checkMatch(field, on: layer)
+            let k = try slot(field)
+            let pattern = CzechStemmer.Pattern(text)
+            return { row in row[k].stringValue.map { pattern.matches($0) } ?? false }
         case .measures(let name):
             throw Planner.error(.invalid, "misplaced_condition", "HAVING tests groups; MEASURES(…) tests a feature", at: name.position, hint: "put it in WHERE")
         case .fresh(_, let position):

@@ -534,6 +534,7 @@ struct Planner {
             let folded = TextFold.fold(pattern)
             return { i in value(i).stringValue.map { TextFold.fold($0).contains(folded) } ?? false }
         case .matchesCzech(let field, let text):
+            try checkMatch(field, on: layer)
             let value = try accessor(field, on: layer)
             let pattern = CzechStemmer.Pattern(text)
             return { i in value(i).stringValue.map { pattern.matches($0) } ?? false }

@@ -59,6 +59,11 @@ extension Planner {
             return valueType(argument, on: layer) == .list ? .number : .unknown
         case .geometryText: return .text
         case .star: return .unknown
+        case .reference(let reference, let inner):
+            // The field's type in the other layer (unknown when that layer is not there: the
+            // reference's own check names the problem).
+            guard let other = try? referencedLayer(reference) else { return .unknown }
+            return valueType(inner, on: other)
         }
     }
 
@@ -137,6 +142,8 @@ extension Planner {
         case .quantified(let quantifier, let argument, _): return "\(quantifier.rawValue.uppercased())(\(written(argument)))"
         case .geometryText(let format, _): return "\(format.rawValue.uppercased())(geom)"
         case .star: return "*"
+        case .reference(let reference, let inner):
+            return "(\(reference.layer.text) \(reference.relation.rawValue.uppercased()))." + written(inner)
         }
     }
 }

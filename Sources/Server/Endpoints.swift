@@ -319,23 +319,25 @@ struct Endpoints: Sendable {
             format = accept.contains(Reply.geoJSON) ? .geojson : accept.contains(Reply.csv) ? .csv : .json
         }
         var text = try await Endpoints.readBody(request, limit: configuration.maxBodyBytes, timeout: configuration.requestTimeout)
+        var bound: [QueryValue] = []
         if (request.headers[.contentType] ?? "").hasPrefix("application/json") {
             guard case .object(let object)? = try? JSON.parse(text), let query = object["query"]?.string else {
                 throw APIError(.badRequest, code: "invalid_body", detail: "a JSON body must be an object with the query text in \"query\"; or send the text as text/plain")
             }
             text = query
+            bound = try object["params"].map(Endpoints.boundParameters) ?? []
         }
         guard !text.allSatisfy(\.isWhitespace) else {
             throw APIError(.badRequest, code: "empty_query", detail: "the body holds no query; send statements such as SHOW LAYERS")
         }
         let snapshot = try state.snapshot()
-        let query = text
+        let query = text, values = bound
         return try await heavy.run {
             // The request's allowance starts with its work, on the pool's thread.
             var budget = RequestBudget(limits: snapshot.limits)
             let body: [UInt8]
             do {
-                body = try Query.answer(query, on: snapshot, format: format, budget: &budget)
+                body = try Query.answer(query, values, on: snapshot, format: format, budget: &budget)
             } catch let error as QueryError {
                 throw APIError.query(error)
             }
@@ -345,6 +347,31 @@ struct Endpoints: Sendable {
             case .csv: Reply.csvWithHeader
             }
             return Reply.bytes(body, contentType: contentType, compressible: true, request: request)
+        }
+    }
+
+    /// A JSON body's `"params"`: the values of `$1`, `$2`, … (or the `?`s) in order. A point is
+    /// `{"lon": 14.42, "lat": 50.09}`; names are never parameters (quote them: `"typ stanice"`).
+    static func boundParameters(_ json: JSONValue) throws -> [QueryValue] {
+        guard case .array(let values) = json else {
+            throw APIError(.badRequest, code: "invalid_body", detail: "\"params\" must be an array: the values of $1, $2, … in order")
+        }
+        return try values.enumerated().map { index, value in
+            switch value {
+            case .null: return .null
+            case .bool(let b): return .bool(b)
+            case .integer(let number): return .number(Double(number))
+            case .double(let number): return .number(number)
+            case .string(let text): return .text(text)
+            case .object(let object):
+                if object.keys.count == 2, let lon = object["lon"]?.number, let lat = object["lat"]?.number {
+                    return .point(Point(lon: lon, lat: lat))
+                }
+                fallthrough
+            case .array:
+                throw APIError(.badRequest, code: "invalid_body",
+                               detail: "params[\(index)] (the value of $\(index + 1)) is not a number, text, true, false, null or a point {\"lon\": …, \"lat\": …}")
+            }
         }
     }
 

@@ -24,7 +24,7 @@ enum OpenAPI {
           "required": true,
           "content": {
             "text/plain": {"schema": {"type": "string"}, "example": "FIND districts CONTAINING POINT(14.4208 50.0880)"},
-            "application/json": {"schema": {"type": "object", "required": ["query"], "properties": {"query": {"type": "string"}}}}
+            "application/json": {"schema": {"type": "object", "required": ["query"], "properties": {"query": {"type": "string"}, "params": {"type": "array", "description": "The values of $1, $2, … (or the ?s) in order: numbers, text, true/false, null, or a point {\"lon\": …, \"lat\": …}. Names are never parameters: quote them (\"typ stanice\").", "items": {}}}}, "example": {"query": "FIND stations WHERE code = $1 RETURN code, name", "params": ["AREPA"]}}
           }
         },
         "responses": {

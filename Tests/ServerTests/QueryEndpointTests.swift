@@ -59,6 +59,31 @@ import Testing
         #expect(inPrague.status == 200 && inPrague.object["warnings"] == nil)
     }
 
+    /// A JSON body's params are bound to $1, $2, …: a point, text, a number; text that looks
+    /// like SQL or like the language is only ever a value; wrong params are a clear 400.
+    @Test func boundParametersInAJSONBody() async throws {
+        let server = try await RunningServer.shared.value
+        func ask(_ body: String) async throws -> HTTPResponse {
+            try await post(server.port, "/v1/query", body: body, headers: [("Content-Type", "application/json")])
+        }
+        let nearest = try await ask(#"{"query": "FIND stations NEAREST 2 TO $1 WHERE code <> $2 RETURN code, distance_m", "params": [{"lon": 14.42076, "lat": 50.08804}, "AREPA"]}"#)
+        #expect(nearest.status == 200)
+        // Haversine over Fixtures/air/stations-prague.csv, AREPA left out: AKALA 1667.7988 m, ARIEA 1726.3895 m.
+        #expect(nearest.object["rows"] == .array([.object(JSONObject([("code", .string("AKALA")), ("distance_m", .double(1667.799))])),
+                                                  .object(JSONObject([("code", .string("ARIEA")), ("distance_m", .double(1726.389))]))]))
+        let injection = try await ask(#"{"query": "FIND stations WHERE code = ? RETURN code", "params": ["'; DROP TABLE stations; --' OR code <> '"]}"#)
+        #expect(injection.text == #"{"count":0,"rows":[]}"#)
+        let count = try await ask(#"{"query": "FIND stations WHERE code = ?", "params": ["AREPA"]}"#)
+        #expect(count.object["count"] == .integer(1))
+        let notArray = try await ask(#"{"query": "FIND stations WHERE code = $1", "params": {"1": "AREPA"}}"#)
+        #expect(notArray.status == 400 && notArray.object["code"] == .string("invalid_body"))
+        let badValue = try await ask(#"{"query": "FIND stations NEAREST 1 TO $1", "params": [[14.42, 50.09]]}"#)
+        #expect(badValue.status == 400 && badValue.object["code"] == .string("invalid_body"))
+        #expect(badValue.object["detail"]?.string?.hasPrefix("params[0] (the value of $1) is not") == true)
+        let missing = try await ask(#"{"query": "FIND stations WHERE code = $1"}"#)
+        #expect(missing.status == 400)
+    }
+
     @Test func errorsCarryTheirPositionAndStatus() async throws {
         let server = try await RunningServer.shared.value
         let unknown = try await post(server.port, "/v1/query", body: "FIND statoins NEAREST 1 TO POINT(14.42 50.09)")

@@ -35,6 +35,10 @@
       this.status = status;
     }
   }
+  // A layer or column name in query text: quoted, so that it stays a name whatever it holds
+  // ("" for a quote inside). Values go in as bound parameters ($1), never into the text.
+  const quoted = (name) => '"' + String(name).replaceAll('"', '""') + '"';
+
   async function api(path, options) {
     const response = await fetch(path, options);
     const type = response.headers.get('Content-Type') || '';
@@ -192,8 +196,8 @@
   async function addLatest(info, colouring, features) {
     if (!features.length) return;
     const answer = await api('/v1/query', {
-      method: 'POST', headers: { 'Content-Type': 'text/plain' },
-      body: `FIND ${info.name} RETURN fid, LATEST(${colouring.latest})`,
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ query: `FIND ${quoted(info.name)} RETURN fid, LATEST(${quoted(colouring.latest)})` }),
     });
     const byFid = new Map(answer.rows.map((row) => [row.fid, row['latest_' + colouring.latest]]));
     for (const feature of features) feature.properties[colouring.key] = byFid.get(feature.id);
@@ -402,8 +406,8 @@
   async function drawHistory(target, layer, fid, column) {
     try {
       const answer = await api('/v1/query', {
-        method: 'POST', headers: { 'Content-Type': 'text/plain' },
-        body: `FIND ${layer} WHERE fid = ${Number(fid)} RETURN HISTORY(${column}, 24 h)`,
+        method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ query: `FIND ${quoted(layer)} WHERE fid = $1 RETURN HISTORY(${quoted(column)}, 24 h)`, params: [Number(fid)] }),
       });
       const series = (answer.rows[0] || {})[`history_${column}_24h`] || [];
       target.replaceChildren(chartSVG(series, column));
