@@ -216,9 +216,9 @@ final class ReplSession {
     /// that of parsing, planning, running and formatting, not of the terminal showing it.
     private func execute(_ text: String) {
         let started = ContinuousClock.now
-        let rendered: String
+        let rendered: String, results: [QueryResult]
         do {
-            let results = try Query.run(text, on: snapshot)
+            results = try Query.run(text, on: snapshot)
             // Records and wrapping follow the terminal; a file gets whole tables (or records).
             let width = output == nil ? terminalWidth(1) : nil
             rendered = try render(results, as: format, width: records == .off ? nil : width, records: records == .on)
@@ -239,6 +239,8 @@ final class ReplSession {
         } else {
             print(rendered)
         }
+        // On the terminal (stderr) even under .output, as `vltava query` prints them.
+        printWarnings(results)
         if timing {
             let milliseconds = Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15
             print(String(format: "Time: %.3f ms", milliseconds))
