@@ -103,7 +103,7 @@ import Testing
         // A misspelled keyword: the parser's error says which keyword was meant.
         shown = try terminal.enter("FIND stations NEARST 1 TO POINT(14.42 50.09);", until: "hint:")
         #expect(shown.contains("""
-            error: expected ',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, ORDER BY, LIMIT, RETURN), found 'NEARST' (line 1, column 15)
+            error: expected ',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, RETURN), found 'NEARST' (line 1, column 15)
               FIND stations NEARST 1 TO POINT(14.42 50.09);
                             ^^^^^^
               hint: did you mean NEAREST?

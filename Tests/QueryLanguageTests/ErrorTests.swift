@@ -80,8 +80,8 @@ import Testing
         Case("EXPLAIN EXPLAIN SHOW LAYERS", "expected a statement to explain, found 'EXPLAIN'", 1, 9),
         Case("SHOW LAYERS extra", "expected ';' or the end of the statement, found 'extra'", 1, 13),
         // A misspelled keyword: "did you mean" among the keywords that fit there.
-        Case("FIND stations NEARST 1 TO POINT(14.42 50.09)", "expected ',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, ORDER BY, LIMIT, RETURN), found 'NEARST'", 1, 15, hint: "did you mean NEAREST?"),
-        Case("find stations wehre name = 'x'", "expected ',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, ORDER BY, LIMIT, RETURN), found 'wehre'", 1, 15, hint: "did you mean WHERE?"),
+        Case("FIND stations NEARST 1 TO POINT(14.42 50.09)", "expected ',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, RETURN), found 'NEARST'", 1, 15, hint: "did you mean NEAREST?"),
+        Case("find stations wehre name = 'x'", "expected ',' or a clause (CONTAINING, NEAREST, WITHIN, INTERSECTING, LINKED TO, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT, RETURN), found 'wehre'", 1, 15, hint: "did you mean WHERE?"),
         Case("FIND stations WHERE name = 'x' ORDR BY name", "expected ';' or the end of the statement, found 'ORDR'", 1, 32, hint: "did you mean ORDER?"),
         Case("FIND stations ORDER BY name DESC LIMT 2", "expected ';' or the end of the statement, found 'LIMT'", 1, 34, hint: "did you mean LIMIT?"),
         Case("FIND stations WHERE name = 'x' AN code = 'y'", "expected ';' or the end of the statement, found 'AN'", 1, 32, hint: "did you mean AND?"),
