@@ -22,7 +22,14 @@ import Testing
             _ = try waitFor("vltava>")
         }
 
-        deinit { _ = try? tmux(["kill-server"]) }
+        /// The REPL is asked to quit first: a REPL reading a line survives the SIGHUP that
+        /// kill-server sends (libedit's handler re-raises it where no thread takes it), and
+        /// tmux's server then waits for it for ever.
+        deinit {
+            _ = try? tmux(["send-keys", "-t", session, "C-u", ".quit", "Enter"])
+            for _ in 0..<40 where isRunning { Thread.sleep(forTimeInterval: 0.05) }
+            _ = try? tmux(["kill-server"])
+        }
 
         @discardableResult
         func tmux(_ arguments: [String]) throws -> CLI.Result {
