@@ -49,6 +49,31 @@ import Testing
             .map { $0["code"]?.string ?? "" } == ["ASROA", "AVRSA"])
     }
 
+    /// Parking zones per district, one of the questions: GROUP BY a feature reference,
+    /// counted against GEOS's point-in-polygon of each zone's anchor (its first vertex, the
+    /// point a containment join uses) over the 57 districts. shapely gives the same counts.
+    @Test func parkingZonesPerDistrictAgreeWithGEOS() throws {
+        let snapshot = try QueryStore.get()
+        let parking = try snapshot.layer("parking"), districts = try snapshot.layer("districts")
+        let geos = try GEOSContext()
+        let boxes = districts.geometries.map { $0?.bbox }
+        var expected: [String: Int] = [:]
+        for i in 0..<parking.count {
+            guard let anchor = parking.geometries[i]?.anchor else { continue }
+            for d in 0..<districts.count where boxes[d]?.contains(lon: anchor.lon, lat: anchor.lat) == true {
+                if let polygon = districts.geometries[d], try geos.contains(polygon, lon: anchor.lon, lat: anchor.lat) {
+                    expected[districts.properties[d]["NAZEV_MC"]?.stringValue ?? "?", default: 0] += 1
+                    break
+                }
+            }
+        }
+        let found = try rows("FIND parking GROUP BY (districts CONTAINING).NAZEV_MC RETURN (districts CONTAINING).NAZEV_MC, COUNT(*)", snapshot)
+        var counts: [String: Int] = [:]
+        for row in found { counts[row["districts.NAZEV_MC"]?.string ?? "-"] = row["count"]?.number.map { Int($0) } }
+        #expect(counts == expected)
+        #expect(expected == ["Praha 6": 703, "Praha 8": 456, "Praha 5": 276, "Praha 3": 113])
+    }
+
     /// Brute force: great-circle metres from a point to a geometry, sampling every edge along its
     /// great circle every 5 cm (the error of the minimum is below 0.1 mm at these distances),
     /// and 0 inside by GEOS.
