@@ -2,9 +2,11 @@
 # Load test of the HTTP API on loopback with wrk, against a release build and the demo store.
 #
 #   Benchmarks/http-load.sh [--duration S] [--connections N] [--threads T] [--scratch-path DIR] [--workloads DIR] [--binary PATH]
+#                           [--log-level LEVEL]
 #
 # --binary runs a vltava built elsewhere (an older commit's, to compare in one session)
-# instead of building this checkout's.
+# instead of building this checkout's. --log-level is the server's (default info: one request
+# in 100 logged; debug logs every request, to measure what the logs cost).
 #
 # Runs, each for --duration seconds (default 30) with --connections (64) over --threads (2):
 #   1. containing: GET /v1/layers/districts/containing at random points of the W1 workload
@@ -19,7 +21,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-duration=30 connections=64 threads=2 scratch="$root/.build" workloads=/tmp/geobench binary=
+duration=30 connections=64 threads=2 scratch="$root/.build" workloads=/tmp/geobench binary= log_level=info
 while (($#)); do
     case "$1" in
         --duration) duration=$2; shift 2 ;;
@@ -28,6 +30,7 @@ while (($#)); do
         --scratch-path) scratch=$2; shift 2 ;;
         --workloads) workloads=$2; shift 2 ;;
         --binary) binary=$2; shift 2 ;;
+        --log-level) log_level=$2; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -70,7 +73,7 @@ EOF
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 token="bench-$RANDOM$RANDOM"
-VLTAVA_ADMIN_TOKEN="$token" "$bin" serve --db "$work/demo.gpkg" --host 127.0.0.1 --port "$port" >"$work/server.out" 2>"$work/server.log" &
+VLTAVA_ADMIN_TOKEN="$token" "$bin" serve --db "$work/demo.gpkg" --host 127.0.0.1 --port "$port" --log-level "$log_level" >"$work/server.out" 2>"$work/server.log" &
 server_pid=$!
 base="http://127.0.0.1:$port"
 for _ in $(seq 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
@@ -128,4 +131,4 @@ wait "$reloader"
 echo "reloads: 10, failed: $(cat "$work/reloads-failed"); $(curl -s "$base/metrics" | grep '^vltava_snapshot_reloads_total')" | tr '\n' ' '
 echo
 echo "server peak RSS (VmHWM): $(grep VmHWM /proc/$server_pid/status | awk '{print $2, $3}')"
-echo "request log lines written (JSON, info level): $(grep -c '"msg":"request"' "$work/server.log" || true)"
+echo "request log lines written (JSON, --log-level $log_level): $(grep -c '"msg":"request"' "$work/server.log" || true), $(wc -c <"$work/server.log") bytes of log"
