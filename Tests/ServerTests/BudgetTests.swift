@@ -152,9 +152,10 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let ran = Atomic<Int>(0)
         let first = Task { try await pool.run { gate.wait() } }
-        for _ in 0..<400 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // Waits of up to 10 s: only a hang should fail them, not a busy machine.
+        for _ in 0..<2000 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
         let late = Task { try await pool.run { ran.add(1, ordering: .relaxed) } }
-        for _ in 0..<400 where pool.counts.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<2000 where pool.counts.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: .milliseconds(100))
         gate.signal()
         try await first.value

@@ -39,7 +39,9 @@ import Testing
         }
         let start = Date()
         let real = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
-        #expect(Date().timeIntervalSince(start) < 2 * testTimeScale)
+        // Below the 5 s header timeout, which a request stuck behind the half-open ones would
+        // wait for; 2 s was too tight for a debug build beside other builds.
+        #expect(Date().timeIntervalSince(start) < 4.5 * testTimeScale)
         #expect(real.status == 200 && real.json["features"]?[0]?["properties"]?["NAZEV_MC"] == .string("Praha 1"))
 
         let counts = server.server.connections.counts
@@ -85,7 +87,7 @@ import Testing
         let b = try await HTTPConnection.open(port: server.port)
         try await a.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
         try await b.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
-        for _ in 0..<400 where pool.counts.queued < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        for _ in 0..<2000 where pool.counts.queued < 2 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(pool.counts.queued == 2)
         let c = try await HTTPConnection.open(port: server.port)
         #expect(await c.isClosedByServer())
@@ -99,7 +101,7 @@ import Testing
     /// Waits until the server has seen the readiness checks' connections close, so that the
     /// counts start from none.
     static func untilClosed(_ server: RunningServer) async throws {
-        for _ in 0..<200 where server.server.connections.counts.open > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<1000 where server.server.connections.counts.open > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.server.connections.counts.open == 0)
     }
 }

@@ -82,9 +82,9 @@ import TestSupport
         // Against a release server on a quiet machine the page loads in under 1 s and the panel
         // updates under 100 ms after a click (the numbers are in docs/HTTP_API.md, "The map
         // page"). Here the server is a debug build shared by the whole parallel test run, where
-        // the load has taken 1.05 s and a click's API call 0.8 s, so the bounds only catch a
-        // page or a panel that hangs.
-        #expect((number(out["load_ms"]) ?? .infinity) < 5000)
-        #expect((number(out["here_panel_ms"]) ?? .infinity) < 3000)
+        // the load has taken 1.05 s (5.05 s with other builds on the machine) and a click's API
+        // call 0.8 s, so the bounds only catch a page or a panel that hangs.
+        #expect((number(out["load_ms"]) ?? .infinity) < 15_000 * testTimeScale)
+        #expect((number(out["here_panel_ms"]) ?? .infinity) < 10_000 * testTimeScale)
     }
 }
