@@ -1,8 +1,9 @@
 // Fuzzes the CSV reader and the two importers that read CSV (Sources/Store/CSV.swift,
 // FormatReaders.swift): the RFC 4180 parser (quotes, CR/LF, delimiter detection, BOM), the
-// point reader (column detection, type inference, coordinate checks, then the importer's
-// validation and column inference) and the observations reader (keys checked against a real
-// `stations` layer, UTC intervals, duplicates). Nothing is written to the store.
+// point import end to end (column detection, type inference, coordinate checks, the streaming
+// pipeline's checks and writes, column types settled at the end) into a new scratch store that
+// is removed after each input, and the observations reader (keys checked against a real
+// `stations` layer, UTC intervals, duplicates), which writes nothing.
 
 import Foundation
 import Geometry
@@ -21,6 +22,10 @@ nonisolated(unsafe) let store: GeoPackage = {
     }
 }()
 
+/// The input as a file, and the store a point import of it makes (removed after each input).
+let input = FuzzSupport.scratchDirectory("vltava-fuzz-csv") + "/input.csv"
+let output = FuzzSupport.scratchDirectory("vltava-fuzz-csv") + "/points.gpkg"
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = FuzzSupport.bytes(start, count)
@@ -29,14 +34,12 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
             FuzzSupport.fail("row at line \(row.line) has \(row.fields.count) fields for \(table.header.count) columns")
         }
     }
-    if var prepared = try? Importer.readPointCSV(bytes, file: "fuzz.csv", store: store, options: ImportOptions(layer: "points")) {
-        _ = try? Importer.validate(&prepared, file: "fuzz.csv", options: ImportOptions(layer: "points"))
-        _ = Importer.inferColumns(prepared.features, reserved: ["fid", "geom"])
+    if FileManager.default.createFile(atPath: input, contents: Data(bytes)) {
+        _ = try? Importer.importFile(input, intoStoreAt: output, options: ImportOptions(layer: "points"))
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: output + suffix) }
     }
     var options = ImportOptions(layer: "observations")
     options.timeSeriesOf = "stations"
-    if let prepared = try? Importer.readObservations(bytes, file: "fuzz.csv", store: store, options: options) {
-        _ = Importer.inferColumns(prepared.features, reserved: ["fid"])
-    }
+    _ = try? Importer.readObservations(bytes, file: "fuzz.csv", store: store, options: options)
     return 0
 }

@@ -46,7 +46,7 @@ build=.build-fuzz/fuzz
 mkdir -p "$build/obj" "$build/bin"
 # The system libraries' headers, as SwiftPM finds them (pkg-config), through the shims.
 c_flags=()
-for dir in Sources/CGEOS Sources/CPROJ Sources/CGDAL Sources/CSQLite Sources/CZlib Sources/CDeflate; do c_flags+=(-I "$dir"); done
+for dir in Sources/CGEOS Sources/CPROJ Sources/CGDAL Sources/CSQLite Sources/CZlib Sources/CDeflate Sources/CMalloc; do c_flags+=(-I "$dir"); done
 for flag in $(pkg-config --cflags geos proj gdal sqlite3 zlib libdeflate); do c_flags+=(-Xcc "$flag"); done
 # -O as shipped (overflow and bounds checks stay on); line tables for symbolised stack traces;
 # one package name, as SwiftPM gives, for the `package` declarations of Wire.
