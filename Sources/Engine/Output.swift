@@ -156,11 +156,10 @@ public enum Output {
         w.endArray()
     }
 
-    /// A tile's features as a GeoJSON FeatureCollection, each feature's tile layer in its
-    /// properties as `tile_layer` (after its own attributes, which it replaces if one has that
-    /// name; an OSM `layer` tag stays as it is).
+    /// A tile's features as a GeoJSON FeatureCollection, each feature's tile layer as
+    /// `tile_layer`, a member of the Feature beside `properties` (RFC 7946's foreign members), so
+    /// it never collides with a property of the feature's own (OSM's `layer` tag stays as it is).
     public static func tileCollection(_ w: inout JSONWriter, _ features: [TileFeature]) {
-        let key = Snapshot.tileLayerProperty
         w.beginObject()
         w.key("type"); w.string("FeatureCollection")
         w.key("features")
@@ -176,9 +175,9 @@ public enum Output {
             w.key("geometry")
             if let geometry = item.feature.geometry { w.geometry(geometry) } else { w.null() }
             w.key("properties")
-            properties(&w, item.feature.properties, skipping: [key])
-            w.key(key); w.string(item.layer)
+            properties(&w, item.feature.properties, skipping: [])
             w.endObject()
+            w.key(Snapshot.tileLayerProperty); w.string(item.layer)
             w.endObject()
         }
         w.endArray()

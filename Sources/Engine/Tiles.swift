@@ -72,7 +72,7 @@ public enum TileForm: String, Sendable {
     /// transcoded, a layer's features encoded.
     case mvt
     /// A GeoJSON FeatureCollection of the tile's features, each with its tile layer in the
-    /// property `tile_layer`.
+    /// member `tile_layer` beside its properties.
     case geoJSON
 }
 
@@ -87,8 +87,9 @@ extension Snapshot {
     /// is under 4 cm, finer than the data, so clients zoom the z18 tiles beyond.
     public static let layerTileZooms = 0...18
 
-    /// The property a tile's GeoJSON form names each feature's tile layer with. Not `layer`:
-    /// OSM features carry their own `layer` tag (bridges, tunnels), which stays as it is.
+    /// The name a tile's GeoJSON form gives each feature's tile layer (a Feature member beside
+    /// `properties`) and its rows in the language. Not `layer`: OSM features carry their own
+    /// `layer` tag (bridges, tunnels), which stays as it is.
     public static let tileLayerProperty = "tile_layer"
 
     /// The tile set of that name, else the feature layer of that name (case-insensitive), else

@@ -201,7 +201,7 @@ enum OpenAPI {
     },
     "/v1/tiles/{tileset}/{z}/{x}/{y}": {
       "get": {
-        "summary": "One tile, XYZ addressing: a tile set's tile, or a feature layer cut into a Mapbox Vector Tile (extent 4096, 64 units of buffer, simplified per zoom). y may end in .mvt or .pbf (MVT: GeoJSON and TopoJSON tile sets transcoded) or .json (a GeoJSON FeatureCollection, each feature's tile layer in the property tile_layer); without an extension vector tiles come as MVT and images as stored. Content-Encoding follows Accept-Encoding: gzip only when accepted, stored gzip inflated otherwise.",
+        "summary": "One tile, XYZ addressing: a tile set's tile, or a feature layer cut into a Mapbox Vector Tile (extent 4096, 64 units of buffer, simplified per zoom). y may end in .mvt or .pbf (MVT: GeoJSON and TopoJSON tile sets transcoded) or .json (a GeoJSON FeatureCollection, each feature's tile layer in tile_layer, a member beside its properties); without an extension vector tiles come as MVT and images as stored. Content-Encoding follows Accept-Encoding: gzip only when accepted, stored gzip inflated otherwise.",
         "parameters": [
           {"$ref": "#/components/parameters/tileset"},
           {"name": "z", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0, "maximum": 30}},

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Engine
 import Geometry
 import VectorTiles
 
@@ -57,7 +58,10 @@ struct TilesCommand: ParsableCommand {
                     return
                 }
                 let features = try TileDecoder.features(of: stored, z: parts[0], x: parts[1], y: parts[2], layer: layer)
-                print(JSON.serialize(layeredCollection(features)))
+                // The server's `.json` tile form, through the Engine's one output path.
+                var w = JSONWriter(reservingCapacity: 4096)
+                Output.tileCollection(&w, features)
+                print(String(decoding: w.bytes, as: UTF8.self))
             } catch let error as CLIError {
                 throw error
             } catch {
@@ -96,17 +100,6 @@ struct TilesCommand: ParsableCommand {
             }
         }
     }
-}
-
-/// A FeatureCollection with each feature's tile layer as `tile_layer`, a member of the Feature
-/// beside `properties` (RFC 7946's foreign members), so it never collides with a property of the
-/// feature's own (OSM data carries a `layer` tag: 838 of 132,750 features of one city).
-func layeredCollection(_ features: [TileFeature]) -> JSONValue {
-    .object(JSONObject([("type", .string("FeatureCollection")), ("features", .array(features.map { item in
-        guard case .object(var object) = GeoJSON.encode(item.feature) else { return .null }
-        object["tile_layer"] = .string(item.layer)
-        return .object(object)
-    }))]))
 }
 
 /// "LON,LAT" with a clear error for the classic swap.

@@ -22,9 +22,10 @@ import Testing
             _ = try waitFor("vltava>")
         }
 
-        /// The REPL is asked to quit first: a REPL reading a line survives the SIGHUP that
-        /// kill-server sends (libedit's handler re-raises it where no thread takes it), and
-        /// tmux's server then waits for it for ever.
+        /// The REPL is asked to quit first, so that kill-server has only tmux's own server to
+        /// stop. (A tmux server inherits the signal mask of the thread that started it, and the
+        /// test runner's threads block signals; such a server was seen to wait for ever in
+        /// kill-server. The REPL itself ends on a hangup: `aHangupEndsTheREPL`.)
         deinit {
             _ = try? tmux(["send-keys", "-t", session, "C-u", ".quit", "Enter"])
             for _ in 0..<40 where isRunning { Thread.sleep(forTimeInterval: 0.05) }
@@ -150,6 +151,25 @@ import Testing
         // libedit's history file writes spaces as \040 and '\' as \134 (vis(3)).
         #expect(history.split(separator: "\n").contains("FIND\\040districts\\040CONTAINING\\040POINT(14.4208\\04050.0880)\\040RETURN\\040NAZEV_MC;"))
         #expect(history.split(separator: "\n").contains("\\134d\\040stations"))
+    }
+
+    /// A closed terminal (SIGHUP) ends the REPL even while it waits for a line: libedit's handler
+    /// puts the terminal back and re-raises the signal, whose default action ends the process.
+    @Test func aHangupEndsTheREPL() throws {
+        let terminal = try Terminal()
+        _ = try terminal.enter("FIND districts CONTAINING", until: "...>")
+        let pane = try terminal.tmux(["display-message", "-p", "-t", terminal.session, "#{pane_pid}"]).stdout
+        let pid = try #require(Int32(pane.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let command = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)
+        #expect(command.contains("repl"), "the pane runs \(command)")
+        #expect(kill(pid, SIGHUP) == 0)
+        // Gone, or a zombie that tmux has yet to reap: either way it has ended.
+        func ended() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        for _ in 0..<50 where !ended() { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(ended())
     }
 
     @Test func ctrlCCancelsAndCtrlDQuits() throws {

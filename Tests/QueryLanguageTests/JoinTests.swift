@@ -209,6 +209,43 @@ import Testing
         #expect(Set(found.map { $0["nearest_stations.code"]?.string ?? "" }) == ["ASUCA"])
     }
 
+    /// Past 16 targets the join searches the targets through an R-tree of their own; its answers
+    /// equal the brute force over every feature and every target (the same distance rule), in
+    /// order, ties by load order: the 17 stations against all 1,548 parking zones, the pens
+    /// against the 13 pavilions and the 57 districts.
+    @Test func joinsOverManyTargetsEqualBruteForce() throws {
+        let snapshot = try QueryStore.get()
+        /// Every feature with its distance to the nearest target, nearest first, ties by load order.
+        func brute(_ layer: Layer, _ targets: [Geometry]) -> [(index: Int, metres: Double)] {
+            (0..<layer.count).compactMap { i -> (index: Int, metres: Double)? in
+                guard let g = layer.geometries[i] else { return nil }
+                return (i, targets.map { Geodesy.distance(between: g, $0) }.min() ?? .infinity)
+            }.sorted { ($0.metres, $0.index) < ($1.metres, $1.index) }
+        }
+        let parking = try snapshot.layer("parking").geometries.compactMap { $0 }
+        let districts = try snapshot.layer("districts").geometries.compactMap { $0 }
+        let pavilions = try snapshot.layer("pavilions").geometries.compactMap { $0 }
+        #expect(parking.count == 1548 && districts.count == 57 && pavilions.count == 13)
+        var checked = 0
+        for (name, targets) in [("stations", parking), ("pens", districts + pavilions)] {
+            let layer = try snapshot.layer(name)
+            let all = brute(layer, targets)
+            for (k, within) in [(1, Double.infinity), (5, .infinity), (layer.count, 400.0), (layer.count, 5_000)] {
+                let engine = try snapshot.nearest(layer, to: targets, k: k, within: within.isFinite ? within : nil)
+                let expected = all.filter { $0.metres <= within }.prefix(k)
+                #expect(engine.map(\.index) == expected.map(\.index), "\(name) k \(k) within \(within)")
+                #expect(engine.map { $0.metres ?? -1 } == expected.map(\.metres), "\(name) k \(k) within \(within)")
+                checked += engine.count
+            }
+        }
+        #expect(checked > 100)
+        // The stations nearest to a parking zone: Břevnov's, 0.755 m from one, then Karlín's.
+        let stations = try snapshot.layer("stations")
+        let nearest = try snapshot.nearest(stations, to: parking, k: 2)
+        #expect(nearest.map { stations.properties[$0.index]["code"]?.stringValue } == ["ABREA", "AKALA"])
+        #expect(abs((nearest.first?.metres ?? 0) - 0.755) < 0.001)
+    }
+
     /// `ROUTE … TO pens LINKED TO (animals WHERE …)` is the two-step route in one statement.
     @Test func routeToThePenOfAnAnimal() throws {
         let snapshot = try QueryStore.get()

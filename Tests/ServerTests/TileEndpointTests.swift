@@ -97,10 +97,10 @@ import VectorTiles
         #expect(json.json["type"] == .string("FeatureCollection"))
         let features = json.json["features"]?.items ?? []
         #expect(features.count == 476)
-        #expect(features.allSatisfy { $0["type"] == .string("Feature") && $0["properties"]?["tile_layer"]?.string != nil })
+        #expect(features.allSatisfy { $0["type"] == .string("Feature") && $0["tile_layer"]?.string != nil && $0["properties"]?["tile_layer"] == nil })
         // Building 74572039 is a bridge-level building: OSM layer 1, in the tile layer buildings.
         let building = try #require(features.first { $0["properties"]?["id"] == .integer(74_572_039) })
-        #expect(building["properties"]?["layer"]?.number == 1 && building["properties"]?["tile_layer"] == .string("buildings"))
+        #expect(building["properties"]?["layer"]?.number == 1 && building["tile_layer"] == .string("buildings"))
         // Bad extensions; images have only their stored form.
         let bad = try await get(server.port, "/v1/tiles/zoo_map/16/35388/22194.png")
         #expect(bad.status == 400 && bad.object["code"] == .string("invalid_parameter") && bad.object["parameter"] == .string("y"))
@@ -151,7 +151,7 @@ import VectorTiles
         let json = try await get(server.port, "/v1/tiles/districts/14/8848/5550.json")
         let features = json.json["features"]?.items ?? []
         #expect(features.count == layer.features.count)
-        #expect(features.allSatisfy { $0["properties"]?["tile_layer"] == .string("districts") })
+        #expect(features.allSatisfy { $0["tile_layer"] == .string("districts") })
         #expect(features.first { $0["id"] == .integer(20) }?["properties"]?["NAZEV_MC"] == .string("Praha 1"))
 
         // Outside the layer: an empty tile, not a 404 (a layer has every tile).

@@ -226,11 +226,11 @@
         tiles.set(key, cached);
         api(`/v1/tiles/${encodeURIComponent(info.name)}/${key}.json`).then((collection) => {
           const features = collection.features.slice().sort((a, b) =>
-            TILE_ORDER.indexOf(a.properties.tile_layer) - TILE_ORDER.indexOf(b.properties.tile_layer));
+            TILE_ORDER.indexOf(a.tile_layer) - TILE_ORDER.indexOf(b.tile_layer));
           cached.layer = L.geoJSON(features, {
-            style: (f) => TILE_STYLES[f.properties.tile_layer] || { color: '#666', weight: 1 },
-            pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 2, color: '#555', weight: 1, className: 'zoo-' + f.properties.tile_layer }),
-            filter: (f) => f.properties.tile_layer !== 'places' || map.getZoom() >= 16,
+            style: (f) => TILE_STYLES[f.tile_layer] || { color: '#666', weight: 1 },
+            pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 2, color: '#555', weight: 1, className: 'zoo-' + f.tile_layer }),
+            filter: (f) => f.tile_layer !== 'places' || map.getZoom() >= 16,
           });
           if (cached.uses > 0) group.addLayer(cached.layer);
           attribute(entry, features);
