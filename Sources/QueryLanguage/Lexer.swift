@@ -36,6 +36,11 @@ struct Token: Sendable, Equatable {
         self.keyword = keyword
     }
 
+    /// Whether this is the symbol `symbol` (without building a `Kind` to compare with).
+    func isSymbol(_ symbol: String) -> Bool {
+        if case .symbol(let s) = kind { s == symbol } else { false }
+    }
+
     /// How an error message names this token.
     var quoted: String {
         switch kind {
@@ -68,7 +73,8 @@ enum Lexer {
     /// comparison; other characters are decoded only where they occur (names, strings).
     /// Columns count Unicode scalars, so 'ř' is one column.
     private static func tokens(_ bytes: UnsafeBufferPointer<UInt8>) throws(QueryError) -> [Token] {
-        let scalarCount = bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        // Counted only when the bytes could be too many characters (a character is 1–4 bytes).
+        let scalarCount = bytes.count <= maxLength ? 0 : bytes.reduce(0) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
         guard scalarCount <= maxLength else {
             throw QueryError(kind: .limit, code: "query_too_long", message: "the query is \(scalarCount) characters long; the limit is \(maxLength)", line: 1, column: 1)
         }
@@ -130,6 +136,8 @@ enum Lexer {
             }
             if let first = wordCharacter(at: i, first: true) {
                 var j = i + first
+                // ASCII letters, digits and '_' first, one comparison each; then any others.
+                while j < bytes.count, bytes[j] < 0x80, isASCIIWordStart(bytes[j]) || isDigit(bytes[j]) { j += 1 }
                 while j < bytes.count, let next = wordCharacter(at: j, first: false) { j += next }
                 let width = scalars(i..<j)
                 let word = text(i..<j)
@@ -154,7 +162,7 @@ enum Lexer {
                     }
                 }
                 let string = text(i..<j)
-                guard let value = Double(string), value.isFinite else {
+                guard let value = DecimalText.exactValue(UnsafeBufferPointer(rebasing: bytes[i..<j])) ?? Double(string), value.isFinite else {
                     throw QueryError(kind: .syntax, code: "bad_number", message: "\(Quote.input(string)) is not a number", line: line, column: column, length: j - i)
                 }
                 tokens.append(Token(kind: .number(value, text: string), position: SourcePosition(line: line, column: column, length: j - i)))
