@@ -18,6 +18,8 @@ let package = Package(
         // `swift package generate-documentation --target Vltava` builds the library's DocC
         // catalogue (Sources/Vltava/Vltava.docc) with the snippets of Snippets/.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The PostGIS store (Sources/PostGIS): PostgreSQL's wire protocol, bound parameters only.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -58,6 +60,16 @@ let package = Package(
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "CMalloc"]),
         .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "VectorTiles"]),
+        // A store in PostgreSQL/PostGIS behind the same Engine: `postgresql://` URLs, `vltava push`,
+        // and FIND compiled to SQL with bound parameters (docs/ARCHITECTURE.md, "PostGIS").
+        .target(
+            name: "PostGIS",
+            dependencies: [
+                "Geometry", "Store", "Engine", "QueryLanguage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The HTTP API (docs/HTTP_API.md) over the Engine, and the map page: static files
         // compiled into the binary, so that a copied `vltava` serves them with no install.
         .target(

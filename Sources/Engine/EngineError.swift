@@ -38,6 +38,12 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     case scan(ScanError)
     /// A leg of a schedule failed: which one, between which events, and why.
     indirect case leg(index: Int, from: String, to: String, EngineError)
+    /// The store's database cannot be reached (the message names its URL, never a password):
+    /// the HTTP API answers 503, and the next request tries again.
+    case databaseUnavailable(String)
+    /// A statement the PostGIS store cannot compile to SQL yet: refused rather than answered
+    /// differently from the GeoPackage store.
+    case notSupportedOnPostGIS(String)
 
     public var code: String {
         switch self {
@@ -57,6 +63,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .unknownVenue: "unknown_venue"
         case .scan(let error): error.code
         case .leg(_, _, _, let inner): inner.code
+        case .databaseUnavailable: "database_unavailable"
+        case .notSupportedOnPostGIS: "not_supported_on_postgis"
         }
     }
 
@@ -103,6 +111,10 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
             return message
         case .scan(let error):
             return error.description
+        case .databaseUnavailable(let message):
+            return message
+        case .notSupportedOnPostGIS(let what):
+            return "\(what) is not supported on a PostGIS store yet"
         }
     }
 }

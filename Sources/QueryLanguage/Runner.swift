@@ -139,6 +139,8 @@ struct Runner {
             }
         case .leg(_, _, _, let inner): return engineError(inner, at: position)
         case .unknownVenue: kind = .notFound
+        case .databaseUnavailable: kind = .unavailable
+        case .notSupportedOnPostGIS: kind = .impossible
         case .scan(let scan):
             switch scan {
             case .noKnownBeacon: kind = .impossible
