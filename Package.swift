@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib",
+                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib", "PostGIS",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -83,12 +83,12 @@ let package = Package(
         ),
         // The library's face: the Engine, the query language and the value types, with
         // reads, queries with bound parameters and rows decoded into the caller's types.
-        .target(name: "Vltava", dependencies: ["Geometry", "Store", "Engine", "QueryLanguage", "VectorTiles"]),
+        .target(name: "Vltava", dependencies: ["Geometry", "Store", "Engine", "QueryLanguage", "VectorTiles", "PostGIS"]),
         // The CLI (the `vltava` executable).
         .executableTarget(
             name: "VltavaCLI",
             dependencies: [
-                "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline",
+                "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -117,5 +117,7 @@ let package = Package(
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.
         .testTarget(name: "ServerTests", dependencies: ["Server", "VltavaCLI", "Engine", "Geometry", "VectorTiles", "TestSupport"]),
+        // The PostGIS store against a throwaway PostgreSQL 15 + PostGIS 3 cluster (TestSupport/PostgresCluster.swift).
+        .testTarget(name: "PostGISTests", dependencies: ["PostGIS", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
     ]
 )

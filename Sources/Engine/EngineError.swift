@@ -119,11 +119,12 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     }
 }
 
-/// Checks of the values an operation is given, shared by every operation.
-enum Check {
+/// Checks of the values an operation is given, shared by every operation (and by the PostGIS
+/// store's pushed-down FINDs, so both refuse the same values the same way).
+public enum Check {
     /// A position, through Geometry's one rule; `parameter` names it in the error when the
     /// caller has a single name for both coordinates ("from", "to").
-    static func position(_ point: Point, parameter: String? = nil) throws(EngineError) {
+    public static func position(_ point: Point, parameter: String? = nil) throws(EngineError) {
         do {
             _ = try Point.checked(lon: point.lon, lat: point.lat)
         } catch {
@@ -131,13 +132,13 @@ enum Check {
         }
     }
 
-    static func k(_ k: Int, limits: EngineLimits) throws(EngineError) {
+    public static func k(_ k: Int, limits: EngineLimits) throws(EngineError) {
         guard k >= 1 && k <= limits.maxRows else {
             throw .invalidArgument(parameter: "k", message: "must be between 1 and \(limits.maxRows), got \(k)")
         }
     }
 
-    static func distance(_ metres: Double, parameter: String = "distance") throws(EngineError) {
+    public static func distance(_ metres: Double, parameter: String = "distance") throws(EngineError) {
         guard !metres.isNaN else { throw .invalidArgument(parameter: parameter, message: "distance is not a number") }
         guard metres >= 0 else { throw .invalidArgument(parameter: parameter, message: "distance must not be negative, got \(metres) m") }
     }

@@ -51,7 +51,22 @@ public enum StoreLocation {
         guard PostGISURL.isDatabase(location) else {
             do { return try GeoPackage(path: location).layers() } catch { throw .store("\(error)") }
         }
-        return try PostGISStore.readCatalogue(from: try PostGISDatabase(location)).map(\.info)
+        let database = try PostGISDatabase(location)
+        var infos: [LayerInfo] = []
+        for (info, _) in try PostGISStore.readCatalogue(from: database) {
+            var info = info
+            let table = PostGISStore.quoted(info.name)
+            let extent = info.kind == .features ? "ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)" : "NULL, NULL, NULL, NULL"
+            let row = try database.rows("SELECT c, \(extent) FROM (SELECT count(*) AS c\(info.kind == .features ? ", ST_Extent(geom) AS e" : "") FROM \(table)) AS x",
+                                        [], deadline: .none).first ?? []
+            if case .integer(let count)? = row.first { info.featureCount = Int(count) }
+            if row.count == 5, let minLon = row[1].doubleValue, let minLat = row[2].doubleValue, let maxLon = row[3].doubleValue, let maxLat = row[4].doubleValue {
+                info.bbox = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
+                info.crs = "EPSG:4326"
+            }
+            infos.append(info)
+        }
+        return infos
     }
 
     /// One layer's features, in fid order (`vltava export`).

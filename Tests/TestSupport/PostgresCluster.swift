@@ -69,10 +69,9 @@ public final class PostgresCluster: @unchecked Sendable {
         // Tests run in parallel, in this process and in others: try random ports of the range
         // until one is free (a port taken meanwhile makes pg_ctl fail, and the next is tried).
         var lastError = ""
-        for port in (55400...55499).shuffled().prefix(12) where isFree(port) {
+        for port in (55400...55499).shuffled().prefix(12) where portIsFree(port) {
             let started = PostgresCluster(port: port, directory: directory, runAs: runAs)
-            let options = "-c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories=\(directory.path) -c fsync=off "
-                + "-c synchronous_commit=off -c full_page_writes=off -c max_connections=40"
+            let options = Self.options(port, directory)
             do {
                 try started.run("pg_ctl", ["-D", data, "-o", options, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "30", "start"])
             } catch {
@@ -105,10 +104,37 @@ public final class PostgresCluster: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Stops and starts the server again on the same port and data (for the dropped-connection test).
-    public func restart() throws {
-        let data = directory.appendingPathComponent("data").path
-        try run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "restart"])
+    /// Stops the server, keeping its data (for the dropped-connection test); `resume` starts it again.
+    public func pause() throws {
+        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"])
+    }
+
+    public func resume() throws {
+        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-o", Self.options(port, directory),
+                           "-l", directory.appendingPathComponent("log").path, "-w", "-t", "30", "start"])
+    }
+
+    static func options(_ port: Int, _ directory: URL) -> String {
+        "-c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories=\(directory.path) -c fsync=off "
+            + "-c synchronous_commit=off -c full_page_writes=off -c max_connections=40"
+    }
+
+    /// Clusters started by this process, stopped when it exits (a suite has no teardown).
+    nonisolated(unsafe) static var running: [PostgresCluster] = []
+    static let registry = NSLock()
+
+    /// One cluster for the whole test process, started on first use and stopped at exit.
+    public static let shared: Result<PostgresCluster, any Error> = Result {
+        let cluster = try start()
+        registry.lock()
+        running.append(cluster)
+        registry.unlock()
+        atexit {
+            PostgresCluster.registry.lock()
+            for cluster in PostgresCluster.running { cluster.stop() }
+            PostgresCluster.registry.unlock()
+        }
+        return cluster
     }
 
     @discardableResult
@@ -123,7 +149,7 @@ public final class PostgresCluster: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private static func isFree(_ port: Int) -> Bool {
+    public static func portIsFree(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
