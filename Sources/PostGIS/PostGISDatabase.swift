@@ -78,7 +78,7 @@ public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     deinit {
-        for connection in idle.withLock({ $0 }) { let _: EventLoopFuture<Void> = connection.close() }
+        for connection in idle.withLock({ $0 }) { PostGISDatabase.discard(connection) }
     }
 
     /// Runs `body` on a pooled connection; a connection that failed is closed, not returned.
@@ -96,7 +96,7 @@ public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
             give(connection)
             throw error
         } catch {
-            let _: EventLoopFuture<Void> = connection.close()
+            PostGISDatabase.discard(connection)
             throw .databaseUnavailable("the database at \(location) cannot be reached: \(PostGISDatabase.message(error)); the next request tries again")
         }
     }
@@ -141,7 +141,13 @@ public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
             list.append(connection)
             return true
         }
-        if !kept { let _: EventLoopFuture<Void> = connection.close() }
+        if !kept { PostGISDatabase.discard(connection) }
+    }
+
+    /// Closes a connection, keeping it alive until it has closed (postgres-nio requires that).
+    static func discard(_ connection: PostgresConnection) {
+        let closing: EventLoopFuture<Void> = connection.close()
+        closing.whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     /// One line: the server's own message when it sent one, else the error's kind.

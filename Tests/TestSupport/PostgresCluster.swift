@@ -79,8 +79,8 @@ public final class PostgresCluster: @unchecked Sendable {
                 continue
             }
             do {
-                try started.psql("postgres", "CREATE DATABASE \(database)")
-                try started.psql(database, "CREATE EXTENSION postgis")
+                try started.psql("CREATE DATABASE \(database)", database: "postgres")
+                try started.psql("CREATE EXTENSION postgis")
             } catch {
                 started.stop()
                 throw error
@@ -93,7 +93,7 @@ public final class PostgresCluster: @unchecked Sendable {
 
     /// Runs SQL as the cluster's owner over the socket, and returns psql's unaligned output.
     @discardableResult
-    public func psql(_ database: String = PostgresCluster.database, _ sql: String) throws -> String {
+    public func psql(_ sql: String, database: String = PostgresCluster.database) throws -> String {
         try run("psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", directory.path, "-p", "\(port)", "-U", Self.user,
                          "-d", database, "-c", sql])
     }
