@@ -283,7 +283,7 @@ public enum PostGISStore {
                 if column.isJSON, case .text(let text) = value { value = .json(text) }
                 properties[column.name] = value
             }
-            features.append(StoredFeature(fid: fid, feature: Feature(geometry: geometry, properties: properties)))
+            features.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: geometry, properties: properties)))
         }
         return features
     }
