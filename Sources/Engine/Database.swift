@@ -14,6 +14,14 @@ public protocol SnapshotSource: Sendable {
     /// The store as a user may see it: a file path, or a URL without its password.
     var location: String { get }
     func loadSnapshot(tileSets: [String: String], limits: EngineLimits) throws(EngineError) -> Snapshot
+    /// Calls `changed` whenever the store's data changes, for as long as the process runs
+    /// (PostGIS: LISTEN/NOTIFY). Returns false when the source cannot tell (a GeoPackage file:
+    /// reload on request or SIGHUP).
+    func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool
+}
+
+extension SnapshotSource {
+    public func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool { false }
 }
 
 /// The GeoPackage file at `path`.

@@ -114,10 +114,25 @@ public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
         _ = try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostGISDatabase.bindings(parameters)), logger: logger).wait()
     }
 
+    /// Listens on `channel` on a connection of its own until that connection closes:
+    /// `connected` once listening, `notified` for each notification.
+    func listen(channel: String, connected: () -> Void, notified: @escaping @Sendable () -> Void) throws {
+        let connection = try open()
+        defer { PostGISDatabase.discard(connection) }
+        connection.addListener(channel: channel) { _, _ in notified() }
+        try execute(connection, "LISTEN " + channel)
+        connected()
+        try connection.closeFuture.wait()
+    }
+
     private func take() throws(EngineError) -> PostgresConnection {
         while let connection = idle.withLock({ $0.popLast() }) {
             if !connection.isClosed { return connection }
         }
+        return try open()
+    }
+
+    private func open() throws(EngineError) -> PostgresConnection {
         let id = PostGISDatabase.ids.withLock { $0 += 1; return $0 }
         var configuration = PostgresConnection.Configuration(host: url.host, port: url.port, username: url.user, password: url.password,
                                                              database: url.database, tls: .disable)

@@ -27,6 +27,25 @@ public struct PostGISSource: SnapshotSource {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         return try Snapshot.build(location: location, layers: layers, database: database, tileSets: tileSets, limits: limits, loadSeconds: seconds)
     }
+
+    /// LISTEN on `vltava_changes`, which every layer's trigger and `push` notify, on a
+    /// connection of its own; when it drops, a new one listens a second later (and `changed` is
+    /// called then too, for what may have been missed).
+    public func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool {
+        let database = database
+        let thread = Thread {
+            var first = true
+            while true {
+                do {
+                    try database.listen(channel: PostGISStore.channel, connected: { if !first { changed() }; first = false }, notified: changed)
+                } catch {}
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
+        thread.name = "vltava.postgis.listen"
+        thread.start()
+        return true
+    }
 }
 
 /// Opening a store by its location: a GeoPackage path, or a `postgresql://` URL.
@@ -91,6 +110,8 @@ public enum PostGISStore {
     }
 
     static let catalogue = "vltava_layers"
+    /// The channel a write notifies (LISTEN/NOTIFY), with the table's name as payload.
+    public static let channel = "vltava_changes"
 
     /// Copies every layer (feature layers and tables, time series among them) of the GeoPackage
     /// at `path` into the database, in one transaction: a layer already there is replaced, and
@@ -119,6 +140,15 @@ public enum PostGISStore {
                     try write(info, features, database, connection)
                     summary.append((info.name, features.count))
                 }
+                // Every layer's writes notify the servers that serve it (delivered at commit).
+                try database.execute(connection, """
+                    CREATE OR REPLACE FUNCTION vltava_notify() RETURNS trigger LANGUAGE plpgsql AS
+                    $f$ BEGIN PERFORM pg_notify('\(channel)', TG_TABLE_NAME); RETURN NULL; END $f$
+                    """)
+                for (info, _) in layers {
+                    try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(quoted(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
+                }
+                try database.execute(connection, "SELECT pg_notify($1, 'push')", [.text(channel)])
                 try database.execute(connection, "COMMIT")
             } catch {
                 _ = try? database.execute(connection, "ROLLBACK")

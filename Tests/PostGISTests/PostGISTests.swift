@@ -206,6 +206,47 @@ struct PostGISStoreTests {
         let back = try post()
         #expect(back.status == 200 && back.body == first.body, "\(back)")
     }
+
+    /// A write in PostgreSQL reaches a running server's next snapshot through LISTEN/NOTIFY:
+    /// no reload request, no polling by the server, and every request meanwhile answers 200.
+    @Test func aWriteInPostgreSQLReachesTheServerByNotify() throws {
+        let (cluster, _) = try PushedStore.pushed.get()
+        // A database of its own, so the other tests' data stays as pushed.
+        try cluster.psql("CREATE DATABASE vltava_live", database: "postgres")
+        try cluster.psql("CREATE EXTENSION postgis", database: "vltava_live")
+        let url = cluster.url.replacingOccurrences(of: "/vltava", with: "/vltava_live")
+        try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
+        guard let port = (55400...55499).shuffled().first(where: { $0 != cluster.port && PostgresCluster.portIsFree($0) }) else { return }
+        let server = try ChildProcess(CLI.binary, ["serve", "--db", url, "--host", "127.0.0.1", "--port", "\(port)"])
+        defer { server.stop() }
+        func post() throws -> (status: Int, body: String) {
+            let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/curl"),
+                                          ["-s", "-m", "20", "-o", "-", "-w", "\n%{http_code}", "-X", "POST", "--data-binary",
+                                           "FIND stations WHERE code = 'ZNEW' RETURN code, name", "http://127.0.0.1:\(port)/v1/query"])
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        }
+        var before = (status: 0, body: "")
+        for _ in 0..<100 {
+            before = try post()
+            if before.status == 200 { break }
+            usleep(100_000)
+        }
+        #expect(before.status == 200 && before.body.contains("\"count\":0"), "\(before)")
+        try cluster.psql("INSERT INTO stations (fid, geom, code, name) VALUES (9999, ST_SetSRID(ST_MakePoint(14.42, 50.08), 4326), 'ZNEW', 'Nová')",
+                         database: "vltava_live")
+        var after = (status: 0, body: "")
+        var failed = 0
+        let start = Date()
+        while Date().timeIntervalSince(start) < 10 {
+            after = try post()
+            if after.status != 200 { failed += 1 }
+            if after.body.contains("Nová") { break }
+            usleep(20_000)
+        }
+        #expect(after.body.contains("\"code\":\"ZNEW\""), "\(after)")
+        #expect(failed == 0)
+    }
 }
 
 /// SplitMix64: the same points on every run.
