@@ -214,7 +214,7 @@ struct PostGISStoreTests {
         // A database of its own, so the other tests' data stays as pushed.
         try cluster.psql("CREATE DATABASE vltava_live", database: "postgres")
         try cluster.psql("CREATE EXTENSION postgis", database: "vltava_live")
-        let url = cluster.url.replacingOccurrences(of: "/vltava", with: "/vltava_live")
+        let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_live"
         try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
         guard let port = (55400...55499).shuffled().first(where: { $0 != cluster.port && PostgresCluster.portIsFree($0) }) else { return }
         let server = try ChildProcess(CLI.binary, ["serve", "--db", url, "--host", "127.0.0.1", "--port", "\(port)"])
