@@ -18,6 +18,8 @@ let package = Package(
         // `swift package generate-documentation --target Vltava` builds the library's DocC
         // catalogue (Sources/Vltava/Vltava.docc) with the snippets of Snippets/.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The PostGIS store (Sources/PostGIS): PostgreSQL's wire protocol, bound parameters only.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -58,12 +60,22 @@ let package = Package(
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
         .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "CMalloc"]),
         .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "VectorTiles"]),
+        // A store in PostgreSQL/PostGIS behind the same Engine: `postgresql://` URLs, `vltava push`,
+        // and FIND compiled to SQL with bound parameters (docs/ARCHITECTURE.md, "PostGIS").
+        .target(
+            name: "PostGIS",
+            dependencies: [
+                "Geometry", "Store", "Engine", "QueryLanguage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The HTTP API (docs/HTTP_API.md) over the Engine, and the map page: static files
         // compiled into the binary, so that a copied `vltava` serves them with no install.
         .target(
             name: "Server",
             dependencies: [
-                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib",
+                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib", "PostGIS",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -71,12 +83,12 @@ let package = Package(
         ),
         // The library's face: the Engine, the query language and the value types, with
         // reads, queries with bound parameters and rows decoded into the caller's types.
-        .target(name: "Vltava", dependencies: ["Geometry", "Store", "Engine", "QueryLanguage", "VectorTiles"]),
+        .target(name: "Vltava", dependencies: ["Geometry", "Store", "Engine", "QueryLanguage", "VectorTiles", "PostGIS"]),
         // The CLI (the `vltava` executable).
         .executableTarget(
             name: "VltavaCLI",
             dependencies: [
-                "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline",
+                "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -105,5 +117,7 @@ let package = Package(
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.
         .testTarget(name: "ServerTests", dependencies: ["Server", "VltavaCLI", "Engine", "Geometry", "VectorTiles", "TestSupport"]),
+        // The PostGIS store against a throwaway PostgreSQL 15 + PostGIS 3 cluster (TestSupport/PostgresCluster.swift).
+        .testTarget(name: "PostGISTests", dependencies: ["PostGIS", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
     ]
 )

@@ -5,8 +5,10 @@
 #   --test  adds what the tests drive: GDAL (with python3-gdal for validate_gpkg.py), tmux, Chromium and its driver with Selenium (the map
 #           page's browser test), Leaflet (the map page itself also needs it), and from PyPI the
 #           clients of the standard APIs (routingpy's OSRM client, the polyline decoder,
-#           openapi-spec-validator) and jsonschema (the TileJSON schema test)
-#   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh) and
+#           openapi-spec-validator), jsonschema (the TileJSON schema test), and PostgreSQL 15 with
+#           PostGIS 3 (the PostGIS store's tests start a throwaway cluster on loopback)
+#   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh,
+#           Benchmarks/postgis-side-by-side.sh) and
 #           scikit-learn (Benchmarks/indoor_sklearn.py); not needed by the tests
 set -euo pipefail
 
@@ -17,7 +19,7 @@ python_packages=()
 for option in "$@"; do
     case "$option" in
         --test)
-            packages+=(gdal-bin python3-gdal tmux python3-pip chromium chromium-driver)
+            packages+=(gdal-bin python3-gdal tmux python3-pip chromium chromium-driver postgresql-15-postgis-3)
             python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
                               "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*") ;;
         --bench)

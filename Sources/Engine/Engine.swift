@@ -6,18 +6,27 @@ import Geometry
 
 public final class Engine: Sendable {
     private let current: Locked<Snapshot>
-    /// The GeoPackage the snapshots are loaded from.
+    /// Where the snapshots are loaded from: the GeoPackage's path, or a database's URL without
+    /// its password.
     public let storePath: String
+    /// What builds the snapshots.
+    public let source: any SnapshotSource
     /// Extra MBTiles files by name, besides those registered in the store.
     public let tileSetPaths: [String: String]
     public let limits: EngineLimits
 
     /// Opens the store at `storePath` and loads its first snapshot.
-    public init(storePath: String, tileSets: [String: String] = [:], limits: EngineLimits = EngineLimits()) throws(EngineError) {
-        self.storePath = storePath
+    public convenience init(storePath: String, tileSets: [String: String] = [:], limits: EngineLimits = EngineLimits()) throws(EngineError) {
+        try self.init(source: GeoPackageSource(path: storePath), tileSets: tileSets, limits: limits)
+    }
+
+    /// Opens the store `source` builds (a GeoPackage, a PostGIS database) and loads its first snapshot.
+    public init(source: any SnapshotSource, tileSets: [String: String] = [:], limits: EngineLimits = EngineLimits()) throws(EngineError) {
+        self.source = source
+        storePath = source.location
         tileSetPaths = tileSets
         self.limits = limits
-        current = Locked(try Snapshot.load(storePath: storePath, tileSets: tileSets, limits: limits))
+        current = Locked(try source.loadSnapshot(tileSets: tileSets, limits: limits))
     }
 
     /// The current snapshot. Keep the reference for the whole of one answer.
@@ -33,7 +42,7 @@ public final class Engine: Sendable {
     /// stays and the error is thrown.
     @discardableResult
     public func reload() throws(EngineError) -> Snapshot {
-        let fresh = try Snapshot.load(storePath: storePath, tileSets: tileSetPaths, limits: limits)
+        let fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
         current.withLock { $0 = fresh }
         return fresh
     }

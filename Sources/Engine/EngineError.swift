@@ -38,6 +38,12 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
     case scan(ScanError)
     /// A leg of a schedule failed: which one, between which events, and why.
     indirect case leg(index: Int, from: String, to: String, EngineError)
+    /// The store's database cannot be reached (the message names its URL, never a password):
+    /// the HTTP API answers 503, and the next request tries again.
+    case databaseUnavailable(String)
+    /// A statement the PostGIS store cannot compile to SQL yet: refused rather than answered
+    /// differently from the GeoPackage store.
+    case notSupportedOnPostGIS(String)
 
     public var code: String {
         switch self {
@@ -57,6 +63,8 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .unknownVenue: "unknown_venue"
         case .scan(let error): error.code
         case .leg(_, _, _, let inner): inner.code
+        case .databaseUnavailable: "database_unavailable"
+        case .notSupportedOnPostGIS: "not_supported_on_postgis"
         }
     }
 
@@ -103,15 +111,20 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
             return message
         case .scan(let error):
             return error.description
+        case .databaseUnavailable(let message):
+            return message
+        case .notSupportedOnPostGIS(let what):
+            return "\(what) is not supported on a PostGIS store yet"
         }
     }
 }
 
-/// Checks of the values an operation is given, shared by every operation.
-enum Check {
+/// Checks of the values an operation is given, shared by every operation (and by the PostGIS
+/// store's pushed-down FINDs, so both refuse the same values the same way).
+public enum Check {
     /// A position, through Geometry's one rule; `parameter` names it in the error when the
     /// caller has a single name for both coordinates ("from", "to").
-    static func position(_ point: Point, parameter: String? = nil) throws(EngineError) {
+    public static func position(_ point: Point, parameter: String? = nil) throws(EngineError) {
         do {
             _ = try Point.checked(lon: point.lon, lat: point.lat)
         } catch {
@@ -119,13 +132,13 @@ enum Check {
         }
     }
 
-    static func k(_ k: Int, limits: EngineLimits) throws(EngineError) {
+    public static func k(_ k: Int, limits: EngineLimits) throws(EngineError) {
         guard k >= 1 && k <= limits.maxRows else {
             throw .invalidArgument(parameter: "k", message: "must be between 1 and \(limits.maxRows), got \(k)")
         }
     }
 
-    static func distance(_ metres: Double, parameter: String = "distance") throws(EngineError) {
+    public static func distance(_ metres: Double, parameter: String = "distance") throws(EngineError) {
         guard !metres.isNaN else { throw .invalidArgument(parameter: parameter, message: "distance is not a number") }
         guard metres >= 0 else { throw .invalidArgument(parameter: parameter, message: "distance must not be negative, got \(metres) m") }
     }

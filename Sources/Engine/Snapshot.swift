@@ -47,6 +47,10 @@ public final class Snapshot: Sendable {
     /// warnings a point far outside it deserves (CoordinateWarnings.swift).
     public let dataExtent: BBox?
 
+    /// The database the store lives in, for a snapshot of a PostGIS store (Database.swift):
+    /// FIND's selections run there. nil for a GeoPackage.
+    public let database: (any SQLDatabase)?
+
     let layersByName: [String: Layer]
     let venuesByName: [String: IndoorVenue]
 
@@ -67,14 +71,7 @@ public final class Snapshot: Sendable {
                 let read = try store.readFeatures(of: info.name)
                 layers.append(try Layer(info: info, features: read.features, skipped: read.problems))
             }
-            var byTable: [String: TimeSeries] = [:]
-            var byLayer: [String: TimeSeries] = [:]
-            for layer in layers {
-                guard let link = layer.info.timeSeries else { continue }
-                let series = TimeSeries(table: layer.name, link: link, info: layer.info, rows: layer.properties)
-                byTable[layer.name] = series
-                byLayer[link.keyLayer] = series
-            }
+            let (byTable, byLayer) = timeSeries(of: layers)
             var tileSets: [String: MBTiles] = [:]
             var unavailable: [String: String] = [:]
             var files = tileSetPaths
@@ -98,9 +95,41 @@ public final class Snapshot: Sendable {
         }
     }
 
+    /// The time series among `layers`, by table and by point layer.
+    static func timeSeries(of layers: [Layer]) -> (byTable: [String: TimeSeries], byLayer: [String: TimeSeries]) {
+        var byTable: [String: TimeSeries] = [:]
+        var byLayer: [String: TimeSeries] = [:]
+        for layer in layers {
+            guard let link = layer.info.timeSeries else { continue }
+            let series = TimeSeries(table: layer.name, link: link, info: layer.info, rows: layer.properties)
+            byTable[layer.name] = series
+            byLayer[link.keyLayer] = series
+        }
+        return (byTable, byLayer)
+    }
+
+    /// A snapshot of layers read from a database (the PostGIS store): the same layers, indexes
+    /// and time series as from a GeoPackage, plus the `database` its FINDs run in.
+    public static func build(location: String, layers input: [(info: LayerInfo, features: [StoredFeature])], database: any SQLDatabase,
+                             tileSets tileSetPaths: [String: String] = [:], limits: EngineLimits = EngineLimits(),
+                             loadSeconds: Double) throws(EngineError) -> Snapshot {
+        var layers: [Layer] = []
+        for (info, features) in input { layers.append(try Layer(info: info, features: features)) }
+        layers.sort { $0.name < $1.name }
+        let (byTable, byLayer) = timeSeries(of: layers)
+        var tileSets: [String: MBTiles] = [:]
+        var unavailable: [String: String] = [:]
+        for (name, file) in tileSetPaths {
+            do { tileSets[name] = try MBTiles(path: file) } catch { unavailable[name] = "\(error)" }
+        }
+        return try Snapshot(storePath: location, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer, tileSets: tileSets,
+                            unavailableTileSets: unavailable, loadSeconds: loadSeconds, limits: limits, database: database)
+    }
+
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
          tileSets: [String: MBTiles], unavailableTileSets: [String: String] = [:], loadSeconds: Double, limits: EngineLimits,
-         venues: [IndoorVenue] = [], venueWarnings: [String] = []) throws(EngineError) {
+         venues: [IndoorVenue] = [], venueWarnings: [String] = [], database: (any SQLDatabase)? = nil) throws(EngineError) {
+        self.database = database
         self.tileSets = tileSets
         self.unavailableTileSets = unavailableTileSets
         self.venues = venues

@@ -19,6 +19,8 @@ public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
         case impossible
         /// A limit on result size or work was hit (422).
         case limit
+        /// The store's database cannot be reached now; the same request may work later (503).
+        case unavailable
     }
 
     public let kind: Kind

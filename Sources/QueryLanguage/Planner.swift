@@ -168,6 +168,8 @@ struct FindPlan: Sendable {
     var groups: GroupPlan? = nil
     /// Said with the answer (swapped coordinates).
     var warnings: [String] = []
+    /// On a PostGIS store: each source's selection as SQL (SQLPushdown.swift).
+    var pushed: [PushedSelection]? = nil
 }
 
 struct TilesPlan: Sendable {
@@ -359,9 +361,17 @@ struct Planner {
             throw Planner.error(.limit, "limit_exceeded", "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
                                 at: find.limitPosition ?? SourcePosition(line: 1, column: 1, length: 1))
         }
+        var pushed: [PushedSelection]?
+        if snapshot.database != nil {
+            var selections: [PushedSelection] = []
+            for layer in layers {
+                selections.append(try SQLPushdown.compile(find, layer: layer, layerCount: layers.count, snapshot: snapshot))
+            }
+            pushed = selections
+        }
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m", $0.nullsFirst) },
-                        limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial))
+                        limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial), pushed: pushed)
     }
 
     func checkSpatial(_ spatial: Spatial?, on layer: Layer, name: Name) throws(QueryError) {

@@ -38,7 +38,13 @@ struct Runner {
         case .locate(let plan): return try locate(plan)
         case .explain(let inner, let lines):
             var plan = lines
-            if case .find(var find) = inner.step {
+            if case .find(let find) = inner.step, find.pushed != nil, let database = find.snapshot.database {
+                // On PostGIS: the SQL of each layer and PostgreSQL's plan for it, then a run.
+                plan = ["1. " + find.sources.map(\.layer.name).joined(separator: ", ") + ": selected in PostgreSQL (\(database.location)), values read from the snapshot by fid"]
+                do { plan += try pushedPlan(find, database: database) } catch { throw Runner.engineError(error, at: inner.position) }
+                let result = try self.find(find, at: inner.position)
+                plan.append("ran: \(result.count) row\(result.count == 1 ? "" : "s") kept")
+            } else if case .find(var find) = inner.step {
                 // Count the features each index search hands to the WHERE (for nearest: every
                 // candidate it reached in distance order), as opposed to the rows it kept.
                 let counter = CandidateCounter()
@@ -139,6 +145,8 @@ struct Runner {
             }
         case .leg(_, _, _, let inner): return engineError(inner, at: position)
         case .unknownVenue: kind = .notFound
+        case .databaseUnavailable: kind = .unavailable
+        case .notSupportedOnPostGIS: kind = .impossible
         case .scan(let scan):
             switch scan {
             case .noKnownBeacon: kind = .impossible
@@ -170,6 +178,10 @@ struct Runner {
             let filter: FeatureFilter? = source.filter
             let stats = stats?[s]
             do {
+                if let pushed = plan.pushed, let database = plan.snapshot.database {
+                    hits += try pushedHits(plan, source: s, pushed[s], database: database)
+                    continue
+                }
                 var matches: [Match] = []
                 let snapshot = plan.snapshot
                 switch plan.spatial {

@@ -18,6 +18,8 @@ public final class EngineState: Sendable {
     private let phase = Locked(Phase.loading)
     /// One reload at a time, off the concurrency pool.
     private let queue = DispatchQueue(label: "vltava.reload")
+    /// A change notification has asked for a reload that has not started yet.
+    private let reloadPending = Locked(false)
     let metrics: HTTPMetrics
 
     init(metrics: HTTPMetrics) {
@@ -48,6 +50,17 @@ public final class EngineState: Sendable {
             let host = try await onQueue(load)
             phase.withLock { $0 = .ready(host) }
             describeTileSets(host.snapshot)
+            // A store that tells of its changes (PostGIS: LISTEN/NOTIFY) is reloaded when it
+            // does: requests keep answering from the old snapshot meanwhile. A burst of
+            // notifications makes one reload after the one running, not one each.
+            _ = host.source.watchChanges { [self] in
+                guard reloadPending.withLock({ pending in defer { pending = true }; return !pending }) else { return }
+                Task {
+                    try? await Task.sleep(for: .milliseconds(50))
+                    reloadPending.withLock { $0 = false }
+                    _ = try? await reload()
+                }
+            }
         } catch {
             phase.withLock { $0 = .failed("\(error)") }
             throw error

@@ -101,6 +101,10 @@ public struct APIError: Error, Sendable {
             return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: JSONObject([("limit_s", .double(seconds))]))
         case .store, .tiles:
             return APIError(.internalServerError, code: error.code, detail: error.description)
+        case .databaseUnavailable:
+            return APIError(.serviceUnavailable, code: error.code, detail: error.description)
+        case .notSupportedOnPostGIS:
+            return APIError(.unprocessableContent, code: error.code, detail: error.description)
         case .route(let route):
             return APIError.route(route)
         case .unknownVenue(let name, _):
@@ -147,6 +151,7 @@ public struct APIError: Error, Sendable {
         case .syntax, .invalid: status = .badRequest
         case .notFound: status = .notFound
         case .impossible, .limit: status = .unprocessableContent
+        case .unavailable: status = .serviceUnavailable
         }
         var extra = JSONObject([("line", .integer(Int64(error.line))), ("column", .integer(Int64(error.column))),
                                 ("length", .integer(Int64(error.length)))])

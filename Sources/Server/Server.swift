@@ -6,6 +6,7 @@ import Dispatch
 import Engine
 import Foundation
 import Hummingbird
+import PostGIS
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -113,9 +114,9 @@ public final class VltavaServer: Sendable {
                                         warningInterval: configuration.limitWarningInterval, logger: logger)
     }
 
-    /// A server over the store at `storePath`.
+    /// A server over the store at `storePath`: a GeoPackage file, or a `postgresql://` URL.
     public convenience init(configuration: ServerConfiguration, storePath: String, logger: Logger? = nil) {
-        self.init(configuration: configuration, logger: logger) { try Engine(storePath: storePath, limits: configuration.limits) }
+        self.init(configuration: configuration, logger: logger) { try StoreLocation.engine(storePath, limits: configuration.limits) }
     }
 
     /// The routes the server answers (the OpenAPI document lists the same).

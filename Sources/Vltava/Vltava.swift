@@ -12,11 +12,13 @@
 @_exported import Geometry
 @_exported import QueryLanguage
 import Foundation
+import PostGIS
 
 extension Engine {
-    /// Opens the GeoPackage store at `path` and loads its first snapshot.
+    /// Opens the store at `path` (a GeoPackage file, or a `postgresql://user@host:port/db` URL
+    /// of a PostGIS store that `vltava push` filled) and loads its first snapshot.
     public convenience init(path: String, limits: EngineLimits = EngineLimits()) throws(EngineError) {
-        try self.init(storePath: path, limits: limits)
+        try self.init(source: StoreLocation.source(path), limits: limits)
     }
 
     /// Runs one statement on the current snapshot, with `parameters` bound to `$1, $2, …`.

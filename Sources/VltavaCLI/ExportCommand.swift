@@ -1,5 +1,6 @@
 import ArgumentParser
 import Geometry
+import PostGIS
 import Store
 
 struct ExportCommand: ParsableCommand {
@@ -14,7 +15,7 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let features = try GeoPackage(path: store.db).features(of: layer).map(\.feature)
+            let features = try StoreLocation.features(store.db, of: layer).map(\.feature)
             print(JSON.serialize(GeoJSON.featureCollection(features), pretty: pretty))
         } catch {
             throw CLIError("\(error)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PostGIS
 import Store
 import VectorTiles
 import ZooPraha
@@ -48,6 +49,7 @@ struct ImportCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
+        if PostGISURL.isDatabase(store.db) { return try importIntoDatabase() }
         // A failed import into a store it had to create leaves no file behind.
         let creates = !FileManager.default.fileExists(atPath: store.db)
         do {
@@ -57,6 +59,33 @@ struct ImportCommand: ParsableCommand {
                 for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: store.db + suffix) }
             }
             throw error
+        }
+    }
+
+    /// Into a PostGIS store: the file is imported into a scratch GeoPackage by the same
+    /// importers, and that one layer pushed (replacing a layer of its name only with --replace).
+    private func importIntoDatabase() throws {
+        guard !file.lowercased().hasSuffix(".mbtiles") else { throw CLIError("tile sets stay in files: register them in a GeoPackage store, not in \(PostGISURL.redacted(store.db))") }
+        guard timeSeriesOf == nil else { throw CLIError("--time-series-of is not supported on a PostGIS store yet: import into a GeoPackage and vltava push it") }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("vltava-import-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        do {
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            let database = try PostGISDatabase(store.db)
+            if !replace, (try? StoreLocation.layers(store.db))?.contains(where: { $0.name == layer }) == true {
+                throw CLIError("layer '\(layer)' already exists in \(database.location) (use --replace)")
+            }
+            let options = ImportOptions(layer: layer, format: format, crs: crs, strict: strict, replace: false, only: only,
+                                        lonColumn: lon, latColumn: lat, keyColumn: key, sourceLayer: sourceLayer, force: force)
+            let path = scratch.appendingPathComponent("import.gpkg").path
+            let report = try Importer.importFile(file, intoStoreAt: path, options: options, formats: ImportCommand.formats)
+            for warning in report.warnings { printError("warning: \(warning)") }
+            try PostGISStore.push(geoPackage: path, to: database)
+            print("imported \(report.featureCount) \(report.kind == .features ? "features" : "rows") into layer '\(report.layer)' of \(database.location)")
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw CLIError(PostGISURL.redacted("\(error)"))
         }
     }
 

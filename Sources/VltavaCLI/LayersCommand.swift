@@ -1,6 +1,8 @@
 import ArgumentParser
+import Engine
 import Foundation
 import Geometry
+import PostGIS
 import Store
 
 struct LayersCommand: ParsableCommand {
@@ -13,7 +15,7 @@ struct LayersCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let layers = try GeoPackage(path: store.db).layers()
+            let layers = try StoreLocation.layers(store.db)
             let rows = layers.map { layer -> [String] in
                 [layer.name,
                  layer.kind == .features ? (layer.geometryType ?? "GEOMETRY") : (layer.timeSeries.map { "time series of \($0.keyLayer)" } ?? "table"),
@@ -43,7 +45,8 @@ struct DescribeCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let info = try GeoPackage(path: store.db).layer(layer)
+            let layers = try StoreLocation.layers(store.db)
+            guard let info = layers.first(where: { $0.name == layer }) else { throw EngineError.unknownLayer(layer, known: layers.map(\.name)) }
             var rows: [[String]] = []
             if let column = info.geometryColumn { rows.append([column, info.geometryType ?? "GEOMETRY"]) }
             rows += info.columns.map { [$0.name, $0.typeDescription] }

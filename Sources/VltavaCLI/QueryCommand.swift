@@ -3,6 +3,7 @@ import CEditline
 import Engine
 import Foundation
 import Geometry
+import PostGIS
 import QueryLanguage
 
 enum QueryFormat: String, ExpressibleByArgument, CaseIterable {
@@ -12,7 +13,7 @@ enum QueryFormat: String, ExpressibleByArgument, CaseIterable {
 /// Loads the store as the engine serves it.
 func loadSnapshot(_ path: String) throws -> Snapshot {
     do {
-        return try Snapshot.load(storePath: path)
+        return try StoreLocation.snapshot(path)
     } catch {
         throw CLIError("\(error)")
     }

@@ -29,7 +29,7 @@ struct ReplCommand: ParsableCommand {
         guard let editor = LineEditor(historyPath: historyPath, completer: { session.completions(before: $0, word: $1) }) else {
             throw CLIError("the terminal's line editor (libedit) did not start")
         }
-        print("vltava \(snapshot.layers.count) layers from \(store.db). .help for help, .quit to leave.")
+        print("vltava \(snapshot.layers.count) layers from \(snapshot.storePath). .help for help, .quit to leave.")
         loop: while true {
             editor.pendingText = session.pending
             switch editor.readLine(prompt: session.pending.isEmpty ? "vltava> " : "   ...> ") {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PostGIS
 import Logging
 import Server
 
@@ -49,7 +50,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...100_000).contains(heavyQueue) else { throw CLIError("--heavy-queue must be between 0 and 100000") }
         guard (0...1_000_000).contains(logSample) else { throw CLIError("--log-sample must be between 0 and 1000000") }
         guard (1...3_600_000).contains(slowMs) else { throw CLIError("--slow-ms must be between 1 and 3600000") }
-        guard FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
+        guard PostGISURL.isDatabase(store.db) || FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
         guard adminToken == nil || adminTokenFile == nil else { throw CLIError("give --admin-token-file or --admin-token, not both") }
         // Logs go to standard error as JSON lines, one per event with its metadata, batched.
         LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }

@@ -3,7 +3,7 @@ import Foundation
 
 /// `--db`, shared by every command that reads or writes the store.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The GeoPackage store.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("The store: a GeoPackage file, or a PostGIS database as postgresql://user[:password]@host[:port]/db (filled by vltava push).", valueName: "file|url"))
     var db: String = StoreOptions.defaultPath
 
     /// `$VLTAVA_DB`, or `vltava.gpkg` in the current directory.

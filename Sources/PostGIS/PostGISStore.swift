@@ -1,0 +1,320 @@
+// The PostGIS store: a GeoPackage's layers as PostGIS tables, and back.
+//
+// Each layer is a table of its own name: `fid bigint PRIMARY KEY`, `geom geometry(Geometry,
+// 4326)` (feature layers), and the GeoPackage's columns under their own names with PostgreSQL
+// types (INTEGER → bigint, REAL → double precision, BOOLEAN → boolean, TEXT, DATETIME, JSON and
+// anything else → text). Two GiST indexes: on `geom` (CONTAINING, INTERSECTING) and on
+// `geom::geography` (NEAREST's KNN `<->` and WITHIN's `ST_DWithin`, both in metres on the
+// sphere). A time series is a table keyed by its station code (a btree index on the key), as in
+// the GeoPackage. `vltava_layers` records what the GeoPackage's own tables said: kind, geometry
+// type, CRS, columns, the time-series link; snapshots are built from it.
+
+import Engine
+import Foundation
+import Geometry
+import PostgresNIO
+import Store
+
+/// A PostGIS database as the engine's snapshot source (`Engine(source:)`).
+public struct PostGISSource: SnapshotSource {
+    public let database: PostGISDatabase
+    public init(database: PostGISDatabase) { self.database = database }
+    public var location: String { database.location }
+
+    public func loadSnapshot(tileSets: [String: String], limits: EngineLimits) throws(EngineError) -> Snapshot {
+        let start = DispatchTime.now()
+        let layers = try PostGISStore.readLayers(from: database)
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        return try Snapshot.build(location: location, layers: layers, database: database, tileSets: tileSets, limits: limits, loadSeconds: seconds)
+    }
+
+    /// LISTEN on `vltava_changes`, which every layer's trigger and `push` notify, on a
+    /// connection of its own; when it drops, a new one listens a second later (and `changed` is
+    /// called then too, for what may have been missed).
+    public func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool {
+        let database = database
+        let thread = Thread {
+            var first = true
+            while true {
+                do {
+                    try database.listen(channel: PostGISStore.channel, connected: { if !first { changed() }; first = false }, notified: changed)
+                } catch {}
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
+        thread.name = "vltava.postgis.listen"
+        thread.start()
+        return true
+    }
+}
+
+/// Opening a store by its location: a GeoPackage path, or a `postgresql://` URL.
+public enum StoreLocation {
+    /// The snapshot source for `location`.
+    public static func source(_ location: String) throws(EngineError) -> any SnapshotSource {
+        PostGISURL.isDatabase(location) ? PostGISSource(database: try PostGISDatabase(location)) : GeoPackageSource(path: location)
+    }
+
+    /// An engine over the store at `location`.
+    public static func engine(_ location: String, tileSets: [String: String] = [:], limits: EngineLimits = EngineLimits()) throws(EngineError) -> Engine {
+        try Engine(source: source(location), tileSets: tileSets, limits: limits)
+    }
+
+    /// One snapshot of the store at `location`.
+    public static func snapshot(_ location: String, limits: EngineLimits = EngineLimits()) throws(EngineError) -> Snapshot {
+        try source(location).loadSnapshot(tileSets: [:], limits: limits)
+    }
+
+    /// The layers' descriptions (`vltava layers`, `describe`).
+    public static func layers(_ location: String) throws(EngineError) -> [LayerInfo] {
+        guard PostGISURL.isDatabase(location) else {
+            do { return try GeoPackage(path: location).layers() } catch { throw .store("\(error)") }
+        }
+        let database = try PostGISDatabase(location)
+        var infos: [LayerInfo] = []
+        for (info, _) in try PostGISStore.readCatalogue(from: database) {
+            var info = info
+            let table = PostGISStore.quoted(info.name)
+            let extent = info.kind == .features ? "ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)" : "NULL, NULL, NULL, NULL"
+            let row = try database.rows("SELECT c, \(extent) FROM (SELECT count(*) AS c\(info.kind == .features ? ", ST_Extent(geom) AS e" : "") FROM \(table)) AS x",
+                                        [], deadline: .none).first ?? []
+            if case .integer(let count)? = row.first { info.featureCount = Int(count) }
+            if row.count == 5, let minLon = row[1].doubleValue, let minLat = row[2].doubleValue, let maxLon = row[3].doubleValue, let maxLat = row[4].doubleValue {
+                info.bbox = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
+                info.crs = "EPSG:4326"
+            }
+            infos.append(info)
+        }
+        return infos
+    }
+
+    /// One layer's features, in fid order (`vltava export`).
+    public static func features(_ location: String, of layer: String) throws(EngineError) -> [StoredFeature] {
+        guard PostGISURL.isDatabase(location) else {
+            do { return try GeoPackage(path: location).features(of: layer) } catch { throw .store("\(error)") }
+        }
+        let database = try PostGISDatabase(location)
+        let catalogue = try PostGISStore.readCatalogue(from: database)
+        guard let info = catalogue.first(where: { $0.info.name == layer })?.info else {
+            throw .unknownLayer(layer, known: catalogue.map(\.info.name))
+        }
+        return try PostGISStore.readFeatures(info, from: database)
+    }
+}
+
+public enum PostGISStore {
+    /// What `push` copied.
+    public struct PushSummary: Sendable {
+        public var layers: [(name: String, rows: Int)]
+        public var seconds: Double
+    }
+
+    static let catalogue = "vltava_layers"
+    /// The channel a write notifies (LISTEN/NOTIFY), with the table's name as payload.
+    public static let channel = "vltava_changes"
+
+    /// Copies every layer (feature layers and tables, time series among them) of the GeoPackage
+    /// at `path` into the database, in one transaction: a layer already there is replaced, and
+    /// on any error nothing changes. Rows go in batches of multi-row INSERTs, every value a
+    /// bound parameter. Indoor venues and tile sets stay in files (not copied).
+    @discardableResult
+    public static func push(geoPackage path: String, to database: PostGISDatabase) throws(EngineError) -> PushSummary {
+        let start = DispatchTime.now()
+        let layers: [(info: LayerInfo, features: [StoredFeature])]
+        do {
+            let store = try GeoPackage(path: path, mode: .readOnly)
+            layers = try store.layers().map { info throws(StoreError) in (info, try store.features(of: info.name)) }
+        } catch {
+            throw .store("\(path): \(error)")
+        }
+        var summary: [(String, Int)] = []
+        try database.withConnection { connection in
+            try database.execute(connection, "BEGIN")
+            do {
+                try database.execute(connection, "CREATE EXTENSION IF NOT EXISTS postgis")
+                try database.execute(connection, """
+                    CREATE TABLE IF NOT EXISTS \(catalogue) (name text PRIMARY KEY, kind text NOT NULL, geometry_type text, crs text,
+                        description text NOT NULL, columns text NOT NULL, time_series text)
+                    """)
+                for (info, features) in layers {
+                    try write(info, features, database, connection)
+                    summary.append((info.name, features.count))
+                }
+                // Every layer's writes notify the servers that serve it (delivered at commit).
+                try database.execute(connection, """
+                    CREATE OR REPLACE FUNCTION vltava_notify() RETURNS trigger LANGUAGE plpgsql AS
+                    $f$ BEGIN PERFORM pg_notify('\(channel)', TG_TABLE_NAME); RETURN NULL; END $f$
+                    """)
+                for (info, _) in layers {
+                    try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(quoted(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
+                }
+                try database.execute(connection, "SELECT pg_notify($1, 'push')", [.text(channel)])
+                try database.execute(connection, "COMMIT")
+            } catch {
+                _ = try? database.execute(connection, "ROLLBACK")
+                throw error
+            }
+        }
+        return PushSummary(layers: summary, seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+    }
+
+    /// A double-quoted SQL identifier (names come from the GeoPackage; values never go in text).
+    static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    static func sqlType(_ column: ColumnInfo) -> String {
+        if column.isJSON { return "text" }
+        switch column.type {
+        case .integer: return "bigint"
+        case .real: return "double precision"
+        case .boolean: return "boolean"
+        case .text, .dateTime, .blob: return "text"
+        }
+    }
+
+    /// A value as its column's PostgreSQL type takes it.
+    static func bound(_ value: AttributeValue?, for column: ColumnInfo) -> AttributeValue {
+        guard let value, !value.isNull else { return .null }
+        switch (sqlType(column), value) {
+        case ("bigint", .integer), ("double precision", .real), ("boolean", .bool), ("text", .text), ("text", .json): return value
+        case ("double precision", .integer(let i)): return .real(Double(i))
+        case ("bigint", .bool(let b)): return .integer(b ? 1 : 0)
+        case ("boolean", .integer(let i)): return .bool(i != 0)
+        case ("text", .integer(let i)): return .text(String(i))
+        case ("text", .real(let d)): return .text(String(d))
+        case ("text", .bool(let b)): return .text(b ? "1" : "0")
+        default: return .null
+        }
+    }
+
+    private static func write(_ info: LayerInfo, _ features: [StoredFeature], _ database: PostGISDatabase, _ connection: PostgresConnection) throws {
+        let table = quoted(info.name)
+        let hasGeometry = info.kind == .features
+        try database.execute(connection, "DROP TABLE IF EXISTS \(table)")
+        var definitions = ["fid bigint PRIMARY KEY"]
+        if hasGeometry { definitions.append("geom geometry(Geometry, 4326)") }
+        definitions += info.columns.map { "\(quoted($0.name)) \(sqlType($0))" }
+        try database.execute(connection, "CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))")
+
+        // Batches of rows per INSERT, below PostgreSQL's 65,535 parameters per statement.
+        let perRow = 1 + (hasGeometry ? 1 : 0) + info.columns.count
+        let batch = max(1, min(1000, 60_000 / perRow))
+        var offset = 0
+        while offset < features.count {
+            let rows = features[offset..<min(features.count, offset + batch)]
+            var parameters: [AttributeValue] = []
+            parameters.reserveCapacity(rows.count * perRow)
+            var tuples: [String] = []
+            for feature in rows {
+                var placeholders: [String] = []
+                parameters.append(.integer(feature.fid))
+                placeholders.append("$\(parameters.count)")
+                if hasGeometry {
+                    // WKB as hex text, decoded by PostGIS: one bound value per geometry.
+                    parameters.append(feature.feature.geometry.map { .text(Hex.encode(WKB.encode($0))) } ?? .null)
+                    placeholders.append("ST_SetSRID(ST_GeomFromWKB(decode($\(parameters.count), 'hex')), 4326)")
+                }
+                for column in info.columns {
+                    parameters.append(bound(feature.feature.properties[column.name], for: column))
+                    placeholders.append("$\(parameters.count)")
+                }
+                tuples.append("(" + placeholders.joined(separator: ", ") + ")")
+            }
+            let names = ["fid"] + (hasGeometry ? ["geom"] : []) + info.columns.map { quoted($0.name) }
+            try database.execute(connection, "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))", parameters)
+            offset += batch
+        }
+        if hasGeometry {
+            try database.execute(connection, "CREATE INDEX ON \(table) USING GIST (geom)")
+            try database.execute(connection, "CREATE INDEX ON \(table) USING GIST ((geom::geography))")
+        }
+        if let link = info.timeSeries {
+            try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)))")
+        }
+        try database.execute(connection, "ANALYZE \(table)")
+        try database.execute(connection, "DELETE FROM \(catalogue) WHERE name = $1", [.text(info.name)])
+        let columns = JSONValue.array(info.columns.map { column in
+            .object(JSONObject([("name", .string(column.name)), ("type", .string(column.type.rawValue)), ("json", .bool(column.isJSON))]))
+        })
+        let series: AttributeValue = info.timeSeries.map { link in
+            .text(JSON.serialize(.object(JSONObject([("key_layer", .string(link.keyLayer)), ("layer_key_column", .string(link.layerKeyColumn)),
+                                                     ("key_column", .string(link.keyColumn)), ("start_column", .string(link.startColumn)),
+                                                     ("end_column", .string(link.endColumn))]))))
+        } ?? .null
+        try database.execute(connection, "INSERT INTO \(catalogue) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                             [.text(info.name), .text(info.kind.rawValue), info.geometryType.map { .text($0) } ?? .null,
+                              info.crs.map { .text($0) } ?? .null, .text(info.description), .text(JSON.serialize(columns)), series])
+    }
+
+    /// The layers `vltava_layers` lists, with their row counts.
+    static func readCatalogue(from database: PostGISDatabase) throws(EngineError) -> [(info: LayerInfo, count: Int)] {
+        let rows: [[AttributeValue]]
+        do {
+            rows = try database.rows("SELECT name, kind, geometry_type, crs, description, columns, time_series FROM \(catalogue) ORDER BY name COLLATE \"C\"",
+                                     [], deadline: .none)
+        } catch .store(let message) where message.contains("42P01") {
+            throw .store("\(database.location) holds no Vltava store (no table \(catalogue)); copy one in with vltava push STORE.gpkg \(database.location)")
+        }
+        var infos: [(LayerInfo, Int)] = []
+        for row in rows {
+            guard row.count == 7, let name = row[0].stringValue, let kind = row[1].stringValue.flatMap(LayerInfo.Kind.init(rawValue:)),
+                  let columnText = row[5].stringValue, case .array(let list)? = try? JSON.parse(columnText) else {
+                throw .store("\(database.location): a row of \(catalogue) cannot be read")
+            }
+            let columns = list.compactMap { item -> ColumnInfo? in
+                guard case .object(let fields) = item, case .string(let name)? = fields["name"], case .string(let type)? = fields["type"],
+                      let columnType = ColumnType(rawValue: type) else { return nil }
+                if case .bool(let json)? = fields["json"] { return ColumnInfo(name: name, type: columnType, isJSON: json) }
+                return ColumnInfo(name: name, type: columnType)
+            }
+            var link: TimeSeriesLink?
+            if let text = row[6].stringValue, case .object(let fields)? = try? JSON.parse(text),
+               case .string(let keyLayer)? = fields["key_layer"], case .string(let layerKey)? = fields["layer_key_column"],
+               case .string(let key)? = fields["key_column"], case .string(let startColumn)? = fields["start_column"],
+               case .string(let endColumn)? = fields["end_column"] {
+                link = TimeSeriesLink(keyLayer: keyLayer, layerKeyColumn: layerKey, keyColumn: key, startColumn: startColumn, endColumn: endColumn)
+            }
+            let info = LayerInfo(name: name, kind: kind, geometryType: row[2].stringValue, geometryColumn: kind == .features ? "geom" : nil,
+                                 crs: row[3].stringValue, featureCount: 0, bbox: nil, columns: columns, description: row[4].stringValue ?? "",
+                                 timeSeries: link)
+            infos.append((info, 0))
+        }
+        return infos
+    }
+
+    static func readLayers(from database: PostGISDatabase) throws(EngineError) -> [(info: LayerInfo, features: [StoredFeature])] {
+        var layers: [(LayerInfo, [StoredFeature])] = []
+        for (info, _) in try readCatalogue(from: database) {
+            var info = info
+            let features = try readFeatures(info, from: database)
+            info.featureCount = features.count
+            layers.append((info, features))
+        }
+        return layers
+    }
+
+    /// A layer's rows as features, fid order; geometries through WKB, values by column type.
+    static func readFeatures(_ info: LayerInfo, from database: PostGISDatabase) throws(EngineError) -> [StoredFeature] {
+        let hasGeometry = info.kind == .features
+        let columns = ["fid"] + (hasGeometry ? ["encode(ST_AsBinary(geom), 'hex')"] : []) + info.columns.map { quoted($0.name) }
+        let rows = try database.rows("SELECT \(columns.joined(separator: ", ")) FROM \(quoted(info.name)) ORDER BY fid", [], deadline: .none)
+        var features: [StoredFeature] = []
+        features.reserveCapacity(rows.count)
+        let first = hasGeometry ? 2 : 1
+        for row in rows {
+            guard case .integer(let fid)? = row.first else { throw .store("\(info.name): a row without a fid") }
+            var geometry: Geometry?
+            if hasGeometry, let hex = row[1].stringValue {
+                guard let bytes = Hex.decode(hex) else { throw .store("\(info.name), fid \(fid): the geometry cannot be read") }
+                do { geometry = try WKB.decodeAllowingEmpty(bytes) } catch { throw .store("\(info.name), fid \(fid): \(error)") }
+            }
+            var properties = Attributes()
+            for (n, column) in info.columns.enumerated() {
+                var value = row[first + n]
+                if column.isJSON, case .text(let text) = value { value = .json(text) }
+                properties[column.name] = value
+            }
+            features.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: geometry, properties: properties)))
+        }
+        return features
+    }
+}

@@ -1,0 +1,337 @@
+// FIND on a PostGIS store: the selection (spatial clause, WHERE, and where it is safe ORDER BY
+// and LIMIT) compiled to SQL, every value a bound parameter, run in PostgreSQL; the rows it
+// selects come back as fids, and the answer's values are read from the snapshot by fid, through
+// the same accessors and the same output path as on a GeoPackage. So the two stores answer
+// alike by construction wherever the selection agrees, and the selection is made to agree:
+//
+// - CONTAINING: `ST_Covers(geom, point)` picks the candidates (it counts the boundary in, a
+//   superset of the engine's half-open rule, under which a point on an edge two polygons share
+//   lies in exactly one of them; `ST_Contains` would leave boundary points out). The engine's
+//   rule (`Geometry.contains(lon:lat:)`) decides each candidate, as a GiST recheck would.
+// - NEAREST k: KNN `ORDER BY geom::geography <-> point` (sphere metres, GiST-assisted) fetches
+//   candidates, the engine's great-circle metres re-rank them. The SQL's WHERE applies before
+//   its LIMIT. Exactness: every feature not fetched is at least as far, by the SQL's metric, as
+//   the last one fetched (`last`); the engine's metre differs from it by at most `slack(last)`;
+//   so when `last - slack(last)` is beyond the k-th engine distance among those fetched, none
+//   left behind can enter the top k. Otherwise the fetch repeats with 4× the candidates.
+// - WITHIN d: `ST_DWithin(geom::geography, point, d + slack, false)` (sphere), then the engine's
+//   metres keep those within d, nearest first: distances are the engine's own.
+// - INTERSECTING: `geom && envelope` (PostGIS compares float4-rounded boxes, slightly larger),
+//   then the engine's box test.
+// - WHERE: comparisons, IN, IS NULL, AND/OR/NOT on a layer's columns and fid; MEASURES and
+//   FRESH as subqueries on the time-series table. Missing values compare false, as in the engine
+//   (`COALESCE(…, false)`, so NOT of a comparison with a missing value is true in both); text
+//   compares by code point (`COLLATE "C"`), as Swift strings do.
+// Anything else (`~`, LINKED TO, NEAREST/WITHIN … TO (layer …), conditions on LATEST or another
+// layer's fields) is refused with `not_supported_on_postgis`, naming it: never a different answer.
+
+import Engine
+import Geometry
+import Store
+
+/// One layer's selection as SQL.
+struct PushedSelection: Sendable {
+    var sql: String
+    var parameters: [AttributeValue]
+    /// `$n` of the candidate count in NEAREST's SQL (raised when a fetch was not enough).
+    var candidateParameter: Int?
+    /// Whether the SQL applies the FIND's ORDER BY and LIMIT itself.
+    var ordersAndLimits = false
+}
+
+struct SQLPushdown {
+    let snapshot: Snapshot
+    let layer: Layer
+    var parameters: [AttributeValue] = []
+
+    /// Metres by which the engine's distance and PostGIS's sphere distance may differ at
+    /// `metres`: points are both haversine on nearly the same radius (6,371,008.8 m against
+    /// PostGIS's 6,371,008.7714 m: 5e-9 relative); lines and polygons are measured by the engine
+    /// to the nearest point of each segment on a local projection, within 0.5 %.
+    static func slack(_ metres: Double, points: Bool) -> Double {
+        points ? metres * 1e-6 + 0.01 : metres * 0.005 + 0.5
+    }
+
+    static func refuse(_ what: String, at position: SourcePosition) -> QueryError {
+        Runner.engineError(.notSupportedOnPostGIS(what), at: position)
+    }
+
+    static func table(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    mutating func bind(_ value: AttributeValue) -> String {
+        parameters.append(value)
+        return "$\(parameters.count)"
+    }
+
+    mutating func point(_ p: PointLiteral) -> String {
+        let lon = bind(.real(p.lon)), lat = bind(.real(p.lat))
+        return "ST_SetSRID(ST_MakePoint(\(lon), \(lat)), 4326)::geography"
+    }
+
+    /// The selection of one layer of `find`, or the error naming what cannot be pushed down.
+    static func compile(_ find: Find, layer: Layer, layerCount: Int, snapshot: Snapshot) throws(QueryError) -> PushedSelection {
+        let at = find.layers[0].position
+        if let linked = find.linked { throw refuse("LINKED TO", at: linked.layer.position) }
+        var compiler = SQLPushdown(snapshot: snapshot, layer: layer)
+        let table = table(layer.name)
+        var conditions: [String] = []
+        if let filter = find.filter { conditions.append(try compiler.condition(filter, at: at)) }
+        var select = "t.fid"
+        var order = "t.fid"
+        var limit = ""
+        var candidateParameter: Int?
+        var ordersAndLimits = false
+        switch find.spatial {
+        case .containing(let p)?:
+            let lon = compiler.bind(.real(p.lon)), lat = compiler.bind(.real(p.lat))
+            conditions.insert("ST_Covers(t.geom, ST_SetSRID(ST_MakePoint(\(lon), \(lat)), 4326))", at: 0)
+        case .nearest(_, let p, let within)?:
+            let point = compiler.point(p)
+            select += ", ST_Distance(t.geom::geography, \(point), false)"
+            if let within {
+                let points = layer.family == .points
+                conditions.insert("ST_DWithin(t.geom::geography, \(point), \(compiler.bind(.real(within + slack(within, points: points)))), false)", at: 0)
+            }
+            order = "t.geom::geography <-> \(point), t.fid"
+            limit = " LIMIT " + compiler.bind(.integer(0))
+            candidateParameter = compiler.parameters.count
+        case .within(let metres, let p)?:
+            let point = compiler.point(p)
+            let points = layer.family == .points
+            conditions.insert("ST_DWithin(t.geom::geography, \(point), \(compiler.bind(.real(metres + slack(metres, points: points)))), false)", at: 0)
+        case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
+            let corners = [minLon, minLat, maxLon, maxLat].map { compiler.bind(.real($0)) }
+            conditions.insert("t.geom && ST_MakeEnvelope(\(corners.joined(separator: ", ")), 4326)", at: 0)
+        case .nearestFeatures(_, let selection, _)?:
+            throw refuse("NEAREST k TO (layer …)", at: selection.layer.position)
+        case .withinFeatures(_, let selection)?:
+            throw refuse("WITHIN d OF (layer …)", at: selection.layer.position)
+        case .atZoom?:
+            throw refuse("AT … ZOOM", at: at)
+        case nil:
+            // No spatial clause, one layer, ORDER BY numeric columns: ORDER BY and LIMIT run in
+            // PostgreSQL too (fid breaks ties). Text keys sort ignoring case and diacritics in
+            // the engine, which no PostgreSQL collation here matches: those sort after the fetch.
+            if layerCount == 1, find.groupBy.isEmpty, find.having == nil, let keys = compiler.numericOrder(find.order) {
+                if !keys.isEmpty { order = keys + ", t.fid" }
+                if let n = find.limit { limit = " LIMIT " + compiler.bind(.integer(Int64(n))) }
+                ordersAndLimits = true
+            }
+        }
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return PushedSelection(sql: "SELECT \(select) FROM \(table) AS t\(whereClause) ORDER BY \(order)\(limit)",
+                               parameters: compiler.parameters, candidateParameter: candidateParameter, ordersAndLimits: ordersAndLimits)
+    }
+
+    /// `ORDER BY` keys that are all numeric columns or fid, as SQL; nil when any is not.
+    func numericOrder(_ keys: [OrderKey]) -> String? {
+        var parts: [String] = []
+        for key in keys {
+            guard case .attribute(let name) = key.field else { return nil }
+            let column: String
+            if name.text == "fid" {
+                column = "t.fid"
+            } else if let info = layer.info.columns.first(where: { $0.name == name.text }), !info.isJSON,
+                      info.type == .integer || info.type == .real {
+                column = "t." + SQLPushdown.table(name.text)
+            } else {
+                return nil
+            }
+            parts.append(column + (key.descending ? " DESC" : " ASC") + (key.nullsFirst ? " NULLS FIRST" : " NULLS LAST"))
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    // MARK: WHERE
+
+    mutating func condition(_ expression: Expression, at position: SourcePosition) throws(QueryError) -> String {
+        switch expression {
+        case .and(let terms):
+            var parts: [String] = []
+            for term in terms { parts.append(try condition(term, at: position)) }
+            return "(" + parts.joined(separator: " AND ") + ")"
+        case .or(let terms):
+            var parts: [String] = []
+            for term in terms { parts.append(try condition(term, at: position)) }
+            return "(" + parts.joined(separator: " OR ") + ")"
+        case .not(let inner):
+            return "(NOT \(try condition(inner, at: position)))"
+        case .compare(let field, let comparison, let literal, let where_):
+            return try compare(field, comparison, literal, at: where_)
+        case .isIn(let field, let literals, let negated):
+            var parts: [String] = []
+            for literal in literals { parts.append(try compare(field, .equal, literal, at: field.position)) }
+            let any = parts.isEmpty ? "false" : "(" + parts.joined(separator: " OR ") + ")"
+            return negated ? "(NOT \(any))" : any
+        case .isNull(let field, let negated):
+            guard case .attribute(let name) = field else { throw SQLPushdown.refuse("IS NULL on \(field.label)", at: field.position) }
+            let column: String
+            switch name.text {
+            case "fid": return negated ? "true" : "false"
+            case "layer": return negated ? "true" : "false"
+            default:
+                guard layer.info.columns.contains(where: { $0.name == name.text }) else { return negated ? "false" : "true" }
+                column = "t." + SQLPushdown.table(name.text)
+            }
+            return "(\(column) IS \(negated ? "NOT " : "")NULL)"
+        case .matches:
+            throw SQLPushdown.refuse("`~` (contains, ignoring case and diacritics)", at: position)
+        case .matchesCzech:
+            throw SQLPushdown.refuse("`~ CZECH`", at: position)
+        case .measures(let column):
+            let (series, key) = try timeSeries(column.position)
+            guard series.columns.contains(column.text) else {
+                throw SQLPushdown.refuse("MEASURES of \(Quote.input(column.text))", at: column.position)
+            }
+            let s = SQLPushdown.table(series.table)
+            return "EXISTS (SELECT 1 FROM \(s) AS s WHERE s.\(SQLPushdown.table(series.link.keyColumn)) = \(key) AND s.\(SQLPushdown.table(column.text)) <> 0)"
+        case .fresh(let hours, let where_):
+            let (series, key) = try timeSeries(where_)
+            let s = SQLPushdown.table(series.table)
+            let end = SQLPushdown.table(series.link.endColumn)
+            let keyColumn = SQLPushdown.table(series.link.keyColumn)
+            // The engine's rule (TimeSeries.isStale): fresh when the station's newest end is at
+            // most `hours` (whole seconds) before the newest end of the whole series.
+            let maxAge = bind(.real(Double(Int64(hours * 3600))))
+            return "COALESCE((SELECT max(s.\(end)::timestamptz) FROM \(s) AS s WHERE s.\(keyColumn) = \(key)) "
+                + ">= (SELECT max(s.\(end)::timestamptz) FROM \(s) AS s) - make_interval(secs => \(maxAge)), false)"
+        }
+    }
+
+    func timeSeries(_ position: SourcePosition) throws(QueryError) -> (TimeSeries, String) {
+        guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+            throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position)
+        }
+        let key = series.link.layerKeyColumn
+        guard let column = layer.info.columns.first(where: { $0.name == key }), column.type == .text || column.isJSON else {
+            throw SQLPushdown.refuse("a time series keyed by a non-text column", at: position)
+        }
+        return (series, "t." + SQLPushdown.table(key))
+    }
+
+    mutating func compare(_ field: FieldExpression, _ comparison: Comparison, _ literal: Literal, at position: SourcePosition) throws(QueryError) -> String {
+        guard case .attribute(let name) = field else {
+            throw SQLPushdown.refuse("a condition on \(field.label)", at: field.position)
+        }
+        let op = comparison.rawValue
+        if name.text == "fid" {
+            guard case .number(let n) = literal else { throw SQLPushdown.refuse("fid compared with \(literal)", at: position) }
+            return "(t.fid::float8 \(op) \(bind(.real(n))))"
+        }
+        if name.text == "layer" { throw SQLPushdown.refuse("a condition on layer", at: position) }
+        guard let column = layer.info.columns.first(where: { $0.name == name.text }) else {
+            return "false"  // not a column of this layer: missing, and missing compares false
+        }
+        let sql = "t." + SQLPushdown.table(name.text)
+        switch (literal, column.isJSON ? ColumnType.text : column.type) {
+        case (.null, _):
+            return "false"
+        case (.number(let n), .integer), (.number(let n), .real):
+            return "COALESCE(\(sql)::float8 \(op) \(bind(.real(n))), false)"
+        case (.text(let s), .text), (.text(let s), .dateTime), (.text(let s), .blob):
+            return "COALESCE(\(sql) COLLATE \"C\" \(op) \(bind(.text(s))) COLLATE \"C\", false)"
+        case (.bool(let b), .boolean):
+            return "COALESCE(\(sql)::int \(op) \(bind(.integer(b ? 1 : 0))), false)"
+        case (.text, .integer), (.text, .real), (.number, .text), (.number, .dateTime), (.number, .blob), (.text, .boolean), (.number, .boolean):
+            return "false"  // the engine compares values of different kinds as false
+        default:
+            throw SQLPushdown.refuse("\(name.text) (\(column.typeDescription)) compared with \(literal)", at: position)
+        }
+    }
+}
+
+extension Runner {
+    /// The hits of one layer, selected in the database by `pushed`.
+    func pushedHits(_ plan: FindPlan, source s: Int, _ pushed: PushedSelection, database: any SQLDatabase) throws(EngineError) -> [Hit] {
+        let layer = plan.sources[s].layer
+        let snapshot = plan.snapshot
+        func indices(_ rows: [[AttributeValue]]) -> [(index: Int, sqlMetres: Double?)] {
+            rows.compactMap { row in
+                guard case .integer(let fid)? = row.first, let index = layer.index(ofFID: fid) else { return nil }
+                return (index, row.count > 1 ? row[1].doubleValue : nil)
+            }
+        }
+        func metres(_ point: Point, _ index: Int) -> Double {
+            guard let geometry = layer.geometries[index] else { return .infinity }
+            if case .point(let q) = geometry {
+                // The k-d tree's own metric: chord length on the unit sphere, as metres.
+                let a = Geodesy.unitVector(lon: point.lon, lat: point.lat), b = Geodesy.unitVector(lon: q.lon, lat: q.lat)
+                let (dx, dy, dz) = (a.x - b.x, a.y - b.y, a.z - b.z)
+                return Geodesy.metres(fromChord: (dx * dx + dy * dy + dz * dz).squareRoot())
+            }
+            return Geodesy.distance(from: point, to: geometry)
+        }
+        let points = layer.family == .points
+        switch plan.spatial {
+        case .containing(let p)?:
+            try Check.position(p.point)
+            let found = indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline))
+                .map(\.index).filter { layer.geometries[$0]?.contains(lon: p.lon, lat: p.lat) ?? false }
+                .sorted { (layer.areas[$0], $0) < (layer.areas[$1], $1) }
+            return found.map { Hit(source: s, index: $0, metres: nil) }
+        case .nearest(let k, let p, let within)?:
+            try Check.position(p.point)
+            try Check.k(k, limits: snapshot.limits)
+            if let within { try Check.distance(within, parameter: "within") }
+            guard let slot = pushed.candidateParameter else { return [] }
+            var parameters = pushed.parameters
+            var candidates = k * 4 + 16
+            while true {
+                parameters[slot - 1] = .integer(Int64(candidates))
+                let rows = indices(try database.rows(pushed.sql, parameters, deadline: deadline))
+                var ranked = rows.map { (index: $0.index, metres: metres(p.point, $0.index)) }
+                    .filter { within == nil || $0.metres <= within ?? 0 }
+                ranked.sort { ($0.metres, $0.index) < ($1.metres, $1.index) }
+                let exhausted = rows.count < candidates
+                let last = rows.last?.sqlMetres ?? 0
+                let kth = ranked.count >= k ? ranked[k - 1].metres : .infinity
+                if exhausted || last - SQLPushdown.slack(last, points: points) > kth {
+                    return ranked.prefix(k).map { Hit(source: s, index: $0.index, metres: $0.metres) }
+                }
+                candidates *= 4
+                try deadline.check()
+            }
+        case .within(let d, let p)?:
+            try Check.position(p.point)
+            try Check.distance(d, parameter: "within")
+            if let limit = plan.limit { try Check.k(limit, limits: snapshot.limits) }
+            var found = indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline))
+                .map { (index: $0.index, metres: metres(p.point, $0.index)) }.filter { $0.metres <= d }
+            found.sort { ($0.metres, $0.index) < ($1.metres, $1.index) }
+            if let limit = plan.limit, found.count > limit { found.removeLast(found.count - limit) }
+            if plan.limit == nil && found.count > snapshot.limits.maxRows {
+                throw .tooManyRows(count: found.count, limit: snapshot.limits.maxRows)
+            }
+            return found.map { Hit(source: s, index: $0.index, metres: $0.metres) }
+        case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
+            try Check.position(Point(lon: minLon, lat: minLat), parameter: "bbox")
+            try Check.position(Point(lon: maxLon, lat: maxLat), parameter: "bbox")
+            guard minLon <= maxLon, minLat <= maxLat else {
+                throw .invalidArgument(parameter: "bbox", message: "the minimum corner must be south-west of the maximum corner")
+            }
+            let box = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
+            var found = indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline)).map(\.index)
+                .filter { layer.geometries[$0]?.bbox.intersects(box) ?? false }.sorted()
+            let limit = plan.order.isEmpty ? plan.limit : nil
+            if let limit, found.count > limit { found.removeLast(found.count - limit) }
+            if limit == nil && found.count > snapshot.limits.maxRows { throw .tooManyRows(count: found.count, limit: snapshot.limits.maxRows) }
+            return found.map { Hit(source: s, index: $0, metres: nil) }
+        case .atZoom?, .nearestFeatures?, .withinFeatures?, nil:
+            return indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline)).map { Hit(source: s, index: $0.index, metres: nil) }
+        }
+    }
+
+    /// PostgreSQL's plan of each pushed selection, for EXPLAIN.
+    func pushedPlan(_ plan: FindPlan, database: any SQLDatabase) throws(EngineError) -> [String] {
+        var lines: [String] = []
+        for (source, pushed) in zip(plan.sources, plan.pushed ?? []) {
+            var parameters = pushed.parameters
+            if let slot = pushed.candidateParameter { parameters[slot - 1] = .integer(16) }
+            lines.append("   sql (\(source.layer.name)): \(pushed.sql)")
+            for row in try database.rows("EXPLAIN " + pushed.sql, parameters, deadline: deadline) {
+                lines.append("     " + (row.first?.stringValue ?? ""))
+            }
+        }
+        return lines
+    }
+}
