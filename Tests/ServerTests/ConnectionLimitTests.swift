@@ -75,14 +75,15 @@ import Testing
     @Test func laterHeadsOnAKeepAliveConnectionAreTimed() async throws {
         let store = try await DemoStore.path()
         let server = await RunningServer.start({ configuration in
-            configuration.headerTimeout = .seconds(1)
+            // Short, for a quick test, but not so short that a loaded machine misses it.
+            configuration.headerTimeout = .seconds(3)
         }) { try Engine(storePath: store) }
         defer { server.stop() }
         try await server.ready()
         let before = server.server.connections.counts.totals.headerTimeouts
         let connection = try await HTTPConnection.open(port: server.port)
         #expect(try await connection.request("GET", "/healthz").status == 200)
-        try await Task.sleep(for: .milliseconds(1500))  // idle, past the head deadline
+        try await Task.sleep(for: .milliseconds(3500))  // idle, past the head deadline
         #expect(try await connection.request("GET", "/healthz").status == 200)
         try await connection.send("GET /healthz HTTP/1.1\r\nHo")
         try await Task.sleep(for: .milliseconds(200))
