@@ -64,39 +64,8 @@ if [[ -z "$bin" ]]; then
 fi
 "$root/scripts/build-demo-store.sh" "$work/demo.gpkg" "$bin" >/dev/null
 
-points="$workloads/W1-pip-districts/points.lonlat.f64"
-if [[ ! -f "$points" ]]; then
-    python3 "$root/../shared/bench/gen_workloads.py" "$workloads" --only W1 --scale quick >/dev/null
-fi
-python3 - "$points" "$work/points.lua" <<'EOF'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-n = min(len(data) // 16, 10_000)
-with open(sys.argv[2], "w") as out:
-    out.write("points = {\n")
-    for i in range(n):
-        lon, lat = struct.unpack_from("<dd", data, 16 * i)
-        out.write(f'"lon={lon:.6f}&lat={lat:.6f}",\n')
-    out.write("}\n")
-EOF
-
-cat "$work/points.lua" - >"$work/containing.lua" <<'EOF'
-local i = 0
-function init(args)
-    math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
-    i = math.random(#points)
-end
-function request()
-    i = i % #points + 1
-    return wrk.format("GET", "/v1/layers/districts/containing?" .. points[i])
-end
-function done(summary, latency, requests)
-    local e = summary.errors
-    io.write(string.format("containing: rps=%.0f p50_ms=%.3f p99_ms=%.3f max_ms=%.3f requests=%d errors=%d (connect %d, read %d, write %d, timeout %d, non-2xx %d)\n",
-        summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000,
-        summary.requests, e.connect + e.read + e.write + e.timeout + e.status, e.connect, e.read, e.write, e.timeout, e.status))
-end
-EOF
+# The light load: containing at the first 10,000 W1 points (Benchmarks/wrk-points.py).
+python3 "$root/Benchmarks/wrk-points.py" --workloads "$workloads" --path /v1/layers/districts/containing --label containing: >"$work/containing.lua"
 
 # The heavy client counts its answers by status (one wrk thread, so one Lua state to ask).
 heavy_script() {  # $1: the body file

@@ -2,18 +2,20 @@
 # Load test of the HTTP API on loopback with wrk, against a release build and the demo store.
 #
 #   Benchmarks/http-load.sh [--duration S] [--connections N] [--threads T] [--scratch-path DIR] [--workloads DIR] [--binary PATH]
-#                           [--log-level LEVEL]
+#                           [--log-level LEVEL] [--port PORT]
 #
 # --binary runs a vltava built elsewhere (an older commit's, to compare in one session)
 # instead of building this checkout's. --log-level is the server's (default info: one request
-# in 100 logged; debug logs every request, to measure what the logs cost).
+# in 100 logged; debug logs every request, to measure what the logs cost). --port: the port to
+# serve on (default: a free one).
 #
 # Runs, each for --duration seconds (default 30) with --connections (64) over --threads (2):
 #   1. containing: GET /v1/layers/districts/containing at random points of the W1 workload
 #   2. nearest:    GET /v1/layers/stations/nearest?k=3 at the same points
 #   3. containing again while POST /v1/admin/reload swaps the snapshot 10 times
 # and prints one RESULT line per run (requests/s, p50, p99, errors: wrk's socket errors plus
-# non-2xx answers), the reloads that failed, and the server's peak RSS (VmHWM).
+# non-2xx answers; the server's CPU time per request), the reloads that failed, and the
+# server's peak RSS (VmHWM).
 #
 # The points are the W1 query points of the shared workloads (points uniform in the districts'
 # bbox), made by ../shared/bench/gen_workloads.py (needs numpy and shapely) when missing.
@@ -21,7 +23,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-duration=30 connections=64 threads=2 scratch="$root/.build" workloads=/tmp/geobench binary= log_level=info
+duration=30 connections=64 threads=2 scratch="$root/.build" workloads=/tmp/geobench binary= log_level=info port=
 while (($#)); do
     case "$1" in
         --duration) duration=$2; shift 2 ;;
@@ -31,6 +33,7 @@ while (($#)); do
         --workloads) workloads=$2; shift 2 ;;
         --binary) binary=$2; shift 2 ;;
         --log-level) log_level=$2; shift 2 ;;
+        --port) port=$2; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -54,24 +57,11 @@ fi
 
 "$root/scripts/build-demo-store.sh" "$work/demo.gpkg" "$bin" >/dev/null
 
-points="$workloads/W1-pip-districts/points.lonlat.f64"
-if [[ ! -f "$points" ]]; then
-    python3 "$root/../shared/bench/gen_workloads.py" "$workloads" --only W1 --scale quick >/dev/null
-fi
-# The first 10,000 points as query strings in a Lua table (wrk scripts are Lua).
-python3 - "$points" "$work/points.lua" <<'EOF'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-n = min(len(data) // 16, 10_000)
-with open(sys.argv[2], "w") as out:
-    out.write("points = {\n")
-    for i in range(n):
-        lon, lat = struct.unpack_from("<dd", data, 16 * i)
-        out.write(f'"lon={lon:.6f}&lat={lat:.6f}",\n')
-    out.write("}\n")
-EOF
+# The wrk scripts: the first 10,000 W1 points (Benchmarks/wrk-points.py).
+python3 "$root/Benchmarks/wrk-points.py" --workloads "$workloads" --path /v1/layers/districts/containing >"$work/containing.lua"
+python3 "$root/Benchmarks/wrk-points.py" --workloads "$workloads" --path /v1/layers/stations/nearest --suffix "&k=3" >"$work/nearest.lua"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+[[ -n "$port" ]] || port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 token="bench-$RANDOM$RANDOM"
 VLTAVA_ADMIN_TOKEN="$token" "$bin" serve --db "$work/demo.gpkg" --host 127.0.0.1 --port "$port" --log-level "$log_level" >"$work/server.out" 2>"$work/server.log" &
 server_pid=$!
@@ -79,36 +69,17 @@ base="http://127.0.0.1:$port"
 for _ in $(seq 100); do curl -sf "$base/healthz" >/dev/null && break; sleep 0.1; done
 curl -sf "$base/healthz" >/dev/null || { echo "the server did not start"; cat "$work/server.log"; exit 1; }
 
-# $1: path prefix up to '?'; $2: extra query parameters.
-script() {
-    cat "$work/points.lua" - <<EOF
-local prefix = "$1?"
-local suffix = "$2"
-local i = 0
-function init(args)
-    math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
-    i = math.random(#points)
-end
-function request()
-    i = i % #points + 1
-    return wrk.format("GET", prefix .. points[i] .. suffix)
-end
-function done(summary, latency, requests)
-    local e = summary.errors
-    io.write(string.format("rps=%.0f p50_ms=%.3f p99_ms=%.3f requests=%d errors=%d (connect %d, read %d, write %d, timeout %d, non-2xx %d)\n",
-        summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-        summary.requests, e.connect + e.read + e.write + e.timeout + e.status, e.connect, e.read, e.write, e.timeout, e.status))
-end
-EOF
-}
-script /v1/layers/districts/containing "" >"$work/containing.lua"
-script /v1/layers/stations/nearest "&k=3" >"$work/nearest.lua"
+# The server's CPU time so far (user + system), in clock ticks.
+server_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$server_pid/stat"; }
 
 run() {  # name, lua script
-    local line
+    local line before requests
+    before=$(server_ticks)
     line=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -s "$2" "$base" | grep '^rps=')
-    # The load average tells whether something else shared the cores during the run.
-    echo "RESULT http-$1 $line load=$(cut -d' ' -f1 /proc/loadavg)"
+    requests=$(sed -E 's/.* requests=([0-9]+).*/\1/' <<<"$line")
+    # The server's CPU per request depends less on what else runs than requests/s do; the
+    # load average tells whether something else shared the cores during the run.
+    echo "RESULT http-$1 $line server_cpu_us_per_request=$(( ($(server_ticks) - before) * 1000000 / $(getconf CLK_TCK) / (requests > 0 ? requests : 1) )) load=$(cut -d' ' -f1 /proc/loadavg)"
 }
 
 echo "wrk -t$threads -c$connections -d${duration}s on $base, $(nproc) cores"

@@ -13,7 +13,7 @@
 #
 # Prints one RESULT line per run: requests/s, p50, p99 and errors (wrk's socket errors plus
 # non-2xx answers), then the rolls that failed. The query points are the first 10,000 of the
-# shared W1 workload (see Benchmarks/http-load.sh). Only 127.0.0.1 is ever used; everything
+# shared W1 workload (Benchmarks/wrk-points.py writes the wrk script). Only 127.0.0.1 is ever used; everything
 # started here is stopped on exit. nginx and wrk come from scripts/install-deps.sh --bench.
 set -euo pipefail
 
@@ -125,38 +125,7 @@ nginx_pid=$!
 base="http://127.0.0.1:$port"
 wait_healthy "$base" || { echo "nginx did not start"; cat "$work/nginx/start.log" "$work/nginx/error.log" 2>/dev/null; exit 1; }
 
-points="$workloads/W1-pip-districts/points.lonlat.f64"
-if [[ ! -f "$points" ]]; then
-    python3 "$root/../shared/bench/gen_workloads.py" "$workloads" --only W1 --scale quick >/dev/null
-fi
-python3 - "$points" "$work/containing.lua" <<'EOF'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-n = min(len(data) // 16, 10_000)
-with open(sys.argv[2], "w") as out:
-    out.write("points = {\n")
-    for i in range(n):
-        lon, lat = struct.unpack_from("<dd", data, 16 * i)
-        out.write(f'"lon={lon:.6f}&lat={lat:.6f}",\n')
-    out.write("}\n")
-    out.write("""
-local i = 0
-function init(args)
-    math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
-    i = math.random(#points)
-end
-function request()
-    i = i % #points + 1
-    return wrk.format("GET", "/v1/layers/districts/containing?" .. points[i])
-end
-function done(summary, latency, requests)
-    local e = summary.errors
-    io.write(string.format("rps=%.0f p50_ms=%.3f p99_ms=%.3f requests=%d errors=%d (connect %d, read %d, write %d, timeout %d, non-2xx %d)\\n",
-        summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-        summary.requests, e.connect + e.read + e.write + e.timeout + e.status, e.connect, e.read, e.write, e.timeout, e.status))
-end
-""")
-EOF
+python3 "$root/Benchmarks/wrk-points.py" --workloads "$workloads" --path /v1/layers/districts/containing >"$work/containing.lua"
 
 run() {  # name
     local line

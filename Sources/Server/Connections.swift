@@ -60,10 +60,21 @@ final class ConnectionLimiter: Sendable {
         var warningScheduled = false
         var peak = 0
 
+        /// Changes the entry of open connection `id`; false if it is not open. A read and a
+        /// write of the entry rather than `open[id]?.field = …`, whose modify accessor cost
+        /// three heap allocations per call, two calls per request.
+        mutating func update(_ id: UInt64, _ change: (inout Entry) -> Void) -> Bool {
+            guard var entry = open[id] else { return false }
+            change(&entry)
+            open[id] = entry
+            return true
+        }
+
         /// Puts connection `id` (open) at the back of the eviction order.
         mutating func queue(_ id: UInt64) {
             nextStamp += 1
-            open[id]?.stamp = nextStamp
+            let stamp = nextStamp
+            _ = update(id) { $0.stamp = stamp }
             order.append((id, nextStamp))
             // Keep `order` proportional to the open connections whatever the traffic.
             if order.count - head > 4 * open.count + 1024 {
@@ -138,14 +149,13 @@ final class ConnectionLimiter: Sendable {
 
     /// A request head arrived: the connection is busy until its response ends.
     func busy(_ id: UInt64) {
-        state.withLock { $0.open[id]?.evictable = false }
+        state.withLock { _ = $0.update(id) { $0.evictable = false } }
     }
 
     /// The last response in progress ended: the connection may be displaced again.
     func idle(_ id: UInt64) {
         state.withLock { state in
-            guard state.open[id] != nil else { return }
-            state.open[id]?.evictable = true
+            guard state.update(id, { $0.evictable = true }) else { return }
             state.queue(id)
         }
     }
@@ -254,9 +264,16 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        // The first byte after a response: a new request begins, and its head is timed.
-        if case .idle = phase, id != nil { awaitHead(context) }
+        // The first byte after a response: a new request begins, and its head is timed from
+        // now. The decoder behind runs within `fireChannelRead`, so a head that came whole in
+        // this read (the usual case on a keep-alive connection) has arrived when it returns,
+        // and needs no timer: one is scheduled only for a head still incomplete.
+        guard case .idle = phase, id != nil else { return context.fireChannelRead(data) }
+        let since = NIODeadline.now().uptimeNanoseconds
+        phase = .awaitingHead(since: since)
         context.fireChannelRead(data)
+        // (`id` is nil when the read closed the connection.)
+        if case .awaitingHead(let start) = phase, start == since, id != nil { awaitHead(context, since: since) }
     }
 
     /// From `HeadWatcher`: a request head was parsed.
@@ -281,14 +298,16 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
         }
     }
 
-    private func awaitHead(_ context: ChannelHandlerContext) {
-        let since = DispatchTime.now().uptimeNanoseconds
+    /// Closes the connection unless a head arrives within the header timeout after `since`
+    /// (now when not given).
+    private func awaitHead(_ context: ChannelHandlerContext, since: UInt64 = NIODeadline.now().uptimeNanoseconds) {
         phase = .awaitingHead(since: since)
         timer?.cancel()
         let timeout = limiter.headerTimeout.components
         let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
         let loop = context.eventLoop.assumeIsolated()
-        timer = loop.scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+        let deadline = NIODeadline.uptimeNanoseconds(since) + .nanoseconds(nanoseconds)
+        timer = loop.scheduleTask(deadline: deadline) { [self] in
             timer = nil
             guard case .awaitingHead(let start) = phase, start == since else { return }
             limiter.headerTimedOut(on: context.eventLoop)

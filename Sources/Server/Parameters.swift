@@ -14,6 +14,7 @@ struct Parameters {
 
     /// Reads the query string, allowing only `allowed` names (plus `attr.*` when `attributes`).
     init(_ request: Request, allowed: [String], attributes allowAttributes: Bool = false) throws(APIError) {
+        values.reserveCapacity(allowed.count)  // one allocation, not one per growth
         for (rawKey, rawValue) in request.uri.queryParameters {
             let key = Parameters.decoded(String(rawKey))
             let value = String(rawValue)

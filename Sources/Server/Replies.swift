@@ -53,7 +53,11 @@ enum Reply {
     /// `compressible` bodies are gzipped when the request accepts gzip and they are large enough.
     static func bytes(_ body: [UInt8], status: HTTPResponse.Status = .ok, contentType: String, contentEncoding: String? = nil,
                       compressible: Bool = false, request: Request) -> Response {
-        var headers: HTTPFields = [.contentType: contentType]
+        // Room for every field the answer may carry: ours, then Date and Server (Hummingbird)
+        // and CORS's two, so the list is allocated once rather than grown three times.
+        var headers = HTTPFields()
+        headers.reserveCapacity(8)
+        headers[.contentType] = contentType
         var body = body
         if let contentEncoding {
             headers[.contentEncoding] = contentEncoding

@@ -68,6 +68,34 @@ import Testing
         #expect(try await get(server.port, "/healthz").status == 200)
     }
 
+    /// The head deadline on a keep-alive connection runs from the first byte of the next
+    /// request, not from the last answer: an idle wait longer than it is fine, a head that
+    /// completes in a later read is fine, and a head left incomplete is closed. (The guard arms
+    /// its timer only when a read ends with the head incomplete.)
+    @Test func laterHeadsOnAKeepAliveConnectionAreTimed() async throws {
+        let store = try await DemoStore.path()
+        let server = await RunningServer.start({ configuration in
+            // Short, for a quick test, but not so short that a loaded machine misses it.
+            configuration.headerTimeout = .seconds(3)
+        }) { try Engine(storePath: store) }
+        defer { server.stop() }
+        try await server.ready()
+        let before = server.server.connections.counts.totals.headerTimeouts
+        let connection = try await HTTPConnection.open(port: server.port)
+        #expect(try await connection.request("GET", "/healthz").status == 200)
+        try await Task.sleep(for: .milliseconds(3500))  // idle, past the head deadline
+        #expect(try await connection.request("GET", "/healthz").status == 200)
+        try await connection.send("GET /healthz HTTP/1.1\r\nHo")
+        try await Task.sleep(for: .milliseconds(200))
+        try await connection.send("st: 127.0.0.1\r\n\r\n")  // the head completes in a second read
+        #expect(try await connection.readResponse().status == 200)
+        try await connection.send("GET /healthz HTTP/1.1\r\nHo")  // and this one never does
+        let start = Date()
+        #expect(await connection.isClosedByServer())
+        #expect(Date().timeIntervalSince(start) < 10 * testTimeScale)
+        #expect(server.server.connections.counts.totals.headerTimeouts == before + 1)
+    }
+
     /// When every open connection is in the middle of a request, a new one is closed at once.
     @Test func aConnectionBeyondBusyOnesIsClosed() async throws {
         let store = try await DemoStore.path()
@@ -83,6 +111,10 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let pool = server.server.heavy
         let holding = Task { try await pool.run { gate.wait() } }
+        // Running, not still queued: its thread (at nice 10) may start late on a busy machine,
+        // and the two queries below must be the only jobs waiting.
+        for _ in 0..<2000 where pool.counts.running < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(pool.counts.running == 1)
         let a = try await HTTPConnection.open(port: server.port)
         let b = try await HTTPConnection.open(port: server.port)
         try await a.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
