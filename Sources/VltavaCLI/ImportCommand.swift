@@ -83,6 +83,13 @@ struct ImportCommand: ParsableCommand {
             let from = report.sourceCRS.map { $0 == "EPSG:4326" ? "" : ", reprojected from \($0) to EPSG:4326" } ?? ""
             print("imported \(report.featureCount) \(what) into layer '\(report.layer)' (\(report.format.name)\(from))"
                   + (report.warnings.isEmpty ? "" : ", \(report.warnings.count) warning(s)"))
+            // The large polygon layers' snapshot file, so the first query or server start maps
+            // them instead of reading and indexing every feature (Engine/SnapshotFile.swift).
+            do {
+                for warning in try Snapshot.prepareFile(storePath: store.db) { printError("warning: \(warning)") }
+            } catch {
+                printError("warning: the snapshot file was not built (the first load builds it): \(error)")
+            }
         } catch {
             throw CLIError("\(error)")
         }
