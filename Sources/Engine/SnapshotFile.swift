@@ -14,7 +14,7 @@
 //             grid cells, classified fine cells)
 //   directory: JSON (Codable) naming every section's offset and length, the layers' counts,
 //             bounds, warnings and attribute names, and the store's identity
-//   trailer (48 bytes): directory offset, length and FNV-1a checksum, version, "VLTVSNAP"
+//   trailer (40 bytes): directory offset, length and FNV-1a checksum, version, "VLTVSNAP"
 // A truncated file has no trailer and is refused; a damaged directory fails its checksum; a
 // section out of the file or of the wrong size, or an index naming anything outside its
 // arrays, is refused (`PackedRTree(image:)`, `PolygonIndex(image:)`, the offset checks here).
@@ -48,7 +48,7 @@ enum SnapshotFile {
     static let magic: [UInt8] = Array("VLTVSNAP".utf8)
     static let version: UInt32 = 1
     static let alignment = 64
-    static let trailerSize = 48
+    static let trailerSize = 40
 
     static func path(forStore store: String) -> String { store + ".vltava-snapshot" }
 
