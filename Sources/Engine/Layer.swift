@@ -1,4 +1,5 @@
-// A layer loaded into memory: its features in flat arrays, plus the indexes built once at load.
+// A layer of a snapshot: its features in flat arrays, plus the indexes built once at load, or
+// all of it read in place from a mapped snapshot file (SnapshotFile.swift).
 
 import Geometry
 import SpatialIndex
@@ -15,18 +16,21 @@ public final class Layer: Sendable {
     public let info: LayerInfo
     public let family: Family
     /// GeoPackage fids, in load order; a feature's *index* is its position here.
-    public let fids: [Int64]
-    public let geometries: [Geometry?]
-    public let properties: [Attributes]
+    public let fids: FlatArray<Int64>
+    public let geometries: LayerGeometries
+    public let properties: LayerProperties
     /// Each polygon's area in m² (0 for other geometries): `containing` answers smallest first.
-    public let areas: [Double]
+    public let areas: FlatArray<Double>
     /// The extent of all geometries.
     public let bounds: BBox
     /// A JSON column whose every value is a list of integers (feature ids of another layer, such
     /// as the animals' `location_ids`), parsed once here: the query language joins through it.
     public let idList: (column: String, ids: [[Int64]])?
 
+    /// Fid → index; empty for a mapped layer, whose fids ascend and are binary-searched.
     let fidIndex: [Int64: Int]
+    /// Whether the layer is read in place from a snapshot file.
+    public let isMapped: Bool
     /// Over every feature's bounding box.
     let tree: PackedRTree?
     /// Point-in-polygon over the polygonal features (polygon and mixed layers).
@@ -60,9 +64,13 @@ public final class Layer: Sendable {
             }
         }
         self.warnings = warnings
-        fids = features.map(\.fid)
-        geometries = features.map(\.feature.geometry)
-        properties = features.map(\.feature.properties)
+        let fids = features.map(\.fid)
+        let geometries = features.map(\.feature.geometry)
+        let properties = features.map(\.feature.properties)
+        self.fids = FlatArray(fids)
+        self.geometries = LayerGeometries(geometries)
+        self.properties = LayerProperties(properties)
+        isMapped = false
         var index: [Int64: Int] = [:]
         for (i, fid) in fids.enumerated() { index[fid] = i }
         fidIndex = index
@@ -70,12 +78,12 @@ public final class Layer: Sendable {
         idList = Layer.idList(info: info, properties: properties)
         let family = Layer.family(of: geometries, kind: info.kind)
         self.family = family
-        areas = geometries.map { geometry in
+        areas = FlatArray(geometries.map { geometry in
             switch geometry {
             case let polygonal? where polygonal.isPolygonal: Measure.area(polygonal)
             default: 0
             }
-        }
+        })
         guard family != .table else {
             bounds = .empty
             tree = nil
@@ -126,7 +134,35 @@ public final class Layer: Sendable {
         }
     }
 
-    public func index(ofFID fid: Int64) -> Int? { fidIndex[fid] }
+    /// A polygon layer read in place from a snapshot file: nothing is read or built here.
+    init(info: LayerInfo, mapped: MappedLayer) {
+        self.info = info
+        family = .polygons
+        fids = mapped.fids
+        geometries = mapped.geometries
+        properties = mapped.properties
+        areas = mapped.areas
+        bounds = mapped.bounds
+        idList = nil
+        fidIndex = [:]
+        isMapped = true
+        tree = mapped.tree
+        polygons = mapped.polygons
+        points = nil
+        hull = nil
+        warnings = mapped.warnings
+    }
+
+    public func index(ofFID fid: Int64) -> Int? {
+        guard isMapped else { return fidIndex[fid] }
+        // Ascending fids (checked when the file is read): a binary search.
+        var low = 0, high = fids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if fids[middle] < fid { low = middle + 1 } else { high = middle }
+        }
+        return low < fids.count && fids[low] == fid ? low : nil
+    }
 
     /// The first JSON column whose values are all integer lists (missing values count as empty).
     static func idList(info: LayerInfo, properties: [Attributes]) -> (column: String, ids: [[Int64]])? {

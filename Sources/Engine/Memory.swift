@@ -4,7 +4,10 @@
 // frees the old snapshot. Trimming once a snapshot is gone returns its whole free pages: RSS
 // then stays at 410–580 MB over 10 reloads (527 MB after the tenth). What remains is
 // fragmentation: a snapshot's many small per-feature allocations interleave with the next
-// one's, so few pages come free whole.
+// one's, so few pages come free whole. The large polygon layers are therefore not in the heap
+// at all: they are mapped from the store's snapshot file (SnapshotFile.swift), and unmapped
+// whole when the last request on their snapshot finishes; the trim still serves the small
+// layers and the per-request garbage.
 
 #if canImport(Glibc)
 import CMalloc

@@ -1,5 +1,6 @@
 // The engine serves from an immutable snapshot: every layer of the store loaded into flat
-// arrays, with its indexes built once. Queries never lock and never touch SQLite. A reload
+// arrays, with its indexes built once, or (the large polygon layers) mapped in place from the
+// store's snapshot file, built at import or at the first load (SnapshotFile.swift). Queries never lock and never touch SQLite. A reload
 // builds a new snapshot and swaps it in (`Engine`); queries in flight finish on the old one.
 // Whatever a rule decides about the data as a whole (which layer holds the stations, which
 // network a route walks when none is named, which area `here` checks) is decided here, once.
@@ -50,6 +51,9 @@ public final class Snapshot: Sendable {
     /// The database the store lives in, for a snapshot of a PostGIS store (Database.swift):
     /// FIND's selections run there. nil for a GeoPackage.
     public let database: (any SQLDatabase)?
+    /// Polygon layers with at least this many features are mapped from the snapshot file
+    /// (SnapshotFile.swift says why this line).
+    public static let mappedLayerMinimumFeatures = 10_000
 
     let layersByName: [String: Layer]
     let venuesByName: [String: IndoorVenue]
@@ -60,16 +64,53 @@ public final class Snapshot: Sendable {
 
     /// Loads every layer of the store at `path` (opened read-only) and builds its indexes, and
     /// opens the tile sets registered in the store plus `tileSets` (`name → .mbtiles path`).
+    /// Polygon layers of at least `mappedLayerMinimumFeatures` features are mapped from the
+    /// store's snapshot file, which is (re)built here when it is missing, stale or damaged.
     public static func load(storePath path: String, tileSets tileSetPaths: [String: String] = [:],
-                            limits: EngineLimits = EngineLimits()) throws(EngineError) -> Snapshot {
+                            limits: EngineLimits = EngineLimits(),
+                            mappedLayerMinimumFeatures: Int = Snapshot.mappedLayerMinimumFeatures) throws(EngineError) -> Snapshot {
         let start = DispatchTime.now()
         do {
             let store = try GeoPackage(path: path, mode: .readOnly)
+            // Taken before anything is read: a write from now on makes the file stale.
+            let identity = SnapshotFile.identity(ofStore: path)
+            let filePath = SnapshotFile.path(forStore: path)
+            var mapped: [String: MappedLayer] = [:]
+            var fileWarnings: [String] = []
+            var fileProblem: SnapshotFile.Problem?
+            if let identity {
+                do {
+                    mapped = try SnapshotFile.read(filePath, identity: identity)
+                } catch {
+                    fileProblem = error
+                }
+            }
             var layers: [Layer] = []
-            for info in try store.layers() {
+            let infos = try store.layers()
+            for info in infos {
+                if let layer = mapped[info.name] {
+                    layers.append(Layer(info: info, mapped: layer))
+                    continue
+                }
                 // A feature that cannot be read is left out with a warning, not a failed load.
                 let read = try store.readFeatures(of: info.name)
                 layers.append(try Layer(info: info, features: read.features, skipped: read.problems))
+            }
+            // No usable file: write one for the large polygon layers and map them from it, so
+            // that this snapshot too holds them in shared, file-backed pages.
+            let wanted = layers.filter { SnapshotFile.qualifies($0, minimumFeatures: mappedLayerMinimumFeatures) }
+            if let identity, let fileProblem, !wanted.isEmpty {
+                if case .rejected(let reason) = fileProblem {
+                    fileWarnings.append("snapshot file \(filePath) was refused and is rebuilt: \(reason)")
+                }
+                do {
+                    try SnapshotFile.write(wanted, identity: identity, to: filePath)
+                    mapped = try SnapshotFile.read(filePath, identity: identity)
+                    layers = layers.map { layer in mapped[layer.name].map { Layer(info: layer.info, mapped: $0) } ?? layer }
+                    Memory.returnFreedPages()
+                } catch {
+                    fileWarnings.append("snapshot file \(filePath) could not be written (the layers stay in memory): \(error)")
+                }
             }
             let (byTable, byLayer) = timeSeries(of: layers)
             var tileSets: [String: MBTiles] = [:]
@@ -87,7 +128,7 @@ public final class Snapshot: Sendable {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
             return try Snapshot(storePath: path, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
                                 tileSets: tileSets, unavailableTileSets: unavailable, loadSeconds: seconds, limits: limits,
-                                venues: indoor.venues, venueWarnings: indoor.warnings)
+                                venues: indoor.venues, venueWarnings: fileWarnings + indoor.warnings)
         } catch let error as EngineError {
             throw error
         } catch {
@@ -101,7 +142,7 @@ public final class Snapshot: Sendable {
         var byLayer: [String: TimeSeries] = [:]
         for layer in layers {
             guard let link = layer.info.timeSeries else { continue }
-            let series = TimeSeries(table: layer.name, link: link, info: layer.info, rows: layer.properties)
+            let series = TimeSeries(table: layer.name, link: link, info: layer.info, rows: Array(layer.properties))
             byTable[layer.name] = series
             byLayer[link.keyLayer] = series
         }
@@ -124,6 +165,13 @@ public final class Snapshot: Sendable {
         }
         return try Snapshot(storePath: location, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer, tileSets: tileSets,
                             unavailableTileSets: unavailable, loadSeconds: loadSeconds, limits: limits, database: database)
+    }
+
+    /// Builds the store's snapshot file now (after an import), so the next load maps its large
+    /// polygon layers rather than reading them; returns the load's warnings about the file.
+    @discardableResult
+    public static func prepareFile(storePath: String) throws(EngineError) -> [String] {
+        try load(storePath: storePath).warnings.filter { $0.hasPrefix("snapshot file ") }
     }
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],

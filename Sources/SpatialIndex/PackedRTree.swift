@@ -13,12 +13,12 @@ public struct PackedRTree: Sendable {
     public let nodeSize: Int
     /// Items indexed (empty boxes are left out and never returned).
     public let count: Int
-    var minX: [Double]
-    var minY: [Double]
-    var maxX: [Double]
-    var maxY: [Double]
+    let minX: FlatArray<Double>
+    let minY: FlatArray<Double>
+    let maxX: FlatArray<Double>
+    let maxY: FlatArray<Double>
     /// For an item slot: the item's original index. For a node: the first slot of its children.
-    var indices: [Int32]
+    let indices: FlatArray<Int32>
     /// Slot offsets where each level ends, from the leaves up.
     var levelBounds: [Int]
 
@@ -90,12 +90,53 @@ public struct PackedRTree: Sendable {
             }
             start = end
         }
-        self.minX = minX
-        self.minY = minY
-        self.maxX = maxX
-        self.maxY = maxY
-        self.indices = indices
+        self.minX = FlatArray(minX)
+        self.minY = FlatArray(minY)
+        self.maxX = FlatArray(maxX)
+        self.maxY = FlatArray(maxY)
+        self.indices = FlatArray(indices)
         self.levelBounds = levelBounds
+    }
+
+    /// The tree's flat form, for a snapshot file (valid while the tree is).
+    public var image: IndexImage {
+        IndexImage(numbers: ["nodeSize": UInt64(nodeSize), "count": UInt64(count), "slots": UInt64(minX.count)],
+                   sections: ["minX": [minX.bytes], "minY": [minY.bytes], "maxX": [maxX.bytes], "maxY": [maxY.bytes],
+                              "indices": [indices.bytes]],
+                   owner: nil)
+    }
+
+    /// A tree read in place from its flat form, over `items` items. Every stored index is
+    /// checked, so a damaged image is refused (`.corrupt`) and can never make a search read
+    /// outside its arrays; damaged boxes can only give wrong answers.
+    public init(image: IndexImage, items: Int) throws(SpatialIndexError) {
+        nodeSize = try image.count("nodeSize", atMost: 65_535)
+        count = try image.count("count")
+        guard nodeSize >= 2, count <= items else { throw .corrupt("node size \(nodeSize), \(count) boxes for \(items) items") }
+        // The level layout follows from the count and the node size, as the builder makes it.
+        var levelBounds = [count]
+        var n = count, total = count
+        while n > 1 {
+            n = (n + nodeSize - 1) / nodeSize
+            total += n
+            levelBounds.append(total)
+        }
+        guard try image.count("slots") == total else { throw .corrupt("the tree has the wrong number of slots") }
+        minX = try image.array("minX", Double.self, count: total)
+        minY = try image.array("minY", Double.self, count: total)
+        maxX = try image.array("maxX", Double.self, count: total)
+        maxY = try image.array("maxY", Double.self, count: total)
+        indices = try image.array("indices", Int32.self, count: total)
+        self.levelBounds = levelBounds
+        var levelStart = 0
+        for (level, end) in levelBounds.enumerated() {
+            // Items name an item; a node names a slot of the level below.
+            let (low, high) = level == 0 ? (0, items) : (level == 1 ? 0 : levelBounds[level - 2], levelBounds[level - 1])
+            for slot in levelStart..<end where !(Int(indices[slot]) >= low && Int(indices[slot]) < high) {
+                throw .corrupt("tree slot \(slot) points outside its level")
+            }
+            levelStart = end
+        }
     }
 
     /// The level a slot belongs to (0 = items).
@@ -186,10 +227,13 @@ public enum SpatialIndexError: Error, CustomStringConvertible, Equatable, Sendab
     case nonFinite(item: Int)
     /// More items than an index can address.
     case tooLarge(Int)
+    /// An index read from a file does not hold together (`PackedRTree(image:)`, `PolygonIndex(image:)`).
+    case corrupt(String)
     public var description: String {
         switch self {
         case .nonFinite(let item): "item \(item) has a coordinate that is not a finite number"
         case .tooLarge(let count): "\(count) items are more than a spatial index can hold"
+        case .corrupt(let reason): "the stored index is damaged: \(reason)"
         }
     }
 }

@@ -47,17 +47,17 @@ public struct PolygonIndex: Sendable {
     /// never straddles two blocks. Blocks rather than one array: the builder fills them in
     /// place, so the coordinates are never copied and never exist twice.
     private let blocks: CoordinateBlocks
-    private let polygons: [PolygonEntry]
+    private let polygons: FlatArray<PolygonEntry>
     /// Band lists of the large polygons: `bandOffsets[firstBand + b] ..< bandOffsets[firstBand + b + 1]`
     /// indexes `bandEdges`, which holds the first vertex of each edge in the band.
-    private let bandOffsets: [UInt32]
-    private let bandEdges: [UInt32]
+    private let bandOffsets: FlatArray<UInt32>
+    private let bandEdges: FlatArray<UInt32>
     private let grid: Grid
 
     /// Polygons with at most this many edges are scanned whole rather than banded.
     static let smallPolygonEdges = 32
 
-    struct PolygonEntry: Sendable {
+    struct PolygonEntry: Sendable, BitwiseCopyable {
         /// The bounding box in Float, rounded outward: a prefilter only, so a slightly larger box
         /// changes no answer and halves the entry (200,000 polygons: 3 MB less).
         var minX: Float, minY: Float, maxX: Float, maxY: Float
@@ -99,11 +99,11 @@ public struct PolygonIndex: Sendable {
         /// Fine cells per degree.
         var scaleX: Double
         var scaleY: Double
-        var cellOffsets: [Int32]
-        var cellItems: [Int32]
+        var cellOffsets: FlatArray<Int32>
+        var cellItems: FlatArray<Int32>
         /// Per fine cell: `outside` (0), `mixed`, or k in 1..<mixed: inside the cell's candidate
         /// k - 1 only.
-        var fineStates: [UInt8]
+        var fineStates: FlatArray<UInt8>
 
         static let outside: UInt8 = 0
         static let mixed: UInt8 = 255
@@ -119,6 +119,15 @@ public struct PolygonIndex: Sendable {
             guard box.contains(lon: lon, lat: lat) else { return nil }
             let column = fineColumn(lon), row = fineRow(lat)
             return ((row >> shift) * columns + (column >> shift), row * fineColumns + column)
+        }
+
+        /// The polygon a classified fine cell is inside, or nil (outside). The state is checked
+        /// against the cell's list, so that a damaged state read from a file cannot index past it.
+        @inline(__always)
+        func classified(_ state: UInt8, first: Int, cell: Int) -> Int? {
+            let place = first + Int(state) - 1
+            guard state != Grid.outside, place < Int(cellOffsets[cell + 1]) else { return nil }
+            return Int(cellItems[place])
         }
 
         /// The fine column or row of a coordinate that may lie a little outside the grid, clamped.
@@ -235,12 +244,13 @@ public struct PolygonIndex: Sendable {
 
         public consuming func build() -> PolygonIndex {
             let blocks = blocks.freeze()
+            let (polygons, bandOffsets, bandEdges) = (FlatArray(polygons), FlatArray(bandOffsets), FlatArray(bandEdges))
             return PolygonIndex(blocks: blocks, polygons: polygons, bandOffsets: bandOffsets, bandEdges: bandEdges,
                                 grid: PolygonIndex.buildGrid(polygons, blocks: blocks, bandOffsets: bandOffsets, bandEdges: bandEdges))
         }
     }
 
-    private init(blocks: CoordinateBlocks, polygons: [PolygonEntry], bandOffsets: [UInt32], bandEdges: [UInt32], grid: Grid) {
+    private init(blocks: CoordinateBlocks, polygons: FlatArray<PolygonEntry>, bandOffsets: FlatArray<UInt32>, bandEdges: FlatArray<UInt32>, grid: Grid) {
         self.blocks = blocks
         self.polygons = polygons
         self.bandOffsets = bandOffsets
@@ -248,8 +258,8 @@ public struct PolygonIndex: Sendable {
         self.grid = grid
     }
 
-    private static func buildGrid(_ polygons: [PolygonEntry], blocks: CoordinateBlocks,
-                                  bandOffsets: [UInt32], bandEdges: [UInt32]) -> Grid {
+    private static func buildGrid(_ polygons: FlatArray<PolygonEntry>, blocks: CoordinateBlocks,
+                                  bandOffsets: FlatArray<UInt32>, bandEdges: FlatArray<UInt32>) -> Grid {
         let boxes = polygons.lazy.map(\.box)
         var extent = BBox.empty
         var nonEmpty = 0
@@ -260,8 +270,8 @@ public struct PolygonIndex: Sendable {
             vertices += Int(entry.endVertex - entry.firstVertex)
         }
         guard nonEmpty > 0 else {
-            return Grid(box: .empty, columns: 1, rows: 1, shift: 0, scaleX: 0, scaleY: 0, cellOffsets: [0, 0], cellItems: [],
-                        fineStates: [Grid.mixed])
+            return Grid(box: .empty, columns: 1, rows: 1, shift: 0, scaleX: 0, scaleY: 0, cellOffsets: FlatArray([0, 0]), cellItems: FlatArray(),
+                        fineStates: FlatArray([Grid.mixed]))
         }
         // A few cells per polygon for small layers (fewer candidates per point); for large ones
         // at most two cells per polygon, to keep the grid small next to the coordinates.
@@ -276,7 +286,7 @@ public struct PolygonIndex: Sendable {
         let height = max(extent.maxLat - extent.minLat, 1e-12)
         var grid = Grid(box: extent, columns: side, rows: side, shift: shift,
                         scaleX: Double(side << shift) / width, scaleY: Double(side << shift) / height,
-                        cellOffsets: [], cellItems: [], fineStates: [])
+                        cellOffsets: FlatArray(), cellItems: FlatArray(), fineStates: FlatArray())
         // Through the fine mapping, as queries locate their top cell (see "Classified cells").
         func cellRange(_ box: BBox) -> (ClosedRange<Int>, ClosedRange<Int>) {
             ((grid.fineColumn(box.minLon) >> shift)...(grid.fineColumn(box.maxLon) >> shift),
@@ -300,15 +310,15 @@ public struct PolygonIndex: Sendable {
                 }
             }
         }
-        grid.cellOffsets = counts
-        grid.cellItems = items
-        grid.fineStates = classify(grid, polygons, blocks, bandOffsets: bandOffsets, bandEdges: bandEdges)
+        grid.cellOffsets = FlatArray(counts)
+        grid.cellItems = FlatArray(items)
+        grid.fineStates = FlatArray(classify(grid, polygons, blocks, bandOffsets: bandOffsets, bandEdges: bandEdges))
         return grid
     }
 
     /// The state of every fine cell (see "Classified cells" in the header).
-    private static func classify(_ grid: Grid, _ polygons: [PolygonEntry], _ blocks: CoordinateBlocks,
-                                 bandOffsets: [UInt32], bandEdges: [UInt32]) -> [UInt8] {
+    private static func classify(_ grid: Grid, _ polygons: FlatArray<PolygonEntry>, _ blocks: CoordinateBlocks,
+                                 bandOffsets: FlatArray<UInt32>, bandEdges: FlatArray<UInt32>) -> [UInt8] {
         let fineColumns = grid.fineColumns, fineRows = grid.fineRows, side = 1 << grid.shift
         var states = [UInt8](repeating: Grid.outside, count: fineColumns * fineRows)
         let cellWidth = 1 / grid.scaleX, cellHeight = 1 / grid.scaleY
@@ -406,10 +416,8 @@ public struct PolygonIndex: Sendable {
         let minY = Double(entry.minY)
         let scale = Double(entry.bandCount) / (Double(entry.maxY) - minY)
         let band = Int(entry.firstBand) + max(0, min(Int((y - minY) * scale), Int(entry.bandCount) - 1))
-        return bandEdges.withUnsafeBufferPointer { list in
-            for k in Int(bandOffsets[band])..<Int(bandOffsets[band + 1]) where crosses(Int(list[k])) { inside.toggle() }
-            return inside
-        }
+        for k in Int(bandOffsets[band])..<Int(bandOffsets[band + 1]) where crosses(Int(bandEdges[k])) { inside.toggle() }
+        return inside
     }
 
     /// Calls `visit` with every polygon containing the point, in ascending index order.
@@ -417,7 +425,7 @@ public struct PolygonIndex: Sendable {
         guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return }
         let first = Int(grid.cellOffsets[cell]), state = grid.fineStates[fine]
         if state != Grid.mixed {
-            if state != Grid.outside { visit(Int(grid.cellItems[first + Int(state) - 1])) }
+            if let item = grid.classified(state, first: first, cell: cell) { visit(item) }
             return
         }
         for k in first..<Int(grid.cellOffsets[cell + 1]) {
@@ -437,7 +445,7 @@ public struct PolygonIndex: Sendable {
     public func firstContaining(lon: Double, lat: Double) -> Int? {
         guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return nil }
         let first = Int(grid.cellOffsets[cell]), state = grid.fineStates[fine]
-        if state != Grid.mixed { return state == Grid.outside ? nil : Int(grid.cellItems[first + Int(state) - 1]) }
+        if state != Grid.mixed { return grid.classified(state, first: first, cell: cell) }
         for k in first..<Int(grid.cellOffsets[cell + 1]) {
             let index = Int(grid.cellItems[k])
             if containsPoint(index, lon, lat) { return index }
@@ -456,16 +464,25 @@ public struct PolygonIndex: Sendable {
 /// reference counting.
 final class CoordinateBlocks: @unchecked Sendable {
     let pointers: [UnsafeMutablePointer<Double>]
+    /// Doubles used in each block.
+    let lengths: [Int]
+    /// Set when the blocks lie in memory someone else owns (a mapped snapshot file).
+    let owner: AnyObject?
 
-    init(pointers: [UnsafeMutablePointer<Double>]) { self.pointers = pointers }
+    init(pointers: [UnsafeMutablePointer<Double>], lengths: [Int], owner: AnyObject? = nil) {
+        self.pointers = pointers
+        self.lengths = lengths
+        self.owner = owner
+    }
 
-    deinit { for p in pointers { p.deallocate() } }
+    deinit { if owner == nil { for p in pointers { p.deallocate() } } }
 }
 
 /// Fills blocks during the build; hands them to `CoordinateBlocks` at the end (or frees them
 /// if the builder is dropped unbuilt).
 final class BlockAllocator {
     private var pointers: [UnsafeMutablePointer<Double>] = []
+    private var lengths: [Int] = []
     private var capacity = 0
     private var used = 0
 
@@ -475,6 +492,7 @@ final class BlockAllocator {
         if pointers.isEmpty || used + values.count > capacity {
             capacity = max(blockSize, values.count)
             pointers.append(UnsafeMutablePointer<Double>.allocate(capacity: capacity))
+            lengths.append(0)
             used = 0
         }
         let offset = used
@@ -482,13 +500,97 @@ final class BlockAllocator {
             if let base = source.baseAddress { (pointers[pointers.count - 1] + offset).update(from: base, count: source.count) }
         }
         used += values.count
+        lengths[lengths.count - 1] = used
         return (pointers.count - 1, offset)
     }
 
     func freeze() -> CoordinateBlocks {
         defer { pointers = [] }
-        return CoordinateBlocks(pointers: pointers)
+        return CoordinateBlocks(pointers: pointers, lengths: lengths)
     }
 
     deinit { for p in pointers { p.deallocate() } }
+}
+
+// The flat form, for a snapshot file: every array as it is, the coordinate blocks back to back.
+extension PolygonIndex {
+    /// The index's flat form (valid while the index is).
+    public var image: IndexImage {
+        var numbers: [String: UInt64] = [
+            "polygons": UInt64(polygons.count), "blocks": UInt64(blocks.pointers.count),
+            "columns": UInt64(grid.columns), "rows": UInt64(grid.rows), "shift": UInt64(grid.shift),
+            "scaleX": grid.scaleX.bitPattern, "scaleY": grid.scaleY.bitPattern,
+            "minLon": grid.box.minLon.bitPattern, "minLat": grid.box.minLat.bitPattern,
+            "maxLon": grid.box.maxLon.bitPattern, "maxLat": grid.box.maxLat.bitPattern,
+            "entryStride": UInt64(MemoryLayout<PolygonEntry>.stride),
+        ]
+        for (b, length) in blocks.lengths.enumerated() { numbers["block\(b)"] = UInt64(length) }
+        let coordinates = zip(blocks.pointers, blocks.lengths).map { UnsafeRawBufferPointer(start: $0, count: $1 * 8) }
+        return IndexImage(numbers: numbers,
+                          sections: ["coordinates": coordinates, "polygons": [polygons.bytes], "bandOffsets": [bandOffsets.bytes],
+                                     "bandEdges": [bandEdges.bytes], "cellOffsets": [grid.cellOffsets.bytes],
+                                     "cellItems": [grid.cellItems.bytes], "fineStates": [grid.fineStates.bytes]],
+                          owner: nil)
+    }
+
+    /// An index read in place from its flat form, over `items` items. Every stored offset and
+    /// index is checked (in time linear in the index, not the coordinates), so a damaged image
+    /// is refused with `.corrupt` and a query can never read outside the arrays; damaged
+    /// coordinates can only give wrong answers.
+    public init(image: IndexImage, items: Int) throws(SpatialIndexError) {
+        guard try image.number("entryStride") == UInt64(MemoryLayout<PolygonEntry>.stride) else { throw .corrupt("polygon entries of another layout") }
+        let polygons = try image.array("polygons", PolygonEntry.self, count: items)
+        let bandOffsets = try image.array("bandOffsets", UInt32.self)
+        let bandEdges = try image.array("bandEdges", UInt32.self)
+        guard bandOffsets.first == 0, zip(bandOffsets.dropLast(), bandOffsets.dropFirst()).allSatisfy({ $0 <= $1 }),
+              Int(bandOffsets.last ?? 0) <= bandEdges.count else { throw .corrupt("band offsets out of order") }
+
+        // The coordinate blocks lie back to back in one section.
+        let blockCount = try image.count("blocks", atMost: 1 << 24)
+        guard let pieces = image.sections["coordinates"], pieces.count == 1, let all = pieces.first, let owner = image.owner,
+              let coordinates = FlatArray<Double>(bytes: all, owner: owner) else { throw .corrupt("section 'coordinates' is missing or misaligned") }
+        var lengths: [Int] = [], pointers: [UnsafeMutablePointer<Double>] = []
+        var used = 0
+        for b in 0..<blockCount {
+            let length = try image.count("block\(b)", atMost: coordinates.count - used)
+            if let base = coordinates.buffer.baseAddress { pointers.append(UnsafeMutablePointer(mutating: base + used)) }
+            lengths.append(length)
+            used += length
+        }
+        guard used == coordinates.count, pointers.count == blockCount else { throw .corrupt("the coordinate blocks do not fill their section") }
+
+        for (index, entry) in polygons.enumerated() where entry.endVertex > entry.firstVertex {
+            let fine = [entry.minX, entry.minY, entry.maxX, entry.maxY].allSatisfy(\.isFinite) && entry.minX <= entry.maxX && entry.minY < entry.maxY
+            guard fine, Int(entry.block) < blockCount, entry.endVertex - entry.firstVertex >= 2,
+                  2 * Int(entry.endVertex) <= lengths[Int(entry.block)] else { throw .corrupt("polygon \(index) has a bad vertex run") }
+            guard entry.bandCount > 0 else { continue }
+            guard Int(entry.firstBand) + Int(entry.bandCount) < bandOffsets.count else { throw .corrupt("polygon \(index) has bad bands") }
+            for k in Int(bandOffsets[Int(entry.firstBand)])..<Int(bandOffsets[Int(entry.firstBand + entry.bandCount)]) {
+                guard bandEdges[k] >= entry.firstVertex, bandEdges[k] + 1 < entry.endVertex else { throw .corrupt("polygon \(index) has an edge outside its run") }
+            }
+        }
+
+        let columns = try image.count("columns", atMost: 1 << 16), rows = try image.count("rows", atMost: 1 << 16)
+        let shift = try image.count("shift", atMost: 5)
+        let box = BBox(minLon: try image.double("minLon"), minLat: try image.double("minLat"),
+                       maxLon: try image.double("maxLon"), maxLat: try image.double("maxLat"))
+        let scaleX = try image.double("scaleX"), scaleY = try image.double("scaleY")
+        guard columns >= 1, rows >= 1 else { throw .corrupt("an empty grid") }
+        let cellOffsets = try image.array("cellOffsets", Int32.self, count: columns * rows + 1)
+        let cellItems = try image.array("cellItems", Int32.self)
+        let fineStates = try image.array("fineStates", UInt8.self, count: (columns << shift) * (rows << shift))
+        guard cellOffsets.first == 0, Int(cellOffsets.last ?? -1) == cellItems.count,
+              zip(cellOffsets.dropLast(), cellOffsets.dropFirst()).allSatisfy({ $0 <= $1 }) else { throw .corrupt("grid cell offsets out of order") }
+        guard cellItems.allSatisfy({ $0 >= 0 && Int($0) < items }) else { throw .corrupt("a grid cell names a polygon that does not exist") }
+        // A point inside the box maps to a fine cell with no overflow (see Grid.fineColumn).
+        if !box.isEmpty {
+            guard box.isFinite, scaleX.isFinite, scaleY.isFinite, scaleX > 0, scaleY > 0,
+                  (box.maxLon - box.minLon) * scaleX <= Double(columns << shift) + 1,
+                  (box.maxLat - box.minLat) * scaleY <= Double(rows << shift) + 1 else { throw .corrupt("the grid's scale does not fit its box") }
+        }
+        let grid = Grid(box: box, columns: columns, rows: rows, shift: shift, scaleX: scaleX, scaleY: scaleY,
+                        cellOffsets: cellOffsets, cellItems: cellItems, fineStates: fineStates)
+        self.init(blocks: CoordinateBlocks(pointers: pointers, lengths: lengths, owner: owner), polygons: polygons,
+                  bandOffsets: bandOffsets, bandEdges: bandEdges, grid: grid)
+    }
 }

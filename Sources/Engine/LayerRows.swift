@@ -1,0 +1,144 @@
+// A layer's geometries and attributes, by feature index: Swift arrays for a layer loaded from
+// the store, or records read in place from a mapped snapshot file (SnapshotFile.swift), where
+// a feature's Geometry or Attributes is made only when an answer asks for it. Both are
+// collections, so `layer.geometries[i]`, `layer.properties[i]` and loops over them read the
+// same either way.
+
+import Geometry
+import SpatialIndex
+
+public struct LayerGeometries: RandomAccessCollection, Sendable {
+    private enum Storage: Sendable {
+        case memory([Geometry?])
+        case encoded(EncodedRows)
+    }
+
+    private let storage: Storage
+
+    init(_ geometries: [Geometry?]) { storage = .memory(geometries) }
+    init(encoded rows: EncodedRows) { storage = .encoded(rows) }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int {
+        switch storage {
+        case .memory(let geometries): geometries.count
+        case .encoded(let rows): rows.offsets.count - 1
+        }
+    }
+
+    /// Feature `index`'s geometry (nil when it has none). From a snapshot file, decoded from its
+    /// WKB at each call: keep the value rather than asking twice in a loop.
+    public subscript(index: Int) -> Geometry? {
+        switch storage {
+        case .memory(let geometries): return geometries[index]
+        case .encoded(let rows):
+            let bytes = rows[index]
+            // Checked to decode exactly when the file was written; a damaged record reads as none.
+            return bytes.isEmpty ? nil : (try? WKB.decodeAllowingEmpty(bytes)) ?? nil
+        }
+    }
+}
+
+public struct LayerProperties: RandomAccessCollection, Sendable {
+    private enum Storage: Sendable {
+        case memory([Attributes])
+        case encoded(EncodedRows, names: [String])
+    }
+
+    private let storage: Storage
+
+    init(_ properties: [Attributes]) { storage = .memory(properties) }
+    init(encoded rows: EncodedRows, names: [String]) { storage = .encoded(rows, names: names) }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int {
+        switch storage {
+        case .memory(let properties): properties.count
+        case .encoded(let rows, _): rows.offsets.count - 1
+        }
+    }
+
+    /// Feature `index`'s attributes. From a snapshot file, decoded from its record at each call.
+    public subscript(index: Int) -> Attributes {
+        switch storage {
+        case .memory(let properties): properties[index]
+        case .encoded(let rows, let names): AttributeRecord.decode(rows[index], names: names)
+        }
+    }
+}
+
+/// One feature's attributes as bytes: a count (UInt16), then per attribute its name's number
+/// in the layer's name list (UInt16), a tag (UInt8) and the value: nothing for null, a byte for
+/// a bool, 8 bytes for an integer or a real, a length (UInt32) and UTF-8 for text and JSON.
+enum AttributeRecord {
+    private enum Tag: UInt8 { case null, boolFalse, boolTrue, integer, real, text, json }
+
+    /// Appends `attributes` to `names` as needed; false when a record cannot hold them (more
+    /// than 65,535 names or a text of 4 GB).
+    static func encode(_ attributes: Attributes, names: inout [String], index: inout [String: Int], into record: inout [UInt8]) -> Bool {
+        record.removeAll(keepingCapacity: true)
+        guard attributes.count <= Int(UInt16.max) else { return false }
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { record += $0 } }
+        append(UInt16(attributes.count))
+        for (name, value) in attributes {
+            let number: Int
+            if let known = index[name] {
+                number = known
+            } else {
+                number = names.count
+                index[name] = number
+                names.append(name)
+            }
+            guard number <= Int(UInt16.max) else { return false }
+            append(UInt16(number))
+            switch value {
+            case .null: record.append(Tag.null.rawValue)
+            case .bool(let b): record.append(b ? Tag.boolTrue.rawValue : Tag.boolFalse.rawValue)
+            case .integer(let i): record.append(Tag.integer.rawValue); append(i)
+            case .real(let d): record.append(Tag.real.rawValue); append(d.bitPattern)
+            case .text(let s), .json(let s):
+                if case .text = value { record.append(Tag.text.rawValue) } else { record.append(Tag.json.rawValue) }
+                let utf8 = Array(s.utf8)
+                guard utf8.count <= Int(UInt32.max) else { return false }
+                append(UInt32(utf8.count))
+                record += utf8
+            }
+        }
+        return true
+    }
+
+    /// The attributes of a record; a damaged record gives what it holds up to the damage.
+    static func decode(_ bytes: UnsafeRawBufferPointer, names: [String]) -> Attributes {
+        var position = 0
+        func read<T: FixedWidthInteger>(_ type: T.Type) -> T? {
+            guard bytes.count - position >= MemoryLayout<T>.size else { return nil }
+            defer { position += MemoryLayout<T>.size }
+            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: T.self))
+        }
+        var pairs: [(String, AttributeValue)] = []
+        guard let count = read(UInt16.self) else { return Attributes() }
+        pairs.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let number = read(UInt16.self), Int(number) < names.count, let raw = read(UInt8.self), let tag = Tag(rawValue: raw) else { break }
+            let value: AttributeValue
+            switch tag {
+            case .null: value = .null
+            case .boolFalse: value = .bool(false)
+            case .boolTrue: value = .bool(true)
+            case .integer:
+                guard let i = read(Int64.self) else { return Attributes(pairs) }
+                value = .integer(i)
+            case .real:
+                guard let bits = read(UInt64.self) else { return Attributes(pairs) }
+                value = .real(Double(bitPattern: bits))
+            case .text, .json:
+                guard let length = read(UInt32.self), bytes.count - position >= Int(length) else { return Attributes(pairs) }
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<(position + Int(length))]), as: UTF8.self)
+                position += Int(length)
+                value = tag == .text ? .text(text) : .json(text)
+            }
+            pairs.append((names[Int(number)], value))
+        }
+        return Attributes(pairs)
+    }
+}

@@ -1,0 +1,432 @@
+// The snapshot file: the large polygon layers of a store, with their indexes, in flat arrays
+// that a load maps (mmap) and reads in place instead of reading and indexing every feature.
+//
+// Beside the store: `STORE.vltava-snapshot` (e.g. `city.gpkg.vltava-snapshot`). Built after an
+// import and, for a store made before or changed since, at the first load that finds it
+// missing or stale; written to a temporary name and renamed into place, so a reader sees the
+// old file or the new one whole, and a snapshot keeps the file it mapped even if it is
+// replaced meanwhile (the mapping holds the old inode). Never changed in place.
+//
+// Layout (native byte order, every section 64-byte aligned):
+//   "VLTVSNAP" + version (UInt32) + padding, to byte 64
+//   sections: per layer fids, areas, geometry offsets and WKB, attribute offsets and records,
+//             the R-tree's arrays and the PolygonIndex's arrays (coordinates, entries, bands,
+//             grid cells, classified fine cells)
+//   directory: JSON (Codable) naming every section's offset and length, the layers' counts,
+//             bounds, warnings and attribute names, and the store's identity
+//   trailer (40 bytes): directory offset, length and FNV-1a checksum, version, "VLTVSNAP"
+// A truncated file has no trailer and is refused; a damaged directory fails its checksum; a
+// section out of the file or of the wrong size, or an index naming anything outside its
+// arrays, is refused (`PackedRTree(image:)`, `PolygonIndex(image:)`). These checks read the
+// indexes (linear in the features) but not the coordinates, rows or fids: row offsets are
+// checked per row as it is read, and damaged coordinates, rows or fids can give wrong
+// answers, never a crash (rows decode with bounds checks).
+//
+// The store's identity: the store file's device, inode, size and modification time (ns), the
+// SQLite header's file change counter, and the same for its `-wal` file plus the WAL header's
+// checkpoint sequence and salts. Stores are in WAL mode: a commit appends frames to the WAL
+// (size and time change), a checkpoint rewrites the main file (time changes), and a WAL reset
+// changes its salts, so every write changes the identity. A checkpoint that changes no data
+// also changes it: that costs a rebuild, never a wrong answer. The identity is taken before
+// the store is read, so a write during a build makes the next load rebuild.
+//
+// Which layers: polygon layers of at least `Snapshot.mappedLayerMinimumFeatures` (10,000) features (the large ones,
+// where load time and memory are), whose fids ascend (GeoPackage order: fid lookup is a binary
+// search) and which hold no id-list column and no time series (those are read whole at load).
+// Smaller layers load as before: a few thousand features read and index in milliseconds, and
+// keeping them in Swift arrays keeps point, line and network code unchanged.
+
+import Foundation
+import Geometry
+import SpatialIndex
+import Store
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum SnapshotFile {
+    static let magic: [UInt8] = Array("VLTVSNAP".utf8)
+    static let version: UInt32 = 1
+    static let alignment = 64
+    static let trailerSize = 40
+
+    static func path(forStore store: String) -> String { store + ".vltava-snapshot" }
+
+    struct Section: Codable {
+        var offset: Int
+        var length: Int
+    }
+
+    struct IndexEntry: Codable {
+        var numbers: [String: UInt64]
+        var sections: [String: Section]
+    }
+
+    struct LayerEntry: Codable {
+        var name: String
+        var count: Int
+        var bounds: [UInt64]
+        var warnings: [String]
+        var attributeNames: [String]
+        var sections: [String: Section]
+        var tree: IndexEntry
+        var polygons: IndexEntry
+    }
+
+    struct Directory: Codable {
+        var store: String
+        var layers: [LayerEntry]
+    }
+
+    enum Problem: Error, CustomStringConvertible {
+        case missing
+        /// Built from another version of the store: rebuilt without a warning.
+        case stale
+        case rejected(String)
+        var description: String {
+            switch self {
+            case .missing: "there is none"
+            case .stale: "it was built from another version of the store"
+            case .rejected(let reason): reason
+            }
+        }
+    }
+
+    // MARK: The store's identity
+
+    /// The store's identity (see the header), or nil when the store cannot be examined.
+    static func identity(ofStore path: String) -> String? {
+        guard let main = fileIdentity(path, headerBytes: 24..<28) else { return nil }
+        // The WAL header: magic, version, page size, checkpoint sequence, salts. A WAL shorter
+        // than its 32-byte header holds no commit (a reader's open leaves an empty one).
+        var walInfo = stat()
+        let hasWAL = stat(path + "-wal", &walInfo) == 0 && walInfo.st_size >= 32
+        let wal = hasWAL ? fileIdentity(path + "-wal", headerBytes: 12..<24) ?? "none" : "none"
+        return "v\(version) \(main) wal \(wal)"
+    }
+
+    private static func fileIdentity(_ path: String, headerBytes: Range<Int>) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        var header = [UInt8](repeating: 0, count: headerBytes.count)
+        let fd = open(path, O_RDONLY)
+        if fd >= 0 {
+            _ = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, headerBytes.count, off_t(headerBytes.lowerBound)) }
+            close(fd)
+        }
+        let stamp = "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+        return "\(info.st_dev):\(info.st_ino):\(info.st_size):\(stamp):\(header.map { String($0, radix: 16) }.joined(separator: "."))"
+    }
+
+    // MARK: Reading
+
+    /// The layers in the file at `path`, read in place, if the file is whole and was built
+    /// from the store whose identity is `identity`.
+    static func read(_ path: String, identity: String) throws(Problem) -> [String: MappedLayer] {
+        let file = try MappedFile(path: path)
+        let directory = try file.directory()
+        guard directory.store == identity else { throw .stale }
+        var layers: [String: MappedLayer] = [:]
+        for entry in directory.layers {
+            do {
+                layers[entry.name] = try MappedLayer(entry, in: file)
+            } catch {
+                throw .rejected("layer '\(entry.name)': \(error)")
+            }
+        }
+        return layers
+    }
+
+    // MARK: Writing
+
+    /// Whether a loaded layer goes into the file (see the header).
+    static func qualifies(_ layer: Layer, minimumFeatures: Int) -> Bool {
+        guard layer.family == .polygons, layer.count >= minimumFeatures, layer.count > 0, layer.idList == nil,
+              layer.info.timeSeries == nil, layer.tree != nil, layer.polygons != nil else { return false }
+        return zip(layer.fids.dropFirst(), layer.fids).allSatisfy { $0 > $1 }
+    }
+
+    /// Writes `layers` to the file at `path` (through a temporary file renamed into place).
+    /// A layer whose geometries would not come back from WKB exactly is left out.
+    static func write(_ layers: [Layer], identity: String, to path: String) throws(Problem) {
+        let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        do {
+            let writer = try FileWriter(path: temporary)
+            var entries: [LayerEntry] = []
+            try writer.write(magic + withUnsafeBytes(of: version) { Array($0) })
+            for layer in layers {
+                if let entry = try write(layer, to: writer) { entries.append(entry) }
+            }
+            let json = try JSONEncoder().encode(Directory(store: identity, layers: entries))
+            let directoryOffset = writer.offset
+            try writer.write(Array(json))
+            var trailer: [UInt8] = []
+            for value in [UInt64(directoryOffset), UInt64(json.count), fnv1a(json)] {
+                withUnsafeBytes(of: value) { trailer += $0 }
+            }
+            withUnsafeBytes(of: version) { trailer += $0 }
+            trailer += [0, 0, 0, 0] + magic
+            try writer.write(trailer)
+            try writer.close()
+            guard rename(temporary, path) == 0 else { throw Problem.rejected("cannot rename it into place: \(String(cString: strerror(errno)))") }
+        } catch let problem as Problem {
+            unlink(temporary)
+            throw problem
+        } catch {
+            unlink(temporary)
+            throw .rejected("\(error)")
+        }
+    }
+
+    private static func write(_ layer: Layer, to writer: FileWriter) throws -> LayerEntry? {
+        guard let tree = layer.tree, let polygons = layer.polygons else { return nil }
+        var sections: [String: Section] = [:]
+        sections["fids"] = try writer.section([layer.fids.bytes])
+        sections["areas"] = try writer.section([layer.areas.bytes])
+
+        // Geometries as WKB, each checked to come back exactly.
+        var offsets: [UInt64] = [0]
+        offsets.reserveCapacity(layer.count + 1)
+        let start = try writer.align()
+        for geometry in layer.geometries {
+            if let geometry {
+                let bytes = WKB.encode(geometry)
+                guard (try? WKB.decodeAllowingEmpty(bytes)) == geometry else { return nil }
+                try writer.write(bytes)
+            }
+            offsets.append(UInt64(writer.offset - start))
+        }
+        sections["geometries"] = Section(offset: start, length: writer.offset - start)
+        sections["geometryOffsets"] = try offsets.withUnsafeBytes { try writer.section([$0]) }
+
+        var names: [String] = []
+        var nameIndex: [String: Int] = [:]
+        for column in layer.info.columns where nameIndex[column.name] == nil {
+            nameIndex[column.name] = names.count
+            names.append(column.name)
+        }
+        offsets = [0]
+        let recordsStart = try writer.align()
+        var record: [UInt8] = []
+        for attributes in layer.properties {
+            guard AttributeRecord.encode(attributes, names: &names, index: &nameIndex, into: &record) else { return nil }
+            try writer.write(record)
+            offsets.append(UInt64(writer.offset - recordsStart))
+        }
+        sections["attributes"] = Section(offset: recordsStart, length: writer.offset - recordsStart)
+        sections["attributeOffsets"] = try offsets.withUnsafeBytes { try writer.section([$0]) }
+
+        func index(_ image: IndexImage) throws -> IndexEntry {
+            var placed: [String: Section] = [:]
+            for name in image.sections.keys.sorted() { placed[name] = try writer.section(image.sections[name] ?? []) }
+            return IndexEntry(numbers: image.numbers, sections: placed)
+        }
+        let bounds = [layer.bounds.minLon, layer.bounds.minLat, layer.bounds.maxLon, layer.bounds.maxLat].map(\.bitPattern)
+        return LayerEntry(name: layer.name, count: layer.count, bounds: bounds, warnings: layer.warnings, attributeNames: names,
+                          sections: sections, tree: try index(tree.image), polygons: try index(polygons.image))
+    }
+
+    /// FNV-1a, 64 bits: enough to tell a damaged directory from a whole one.
+    static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+}
+
+/// A snapshot file mapped read-only; unmapped when the last array on it is gone.
+final class MappedFile: @unchecked Sendable {
+    let base: UnsafeRawPointer
+    let size: Int
+
+    init(path: String) throws(SnapshotFile.Problem) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { throw .missing }
+            throw .rejected("cannot open it: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .rejected("cannot examine it") }
+        let size = Int(info.st_size)
+        guard size >= SnapshotFile.alignment + SnapshotFile.trailerSize else { throw .rejected("it is cut short (\(size) bytes)") }
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            throw .rejected("cannot map it: \(String(cString: strerror(errno)))")
+        }
+        base = UnsafeRawPointer(mapped)
+        self.size = size
+    }
+
+    deinit { munmap(UnsafeMutableRawPointer(mutating: base), size) }
+
+    func bytes(_ offset: Int, _ length: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + offset, count: length)
+    }
+
+    private func uint64(at offset: Int) -> UInt64 { base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
+
+    /// The directory, after checking the magic at both ends, the version and the checksum.
+    func directory() throws(SnapshotFile.Problem) -> SnapshotFile.Directory {
+        let end = size - SnapshotFile.trailerSize
+        guard Array(bytes(0, 8)) == SnapshotFile.magic, Array(bytes(size - 8, 8)) == SnapshotFile.magic else {
+            throw .rejected("it is not a whole snapshot file (no marker at its start and end: cut short?)")
+        }
+        let version = base.loadUnaligned(fromByteOffset: end + 24, as: UInt32.self)
+        guard version == SnapshotFile.version, base.loadUnaligned(fromByteOffset: 8, as: UInt32.self) == SnapshotFile.version else {
+            throw .rejected("it has format version \(version), not \(SnapshotFile.version)")
+        }
+        let offset = uint64(at: end), length = uint64(at: end + 8)
+        guard offset <= UInt64(end), length <= UInt64(end) - offset else { throw .rejected("its directory lies outside the file") }
+        let json = bytes(Int(offset), Int(length))
+        guard SnapshotFile.fnv1a(json) == uint64(at: end + 16) else { throw .rejected("its directory fails its checksum") }
+        do {
+            return try JSONDecoder().decode(SnapshotFile.Directory.self, from: Data(json))
+        } catch {
+            throw .rejected("its directory cannot be read: \(error)")
+        }
+    }
+
+    /// A section's bytes, if it lies within the data part of the file and is aligned.
+    func section(_ section: SnapshotFile.Section?, _ name: String) throws(SnapshotFile.Problem) -> UnsafeRawBufferPointer {
+        guard let section else { throw .rejected("section '\(name)' is missing") }
+        guard section.offset >= SnapshotFile.alignment, section.length >= 0, section.offset % 8 == 0,
+              section.length <= size - SnapshotFile.trailerSize - section.offset else {
+            throw .rejected("section '\(name)' lies outside the file")
+        }
+        return bytes(section.offset, section.length)
+    }
+}
+
+/// One layer read in place from a snapshot file.
+struct MappedLayer {
+    let count: Int
+    let bounds: BBox
+    let warnings: [String]
+    let fids: FlatArray<Int64>
+    let areas: FlatArray<Double>
+    let geometries: LayerGeometries
+    let properties: LayerProperties
+    let tree: PackedRTree
+    let polygons: PolygonIndex
+
+    init(_ entry: SnapshotFile.LayerEntry, in file: MappedFile) throws {
+        let count = entry.count
+        guard count >= 0, entry.bounds.count == 4 else { throw SnapshotFile.Problem.rejected("bad counts") }
+        self.count = count
+        bounds = BBox(minLon: Double(bitPattern: entry.bounds[0]), minLat: Double(bitPattern: entry.bounds[1]),
+                      maxLon: Double(bitPattern: entry.bounds[2]), maxLat: Double(bitPattern: entry.bounds[3]))
+        warnings = entry.warnings
+        func array<T: BitwiseCopyable>(_ name: String, _ type: T.Type, count: Int) throws -> FlatArray<T> {
+            guard let array = FlatArray<T>(bytes: try file.section(entry.sections[name], name), owner: file), array.count == count else {
+                throw SnapshotFile.Problem.rejected("section '\(name)' has the wrong size")
+            }
+            return array
+        }
+        fids = try array("fids", Int64.self, count: count)
+        areas = try array("areas", Double.self, count: count)
+        // Not rechecked here: ascending fids (checked when written) only decide which row a fid
+        // lookup finds, and row offsets are checked per row as they are read (`EncodedRows`).
+        let geometryOffsets = try array("geometryOffsets", UInt64.self, count: count + 1)
+        let wkb = try file.section(entry.sections["geometries"], "geometries")
+        let attributeOffsets = try array("attributeOffsets", UInt64.self, count: count + 1)
+        let records = try file.section(entry.sections["attributes"], "attributes")
+        geometries = LayerGeometries(encoded: EncodedRows(offsets: geometryOffsets, bytes: wkb, owner: file))
+        properties = LayerProperties(encoded: EncodedRows(offsets: attributeOffsets, bytes: records, owner: file), names: entry.attributeNames)
+        func image(_ index: SnapshotFile.IndexEntry) throws -> IndexImage {
+            var sections: [String: [UnsafeRawBufferPointer]] = [:]
+            for (name, section) in index.sections { sections[name] = [try file.section(section, name)] }
+            return IndexImage(numbers: index.numbers, sections: sections, owner: file)
+        }
+        tree = try PackedRTree(image: image(entry.tree), items: count)
+        polygons = try PolygonIndex(image: image(entry.polygons), items: count)
+    }
+}
+
+/// Variable-length rows in a mapped file: row i is `bytes[offsets[i] ..< offsets[i + 1]]`.
+/// The offsets are checked per row as it is read (a damaged pair reads as an empty row), not
+/// all at load: that would touch every offset page of a million-feature layer at each load.
+struct EncodedRows: @unchecked Sendable {
+    let offsets: FlatArray<UInt64>
+    let bytes: UnsafeRawBufferPointer
+    let owner: AnyObject
+
+    subscript(row: Int) -> UnsafeRawBufferPointer {
+        let start = offsets[row], end = offsets[row + 1]
+        guard start <= end, end <= UInt64(bytes.count) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(rebasing: bytes[Int(start)..<Int(end)])
+    }
+}
+
+/// Buffered sequential writes to a new file, with 64-byte aligned sections.
+final class FileWriter {
+    private let fd: Int32
+    private var closed = false
+    private var buffer: [UInt8] = []
+    private(set) var offset = 0
+
+    init(path: String) throws(SnapshotFile.Problem) {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .rejected("cannot create it: \(String(cString: strerror(errno)))") }
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    deinit { if fd >= 0 && !closed { Glibc.close(fd) } }
+
+    func write(_ bytes: some Collection<UInt8>) throws(SnapshotFile.Problem) {
+        buffer.append(contentsOf: bytes)
+        offset += bytes.count
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(SnapshotFile.Problem) {
+        if bytes.count >= 1 << 20 {
+            try flush()
+            try writeAll(bytes)
+            offset += bytes.count
+        } else {
+            buffer.append(contentsOf: bytes)
+            offset += bytes.count
+            if buffer.count >= 1 << 20 { try flush() }
+        }
+    }
+
+    /// Pads to the next section boundary; returns the offset there.
+    func align() throws(SnapshotFile.Problem) -> Int {
+        let padding = (SnapshotFile.alignment - offset % SnapshotFile.alignment) % SnapshotFile.alignment
+        try write([UInt8](repeating: 0, count: padding))
+        return offset
+    }
+
+    /// Writes `pieces` back to back as one aligned section.
+    func section(_ pieces: [UnsafeRawBufferPointer]) throws(SnapshotFile.Problem) -> SnapshotFile.Section {
+        let start = try align()
+        for piece in pieces { try write(piece) }
+        return SnapshotFile.Section(offset: start, length: offset - start)
+    }
+
+    func close() throws(SnapshotFile.Problem) {
+        try flush()
+        closed = true
+        guard Glibc.close(fd) == 0 else { throw .rejected("cannot close it: \(String(cString: strerror(errno)))") }
+    }
+
+    private func flush() throws(SnapshotFile.Problem) {
+        let failure = buffer.withUnsafeBytes { bytes -> SnapshotFile.Problem? in
+            do throws(SnapshotFile.Problem) { try writeAll(bytes) } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(SnapshotFile.Problem) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let written = Glibc.write(fd, base + done, bytes.count - done)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw .rejected("cannot write it: \(String(cString: strerror(errno)))") }
+            done += written
+        }
+    }
+}
