@@ -14,5 +14,9 @@ build: deps
 demo: build
 	scripts/demo.sh
 
+# The PostgreSQL suite runs on its own after the rest: its cluster and its 10,000-point
+# comparison take both cores for a minute, which would starve the in-process servers of the
+# suites beside it and break their wall-clock bounds.
 test: test-deps
-	swift test
+	swift test --skip PostGISTests
+	swift test --skip-build --filter PostGISTests

@@ -67,7 +67,7 @@ final class HTTPConnection: @unchecked Sendable {
     private let port: Int
     private var buffer: [UInt8] = []
 
-    static func open(port: Int, timeoutSeconds: Int = Int(10 * testTimeScale)) async throws -> HTTPConnection {
+    static func open(port: Int, timeoutSeconds: Int = Int(30 * testTimeScale)) async throws -> HTTPConnection {
         try await offPool { try HTTPConnection(port: port, timeoutSeconds: timeoutSeconds) }
     }
 
@@ -75,7 +75,7 @@ final class HTTPConnection: @unchecked Sendable {
     static func open(port: Int, count: Int, sending first: String) async throws -> [HTTPConnection] {
         try await offPool {
             try (0..<count).map { _ in
-                let connection = try HTTPConnection(port: port, timeoutSeconds: Int(10 * testTimeScale))
+                let connection = try HTTPConnection(port: port, timeoutSeconds: Int(30 * testTimeScale))
                 try connection.sendSync(Array(first.utf8))
                 return connection
             }

@@ -184,3 +184,66 @@ public struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Runs `work(0..<count)` on `count` threads of their own and waits for all of them. For tests
+/// whose work blocks (a database's answers) or computes for long: on Swift's cooperative pool,
+/// which has as many threads as cores, it would starve the in-process servers of the suites
+/// running beside them. `work` records no expectations (they belong to the test's task):
+/// collect what it finds and check it after.
+public func onThreadsOfTheirOwn(_ count: Int, _ work: @escaping @Sendable (Int) -> Void) async {
+    await withTaskGroup(of: Void.self) { group in
+        for index in 0..<count {
+            group.addTask {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    Thread { work(index); done.resume() }.start()
+                }
+            }
+        }
+    }
+}
+
+/// Runs `body` in the calling test's task (so its expectations are the test's) but on a thread
+/// of its own, through a task executor preference. For tests that compute or wait for long:
+/// on Swift's cooperative pool, which has as many threads as cores, they would starve the
+/// in-process servers of the suites running beside them.
+public func onAThreadOfItsOwn<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
+    let executor = ThreadExecutor()
+    defer { executor.stop() }
+    return try await withTaskExecutorPreference(executor, operation: body)
+}
+
+/// A task executor with one thread: jobs run in the order they come.
+final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopped = false
+
+    init() {
+        Thread { [self] in
+            while true {
+                condition.lock()
+                while jobs.isEmpty && !stopped { condition.wait() }
+                if jobs.isEmpty { condition.unlock(); return }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The thread ends once the jobs queued so far have run.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+}
