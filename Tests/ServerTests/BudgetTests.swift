@@ -41,9 +41,9 @@ import Testing
         #expect(answer.object["detail"] == .string("the request holds 400 statements, more than the limit of 20 per request"))
         #expect(answer.object["line"] == .integer(21) && answer.object["column"] == .integer(1))
         #expect(answer.body.count < 1000)
-        // Parsing 12 KB, not running it: under a second in a debug build, a few on a machine
-        // loaded by other builds. Running the 400 tiles took 21.5 s of CPU before the budget.
-        #expect(seconds < 10 * testTimeScale, "took \(seconds) s")
+        // Parsing 12 KB, not running it: under a second in a debug build, 12.6 s once in CI's
+        // full parallel run. Running the 400 tiles took 21.5 s of CPU before the budget.
+        #expect(seconds < 20 * testTimeScale, "took \(seconds) s")
     }
 
     /// 20 statements are allowed; the rows of all of them count together: two tiles of 1,566
