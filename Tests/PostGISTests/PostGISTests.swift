@@ -63,7 +63,7 @@ struct PostGISStoreTests {
     @Test func equalAnswersAtTenThousandRandomPoints() async throws {
         let embedded = try PushedStore.embedded.get(), postgis = try PushedStore.postgis.get()
         let districts = try embedded.layer("districts").bounds
-        var generator = SeededGenerator(seed: 2026)
+        var generator = SplitMix(state: 2026)
         let points = (0..<10_000).map { _ in
             (Double.random(in: districts.minLon...districts.maxLon, using: &generator), Double.random(in: districts.minLat...districts.maxLat, using: &generator))
         }
@@ -264,18 +264,5 @@ struct PostGISStoreTests {
             #expect(after.body.contains("\"code\":\"ZNEW\""), "\(after)")
             #expect(failed == 0)
         }
-    }
-}
-
-/// SplitMix64: the same points on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
