@@ -10,6 +10,7 @@
 # serve on (default: a free one).
 #
 # Runs, each for --duration seconds (default 30) with --connections (64) over --threads (2):
+#   0. healthz:    GET /healthz, which does no work: the rate the HTTP stack itself allows
 #   1. containing: GET /v1/layers/districts/containing at random points of the W1 workload
 #   2. nearest:    GET /v1/layers/stations/nearest?k=3 at the same points
 #   3. containing again while POST /v1/admin/reload swaps the snapshot 10 times
@@ -83,6 +84,10 @@ run() {  # name, lua script
 }
 
 echo "wrk -t$threads -c$connections -d${duration}s on $base, $(nproc) cores"
+# The floor the HTTP stack sets: /healthz does no work of its own, so its rate is what
+# Hummingbird, NIO and the kernel allow on these cores with wrk beside them.
+{ echo 'request = function() return wrk.format("GET", "/healthz") end'; sed -n '/^function done/,$p' "$work/containing.lua"; } >"$work/healthz.lua"
+run healthz "$work/healthz.lua"
 run containing "$work/containing.lua"
 run nearest "$work/nearest.lua"
 

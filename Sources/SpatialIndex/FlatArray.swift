@@ -39,10 +39,10 @@ public struct FlatArray<Element: BitwiseCopyable>: RandomAccessCollection, @unch
         self.owner = owner
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { buffer.count }
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { buffer.count }
 
-    @inline(__always)
+    @inlinable
     public subscript(position: Int) -> Element { buffer[position] }
 
     /// The elements' bytes, for writing them to a file.

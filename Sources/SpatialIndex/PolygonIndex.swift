@@ -52,7 +52,7 @@ public struct PolygonIndex: Sendable {
     /// indexes `bandEdges`, which holds the first vertex of each edge in the band.
     private let bandOffsets: FlatArray<UInt32>
     private let bandEdges: FlatArray<UInt32>
-    private let grid: Grid
+    @usableFromInline let grid: Grid
 
     /// Polygons with at most this many edges are scanned whole rather than banded.
     static let smallPolygonEdges = 32
@@ -88,33 +88,36 @@ public struct PolygonIndex: Sendable {
         var bandCount: UInt32
     }
 
+    // The grid's lookup is inlinable, so that a caller in another module (the engine, a
+    // benchmark's loop) answers a point in a classified cell with no call at all.
+    @usableFromInline
     struct Grid: Sendable {
-        var box: BBox
+        @usableFromInline var box: BBox
         /// Top cells per side; each holds (1 << shift) × (1 << shift) fine cells.
-        var columns: Int
-        var rows: Int
-        var shift: Int
-        var fineColumns: Int { columns << shift }
-        var fineRows: Int { rows << shift }
+        @usableFromInline var columns: Int
+        @usableFromInline var rows: Int
+        @usableFromInline var shift: Int
+        @usableFromInline var fineColumns: Int { columns << shift }
+        @usableFromInline var fineRows: Int { rows << shift }
         /// Fine cells per degree.
-        var scaleX: Double
-        var scaleY: Double
-        var cellOffsets: FlatArray<Int32>
-        var cellItems: FlatArray<Int32>
+        @usableFromInline var scaleX: Double
+        @usableFromInline var scaleY: Double
+        @usableFromInline var cellOffsets: FlatArray<Int32>
+        @usableFromInline var cellItems: FlatArray<Int32>
         /// Per fine cell: `outside` (0), `mixed`, or k in 1..<mixed: inside the cell's candidate
         /// k - 1 only.
-        var fineStates: FlatArray<UInt8>
+        @usableFromInline var fineStates: FlatArray<UInt8>
 
-        static let outside: UInt8 = 0
-        static let mixed: UInt8 = 255
+        @usableFromInline static let outside: UInt8 = 0
+        @usableFromInline static let mixed: UInt8 = 255
 
-        @inline(__always)
+        @inlinable
         func fineColumn(_ lon: Double) -> Int { min(Int((lon - box.minLon) * scaleX), fineColumns - 1) }
-        @inline(__always)
+        @inlinable
         func fineRow(_ lat: Double) -> Int { min(Int((lat - box.minLat) * scaleY), fineRows - 1) }
 
         /// The top cell and the fine cell of a point, or nil outside the grid.
-        @inline(__always)
+        @inlinable
         func locate(lon: Double, lat: Double) -> (cell: Int, fine: Int)? {
             guard box.contains(lon: lon, lat: lat) else { return nil }
             let column = fineColumn(lon), row = fineRow(lat)
@@ -123,7 +126,7 @@ public struct PolygonIndex: Sendable {
 
         /// The polygon a classified fine cell is inside, or nil (outside). The state is checked
         /// against the cell's list, so that a damaged state read from a file cannot index past it.
-        @inline(__always)
+        @inlinable
         func classified(_ state: UInt8, first: Int, cell: Int) -> Int? {
             let place = first + Int(state) - 1
             guard state != Grid.outside, place < Int(cellOffsets[cell + 1]) else { return nil }
@@ -421,14 +424,21 @@ public struct PolygonIndex: Sendable {
     }
 
     /// Calls `visit` with every polygon containing the point, in ascending index order.
+    @inlinable
     public func containing(lon: Double, lat: Double, _ visit: (Int) -> Void) {
         guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return }
-        let first = Int(grid.cellOffsets[cell]), state = grid.fineStates[fine]
+        let state = grid.fineStates[fine]
         if state != Grid.mixed {
-            if let item = grid.classified(state, first: first, cell: cell) { visit(item) }
+            if let item = grid.classified(state, first: Int(grid.cellOffsets[cell]), cell: cell) { visit(item) }
             return
         }
-        for k in first..<Int(grid.cellOffsets[cell + 1]) {
+        allTested(cell: cell, lon: lon, lat: lat, visit)
+    }
+
+    /// `containing`'s exact test over `cell`'s list.
+    @usableFromInline
+    func allTested(cell: Int, lon: Double, lat: Double, _ visit: (Int) -> Void) {
+        for k in Int(grid.cellOffsets[cell])..<Int(grid.cellOffsets[cell + 1]) {
             let index = Int(grid.cellItems[k])
             if containsPoint(index, lon, lat) { visit(index) }
         }
@@ -442,11 +452,19 @@ public struct PolygonIndex: Sendable {
     }
 
     /// The smallest index of a polygon containing the point, or nil.
+    @inlinable
     public func firstContaining(lon: Double, lat: Double) -> Int? {
         guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return nil }
-        let first = Int(grid.cellOffsets[cell]), state = grid.fineStates[fine]
-        if state != Grid.mixed { return grid.classified(state, first: first, cell: cell) }
-        for k in first..<Int(grid.cellOffsets[cell + 1]) {
+        let state = grid.fineStates[fine]
+        if state != Grid.mixed { return grid.classified(state, first: Int(grid.cellOffsets[cell]), cell: cell) }
+        return firstTested(cell: cell, lon: lon, lat: lat)
+    }
+
+    /// The smallest index of a polygon of `cell`'s list that contains the point: the exact test,
+    /// for a point in a fine cell an edge crosses.
+    @usableFromInline
+    func firstTested(cell: Int, lon: Double, lat: Double) -> Int? {
+        for k in Int(grid.cellOffsets[cell])..<Int(grid.cellOffsets[cell + 1]) {
             let index = Int(grid.cellItems[k])
             if containsPoint(index, lon, lat) { return index }
         }
