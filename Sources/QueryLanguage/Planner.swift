@@ -170,6 +170,8 @@ struct FindPlan: Sendable {
     var warnings: [String] = []
     /// On a PostGIS store: each source's selection as SQL (SQLPushdown.swift).
     var pushed: [PushedSelection]? = nil
+    /// On a PostGIS store: the time series the rows read, fetched for the selected rows.
+    var series: AnswerSeriesSet? = nil
 }
 
 struct TilesPlan: Sendable {
@@ -205,6 +207,10 @@ struct LocatePlan: Sendable {
 
 struct Planner {
     let snapshot: Snapshot
+    /// On a PostGIS store: the series the planned FIND's rows read, filled by the runner.
+    let answers = AnswerSeriesSet()
+    /// The FIND's WHERE runs in SQL (SQLPushdown.swift): its compiled predicates are never called.
+    var wherePushedDown = false
     var limits: EngineLimits { snapshot.limits }
 
     func plan(_ statement: Statement, at position: SourcePosition) throws(QueryError) -> PlannedStatement {
@@ -346,8 +352,10 @@ struct Planner {
         let groups = try planGroups(find, fields: fields, layers: layers)
         let grouped = groups != nil
         var sources: [Source] = []
+        var compiler = self
+        compiler.wherePushedDown = snapshot.database != nil
         for layer in layers {
-            var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
+            var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compiler.compile(expression, on: layer) }
             if let link = link?.filters[ObjectIdentifier(layer)] {
                 let inner = filter
                 filter = inner.map { inner in { @Sendable i in link(i) && inner(i) } } ?? link
@@ -371,7 +379,8 @@ struct Planner {
         }
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m", $0.nullsFirst) },
-                        limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial), pushed: pushed)
+                        limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial), pushed: pushed,
+                        series: answers.isEmpty ? nil : answers)
     }
 
     func checkSpatial(_ spatial: Spatial?, on layer: Layer, name: Name) throws(QueryError) {
@@ -454,17 +463,19 @@ struct Planner {
                 }
             }
         case .latest(let column, _):
-            let (series, keyOf, index) = try timeSeries(column, on: layer)
+            let (stored, keyOf, index) = try timeSeries(column, on: layer)
+            let series = reader(stored, on: layer) { $0.add(column: column.text) }
             return { i in
                 guard let key = keyOf(i) else { return .null }
-                let observations = series.observations(of: key)
+                let observations = series().observations(of: key)
                 return observations.last(where: { $0.values[index] != nil })?.values[index].map { .real($0) } ?? .null
             }
         case .history(let column, let hours, _):
-            let (series, keyOf, index) = try timeSeries(column, on: layer)
+            let (stored, keyOf, index) = try timeSeries(column, on: layer)
+            let series = reader(stored, on: layer) { $0.add(hours: hours, column: column.text) }
             return { i in
                 guard let key = keyOf(i) else { return .null }
-                let points: [JSONValue] = series.history(of: key, hours: hours).map { observation in
+                let points: [JSONValue] = series().history(of: key, hours: hours).map { observation in
                     .array([.string(observation.end.iso), observation.values[index].map { .double($0) } ?? .null])
                 }
                 return .json(JSON.serialize(.array(points)))
@@ -472,17 +483,38 @@ struct Planner {
         case .reference(let reference, let inner):
             return try referenceAccessor(reference, inner, on: layer)
         case .observedAt(let position):
-            guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+            guard let stored = snapshot.timeSeriesByLayer[layer.name] else {
                 throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position,
                                     hint: timeSeriesHint)
             }
-            let key = series.link.layerKeyColumn
+            let key = stored.link.layerKeyColumn
+            let series = reader(stored, on: layer) { _ in }  // the last observation is always fetched
             return { i in
-                guard let code = layer.properties[i][key]?.stringValue, let end = series.observations(of: code).last?.end else { return .null }
+                guard let code = layer.properties[i][key]?.stringValue, let end = series().observations(of: code).last?.end else { return .null }
                 return .text(end.iso)
             }
         case .aggregate, .quantified, .geometryText, .star:
             return try computedAccessor(field, on: layer)
+        }
+    }
+
+    /// The series the rows of `layer` read: the snapshot's own, or on a PostGIS store the rows
+    /// the runner fetches for the answer's stations (`needs` says what they must decide).
+    func reader(_ stored: TimeSeries, on layer: Layer, _ needs: (inout SeriesNeeds) -> Void) -> @Sendable () -> TimeSeries {
+        guard snapshot.seriesInDatabase else { return { stored } }
+        let answer = answers.series(of: layer, stored)
+        answer.need(needs)
+        return { answer.series }
+    }
+
+    /// On a PostGIS store, a WHERE evaluated here rather than in SQL (a route's FROM/TO, the
+    /// HTTP API's where=): the series of all the layer's stations, read now.
+    func everyStation(_ stored: TimeSeries, on layer: Layer, needs: SeriesNeeds, at position: SourcePosition) throws(QueryError) -> TimeSeries {
+        let key = stored.link.layerKeyColumn
+        do {
+            return try snapshot.series(stored, keys: (0..<layer.count).compactMap { layer.properties[$0][key]?.stringValue }, needs: needs)
+        } catch {
+            throw Runner.engineError(error, at: position)
         }
     }
 
@@ -549,13 +581,21 @@ struct Planner {
             let pattern = CzechStemmer.Pattern(text)
             return { i in value(i).stringValue.map { pattern.matches($0) } ?? false }
         case .measures(let column):
-            let (series, keyOf, _) = try timeSeries(column, on: layer)
+            let (stored, keyOf, _) = try timeSeries(column, on: layer)
+            if wherePushedDown { return { _ in false } }  // never called: SQL decides (SQLPushdown.swift)
+            let series = snapshot.seriesInDatabase ? try everyStation(stored, on: layer, needs: SeriesNeeds(columns: [column.text]), at: column.position) : stored
             let name = column.text
             return { i in keyOf(i).map { series.measures($0, name) } ?? false }
         case .fresh(let hours, let position):
-            guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+            guard let stored = snapshot.timeSeriesByLayer[layer.name] else {
                 throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position, hint: timeSeriesHint)
             }
+            if wherePushedDown { return { _ in false } }  // never called: SQL decides (SQLPushdown.swift)
+            // The newest observation of every key of the table counts (not only the layer's).
+            if snapshot.seriesInDatabase {
+                throw Runner.engineError(.notSupportedOnPostGIS("FRESH outside a FIND's WHERE (a route's FROM or TO)"), at: position)
+            }
+            let series = stored
             let newest = series.keys.compactMap { series.observations(of: $0).last?.end }.max() ?? UTCTime(seconds: 0)
             let maxAge = Int64(hours * 3600)
             let key = series.link.layerKeyColumn
@@ -722,7 +762,7 @@ struct Planner {
                 case .intersecting?: access = "packed Hilbert R-tree bounding-box search"
                 case .atZoom?, nil: access = "full scan in load order (no spatial clause)"
                 }
-                lines.append("\(n + 1). \(layer.name) (\(layer.count) \(layer.family == .table ? "rows" : "features, \(layer.family.rawValue)")): \(access)")
+                lines.append("\(n + 1). \(layer.name) (\(layer.rowCount) \(layer.family == .table ? "rows" : "features, \(layer.family.rawValue)")): \(access)")
             }
             if let note = plan.linkNote { lines.append("   link: \(note)") }
             if case .find(let find) = statement {

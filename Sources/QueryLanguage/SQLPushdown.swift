@@ -72,6 +72,9 @@ struct SQLPushdown {
     static func compile(_ find: Find, layer: Layer, layerCount: Int, snapshot: Snapshot) throws(QueryError) -> PushedSelection {
         let at = find.layers[0].position
         if let linked = find.linked { throw refuse("LINKED TO", at: linked.layer.position) }
+        if layer.rowsInDatabase {
+            throw refuse("FIND on the time-series table '\(layer.name)' (its rows are read per answer: ask its stations' layer for LATEST or HISTORY)", at: at)
+        }
         var compiler = SQLPushdown(snapshot: snapshot, layer: layer)
         let table = table(layer.name)
         var conditions: [String] = []

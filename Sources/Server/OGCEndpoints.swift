@@ -57,31 +57,37 @@ extension Endpoints {
         }
     }
 
-    func ogcCollections(_ request: Request, _ context: APIContext) throws -> Response {
+    func ogcCollections(_ request: Request, _ context: APIContext) async throws -> Response {
         try Endpoints.ogcFormat(request, allowed: [])
         let snapshot = try state.snapshot()
         let base = baseURL(request, context) + Endpoints.ogcPrefix
-        return Reply.json(request: request) { w in
-            w.beginObject()
-            Output.links(&w, [Link(href: base + "/collections", rel: "self", type: Reply.json, title: "This document")])
-            w.key("collections")
-            w.beginArray()
-            for layer in snapshot.layers {
-                Output.ogcCollection(&w, layer, temporal: snapshot.temporalExtent(of: layer), links: Endpoints.collectionLinks(base, layer))
+        return try await readsSeries(snapshot) {
+            let extents = try engine { () throws(EngineError) in try snapshot.layers.map { layer throws(EngineError) in try snapshot.temporalExtent(of: layer) } }
+            return Reply.json(request: request) { w in
+                w.beginObject()
+                Output.links(&w, [Link(href: base + "/collections", rel: "self", type: Reply.json, title: "This document")])
+                w.key("collections")
+                w.beginArray()
+                for (layer, extent) in zip(snapshot.layers, extents) {
+                    Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer))
+                }
+                w.endArray()
+                w.endObject()
             }
-            w.endArray()
-            w.endObject()
         }
     }
 
-    func ogcCollection(_ request: Request, _ context: APIContext) throws -> Response {
+    func ogcCollection(_ request: Request, _ context: APIContext) async throws -> Response {
         try Endpoints.ogcFormat(request, allowed: [])
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("collection", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let base = baseURL(request, context) + Endpoints.ogcPrefix
-        return Reply.json(request: request) { w in
-            Output.ogcCollection(&w, layer, temporal: snapshot.temporalExtent(of: layer), links: Endpoints.collectionLinks(base, layer))
+        return try await readsSeries(snapshot) {
+            let extent = try engine { () throws(EngineError) in try snapshot.temporalExtent(of: layer) }
+            return Reply.json(request: request) { w in
+                Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer))
+            }
         }
     }
 
