@@ -193,11 +193,21 @@ struct SQLPushdown {
             let s = SQLPushdown.table(series.table)
             let end = SQLPushdown.table(series.link.endColumn)
             let keyColumn = SQLPushdown.table(series.link.keyColumn)
-            // The engine's rule (TimeSeries.isStale): fresh when the station's newest end is at
-            // most `hours` (whole seconds) before the newest end of the whole series.
-            let maxAge = bind(.real(Double(Int64(hours * 3600))))
-            return "COALESCE((SELECT max(s.\(end)::timestamptz) FROM \(s) AS s WHERE s.\(keyColumn) = \(key)) "
-                + ">= (SELECT max(s.\(end)::timestamptz) FROM \(s) AS s) - make_interval(secs => \(maxAge)), false)"
+            let start = SQLPushdown.table(series.link.startColumn)
+            // The engine's rule (TimeSeries.isStale): fresh when the end of the station's last
+            // observation (newest start, then highest fid) is at most `hours` (whole seconds)
+            // before the newest such end of any key of the table. Times as the engine reads them
+            // (`vltava_utc`, Engine/SeriesFetch.swift); the keys are walked through the key index
+            // (a loose index scan), each one's last observation through (key, start, fid).
+            let maxAge = bind(.integer(Int64(hours * 3600)))
+            let observation = "vltava_utc(r.\(start)) IS NOT NULL AND vltava_utc(r.\(end)) IS NOT NULL"
+            func lastEnd(of keyValue: String) -> String {
+                "(SELECT vltava_utc(r.\(end)) FROM \(s) AS r WHERE r.\(keyColumn) = \(keyValue) AND \(observation) ORDER BY vltava_utc(r.\(start)) DESC, r.fid DESC LIMIT 1)"
+            }
+            let newest = "(WITH RECURSIVE k(v) AS ((SELECT r.\(keyColumn) FROM \(s) AS r WHERE r.\(keyColumn) IS NOT NULL ORDER BY 1 LIMIT 1) "
+                + "UNION ALL SELECT (SELECT r.\(keyColumn) FROM \(s) AS r WHERE r.\(keyColumn) > k.v ORDER BY 1 LIMIT 1) FROM k WHERE k.v IS NOT NULL) "
+                + "SELECT max(\(lastEnd(of: "k.v"))) FROM k WHERE k.v IS NOT NULL)"
+            return "COALESCE(\(lastEnd(of: key)) >= \(newest) - \(maxAge), false)"
         }
     }
 

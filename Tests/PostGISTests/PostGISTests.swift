@@ -173,6 +173,26 @@ struct PostGISStoreTests {
                              database: "vltava_series")
             #expect(answer("FIND stations WHERE code = 'ALEGA' RETURN OBSERVED_AT, LATEST(no2)", on: snapshot)
                     == #"{"count":1,"rows":[{"observed_at":"2019-04-16T23:00:00Z","latest_no2":12.5}]}"#)
+            // The same three rows in a copy of the GeoPackage: LATEST older than the newest hour,
+            // an incomplete hour, an unreadable time, and every form reading the series, alike.
+            let copy = try Fixtures.temporaryDirectory("postgis-series").appendingPathComponent("demo.gpkg").path
+            try FileManager.default.copyItem(atPath: try PushedStore.gpkg.get(), toPath: copy)
+            for row in ["(100001, 'ALEGA', '2019-04-16 21:00:00.0 UTC', '2019-04-16 22:00:00.0 UTC', 2, 12.5)",
+                        "(100002, 'ALEGA', '2019-04-16T22:00:00Z', '2019-04-16T23:00:00Z', 0, 0)", "(100003, 'ALEGA', '2019-04-17 25:00', '2019-04-17 26:00', 2, 99)"] {
+                try RawStoreEdits.execute("INSERT INTO observations (fid, code, interval_start, interval_end, aqi, no2) VALUES \(row)", in: copy)
+            }
+            let reference = try Snapshot.load(storePath: copy)
+            for text in ["FIND stations ORDER BY code RETURN code, OBSERVED_AT, LATEST(aqi), LATEST(no2), LATEST(o3), LATEST(pm10), LATEST(pm10_24), LATEST(pm2_5), LATEST(so2), LATEST(co)",
+                         "FIND stations ORDER BY code RETURN code, HISTORY(no2, 1 h), HISTORY(no2, 3 h), HISTORY(aqi, 2 h), AVG(HISTORY(no2, 24 h))",
+                         "FIND stations NEAREST 2 TO POINT(14.43 50.07) WHERE MEASURES(no2) AND FRESH(2 h) RETURN code, LATEST(no2), OBSERVED_AT"] {
+                #expect(answer(text, on: snapshot) == answer(text, on: reference), "\(text)")
+            }
+            for point in [Point(lon: 14.43, lat: 50.07), Point(lon: 14.38, lat: 50.09)] {
+                var a = JSONWriter(), b = JSONWriter()
+                Output.air(&a, try reference.air(at: point), now: Date(timeIntervalSince1970: 1.6e9))
+                Output.air(&b, try snapshot.air(at: point), now: Date(timeIntervalSince1970: 1.6e9))
+                #expect(a.bytes == b.bytes, "air at \(point)")
+            }
 
             // A station whose code is SQL: its rows are found through the bound JSON array only.
             let hostile = "x'); DROP TABLE observations; --"
@@ -268,7 +288,8 @@ struct PostGISStoreTests {
             #expect(answer("FIND observations WHERE code = 'ALEGA' RETURN no2", on: postgis).hasPrefix("error not_supported_on_postgis: FIND on the time-series table 'observations'"))
             // The table's count is the database's (tile sets stay in files: the GeoPackage lists one more row).
             let row = #"{"name":"observations","kind":"table","count":816,"notes":"time series of 'stations'"}"#
-            #expect(answer("SHOW LAYERS", on: postgis).contains(row) && answer("SHOW LAYERS", on: try PushedStore.embedded.get()).contains(row))
+            let embedded = try PushedStore.embedded.get()
+            #expect(answer("SHOW LAYERS", on: postgis).contains(row) && answer("SHOW LAYERS", on: embedded).contains(row))
             let items = ItemsRequest(limit: 10)
             #expect(throws: EngineError.notSupportedOnPostGIS("the items of a time-series table (its rows stay in the database)")) {
                 _ = try postgis.items(try postgis.layer("observations"), items)
