@@ -10,17 +10,19 @@
 //
 // - the last observation (newest start, then highest fid: the engine sorts a station's rows by
 //   start, stably, from fid order): OBSERVED_AT, the anchor of HISTORY windows, FRESH;
-// - per column c asked for: the newest row with c ≠ 0, and (c not the quality column) the newest
-//   row with c = 0 in a complete hour (quality ≠ 0). The first decides whether the station
-//   measures c (rule 2: some value non-zero) exactly as the whole table would; the values that
-//   survive the rule are exactly the rows of those two kinds, so the newest surviving value
-//   (LATEST) is the newer of the two;
+// - per column c asked for: one row with c ≠ 0, if there is one, so that the rows fetched say
+//   whether the station measures c (rule 2: some value non-zero) as the whole table would; and
+//   the newest row whose c survives the rule when the station measures it (c ≠ 0, or c = 0 in
+//   a complete hour, quality ≠ 0; for the quality column itself only c ≠ 0): that row is the
+//   newest surviving value (LATEST) in the whole table, and it is among the rows fetched;
 // - for HISTORY(c, n h): every row whose end is less than n hours before the last one's end.
 //
 // Rows whose start or end the engine cannot read are not observations (the engine skips them):
 // `vltava_utc(text)` (created by `push`, PostGIS/PostGISStore.swift) is UTCTime.parse in SQL,
-// NULL where UTCTime.parse gives nil, and the series table has an index on (key,
-// vltava_utc(start), fid) so that each "newest row" is a short backward index scan.
+// NULL where UTCTime.parse gives nil. `push` indexes a series table on (key, vltava_utc(start),
+// fid), so each "newest row" is a short backward index scan; on (key, vltava_utc(end)) for the
+// HISTORY windows; and on (key, fid) WHERE c <> 0 for each value column, so a station that
+// never measured c is known at once rather than by reading all its rows.
 
 import Geometry
 import Store
@@ -85,29 +87,38 @@ extension TimeSeries {
     public func fetchStatement(keys: [String], needs: SeriesNeeds) -> (sql: String, parameters: [AttributeValue]) {
         let (t, k, s, e) = (quoted(table), quoted(link.keyColumn), quoted(link.startColumn), quoted(link.endColumn))
         var parameters: [AttributeValue] = [.text(JSON.serialize(.array(keys.map { .string($0) })))]
+        // Each pick reads whole rows (no join back to the table by fid, which PostgreSQL plans
+        // as a walk over the whole table when it guesses a HISTORY window large).
+        let row = (["fid", k, s, e] + columns.map(quoted) + textColumns.map(quoted)).map { "r." + $0 }.joined(separator: ", ")
         let observation = "vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL"
         func newest(_ condition: String) -> String {
-            "(SELECT r.fid FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation)\(condition) ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1)"
+            "(SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation)\(condition) ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1)"
         }
         var picks = [newest("")]
         for column in columns where needs.columns.contains(column) {
             let c = "r." + quoted(column)
-            picks.append(newest(" AND \(c) <> 0"))
-            if column != qualityColumn {
-                picks.append(newest(" AND \(c) = 0" + (qualityColumn.map { " AND r.\(quoted($0)) <> 0" } ?? "")))
-            }
+            // A row that survives the rule when the station measures c: non-zero, or a zero in a
+            // complete hour (not for the quality column, whose 0 is "incomplete").
+            let survives = column == qualityColumn ? " AND \(c) <> 0"
+                : " AND \(c) IS NOT NULL" + (qualityColumn.map { " AND (\(c) <> 0 OR r.\(quoted($0)) <> 0)" } ?? "")
+            picks.append(newest(survives))
+            // Whether the station measures c: any one non-zero row says so (the partial index
+            // on c <> 0 answers at once, also when there is none).
+            picks.append("(SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND \(c) <> 0 AND \(observation) LIMIT 1)")
         }
-        var selected = "SELECT p.fid FROM keys AS key, LATERAL (\(picks.joined(separator: " UNION ALL "))) AS p(fid)"
+        var selected = "SELECT p.* FROM keys AS key, LATERAL (\(picks.joined(separator: " UNION ALL "))) AS p"
         if let hours = needs.historyHours {
             let (seconds, overflow) = Int64(clamping: hours).multipliedReportingOverflow(by: 3600)
             parameters.append(.integer(overflow ? 1_000_000_000_000_000 : min(seconds, 1_000_000_000_000_000)))
-            selected += " UNION ALL SELECT w.fid FROM keys AS key, LATERAL (SELECT vltava_utc(r.\(e)) AS e FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation) "
-                + "ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1) AS last, \(t) AS w "
-                + "WHERE w.\(k) = key.value AND vltava_utc(w.\(s)) IS NOT NULL AND vltava_utc(w.\(e)) > last.e - $\(parameters.count)"
+            selected += " UNION ALL SELECT w.* FROM keys AS key, LATERAL (SELECT vltava_utc(r.\(e)) AS e FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation) "
+                + "ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1) AS last, "
+                + "LATERAL (SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND vltava_utc(r.\(e)) > last.e - $\(parameters.count) AND vltava_utc(r.\(s)) IS NOT NULL OFFSET 0) AS w"
         }
-        let values = ([k, s, e] + columns.map(quoted) + textColumns.map(quoted)).map { "o." + $0 }
+        // (OFFSET 0 keeps the window a subquery run per station on the (key, end) index:
+        // pulled up, PostgreSQL merged it with the whole table.)
+        // A row picked twice comes once, and in fid order, as the engine reads a table.
         let sql = "WITH keys AS (SELECT DISTINCT value FROM json_array_elements_text($1::json)) "
-            + "SELECT o.fid, \(values.joined(separator: ", ")) FROM \(t) AS o WHERE o.fid IN (\(selected)) ORDER BY o.fid"
+            + "SELECT DISTINCT ON (o.fid) o.* FROM (\(selected)) AS o ORDER BY o.fid"
         return (sql, parameters)
     }
 }

@@ -233,6 +233,11 @@ public enum PostGISStore {
             // A station's newest rows, and the rows of a HISTORY window (Engine/SeriesFetch.swift).
             try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), vltava_utc(\(quoted(link.startColumn))), fid)")
             try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), vltava_utc(\(quoted(link.endColumn))))")
+            // Whether a station measures a column (some value non-zero): one probe, also when none is.
+            let excluded: Set<String> = [link.keyColumn, link.startColumn, link.endColumn]
+            for column in info.columns where !excluded.contains(column.name) && (column.type == .integer || column.type == .real) && !column.isJSON {
+                try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), fid) WHERE \(quoted(column.name)) <> 0")
+            }
         }
         try database.execute(connection, "ANALYZE \(table)")
         try database.execute(connection, "DELETE FROM \(catalogue) WHERE name = $1", [.text(info.name)])

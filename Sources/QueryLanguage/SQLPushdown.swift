@@ -187,7 +187,10 @@ struct SQLPushdown {
                 throw SQLPushdown.refuse("MEASURES of \(Quote.input(column.text))", at: column.position)
             }
             let s = SQLPushdown.table(series.table)
-            return "EXISTS (SELECT 1 FROM \(s) AS s WHERE s.\(SQLPushdown.table(series.link.keyColumn)) = \(key) AND s.\(SQLPushdown.table(column.text)) <> 0)"
+            // Rule 2 of TimeSeries.swift over the observations the engine reads (times it can parse).
+            let (start, end) = (SQLPushdown.table(series.link.startColumn), SQLPushdown.table(series.link.endColumn))
+            return "EXISTS (SELECT 1 FROM \(s) AS s WHERE s.\(SQLPushdown.table(series.link.keyColumn)) = \(key) AND s.\(SQLPushdown.table(column.text)) <> 0 "
+                + "AND vltava_utc(s.\(start)) IS NOT NULL AND vltava_utc(s.\(end)) IS NOT NULL)"
         case .fresh(let hours, let where_):
             let (series, key) = try timeSeries(where_)
             let s = SQLPushdown.table(series.table)

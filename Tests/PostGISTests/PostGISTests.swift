@@ -273,7 +273,7 @@ struct PostGISStoreTests {
             // The series' statement for the stations selected, and PostgreSQL's plan for it.
             let series = answer("EXPLAIN FIND stations NEAREST 3 TO POINT(14.42 50.08) RETURN code, LATEST(no2), HISTORY(no2, 3 h)", on: postgis)
             #expect(series.contains("series (observations), LATEST/HISTORY/OBSERVED_AT for the stations selected: WITH keys AS (SELECT DISTINCT value FROM json_array_elements_text($1::json))"), "\(series)")
-            #expect(series.contains("vltava_utc(w.\\\"interval_end\\\") > last.e - $2"), "\(series)")
+            #expect(series.contains("vltava_utc(r.\\\"interval_end\\\") > last.e - $2"), "\(series)")
             #expect(series.contains("Index Scan"), "\(series)")
         }
     }
