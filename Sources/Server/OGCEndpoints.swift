@@ -151,6 +151,9 @@ extension Endpoints {
         let name = try request.pathParameter("collection", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let id = try request.pathParameter("featureId", context)
+        if layer.rowsInDatabase {
+            throw APIError.engine(.notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)"))
+        }
         guard let fid = Int64(id), let index = layer.index(ofFID: fid) else {
             throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(layer.name)' has no feature \(Quote.input(id))",
                            extra: JSONObject([("layer", .string(layer.name))]))
