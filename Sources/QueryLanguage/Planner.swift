@@ -211,6 +211,18 @@ struct Planner {
     let answers = AnswerSeriesSet()
     /// The FIND's WHERE runs in SQL (SQLPushdown.swift): its compiled predicates are never called.
     var wherePushedDown = false
+    /// Planning a FIND's own rows: the runner fetches the series they read once it has selected
+    /// them (`answers`). Elsewhere (a route's FROM/TO, LINKED TO's other side, a reference to
+    /// another layer's feature) a series on a PostGIS store is read for every station at once.
+    var fillsSeries = false
+
+    /// This planner for conditions and fields evaluated here, on the snapshot.
+    var inMemory: Planner {
+        var planner = self
+        planner.wherePushedDown = false
+        planner.fillsSeries = false
+        return planner
+    }
     var limits: EngineLimits { snapshot.limits }
 
     func plan(_ statement: Statement, at position: SourcePosition) throws(QueryError) -> PlannedStatement {
@@ -226,7 +238,9 @@ struct Planner {
                 step = .describeLayer(layer, snapshot.timeSeriesByLayer[layer.name])
             }
         case .find(let find):
-            step = find.tileSet == nil ? .find(try planFind(find)) : .tilesAt(try planTiles(find))
+            var finder = self
+            finder.fillsSeries = true
+            step = find.tileSet == nil ? .find(try finder.planFind(find)) : .tilesAt(try planTiles(find))
         case .route(let route):
             step = .route(try planRoute(route))
         case .tile(let tile):
@@ -324,7 +338,7 @@ struct Planner {
         // `WITHIN d OF (pavilions WHERE …)`: the selected features' geometries, measured from.
         var targets: [Geometry] = []
         switch find.spatial {
-        case .nearestFeatures(_, let selection, _)?, .withinFeatures(_, let selection)?: targets = try select(selection)
+        case .nearestFeatures(_, let selection, _)?, .withinFeatures(_, let selection)?: targets = try inMemory.select(selection)
         default: break
         }
         // Fields the WHERE, ORDER BY and RETURN name must exist in at least one layer.
@@ -347,7 +361,7 @@ struct Planner {
         // A grouped FIND without RETURN answers its groups and their sizes.
         if fields.isEmpty && Planner.isGrouped(find) { fields = find.groupBy + [.aggregate(.count, nil, position: find.layers[0].position)] }
         let columns = fields.isEmpty ? all : fields.map(\.label)
-        let link = try find.linked.map { selection throws(QueryError) in try planLink(selection, for: layers) }
+        let link = try find.linked.map { selection throws(QueryError) in try inMemory.planLink(selection, for: layers) }
 
         let groups = try planGroups(find, fields: fields, layers: layers)
         let grouped = groups != nil
@@ -464,7 +478,7 @@ struct Planner {
             }
         case .latest(let column, _):
             let (stored, keyOf, index) = try timeSeries(column, on: layer)
-            let series = reader(stored, on: layer) { $0.add(column: column.text) }
+            let series = try reader(stored, on: layer, at: column.position) { $0.add(column: column.text) }
             return { i in
                 guard let key = keyOf(i) else { return .null }
                 let observations = series().observations(of: key)
@@ -472,7 +486,7 @@ struct Planner {
             }
         case .history(let column, let hours, _):
             let (stored, keyOf, index) = try timeSeries(column, on: layer)
-            let series = reader(stored, on: layer) { $0.add(hours: hours, column: column.text) }
+            let series = try reader(stored, on: layer, at: column.position) { $0.add(hours: hours, column: column.text) }
             return { i in
                 guard let key = keyOf(i) else { return .null }
                 let points: [JSONValue] = series().history(of: key, hours: hours).map { observation in
@@ -488,7 +502,7 @@ struct Planner {
                                     hint: timeSeriesHint)
             }
             let key = stored.link.layerKeyColumn
-            let series = reader(stored, on: layer) { _ in }  // the last observation is always fetched
+            let series = try reader(stored, on: layer, at: position) { _ in }  // the last observation is always fetched
             return { i in
                 guard let code = layer.properties[i][key]?.stringValue, let end = series().observations(of: code).last?.end else { return .null }
                 return .text(end.iso)
@@ -500,8 +514,15 @@ struct Planner {
 
     /// The series the rows of `layer` read: the snapshot's own, or on a PostGIS store the rows
     /// the runner fetches for the answer's stations (`needs` says what they must decide).
-    func reader(_ stored: TimeSeries, on layer: Layer, _ needs: (inout SeriesNeeds) -> Void) -> @Sendable () -> TimeSeries {
-        guard snapshot.seriesInDatabase else { return { stored } }
+    func reader(_ stored: TimeSeries, on layer: Layer, at position: SourcePosition,
+                _ needs: (inout SeriesNeeds) -> Void) throws(QueryError) -> @Sendable () -> TimeSeries {
+        guard snapshot.seriesInDatabase, !wherePushedDown else { return { stored } }  // pushed WHERE: never called
+        guard fillsSeries else {
+            var wanted = SeriesNeeds()
+            needs(&wanted)
+            let series = try everyStation(stored, on: layer, needs: wanted, at: position)
+            return { series }
+        }
         let answer = answers.series(of: layer, stored)
         answer.need(needs)
         return { answer.series }
@@ -637,7 +658,7 @@ struct Planner {
     /// `location_ids` name pens and pavilions). The link works both ways.
     func planLink(_ selection: Selection, for layers: [Layer]) throws(QueryError) -> (filters: [ObjectIdentifier: Predicate], note: String) {
         let other = try layer(selection.layer)
-        let otherFilter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: other) }
+        let otherFilter = try selection.filter.map { expression throws(QueryError) in try inMemory.compile(expression, on: other) }
         let selected = (0..<other.count).filter { otherFilter?($0) ?? true }
         var filters: [ObjectIdentifier: Predicate] = [:]
         var notes: [String] = []
@@ -729,8 +750,9 @@ struct Planner {
         guard layer.family != .table else {
             throw Planner.error(.invalid, "unsupported_geometry", "'\(layer.name)' is a table without geometries", at: selection.layer.position)
         }
-        var filter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
-        if let linked = selection.linked.first, let link = try planLink(linked, for: [layer]).filters[ObjectIdentifier(layer)] {
+        let planner = inMemory
+        var filter = try selection.filter.map { expression throws(QueryError) in try planner.compile(expression, on: layer) }
+        if let linked = selection.linked.first, let link = try planner.planLink(linked, for: [layer]).filters[ObjectIdentifier(layer)] {
             let inner = filter
             filter = { i in link(i) && (inner?(i) ?? true) }
         }

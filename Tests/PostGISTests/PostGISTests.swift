@@ -129,7 +129,9 @@ struct PostGISStoreTests {
                      "FIND stations WHERE MEASURES(no2) RETURN classif, COUNT(*), AVG(MAX(HISTORY(no2, 24 h))) GROUP BY classif",
                      "FIND stations ORDER BY LATEST(pm10) DESC, code LIMIT 4 RETURN code, LATEST(pm10)",
                      "FIND stations WITHIN 3000 m OF POINT(14.42 50.08) RETURN code, distance_m, LATEST(o3), OBSERVED_AT",
-                     "FIND stations WHERE code = 'NONE' RETURN code, LATEST(no2)"] {
+                     "FIND stations WHERE code = 'NONE' RETURN code, LATEST(no2)",
+                     // Another layer's series through a feature reference (read for every station at once).
+                     "FIND districts ORDER BY fid LIMIT 8 RETURN NAZEV_MC, (stations NEAREST).code, (stations NEAREST).LATEST(no2), (stations NEAREST).HISTORY(o3, 3 h), (stations NEAREST WHERE MEASURES(so2)).OBSERVED_AT"] {
             #expect(answer(text, on: postgis) == answer(text, on: embedded), "\(text)")
             #expect(!answer(text, on: postgis).hasPrefix("error"), "\(text)")
         }
