@@ -146,6 +146,16 @@ struct PostGISStoreTests {
             Output.here(&c, try embedded.here(at: point))
             Output.here(&d, try postgis.here(at: point))
             #expect(c.bytes == d.bytes, "here at \(point)")
+            // /v1/layers/stations/nearest?where=so2: MEASURES outside SQL, and the stations' readings.
+            func nearest(_ snapshot: Snapshot) throws -> [UInt8] {
+                let layer = try snapshot.layer("stations"), stations = try #require(snapshot.stations)
+                let filter = try Query.filter(on: layer, in: snapshot, measuring: ["so2"], equal: [])
+                let matches = try snapshot.nearest(layer, to: point, k: 3, filter: filter)
+                var w = JSONWriter()
+                for (match, reading) in zip(matches, try snapshot.readings(stations, matches)) { Output.match(&w, layer, match, geometry: .none, reading: reading) }
+                return w.bytes
+            }
+            #expect(try nearest(embedded) == nearest(postgis), "nearest stations measuring so2 at \(point)")
         }
     }
 
