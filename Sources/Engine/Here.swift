@@ -66,18 +66,24 @@ extension Snapshot {
         }
         var station: StationReading?
         if let stations, let match = try nearest(stations.layer, to: point, k: 1).first {
-            station = reading(stations, match)
+            station = try readings(stations, [match]).first
         }
         return Here(point: point, area: check, containing: containing, nearestStation: station)
     }
 
-    /// The latest values of one station.
-    public func reading(_ stations: Stations, _ match: Match) -> StationReading {
-        let code = stations.key(match.index)
-        guard let code else { return StationReading(layer: stations.layer, match: match, code: nil, latest: [], observedUntil: nil) }
-        let latest = stations.series.latest(of: code)
-        let values = stations.series.columns.compactMap { column in latest.values[column].map { (column, $0.value, $0.end) } }
-        return StationReading(layer: stations.layer, match: match, code: code, latest: values, observedUntil: latest.lastEnd)
+    /// The latest values of the stations `matches` found (on a PostGIS store, read in one
+    /// statement for all of them).
+    public func readings(_ stations: Stations, _ matches: [Match]) throws(EngineError) -> [StationReading] {
+        let series = try self.series(stations.series, keys: matches.compactMap { stations.key($0.index) },
+                                     needs: SeriesNeeds(columns: stations.series.columns))
+        return matches.map { match in
+            guard let code = stations.key(match.index) else {
+                return StationReading(layer: stations.layer, match: match, code: nil, latest: [], observedUntil: nil)
+            }
+            let latest = series.latest(of: code)
+            let values = series.columns.compactMap { column in latest.values[column].map { (column, $0.value, $0.end) } }
+            return StationReading(layer: stations.layer, match: match, code: code, latest: values, observedUntil: latest.lastEnd)
+        }
     }
 
     /// The air where the point is: for the index and each pollutant, the nearest station that
@@ -86,7 +92,9 @@ extension Snapshot {
     public func air(at point: Point, districts: Layer? = nil) throws(EngineError) -> AirReport {
         try Check.position(point)
         guard let stations else { throw .noTimeSeries }
-        let series = stations.series
+        // Every station: which columns each measures decides the nearest one for each column.
+        let series = try self.series(stations.series, keys: (0..<stations.layer.count).compactMap(stations.key),
+                                     needs: SeriesNeeds(columns: stations.series.columns))
         func nearestMeasuring(_ column: String) throws(EngineError) -> Match? {
             try nearest(stations.layer, to: point, k: 1, filter: { i in stations.key(i).map { series.measures($0, column) } ?? false }).first
         }

@@ -66,6 +66,7 @@ extension Snapshot {
             throw .invalidArgument(parameter: "limit", message: "must be between 1 and \(limits.maxRows), got \(request.limit)")
         }
         guard request.offset >= 0 else { throw .invalidArgument(parameter: "offset", message: "must be 0 or more, got \(request.offset)") }
+        if layer.rowsInDatabase { throw .notSupportedOnPostGIS("the items of a time-series table (its rows stay in the database)") }
         var selected: [Int]
         if let box = request.bbox {
             selected = try self.features(of: layer, meeting: box)
@@ -84,8 +85,9 @@ extension Snapshot {
 
     /// The time the layer's features cover, from the earliest start to the latest end; nil for
     /// a layer without time.
-    public func temporalExtent(of layer: Layer) -> TimeRange? {
+    public func temporalExtent(of layer: Layer) throws(EngineError) -> TimeRange? {
         guard let series = timeSeriesByTable[layer.name] ?? timeSeriesByLayer[layer.name] else { return nil }
+        if let database { return try databaseExtent(series, database: database) }
         var first: UTCTime?, last: UTCTime?
         for key in series.keys {
             let observations = series.observations(of: key)
@@ -118,6 +120,9 @@ extension Snapshot {
     /// Whether feature `index` of the layer has a time in a range: a time-series table by its
     /// rows' intervals, a point layer with one by its observations. An error for other layers.
     func times(of layer: Layer) throws(EngineError) -> (Int, TimeRange) -> Bool {
+        if seriesInDatabase && (timeSeriesByTable[layer.name] ?? timeSeriesByLayer[layer.name]) != nil {
+            throw .notSupportedOnPostGIS("datetime on a layer with a time series")
+        }
         if let series = timeSeriesByTable[layer.name] {
             let link = series.link
             let intervals = layer.properties.map { row -> (UTCTime, UTCTime)? in

@@ -44,15 +44,22 @@ public final class Layer: Sendable {
     /// (a geometry that could not be read, or with a NaN or infinite coordinate).
     public let warnings: [String]
 
+    /// A time-series table of a PostGIS store: its rows stay in the database (read per answer,
+    /// SeriesFetch.swift), so the layer holds none of them.
+    public let rowsInDatabase: Bool
+
     public var name: String { info.name }
     public var count: Int { fids.count }
+    /// The rows the store holds: `count`, or for rows left in the database the count it gave.
+    public var rowCount: Int { rowsInDatabase ? info.featureCount : count }
 
     /// `skipped`: the features the store could not read, reported as warnings. A feature whose
     /// geometry has a NaN or infinite coordinate is left out with a warning too, so one bad
     /// feature never makes the store unloadable; an index builder refusing its input (which
     /// these checks leave no way to) is an error naming the layer and the fid.
-    init(info: LayerInfo, features input: [StoredFeature], skipped: [FeatureProblem] = []) throws(EngineError) {
+    init(info: LayerInfo, features input: [StoredFeature], skipped: [FeatureProblem] = [], rowsInDatabase: Bool = false) throws(EngineError) {
         self.info = info
+        self.rowsInDatabase = rowsInDatabase
         var warnings = skipped.map { Layer.leftOut(info.name, $0.fid, $0.reason) }
         var features: [StoredFeature] = []
         features.reserveCapacity(input.count)
@@ -137,6 +144,7 @@ public final class Layer: Sendable {
     /// A polygon layer read in place from a snapshot file: nothing is read or built here.
     init(info: LayerInfo, mapped: MappedLayer) {
         self.info = info
+        rowsInDatabase = false
         family = .polygons
         fids = mapped.fids
         geometries = mapped.geometries

@@ -127,6 +127,7 @@ extension Snapshot {
     /// Great-circle metres from the point to a feature (0 inside a polygon).
     public func distance(from point: Point, to layer: Layer, fid: Int64) throws(EngineError) -> Double {
         try Check.position(point)
+        if layer.rowsInDatabase { throw .notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)") }
         guard let index = layer.index(ofFID: fid) else { throw .unknownFeature(layer: layer.name, fid: fid) }
         guard let geometry = layer.geometries[index] else {
             throw .unsupportedGeometry(layer: layer.name, operation: "DISTANCE", needs: "geometries", has: "none (it is a table)")

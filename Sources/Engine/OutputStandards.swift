@@ -71,7 +71,7 @@ extension Output {
         w.key("id"); w.string(layer.name)
         w.key("title"); w.string(layer.name)
         w.key("description")
-        let count = "\(layer.count) \(layer.family == .table ? "rows" : "features")"
+        let count = "\(layer.rowCount) \(layer.family == .table ? "rows" : "features")"
         w.string(layer.family == .table ? "\(count), without geometry" : "\(count) (\(layer.family.rawValue))")
         Output.links(&w, links)
         w.key("extent")

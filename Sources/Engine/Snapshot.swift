@@ -149,13 +149,18 @@ public final class Snapshot: Sendable {
         return (byTable, byLayer)
     }
 
-    /// A snapshot of layers read from a database (the PostGIS store): the same layers, indexes
-    /// and time series as from a GeoPackage, plus the `database` its FINDs run in.
+    /// A snapshot of layers read from a database (the PostGIS store): the same layers and
+    /// indexes as from a GeoPackage, plus the `database` its FINDs run in. Time-series tables
+    /// come without rows (their `info.featureCount` says how many the database holds): their
+    /// series are read per answer (SeriesFetch.swift), so the snapshot keeps only their metadata.
     public static func build(location: String, layers input: [(info: LayerInfo, features: [StoredFeature])], database: any SQLDatabase,
                              tileSets tileSetPaths: [String: String] = [:], limits: EngineLimits = EngineLimits(),
                              loadSeconds: Double) throws(EngineError) -> Snapshot {
         var layers: [Layer] = []
-        for (info, features) in input { layers.append(try Layer(info: info, features: features)) }
+        for (info, features) in input {
+            let series = info.timeSeries != nil
+            layers.append(try Layer(info: info, features: series ? [] : features, rowsInDatabase: series))
+        }
         layers.sort { $0.name < $1.name }
         let (byTable, byLayer) = timeSeries(of: layers)
         var tileSets: [String: MBTiles] = [:]

@@ -80,11 +80,21 @@ public struct TimeSeries: Sendable {
 
     /// Builds the series from the table's rows, applying the missing-versus-zero rule.
     init(table: String, link: TimeSeriesLink, info: LayerInfo, rows: [Attributes]) {
-        self.table = table
-        self.link = link
         let excluded: Set<String> = [link.keyColumn, link.startColumn, link.endColumn]
         let numeric = info.columns.filter { !excluded.contains($0.name) && ($0.type == .integer || $0.type == .real) }.map(\.name)
         let text = info.columns.filter { !excluded.contains($0.name) && $0.type == .text }.map(\.name)
+        self.init(table: table, link: link, numeric: numeric, text: text, rows: rows)
+    }
+
+    /// The same series (table, link, columns) built from other rows: on a PostGIS store, the
+    /// rows fetched for one answer (SeriesFetch.swift), through the same rule as a whole table.
+    func with(rows: [Attributes]) -> TimeSeries {
+        TimeSeries(table: table, link: link, numeric: columns, text: textColumns, rows: rows)
+    }
+
+    private init(table: String, link: TimeSeriesLink, numeric: [String], text: [String], rows: [Attributes]) {
+        self.table = table
+        self.link = link
         columns = numeric
         textColumns = text
         qualityColumn = numeric.first { $0.lowercased() == "aqi" }

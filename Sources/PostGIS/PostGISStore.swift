@@ -132,6 +132,7 @@ public enum PostGISStore {
             try database.execute(connection, "BEGIN")
             do {
                 try database.execute(connection, "CREATE EXTENSION IF NOT EXISTS postgis")
+                try database.execute(connection, utcFunction)
                 try database.execute(connection, """
                     CREATE TABLE IF NOT EXISTS \(catalogue) (name text PRIMARY KEY, kind text NOT NULL, geometry_type text, crs text,
                         description text NOT NULL, columns text NOT NULL, time_series text)
@@ -229,6 +230,14 @@ public enum PostGISStore {
         }
         if let link = info.timeSeries {
             try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)))")
+            // A station's newest rows, and the rows of a HISTORY window (Engine/SeriesFetch.swift).
+            try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), vltava_utc(\(quoted(link.startColumn))), fid)")
+            try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), vltava_utc(\(quoted(link.endColumn))))")
+            // Whether a station measures a column (some value non-zero): one probe, also when none is.
+            let excluded: Set<String> = [link.keyColumn, link.startColumn, link.endColumn]
+            for column in info.columns where !excluded.contains(column.name) && (column.type == .integer || column.type == .real) && !column.isJSON {
+                try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), fid) WHERE \(quoted(column.name)) <> 0")
+            }
         }
         try database.execute(connection, "ANALYZE \(table)")
         try database.execute(connection, "DELETE FROM \(catalogue) WHERE name = $1", [.text(info.name)])
@@ -281,16 +290,57 @@ public enum PostGISStore {
         return infos
     }
 
+    /// Every layer with its rows, except time-series tables: those stay in the database (the
+    /// snapshot reads what an answer needs, Engine/SeriesFetch.swift), only their count is read.
     static func readLayers(from database: PostGISDatabase) throws(EngineError) -> [(info: LayerInfo, features: [StoredFeature])] {
         var layers: [(LayerInfo, [StoredFeature])] = []
-        for (info, _) in try readCatalogue(from: database) {
+        let catalogue = try readCatalogue(from: database)
+        if catalogue.contains(where: { $0.info.timeSeries != nil }) {
+            let function = try database.rows("SELECT to_regprocedure('vltava_utc(text)') IS NOT NULL", [], deadline: .none)
+            guard case .bool(true)? = function.first?.first else {
+                throw .store("\(database.location) was pushed by an older vltava (no function vltava_utc for its time series); push the store again")
+            }
+        }
+        for (info, _) in catalogue {
             var info = info
+            if info.timeSeries != nil {
+                let count = try database.rows("SELECT count(*) FROM \(quoted(info.name))", [], deadline: .none)
+                if case .integer(let n)? = count.first?.first { info.featureCount = Int(n) }
+                layers.append((info, []))
+                continue
+            }
             let features = try readFeatures(info, from: database)
             info.featureCount = features.count
             layers.append((info, features))
         }
         return layers
     }
+
+    /// UTCTime.parse (Geometry/UTCTime.swift) in SQL: a time-series table's start or end as
+    /// seconds since 1970, NULL for a text the engine cannot read ("YYYY-MM-DD[ T]HH:MM[:SS[.f]]"
+    /// with " UTC", "UTC", "Z", "+00:00", "+0000" or nothing after, spaces and tabs around;
+    /// real calendar days only). IMMUTABLE, so a series table is indexed on it.
+    static let utcFunction = #"""
+        CREATE OR REPLACE FUNCTION vltava_utc(t text) RETURNS bigint LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $f$
+        DECLARE s text; y int; mo int; d int; h int; mi int; se int := 0; yy int; era int; yoe int; doy int; doe int; dim int;
+        BEGIN
+            s := btrim(t, E' 	');
+            IF s !~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?( UTC|UTC|Z|\+00:00|\+0000)?$' THEN RETURN NULL; END IF;
+            y := substr(s, 1, 4)::int; mo := substr(s, 6, 2)::int; d := substr(s, 9, 2)::int;
+            h := substr(s, 12, 2)::int; mi := substr(s, 15, 2)::int;
+            IF substr(s, 17, 1) = ':' THEN se := substr(s, 18, 2)::int; END IF;
+            dim := CASE WHEN mo = 2 THEN CASE WHEN (y % 4 = 0 AND y % 100 <> 0) OR y % 400 = 0 THEN 29 ELSE 28 END
+                        WHEN mo IN (4, 6, 9, 11) THEN 30 ELSE 31 END;
+            IF mo < 1 OR mo > 12 OR d < 1 OR d > dim OR h > 23 OR mi > 59 OR se > 59 THEN RETURN NULL; END IF;
+            -- Days since 1970-01-01 (Howard Hinnant's days_from_civil, as UTCTime.daysFromCivil).
+            yy := CASE WHEN mo <= 2 THEN y - 1 ELSE y END;
+            era := (CASE WHEN yy >= 0 THEN yy ELSE yy - 399 END) / 400;
+            yoe := yy - era * 400;
+            doy := (153 * (mo + CASE WHEN mo > 2 THEN -3 ELSE 9 END) + 2) / 5 + d - 1;
+            doe := yoe * 365 + yoe / 4 - yoe / 100 + doy;
+            RETURN (era * 146097 + doe - 719468)::bigint * 86400 + h * 3600 + mi * 60 + se;
+        END $f$
+        """#
 
     /// A layer's rows as features, fid order; geometries through WKB, values by column type.
     static func readFeatures(_ info: LayerInfo, from database: PostGISDatabase) throws(EngineError) -> [StoredFeature] {

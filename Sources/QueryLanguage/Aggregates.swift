@@ -162,8 +162,9 @@ extension Planner {
 
     /// The values of a time series' column over the last hours, per feature.
     func historyValues(_ column: Name, hours: Int, on layer: Layer) throws(QueryError) -> @Sendable (Int) -> [Double?] {
-        let (series, keyOf, index) = try timeSeries(column, on: layer)
-        return { i in keyOf(i).map { key in series.history(of: key, hours: hours).map { $0.values[index] } } ?? [] }
+        let (stored, keyOf, index) = try timeSeries(column, on: layer)
+        let series = try reader(stored, on: layer, at: column.position) { $0.add(hours: hours, column: column.text) }
+        return { i in keyOf(i).map { key in series().history(of: key, hours: hours).map { $0.values[index] } } ?? [] }
     }
 
     /// Fields computed from others: an aggregate of a list, WKT/WKB. An aggregate over rows or

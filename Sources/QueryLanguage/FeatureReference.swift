@@ -55,12 +55,14 @@ extension Planner {
     func referenceAccessor(_ reference: FeatureReference, _ field: FieldExpression, on layer: Layer) throws(QueryError) -> Accessor {
         try checkReference(reference, field)
         let other = try referencedLayer(reference)
-        let filter: FeatureFilter? = try reference.filter.map { expression throws(QueryError) in try compile(expression, on: other) }
+        // Evaluated here, per row, on the snapshot (series of the other layer read now).
+        let planner = inMemory
+        let filter: FeatureFilter? = try reference.filter.map { expression throws(QueryError) in try planner.compile(expression, on: other) }
         let snapshot = self.snapshot
         let relation = reference.relation
         let readsDistance: Bool
         if case .attribute(let name) = field, name.text == "distance_m" { readsDistance = true } else { readsDistance = false }
-        let value = try accessor(field, on: other)
+        let value = try planner.accessor(field, on: other)
         let geometries = layer.geometries
         return { i in
             guard let geometry = geometries[i] else { return .null }

@@ -170,6 +170,8 @@ struct FindPlan: Sendable {
     var warnings: [String] = []
     /// On a PostGIS store: each source's selection as SQL (SQLPushdown.swift).
     var pushed: [PushedSelection]? = nil
+    /// On a PostGIS store: the time series the rows read, fetched for the selected rows.
+    var series: AnswerSeriesSet? = nil
 }
 
 struct TilesPlan: Sendable {
@@ -205,6 +207,22 @@ struct LocatePlan: Sendable {
 
 struct Planner {
     let snapshot: Snapshot
+    /// On a PostGIS store: the series the planned FIND's rows read, filled by the runner.
+    let answers = AnswerSeriesSet()
+    /// The FIND's WHERE runs in SQL (SQLPushdown.swift): its compiled predicates are never called.
+    var wherePushedDown = false
+    /// Planning a FIND's own rows: the runner fetches the series they read once it has selected
+    /// them (`answers`). Elsewhere (a route's FROM/TO, LINKED TO's other side, a reference to
+    /// another layer's feature) a series on a PostGIS store is read for every station at once.
+    var fillsSeries = false
+
+    /// This planner for conditions and fields evaluated here, on the snapshot.
+    var inMemory: Planner {
+        var planner = self
+        planner.wherePushedDown = false
+        planner.fillsSeries = false
+        return planner
+    }
     var limits: EngineLimits { snapshot.limits }
 
     func plan(_ statement: Statement, at position: SourcePosition) throws(QueryError) -> PlannedStatement {
@@ -220,7 +238,9 @@ struct Planner {
                 step = .describeLayer(layer, snapshot.timeSeriesByLayer[layer.name])
             }
         case .find(let find):
-            step = find.tileSet == nil ? .find(try planFind(find)) : .tilesAt(try planTiles(find))
+            var finder = self
+            finder.fillsSeries = true
+            step = find.tileSet == nil ? .find(try finder.planFind(find)) : .tilesAt(try planTiles(find))
         case .route(let route):
             step = .route(try planRoute(route))
         case .tile(let tile):
@@ -318,7 +338,7 @@ struct Planner {
         // `WITHIN d OF (pavilions WHERE …)`: the selected features' geometries, measured from.
         var targets: [Geometry] = []
         switch find.spatial {
-        case .nearestFeatures(_, let selection, _)?, .withinFeatures(_, let selection)?: targets = try select(selection)
+        case .nearestFeatures(_, let selection, _)?, .withinFeatures(_, let selection)?: targets = try inMemory.select(selection)
         default: break
         }
         // Fields the WHERE, ORDER BY and RETURN name must exist in at least one layer.
@@ -341,13 +361,15 @@ struct Planner {
         // A grouped FIND without RETURN answers its groups and their sizes.
         if fields.isEmpty && Planner.isGrouped(find) { fields = find.groupBy + [.aggregate(.count, nil, position: find.layers[0].position)] }
         let columns = fields.isEmpty ? all : fields.map(\.label)
-        let link = try find.linked.map { selection throws(QueryError) in try planLink(selection, for: layers) }
+        let link = try find.linked.map { selection throws(QueryError) in try inMemory.planLink(selection, for: layers) }
 
         let groups = try planGroups(find, fields: fields, layers: layers)
         let grouped = groups != nil
         var sources: [Source] = []
+        var compiler = self
+        compiler.wherePushedDown = snapshot.database != nil
         for layer in layers {
-            var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
+            var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compiler.compile(expression, on: layer) }
             if let link = link?.filters[ObjectIdentifier(layer)] {
                 let inner = filter
                 filter = inner.map { inner in { @Sendable i in link(i) && inner(i) } } ?? link
@@ -371,7 +393,8 @@ struct Planner {
         }
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m", $0.nullsFirst) },
-                        limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial), pushed: pushed)
+                        limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial), pushed: pushed,
+                        series: answers.isEmpty ? nil : answers)
     }
 
     func checkSpatial(_ spatial: Spatial?, on layer: Layer, name: Name) throws(QueryError) {
@@ -454,17 +477,19 @@ struct Planner {
                 }
             }
         case .latest(let column, _):
-            let (series, keyOf, index) = try timeSeries(column, on: layer)
+            let (stored, keyOf, index) = try timeSeries(column, on: layer)
+            let series = try reader(stored, on: layer, at: column.position) { $0.add(column: column.text) }
             return { i in
                 guard let key = keyOf(i) else { return .null }
-                let observations = series.observations(of: key)
+                let observations = series().observations(of: key)
                 return observations.last(where: { $0.values[index] != nil })?.values[index].map { .real($0) } ?? .null
             }
         case .history(let column, let hours, _):
-            let (series, keyOf, index) = try timeSeries(column, on: layer)
+            let (stored, keyOf, index) = try timeSeries(column, on: layer)
+            let series = try reader(stored, on: layer, at: column.position) { $0.add(hours: hours, column: column.text) }
             return { i in
                 guard let key = keyOf(i) else { return .null }
-                let points: [JSONValue] = series.history(of: key, hours: hours).map { observation in
+                let points: [JSONValue] = series().history(of: key, hours: hours).map { observation in
                     .array([.string(observation.end.iso), observation.values[index].map { .double($0) } ?? .null])
                 }
                 return .json(JSON.serialize(.array(points)))
@@ -472,17 +497,45 @@ struct Planner {
         case .reference(let reference, let inner):
             return try referenceAccessor(reference, inner, on: layer)
         case .observedAt(let position):
-            guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+            guard let stored = snapshot.timeSeriesByLayer[layer.name] else {
                 throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position,
                                     hint: timeSeriesHint)
             }
-            let key = series.link.layerKeyColumn
+            let key = stored.link.layerKeyColumn
+            let series = try reader(stored, on: layer, at: position) { _ in }  // the last observation is always fetched
             return { i in
-                guard let code = layer.properties[i][key]?.stringValue, let end = series.observations(of: code).last?.end else { return .null }
+                guard let code = layer.properties[i][key]?.stringValue, let end = series().observations(of: code).last?.end else { return .null }
                 return .text(end.iso)
             }
         case .aggregate, .quantified, .geometryText, .star:
             return try computedAccessor(field, on: layer)
+        }
+    }
+
+    /// The series the rows of `layer` read: the snapshot's own, or on a PostGIS store the rows
+    /// the runner fetches for the answer's stations (`needs` says what they must decide).
+    func reader(_ stored: TimeSeries, on layer: Layer, at position: SourcePosition,
+                _ needs: (inout SeriesNeeds) -> Void) throws(QueryError) -> @Sendable () -> TimeSeries {
+        guard snapshot.seriesInDatabase, !wherePushedDown else { return { stored } }  // pushed WHERE: never called
+        guard fillsSeries else {
+            var wanted = SeriesNeeds()
+            needs(&wanted)
+            let series = try everyStation(stored, on: layer, needs: wanted, at: position)
+            return { series }
+        }
+        let answer = answers.series(of: layer, stored)
+        answer.need(needs)
+        return { answer.series }
+    }
+
+    /// On a PostGIS store, a WHERE evaluated here rather than in SQL (a route's FROM/TO, the
+    /// HTTP API's where=): the series of all the layer's stations, read now.
+    func everyStation(_ stored: TimeSeries, on layer: Layer, needs: SeriesNeeds, at position: SourcePosition) throws(QueryError) -> TimeSeries {
+        let key = stored.link.layerKeyColumn
+        do {
+            return try snapshot.series(stored, keys: (0..<layer.count).compactMap { layer.properties[$0][key]?.stringValue }, needs: needs)
+        } catch {
+            throw Runner.engineError(error, at: position)
         }
     }
 
@@ -549,13 +602,21 @@ struct Planner {
             let pattern = CzechStemmer.Pattern(text)
             return { i in value(i).stringValue.map { pattern.matches($0) } ?? false }
         case .measures(let column):
-            let (series, keyOf, _) = try timeSeries(column, on: layer)
+            let (stored, keyOf, _) = try timeSeries(column, on: layer)
+            if wherePushedDown { return { _ in false } }  // never called: SQL decides (SQLPushdown.swift)
+            let series = snapshot.seriesInDatabase ? try everyStation(stored, on: layer, needs: SeriesNeeds(columns: [column.text]), at: column.position) : stored
             let name = column.text
             return { i in keyOf(i).map { series.measures($0, name) } ?? false }
         case .fresh(let hours, let position):
-            guard let series = snapshot.timeSeriesByLayer[layer.name] else {
+            guard let stored = snapshot.timeSeriesByLayer[layer.name] else {
                 throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position, hint: timeSeriesHint)
             }
+            if wherePushedDown { return { _ in false } }  // never called: SQL decides (SQLPushdown.swift)
+            // The newest observation of every key of the table counts (not only the layer's).
+            if snapshot.seriesInDatabase {
+                throw Runner.engineError(.notSupportedOnPostGIS("FRESH outside a FIND's WHERE (a route's FROM or TO)"), at: position)
+            }
+            let series = stored
             let newest = series.keys.compactMap { series.observations(of: $0).last?.end }.max() ?? UTCTime(seconds: 0)
             let maxAge = Int64(hours * 3600)
             let key = series.link.layerKeyColumn
@@ -597,7 +658,7 @@ struct Planner {
     /// `location_ids` name pens and pavilions). The link works both ways.
     func planLink(_ selection: Selection, for layers: [Layer]) throws(QueryError) -> (filters: [ObjectIdentifier: Predicate], note: String) {
         let other = try layer(selection.layer)
-        let otherFilter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: other) }
+        let otherFilter = try selection.filter.map { expression throws(QueryError) in try inMemory.compile(expression, on: other) }
         let selected = (0..<other.count).filter { otherFilter?($0) ?? true }
         var filters: [ObjectIdentifier: Predicate] = [:]
         var notes: [String] = []
@@ -689,8 +750,9 @@ struct Planner {
         guard layer.family != .table else {
             throw Planner.error(.invalid, "unsupported_geometry", "'\(layer.name)' is a table without geometries", at: selection.layer.position)
         }
-        var filter = try selection.filter.map { expression throws(QueryError) in try compile(expression, on: layer) }
-        if let linked = selection.linked.first, let link = try planLink(linked, for: [layer]).filters[ObjectIdentifier(layer)] {
+        let planner = inMemory
+        var filter = try selection.filter.map { expression throws(QueryError) in try planner.compile(expression, on: layer) }
+        if let linked = selection.linked.first, let link = try planner.planLink(linked, for: [layer]).filters[ObjectIdentifier(layer)] {
             let inner = filter
             filter = { i in link(i) && (inner?(i) ?? true) }
         }
@@ -722,7 +784,7 @@ struct Planner {
                 case .intersecting?: access = "packed Hilbert R-tree bounding-box search"
                 case .atZoom?, nil: access = "full scan in load order (no spatial clause)"
                 }
-                lines.append("\(n + 1). \(layer.name) (\(layer.count) \(layer.family == .table ? "rows" : "features, \(layer.family.rawValue)")): \(access)")
+                lines.append("\(n + 1). \(layer.name) (\(layer.rowCount) \(layer.family == .table ? "rows" : "features, \(layer.family.rawValue)")): \(access)")
             }
             if let note = plan.linkNote { lines.append("   link: \(note)") }
             if case .find(let find) = statement {

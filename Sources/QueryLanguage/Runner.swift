@@ -42,7 +42,18 @@ struct Runner {
                 // On PostGIS: the SQL of each layer and PostgreSQL's plan for it, then a run.
                 plan = ["1. " + find.sources.map(\.layer.name).joined(separator: ", ") + ": selected in PostgreSQL (\(database.location)), values read from the snapshot by fid"]
                 do { plan += try pushedPlan(find, database: database) } catch { throw Runner.engineError(error, at: inner.position) }
-                let result = try self.find(find, at: inner.position)
+                // The series statement is shown as the run made it, for the stations it selected.
+                func run() throws(QueryError) -> (QueryResult, [String]) {
+                    let result = try self.find(find, at: inner.position, locked: true)
+                    do { return (result, try seriesPlan(find, database: database)) } catch { throw Runner.engineError(error, at: inner.position) }
+                }
+                let (result, series): (QueryResult, [String])
+                if let answers = find.series {
+                    (result, series) = try answers.running.withLock { _ throws(QueryError) in try run() }
+                } else {
+                    (result, series) = try run()
+                }
+                plan += series
                 plan.append("ran: \(result.count) row\(result.count == 1 ? "" : "s") kept")
             } else if case .find(var find) = inner.step {
                 // Count the features each index search hands to the WHERE (for nearest: every
@@ -77,7 +88,7 @@ struct Runner {
             if let link = layer.info.timeSeries { notes.append("time series of '\(link.keyLayer)'") }
             if layer.family == .lines, let network = try? snapshot.network(layer.name) { notes.append("walking network: \(network.graph.nodeCount) nodes") }
             if let (column, _) = layer.idList { notes.append("links by \(column)") }
-            rows.append([.string(layer.name), .string(layer.family.rawValue), .integer(Int64(layer.count)), .string(notes.joined(separator: "; "))])
+            rows.append([.string(layer.name), .string(layer.family.rawValue), .integer(Int64(layer.rowCount)), .string(notes.joined(separator: "; "))])
         }
         for name in snapshot.tileSets.keys.sorted() {
             guard let tiles = snapshot.tileSets[name] else { continue }
@@ -170,8 +181,13 @@ struct Runner {
         }
     }
 
-    /// `stats`, one per source, collect what the index searches did (for EXPLAIN).
-    func find(_ plan: FindPlan, at position: SourcePosition, stats: [SearchStats]? = nil) throws(QueryError) -> QueryResult {
+    /// `stats`, one per source, collect what the index searches did (for EXPLAIN). A plan whose
+    /// rows read series fetched per answer (PostGIS) runs once at a time (`locked`: the caller
+    /// holds its turn already).
+    func find(_ plan: FindPlan, at position: SourcePosition, stats: [SearchStats]? = nil, locked: Bool = false) throws(QueryError) -> QueryResult {
+        if let series = plan.series, !locked {
+            return try series.running.withLock { _ throws(QueryError) in try find(plan, at: position, stats: stats, locked: true) }
+        }
         var hits: [Hit] = []
         for (s, source) in plan.sources.enumerated() {
             let layer = source.layer
@@ -221,6 +237,8 @@ struct Runner {
                 break
             }
         }
+        // PostGIS: the series values the rows read, for the stations among them, in one statement.
+        if plan.series != nil { try fetchSeries(plan, hits, at: position) }
         if let groups = plan.groups { return try groupRows(plan, groups, hits, at: position) }
         if !plan.order.isEmpty {
             let keyed = hits.map { hit in

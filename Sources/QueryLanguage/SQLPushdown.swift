@@ -72,6 +72,9 @@ struct SQLPushdown {
     static func compile(_ find: Find, layer: Layer, layerCount: Int, snapshot: Snapshot) throws(QueryError) -> PushedSelection {
         let at = find.layers[0].position
         if let linked = find.linked { throw refuse("LINKED TO", at: linked.layer.position) }
+        if layer.rowsInDatabase {
+            throw refuse("FIND on the time-series table '\(layer.name)' (its rows are read per answer: ask its stations' layer for LATEST or HISTORY)", at: at)
+        }
         var compiler = SQLPushdown(snapshot: snapshot, layer: layer)
         let table = table(layer.name)
         var conditions: [String] = []
@@ -184,17 +187,30 @@ struct SQLPushdown {
                 throw SQLPushdown.refuse("MEASURES of \(Quote.input(column.text))", at: column.position)
             }
             let s = SQLPushdown.table(series.table)
-            return "EXISTS (SELECT 1 FROM \(s) AS s WHERE s.\(SQLPushdown.table(series.link.keyColumn)) = \(key) AND s.\(SQLPushdown.table(column.text)) <> 0)"
+            // Rule 2 of TimeSeries.swift over the observations the engine reads (times it can parse).
+            let (start, end) = (SQLPushdown.table(series.link.startColumn), SQLPushdown.table(series.link.endColumn))
+            return "EXISTS (SELECT 1 FROM \(s) AS s WHERE s.\(SQLPushdown.table(series.link.keyColumn)) = \(key) AND s.\(SQLPushdown.table(column.text)) <> 0 "
+                + "AND vltava_utc(s.\(start)) IS NOT NULL AND vltava_utc(s.\(end)) IS NOT NULL)"
         case .fresh(let hours, let where_):
             let (series, key) = try timeSeries(where_)
             let s = SQLPushdown.table(series.table)
             let end = SQLPushdown.table(series.link.endColumn)
             let keyColumn = SQLPushdown.table(series.link.keyColumn)
-            // The engine's rule (TimeSeries.isStale): fresh when the station's newest end is at
-            // most `hours` (whole seconds) before the newest end of the whole series.
-            let maxAge = bind(.real(Double(Int64(hours * 3600))))
-            return "COALESCE((SELECT max(s.\(end)::timestamptz) FROM \(s) AS s WHERE s.\(keyColumn) = \(key)) "
-                + ">= (SELECT max(s.\(end)::timestamptz) FROM \(s) AS s) - make_interval(secs => \(maxAge)), false)"
+            let start = SQLPushdown.table(series.link.startColumn)
+            // The engine's rule (TimeSeries.isStale): fresh when the end of the station's last
+            // observation (newest start, then highest fid) is at most `hours` (whole seconds)
+            // before the newest such end of any key of the table. Times as the engine reads them
+            // (`vltava_utc`, Engine/SeriesFetch.swift); the keys are walked through the key index
+            // (a loose index scan), each one's last observation through (key, start, fid).
+            let maxAge = bind(.integer(Int64(hours * 3600)))
+            let observation = "vltava_utc(r.\(start)) IS NOT NULL AND vltava_utc(r.\(end)) IS NOT NULL"
+            func lastEnd(of keyValue: String) -> String {
+                "(SELECT vltava_utc(r.\(end)) FROM \(s) AS r WHERE r.\(keyColumn) = \(keyValue) AND \(observation) ORDER BY vltava_utc(r.\(start)) DESC, r.fid DESC LIMIT 1)"
+            }
+            let newest = "(WITH RECURSIVE k(v) AS ((SELECT r.\(keyColumn) FROM \(s) AS r WHERE r.\(keyColumn) IS NOT NULL ORDER BY 1 LIMIT 1) "
+                + "UNION ALL SELECT (SELECT r.\(keyColumn) FROM \(s) AS r WHERE r.\(keyColumn) > k.v ORDER BY 1 LIMIT 1) FROM k WHERE k.v IS NOT NULL) "
+                + "SELECT max(\(lastEnd(of: "k.v"))) FROM k WHERE k.v IS NOT NULL)"
+            return "COALESCE(\(lastEnd(of: key)) >= \(newest) - \(maxAge), false)"
         }
     }
 

@@ -34,7 +34,7 @@ struct Endpoints: Sendable {
                 w.key("kind"); w.string(layer.info.kind.rawValue)
                 w.key("family"); w.string(layer.family.rawValue)
                 w.key("geometry_type"); if let type = layer.info.geometryType { w.string(type) } else { w.null() }
-                w.key("count"); w.integer(Int64(layer.count))
+                w.key("count"); w.integer(Int64(layer.rowCount))
                 w.key("bounds"); Output.bounds(&w, layer.bounds)
                 w.key("columns")
                 w.beginArray()
@@ -88,7 +88,7 @@ struct Endpoints: Sendable {
 
     // MARK: - Nearest
 
-    func nearest(_ request: Request, _ context: APIContext) throws -> Response {
+    func nearest(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["lon", "lat", "k", "within_m", "where", "geometry"], attributes: true)
         let point = try parameters.position()
         let k = try parameters.int("k", default: 1, range: 1...Int(Int32.max))
@@ -98,18 +98,22 @@ struct Endpoints: Sendable {
         let name = try request.pathParameter("layer", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let measured = parameters.string("where").map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
-        let filter: FeatureFilter?
-        do {
-            filter = try Query.filter(on: layer, in: snapshot, measuring: measured, equal: parameters.attributes)
-        } catch {
-            throw APIError.invalidParameter(error.parameter, error.message)
-        }
-        let matches = try engine { () throws(EngineError) in try snapshot.nearest(layer, to: point, k: k, within: within, filter: filter) }
         let stations = snapshot.stations.flatMap { $0.layer === layer ? $0 : nil }
-        return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-            Output.collection(&w, layer: layer, query: point, distances: true, warnings: snapshot.coordinateWarnings(point)) { w in
-                for match in matches {
-                    Output.match(&w, layer, match, geometry: mode, reading: stations.map { snapshot.reading($0, match) })
+        let attributes = parameters.attributes
+        return try await readsSeries(snapshot) {
+            let filter: FeatureFilter?
+            do throws(FilterError) {
+                filter = try Query.filter(on: layer, in: snapshot, measuring: measured, equal: attributes)
+            } catch {
+                throw APIError.invalidParameter(error.parameter, error.message)
+            }
+            let matches = try engine { () throws(EngineError) in try snapshot.nearest(layer, to: point, k: k, within: within, filter: filter) }
+            let readings = try stations.map { stations in try engine { () throws(EngineError) in try snapshot.readings(stations, matches) } }
+            return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
+                Output.collection(&w, layer: layer, query: point, distances: true, warnings: snapshot.coordinateWarnings(point)) { w in
+                    for (n, match) in matches.enumerated() {
+                        Output.match(&w, layer, match, geometry: mode, reading: readings?[n])
+                    }
                 }
             }
         }
@@ -141,27 +145,39 @@ struct Endpoints: Sendable {
 
     /// The home screen of an app in one call: what contains the point, the nearest station with
     /// its latest values, and whether the point is inside the mapped area at all.
-    func here(_ request: Request, _ context: APIContext) throws -> Response {
+    func here(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["lon", "lat", "area"])
         let point = try parameters.position()
         let snapshot = try state.snapshot()
-        let answer = try engine { () throws(EngineError) in
-            let area = try (parameters.string("area") ?? configuration.areaLayer).map { name throws(EngineError) in try snapshot.layer(name) }
-            return try snapshot.here(at: point, area: area)
+        let areaName = parameters.string("area") ?? configuration.areaLayer
+        return try await readsSeries(snapshot) {
+            let answer = try engine { () throws(EngineError) in
+                let area = try areaName.map { name throws(EngineError) in try snapshot.layer(name) }
+                return try snapshot.here(at: point, area: area)
+            }
+            return Reply.json(request: request) { w in Output.here(&w, answer) }
         }
-        return Reply.json(request: request) { w in Output.here(&w, answer) }
+    }
+
+    /// Runs `work`, which reads time series, on the heavy-work pool when the snapshot reads
+    /// them from its database (a PostGIS store waits for PostgreSQL there, never on the
+    /// cooperative pool), else at once.
+    func readsSeries<T: Sendable>(_ snapshot: Snapshot, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        snapshot.seriesInDatabase ? try await heavy.run(work) : try work()
     }
 
     // MARK: - Air
 
     /// "What is the air like where I am?" for the air-quality app (`Snapshot.air`).
-    func air(_ request: Request, _ context: APIContext) throws -> Response {
+    func air(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["lon", "lat"])
         let point = try parameters.position()
         let snapshot = try state.snapshot()
         let districts = try? snapshot.layer(configuration.districtLayer)
-        let report = try engine { () throws(EngineError) in try snapshot.air(at: point, districts: districts) }
-        return Reply.json(request: request) { w in Output.air(&w, report) }
+        return try await readsSeries(snapshot) {
+            let report = try engine { () throws(EngineError) in try snapshot.air(at: point, districts: districts) }
+            return Reply.json(request: request) { w in Output.air(&w, report) }
+        }
     }
 
     // MARK: - Tiles

@@ -57,31 +57,37 @@ extension Endpoints {
         }
     }
 
-    func ogcCollections(_ request: Request, _ context: APIContext) throws -> Response {
+    func ogcCollections(_ request: Request, _ context: APIContext) async throws -> Response {
         try Endpoints.ogcFormat(request, allowed: [])
         let snapshot = try state.snapshot()
         let base = baseURL(request, context) + Endpoints.ogcPrefix
-        return Reply.json(request: request) { w in
-            w.beginObject()
-            Output.links(&w, [Link(href: base + "/collections", rel: "self", type: Reply.json, title: "This document")])
-            w.key("collections")
-            w.beginArray()
-            for layer in snapshot.layers {
-                Output.ogcCollection(&w, layer, temporal: snapshot.temporalExtent(of: layer), links: Endpoints.collectionLinks(base, layer))
+        return try await readsSeries(snapshot) {
+            let extents = try engine { () throws(EngineError) in try snapshot.layers.map { layer throws(EngineError) in try snapshot.temporalExtent(of: layer) } }
+            return Reply.json(request: request) { w in
+                w.beginObject()
+                Output.links(&w, [Link(href: base + "/collections", rel: "self", type: Reply.json, title: "This document")])
+                w.key("collections")
+                w.beginArray()
+                for (layer, extent) in zip(snapshot.layers, extents) {
+                    Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer))
+                }
+                w.endArray()
+                w.endObject()
             }
-            w.endArray()
-            w.endObject()
         }
     }
 
-    func ogcCollection(_ request: Request, _ context: APIContext) throws -> Response {
+    func ogcCollection(_ request: Request, _ context: APIContext) async throws -> Response {
         try Endpoints.ogcFormat(request, allowed: [])
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("collection", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let base = baseURL(request, context) + Endpoints.ogcPrefix
-        return Reply.json(request: request) { w in
-            Output.ogcCollection(&w, layer, temporal: snapshot.temporalExtent(of: layer), links: Endpoints.collectionLinks(base, layer))
+        return try await readsSeries(snapshot) {
+            let extent = try engine { () throws(EngineError) in try snapshot.temporalExtent(of: layer) }
+            return Reply.json(request: request) { w in
+                Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer))
+            }
         }
     }
 
@@ -145,6 +151,9 @@ extension Endpoints {
         let name = try request.pathParameter("collection", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let id = try request.pathParameter("featureId", context)
+        if layer.rowsInDatabase {
+            throw APIError.engine(.notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)"))
+        }
         guard let fid = Int64(id), let index = layer.index(ofFID: fid) else {
             throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(layer.name)' has no feature \(Quote.input(id))",
                            extra: JSONObject([("layer", .string(layer.name))]))

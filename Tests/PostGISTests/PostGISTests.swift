@@ -45,7 +45,7 @@ struct PostGISStoreTests {
             let embedded = try PushedStore.embedded.get(), postgis = try PushedStore.postgis.get()
             #expect(summary.layers.map(\.name).sorted() == embedded.layerNames.sorted())
             #expect(postgis.layerNames == embedded.layerNames)
-            for layer in embedded.layers {
+            for layer in embedded.layers where layer.info.timeSeries == nil {
                 let other = try postgis.layer(layer.name)
                 #expect(Array(other.fids) == Array(layer.fids), "\(layer.name)")
                 #expect(Array(other.properties) == Array(layer.properties), "\(layer.name)")
@@ -55,7 +55,17 @@ struct PostGISStoreTests {
             // GiST on geom and on geom::geography for every feature layer.
             let gist = try cluster.psql("SELECT count(*) FROM pg_indexes WHERE tablename = 'districts' AND indexdef LIKE '%USING gist%'")
             #expect(gist == "2")
-            #expect(postgis.timeSeriesByLayer["stations"]?.keys == embedded.timeSeriesByLayer["stations"]?.keys)
+            // The time series stays in PostgreSQL: the snapshot holds its metadata, no observation.
+            #expect(try cluster.psql("SELECT count(*) FROM observations") == "816")
+            let observations = try postgis.layer("observations")
+            #expect(observations.count == 0 && observations.rowsInDatabase && observations.rowCount == 816)
+            #expect(try embedded.layer("observations").count == 816)
+            #expect(postgis.timeSeriesByLayer["stations"]?.keys == [])
+            #expect(embedded.timeSeriesByLayer["stations"]?.keys.count == 17)
+            #expect(postgis.timeSeriesByLayer["stations"]?.columns == embedded.timeSeriesByLayer["stations"]?.columns)
+            // Its indexes: the key, and (key, start, fid) and (key, end) as the engine reads times.
+            let indexes = try cluster.psql("SELECT string_agg(indexdef, ' | ' ORDER BY indexdef) FROM pg_indexes WHERE tablename = 'observations'")
+            #expect(indexes.contains("(code, vltava_utc(interval_start), fid)") && indexes.contains("(code, vltava_utc(interval_end))"), "\(indexes)")
         }
     }
 
@@ -111,9 +121,139 @@ struct PostGISStoreTests {
                      "FIND districts WHERE NAZEV_MC >= 'Praha 2' AND NAZEV_MC < 'Praha 5' RETURN NAZEV_MC",
                      "FIND districts WHERE NAZEV_MC IS NOT NULL AND NOT NAZEV_MC = 'Praha 1' ORDER BY NAZEV_MC LIMIT 5 RETURN NAZEV_MC",
                      "FIND parking INTERSECTING BBOX(14.40 50.07, 14.43 50.09) RETURN fid",
-                     "FIND stations NEAREST 3 TO POINT(14.42 50.09) WHERE code <> 'AREPA' RETURN code, distance_m"] {
+                     "FIND stations NEAREST 3 TO POINT(14.42 50.09) WHERE code <> 'AREPA' RETURN code, distance_m",
+                     // Every column's LATEST (some are missing at the station's newest hour), windows of HISTORY.
+                     "FIND stations ORDER BY code RETURN code, OBSERVED_AT, LATEST(aqi), LATEST(no2), LATEST(o3), LATEST(pm10), LATEST(pm10_24), LATEST(pm2_5), LATEST(so2), LATEST(co)",
+                     "FIND stations ORDER BY code RETURN code, HISTORY(no2, 1 h), HISTORY(pm2_5, 5 h), HISTORY(aqi, 48 h), HISTORY(so2, 2 h)",
+                     "FIND stations WHERE MEASURES(no2) ORDER BY AVG(HISTORY(no2, 24 h)) DESC LIMIT 5 RETURN code, AVG(HISTORY(no2, 24 h)), MAX(HISTORY(no2, 24 h)), COUNT(HISTORY(no2, 24 h))",
+                     "FIND stations WHERE MEASURES(no2) RETURN classif, COUNT(*), AVG(MAX(HISTORY(no2, 24 h))) GROUP BY classif",
+                     "FIND stations ORDER BY LATEST(pm10) DESC, code LIMIT 4 RETURN code, LATEST(pm10)",
+                     "FIND stations WITHIN 3000 m OF POINT(14.42 50.08) RETURN code, distance_m, LATEST(o3), OBSERVED_AT",
+                     "FIND stations WHERE code = 'NONE' RETURN code, LATEST(no2)",
+                     // Another layer's series through a feature reference (read for every station at once).
+                     "FIND districts ORDER BY fid LIMIT 8 RETURN NAZEV_MC, (stations NEAREST).code, (stations NEAREST).LATEST(no2), (stations NEAREST).HISTORY(o3, 3 h), (stations NEAREST WHERE MEASURES(so2)).OBSERVED_AT"] {
             #expect(answer(text, on: postgis) == answer(text, on: embedded), "\(text)")
             #expect(!answer(text, on: postgis).hasPrefix("error"), "\(text)")
+        }
+        // The engine's own answers that read the series: here, air, and a station's readings.
+        for i in stride(from: 0, to: points.count, by: 100) {
+            let point = Point(lon: points[i].0, lat: points[i].1)
+            var a = JSONWriter(), b = JSONWriter()
+            Output.air(&a, try embedded.air(at: point, districts: try embedded.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
+            Output.air(&b, try postgis.air(at: point, districts: try postgis.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
+            #expect(a.bytes == b.bytes, "air at \(point)")
+            var c = JSONWriter(), d = JSONWriter()
+            Output.here(&c, try embedded.here(at: point))
+            Output.here(&d, try postgis.here(at: point))
+            #expect(c.bytes == d.bytes, "here at \(point)")
+            // /v1/layers/stations/nearest?where=so2: MEASURES outside SQL, and the stations' readings.
+            func nearest(_ snapshot: Snapshot) throws -> [UInt8] {
+                let layer = try snapshot.layer("stations"), stations = try #require(snapshot.stations)
+                let filter = try Query.filter(on: layer, in: snapshot, measuring: ["so2"], equal: [])
+                let matches = try snapshot.nearest(layer, to: point, k: 3, filter: filter)
+                var w = JSONWriter()
+                for (match, reading) in zip(matches, try snapshot.readings(stations, matches)) { Output.match(&w, layer, match, geometry: .none, reading: reading) }
+                return w.bytes
+            }
+            #expect(try nearest(embedded) == nearest(postgis), "nearest stations measuring so2 at \(point)")
+        }
+    }
+
+    /// The series is read per answer: a row inserted with psql changes LATEST, HISTORY and
+    /// OBSERVED_AT on the same snapshot (no reload), and a station code that carries SQL is only
+    /// ever a bound value.
+    @Test func theSeriesIsReadFromPostgreSQLPerAnswer() async throws {
+        try await onAThreadOfItsOwn {
+            let (cluster, _) = try PushedStore.pushed.get()
+            try cluster.psql("CREATE DATABASE vltava_series", database: "postgres")
+            try cluster.psql("CREATE EXTENSION postgis", database: "vltava_series")
+            let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_series"
+            try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
+            let snapshot = try StoreLocation.snapshot(url)
+            let text = "FIND stations WHERE code = 'ALEGA' RETURN code, OBSERVED_AT, LATEST(no2), HISTORY(no2, 1 h)"
+            let before = answer(text, on: snapshot)
+            #expect(before.contains("\"2019-04-16T21:00:00Z\""), "\(before)")
+            try cluster.psql("INSERT INTO observations (fid, code, interval_start, interval_end, aqi, no2) VALUES (100001, 'ALEGA', '2019-04-16 21:00:00.0 UTC', '2019-04-16 22:00:00.0 UTC', 2, 12.5)",
+                             database: "vltava_series")
+            let after = answer(text, on: snapshot)
+            #expect(after == #"{"count":1,"rows":[{"code":"ALEGA","observed_at":"2019-04-16T22:00:00Z","latest_no2":12.5,"history_no2_1h":[["2019-04-16T22:00:00Z",12.5]]}]}"#, "\(after)")
+            // A zero in an incomplete hour (aqi 0) is missing: LATEST keeps 12.5, OBSERVED_AT moves on.
+            try cluster.psql("INSERT INTO observations (fid, code, interval_start, interval_end, aqi, no2) VALUES (100002, 'ALEGA', '2019-04-16T22:00:00Z', '2019-04-16T23:00:00Z', 0, 0)",
+                             database: "vltava_series")
+            // A row whose time the engine cannot read is no observation, in PostgreSQL too.
+            try cluster.psql("INSERT INTO observations (fid, code, interval_start, interval_end, aqi, no2) VALUES (100003, 'ALEGA', '2019-04-17 25:00', '2019-04-17 26:00', 2, 99)",
+                             database: "vltava_series")
+            #expect(answer("FIND stations WHERE code = 'ALEGA' RETURN OBSERVED_AT, LATEST(no2)", on: snapshot)
+                    == #"{"count":1,"rows":[{"observed_at":"2019-04-16T23:00:00Z","latest_no2":12.5}]}"#)
+            // The same three rows in a copy of the GeoPackage: LATEST older than the newest hour,
+            // an incomplete hour, an unreadable time, and every form reading the series, alike.
+            let copy = try Fixtures.temporaryDirectory("postgis-series").appendingPathComponent("demo.gpkg").path
+            try FileManager.default.copyItem(atPath: try PushedStore.gpkg.get(), toPath: copy)
+            for row in ["(100001, 'ALEGA', '2019-04-16 21:00:00.0 UTC', '2019-04-16 22:00:00.0 UTC', 2, 12.5)",
+                        "(100002, 'ALEGA', '2019-04-16T22:00:00Z', '2019-04-16T23:00:00Z', 0, 0)", "(100003, 'ALEGA', '2019-04-17 25:00', '2019-04-17 26:00', 2, 99)"] {
+                try RawStoreEdits.execute("INSERT INTO observations (fid, code, interval_start, interval_end, aqi, no2) VALUES \(row)", in: copy)
+            }
+            let reference = try Snapshot.load(storePath: copy)
+            for text in ["FIND stations ORDER BY code RETURN code, OBSERVED_AT, LATEST(aqi), LATEST(no2), LATEST(o3), LATEST(pm10), LATEST(pm10_24), LATEST(pm2_5), LATEST(so2), LATEST(co)",
+                         "FIND stations ORDER BY code RETURN code, HISTORY(no2, 1 h), HISTORY(no2, 3 h), HISTORY(aqi, 2 h), AVG(HISTORY(no2, 24 h))",
+                         "FIND stations NEAREST 2 TO POINT(14.43 50.07) WHERE MEASURES(no2) AND FRESH(2 h) RETURN code, LATEST(no2), OBSERVED_AT"] {
+                #expect(answer(text, on: snapshot) == answer(text, on: reference), "\(text)")
+            }
+            for point in [Point(lon: 14.43, lat: 50.07), Point(lon: 14.38, lat: 50.09)] {
+                var a = JSONWriter(), b = JSONWriter()
+                Output.air(&a, try reference.air(at: point), now: Date(timeIntervalSince1970: 1.6e9))
+                Output.air(&b, try snapshot.air(at: point), now: Date(timeIntervalSince1970: 1.6e9))
+                #expect(a.bytes == b.bytes, "air at \(point)")
+            }
+
+            // A station whose code is SQL: its rows are found through the bound JSON array only.
+            let hostile = "x'); DROP TABLE observations; --"
+            let quoted = hostile.replacingOccurrences(of: "'", with: "''")
+            try cluster.psql("INSERT INTO stations (fid, geom, code, name) VALUES (9001, ST_SetSRID(ST_MakePoint(14.3, 50.0), 4326), '\(quoted)', 'Hostile')", database: "vltava_series")
+            try cluster.psql("INSERT INTO observations (fid, code, interval_start, interval_end, aqi, no2) VALUES (100004, '\(quoted)', '2019-04-16 20:00:00.0 UTC', '2019-04-16 21:00:00.0 UTC', 1, 7)",
+                             database: "vltava_series")
+            let reloaded = try StoreLocation.snapshot(url)
+            let rows = try Query.run("FIND stations WHERE code = $1 RETURN name, LATEST(no2), OBSERVED_AT", [hostile], on: reloaded)
+            #expect(answer("FIND stations WHERE fid = 9001 RETURN name, LATEST(no2), OBSERVED_AT", on: reloaded)
+                    == #"{"count":1,"rows":[{"name":"Hostile","latest_no2":7.0,"observed_at":"2019-04-16T21:00:00Z"}]}"#)
+            #expect(rows.first?.count == 1)
+            let series = try #require(reloaded.timeSeriesByLayer["stations"])
+            let statement = series.fetchStatement(keys: [hostile], needs: SeriesNeeds(columns: ["no2"], historyHours: 3))
+            #expect(!statement.sql.contains("DROP") && !statement.sql.contains("x'"))
+            #expect(statement.parameters == [.text(#"["x'); DROP TABLE observations; --"]"#), .integer(10800)])
+            #expect(try cluster.psql("SELECT count(*) FROM observations", database: "vltava_series") == "820")
+        }
+    }
+
+    /// vltava_utc (SQL) reads a time exactly as UTCTime.parse (the engine) does, NULL where it gives nil.
+    @Test func theSQLTimeParserIsTheEngines() async throws {
+        try await onAThreadOfItsOwn {
+            let (cluster, _) = try PushedStore.pushed.get()
+            var texts = ["2019-04-14 21:00:00.0 UTC", "2019-04-14T21:00:00Z", "2019-04-14 21:00", "2019-04-14T21:00+00:00", "2019-04-14 21:00:00+0000",
+                         " \t2019-04-14 21:00:00UTC\t ", "2019-04-14 21:00:00 Z", "2019-04-14 21:00:00.", "2019-04-14 21:00:", "2019-02-29 00:00",
+                         "2020-02-29 23:59:59.999999", "1900-02-29 00:00", "2000-02-29 00:00", "0000-01-01 00:00", "0000-03-01 00:00", "9999-12-31 23:59:59",
+                         "2019-13-01 00:00", "2019-04-31 00:00", "2019-04-14 24:00", "2019-04-14 23:60", "2019-04-14 23:59:60", "2019-04-14 21:00:00+02:00",
+                         "2019-04-14", "", "2019/04/14 21:00", "2019-04-14 21:00:00UTCZ", "1969-12-31 23:59:59Z", "2019-04-14x21:00", "٢٠١٩-04-14 21:00"]
+            var generator = SplitMix(state: 7)
+            let alphabet = Array("0123456789 -:T.ZU+x")
+            for _ in 0..<300 {
+                var characters = Array("2019-04-14 21:00:00.0 UTC")
+                for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                    let at = Int.random(in: 0..<characters.count, using: &generator)
+                    switch Int.random(in: 0..<3, using: &generator) {
+                    case 0: characters[at] = alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
+                    case 1: characters.remove(at: at)
+                    default: characters.insert(alphabet[Int.random(in: 0..<alphabet.count, using: &generator)], at: at)
+                    }
+                }
+                texts.append(String(characters))
+            }
+            let values = texts.map { "('" + $0.replacingOccurrences(of: "'", with: "''") + "')" }.joined(separator: ", ")
+            let output = try cluster.psql("SELECT coalesce(vltava_utc(t)::text, 'null') FROM (VALUES \(values)) AS v(t)")
+            let sql = output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let engine = texts.map { UTCTime.parse($0).map { String($0.seconds) } ?? "null" }
+            #expect(sql == engine)
+            #expect(engine.filter { $0 != "null" }.count > 15 && engine.filter { $0 == "null" }.count > 100, "\(engine.filter { $0 != "null" }.count)")
         }
     }
 
@@ -142,6 +282,11 @@ struct PostGISStoreTests {
             #expect(text.contains("Index Scan") || text.contains("Bitmap Index Scan"))
             let nearest = answer("EXPLAIN FIND stations NEAREST 3 TO POINT(14.42 50.08)", on: postgis)
             #expect(nearest.contains("ORDER BY t.geom::geography <-> ST_SetSRID(ST_MakePoint($1, $2), 4326)::geography, t.fid LIMIT $3"))
+            // The series' statement for the stations selected, and PostgreSQL's plan for it.
+            let series = answer("EXPLAIN FIND stations NEAREST 3 TO POINT(14.42 50.08) RETURN code, LATEST(no2), HISTORY(no2, 3 h)", on: postgis)
+            #expect(series.contains("series (observations), LATEST/HISTORY/OBSERVED_AT for the stations selected: WITH keys AS (SELECT DISTINCT value FROM json_array_elements_text($1::json))"), "\(series)")
+            #expect(series.contains("vltava_utc(r.\\\"interval_end\\\") > last.e - $2"), "\(series)")
+            #expect(series.contains("Index Scan"), "\(series)")
         }
     }
 
@@ -151,6 +296,16 @@ struct PostGISStoreTests {
             #expect(answer("FIND districts WHERE NAZEV_MC ~ 'praha' RETURN fid", on: postgis)
                     == "error not_supported_on_postgis: `~` (contains, ignoring case and diacritics) is not supported on a PostGIS store yet")
             #expect(answer("FIND pens LINKED TO (animals WHERE fid = 1) RETURN fid", on: postgis).hasPrefix("error not_supported_on_postgis: LINKED TO"))
+            // The series table's rows are not in the snapshot: a FIND on it is refused, not empty.
+            #expect(answer("FIND observations WHERE code = 'ALEGA' RETURN no2", on: postgis).hasPrefix("error not_supported_on_postgis: FIND on the time-series table 'observations'"))
+            // The table's count is the database's (tile sets stay in files: the GeoPackage lists one more row).
+            let row = #"{"name":"observations","kind":"table","count":816,"notes":"time series of 'stations'"}"#
+            let embedded = try PushedStore.embedded.get()
+            #expect(answer("SHOW LAYERS", on: postgis).contains(row) && answer("SHOW LAYERS", on: embedded).contains(row))
+            let items = ItemsRequest(limit: 10)
+            #expect(throws: EngineError.notSupportedOnPostGIS("the items of a time-series table (its rows stay in the database)")) {
+                _ = try postgis.items(try postgis.layer("observations"), items)
+            }
         }
     }
 
