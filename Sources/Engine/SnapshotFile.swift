@@ -242,6 +242,14 @@ final class LayerStream {
             names.append(column.name)
         }
         idLists = info.columns.filter(\.isJSON).map { ($0.name, true, false) }
+        // Sized once from the store's count: no array is copied while it grows.
+        let expected = max(info.featureCount, 0)
+        fids.reserveCapacity(expected)
+        areas.reserveCapacity(expected)
+        boxes.reserveCapacity(expected)
+        geometryOffsets.reserveCapacity(expected + 1)
+        attributeOffsets.reserveCapacity(expected + 1)
+        polygons.reserveCapacity(expected)
     }
 
     /// Takes the next feature; false when the layer turned out not to qualify (or a scratch
