@@ -332,9 +332,13 @@ final class LayerStream {
             return SnapshotFile.IndexEntry(numbers: image.numbers, sections: placed)
         }
         let bounds = boxes.reduce(into: BBox.empty) { $0.extend($1) }
-        let rtree = try PackedRTree(boxes: boxes)  // cannot fail: every box is finite (checked in `add`)
-        boxes = []
-        let tree = try withExtendedLifetime(rtree) { try index(rtree.image) }
+        let tree = try { () throws -> SnapshotFile.IndexEntry in
+            let rtree = try PackedRTree(boxes: boxes)  // cannot fail: every box is finite (checked in `add`)
+            boxes = []
+            return try withExtendedLifetime(rtree) { try index(rtree.image) }
+        }()
+        // The arrays above are gone: their pages go back before the grid's are taken.
+        Memory.returnFreedPagesNow()
         var builder = PolygonIndex.Builder()
         swap(&builder, &polygons)
         let built = builder.build()
