@@ -1,9 +1,10 @@
 // The snapshot file: the large polygon layers of a store, with their indexes, in flat arrays
 // that a load maps (mmap) and reads in place instead of reading and indexing every feature.
 //
-// Beside the store: `STORE.vltava-snapshot` (e.g. `city.gpkg.vltava-snapshot`). Built after an
-// import and, for a store made before or changed since, at the first load that finds it
-// missing or stale; written to a temporary name and renamed into place, so a reader sees the
+// Beside the store: `STORE.vltava-snapshot` (e.g. `city.gpkg.vltava-snapshot`). Built by the
+// first load that finds it missing, stale or damaged (or by `vltava import --snapshot-file`),
+// streaming each layer from the store (`build`, `LayerStream`: the layer is never held whole,
+// only its indexes' input); written to a temporary name and renamed into place, so a reader sees the
 // old file or the new one whole, and a snapshot keeps the file it mapped even if it is
 // replaced meanwhile (the mapping holds the old inode). Never changed in place.
 //
