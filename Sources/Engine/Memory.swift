@@ -24,4 +24,13 @@ enum Memory {
         trimQueue.async { _ = malloc_trim(0) }
         #endif
     }
+
+    /// As `returnFreedPages`, on the caller's thread, done when it returns: between the phases
+    /// of a large build, so that the next phase's fresh allocations do not add to the pages
+    /// the last one freed but kept.
+    static func returnFreedPagesNow() {
+        #if canImport(Glibc)
+        _ = malloc_trim(0)
+        #endif
+    }
 }

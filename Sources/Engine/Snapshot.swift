@@ -77,16 +77,31 @@ public final class Snapshot: Sendable {
             let filePath = SnapshotFile.path(forStore: path)
             var mapped: [String: MappedLayer] = [:]
             var fileWarnings: [String] = []
-            var fileProblem: SnapshotFile.Problem?
+            let infos = try store.layers()
             if let identity {
                 do {
                     mapped = try SnapshotFile.read(filePath, identity: identity)
                 } catch {
-                    fileProblem = error
+                    // No usable file: build one for the large polygon layers, streaming them
+                    // from the store, and map them from it, so that this snapshot too holds them
+                    // in shared, file-backed pages and no load ever reads them whole.
+                    let candidates = infos.filter { SnapshotFile.isCandidate($0, minimumFeatures: mappedLayerMinimumFeatures) }
+                    if !candidates.isEmpty {
+                        if case .rejected(let reason) = error {
+                            fileWarnings.append("snapshot file \(filePath) was refused and is rebuilt: \(reason)")
+                        }
+                        do {
+                            try SnapshotFile.build(from: store, layers: candidates, identity: identity,
+                                                   minimumFeatures: mappedLayerMinimumFeatures, to: filePath)
+                            mapped = try SnapshotFile.read(filePath, identity: identity)
+                            Memory.returnFreedPages()
+                        } catch {
+                            fileWarnings.append("snapshot file \(filePath) could not be written (the layers stay in memory): \(error)")
+                        }
+                    }
                 }
             }
             var layers: [Layer] = []
-            let infos = try store.layers()
             for info in infos {
                 if let layer = mapped[info.name] {
                     layers.append(Layer(info: info, mapped: layer))
@@ -95,22 +110,6 @@ public final class Snapshot: Sendable {
                 // A feature that cannot be read is left out with a warning, not a failed load.
                 let read = try store.readFeatures(of: info.name)
                 layers.append(try Layer(info: info, features: read.features, skipped: read.problems))
-            }
-            // No usable file: write one for the large polygon layers and map them from it, so
-            // that this snapshot too holds them in shared, file-backed pages.
-            let wanted = layers.filter { SnapshotFile.qualifies($0, minimumFeatures: mappedLayerMinimumFeatures) }
-            if let identity, let fileProblem, !wanted.isEmpty {
-                if case .rejected(let reason) = fileProblem {
-                    fileWarnings.append("snapshot file \(filePath) was refused and is rebuilt: \(reason)")
-                }
-                do {
-                    try SnapshotFile.write(wanted, identity: identity, to: filePath)
-                    mapped = try SnapshotFile.read(filePath, identity: identity)
-                    layers = layers.map { layer in mapped[layer.name].map { Layer(info: layer.info, mapped: $0) } ?? layer }
-                    Memory.returnFreedPages()
-                } catch {
-                    fileWarnings.append("snapshot file \(filePath) could not be written (the layers stay in memory): \(error)")
-                }
             }
             let (byTable, byLayer) = timeSeries(of: layers)
             var tileSets: [String: MBTiles] = [:]

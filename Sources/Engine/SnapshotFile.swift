@@ -1,9 +1,10 @@
 // The snapshot file: the large polygon layers of a store, with their indexes, in flat arrays
 // that a load maps (mmap) and reads in place instead of reading and indexing every feature.
 //
-// Beside the store: `STORE.vltava-snapshot` (e.g. `city.gpkg.vltava-snapshot`). Built after an
-// import and, for a store made before or changed since, at the first load that finds it
-// missing or stale; written to a temporary name and renamed into place, so a reader sees the
+// Beside the store: `STORE.vltava-snapshot` (e.g. `city.gpkg.vltava-snapshot`). Built by the
+// first load that finds it missing, stale or damaged (or by `vltava import --snapshot-file`),
+// streaming each layer from the store (`build`, `LayerStream`: the layer is never held whole,
+// only its indexes' input); written to a temporary name and renamed into place, so a reader sees the
 // old file or the new one whole, and a snapshot keeps the file it mapped even if it is
 // replaced meanwhile (the mapping holds the old inode). Never changed in place.
 //
@@ -139,25 +140,43 @@ enum SnapshotFile {
 
     // MARK: Writing
 
-    /// Whether a loaded layer goes into the file (see the header).
-    static func qualifies(_ layer: Layer, minimumFeatures: Int) -> Bool {
-        guard layer.family == .polygons, layer.count >= minimumFeatures, layer.count > 0, layer.idList == nil,
-              layer.info.timeSeries == nil, layer.tree != nil, layer.polygons != nil else { return false }
-        return zip(layer.fids.dropFirst(), layer.fids).allSatisfy { $0 > $1 }
+    /// Whether a layer of the store may go into the file: a feature layer of at least
+    /// `minimumFeatures` rows with no time series. Whether it does is known only once its
+    /// features are read (`LayerStream`): polygons only, ascending fids, no id-list column.
+    static func isCandidate(_ info: LayerInfo, minimumFeatures: Int) -> Bool {
+        info.kind == .features && info.timeSeries == nil && info.featureCount >= max(minimumFeatures, 1)
     }
 
-    /// Writes `layers` to the file at `path` (through a temporary file renamed into place).
-    /// A layer whose geometries would not come back from WKB exactly is left out.
-    static func write(_ layers: [Layer], identity: String, to path: String) throws(Problem) {
+    /// Builds the file at `path` (through a temporary file renamed into place) from the
+    /// candidate layers `infos` of `store`, streaming each layer's features once: geometries
+    /// and attribute records go to scratch files as they are read, and only what the indexes
+    /// need (fids, areas, boxes, the polygon index's coordinates) stays in memory. A layer that
+    /// turns out not to qualify is left out; the file is written even if none does, so that
+    /// the next load does not read them again to find that out. Returns the layers written.
+    @discardableResult
+    static func build(from store: GeoPackage, layers infos: [LayerInfo], identity: String, minimumFeatures: Int,
+                      to path: String) throws(Problem) -> [String] {
         let temporary = "\(path).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         do {
             let writer = try FileWriter(path: temporary)
             var entries: [LayerEntry] = []
             try writer.write(magic + withUnsafeBytes(of: version) { Array($0) })
-            for layer in layers {
-                if let entry = try write(layer, to: writer) { entries.append(entry) }
+            for info in infos {
+                let stream = try LayerStream(info: info, scratch: temporary)
+                let problems: [FeatureProblem]
+                do {
+                    problems = try store.forEachFeature(of: info.name) { stream.add($0) }
+                } catch {
+                    throw Problem.rejected("cannot read layer '\(info.name)': \(error)")
+                }
+                if let entry = try stream.finish(problems: problems, minimumFeatures: minimumFeatures, into: writer) {
+                    entries.append(entry)
+                }
             }
-            let json = try JSONEncoder().encode(Directory(store: identity, layers: entries))
+            // Sorted keys: the same store gives the same file, byte for byte.
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let json = try encoder.encode(Directory(store: identity, layers: entries))
             let directoryOffset = writer.offset
             try writer.write(Array(json))
             var trailer: [UInt8] = []
@@ -169,6 +188,7 @@ enum SnapshotFile {
             try writer.write(trailer)
             try writer.close()
             guard rename(temporary, path) == 0 else { throw Problem.rejected("cannot rename it into place: \(String(cString: strerror(errno)))") }
+            return entries.map(\.name)
         } catch let problem as Problem {
             unlink(temporary)
             throw problem
@@ -178,59 +198,156 @@ enum SnapshotFile {
         }
     }
 
-    private static func write(_ layer: Layer, to writer: FileWriter) throws -> LayerEntry? {
-        guard let tree = layer.tree, let polygons = layer.polygons else { return nil }
-        var sections: [String: Section] = [:]
-        sections["fids"] = try writer.section([layer.fids.bytes])
-        sections["areas"] = try writer.section([layer.areas.bytes])
-
-        // Geometries as WKB, each checked to come back exactly.
-        var offsets: [UInt64] = [0]
-        offsets.reserveCapacity(layer.count + 1)
-        let start = try writer.align()
-        for geometry in layer.geometries {
-            if let geometry {
-                let bytes = WKB.encode(geometry)
-                guard (try? WKB.decodeAllowingEmpty(bytes)) == geometry else { return nil }
-                try writer.write(bytes)
-            }
-            offsets.append(UInt64(writer.offset - start))
-        }
-        sections["geometries"] = Section(offset: start, length: writer.offset - start)
-        sections["geometryOffsets"] = try offsets.withUnsafeBytes { try writer.section([$0]) }
-
-        var names: [String] = []
-        var nameIndex: [String: Int] = [:]
-        for column in layer.info.columns where nameIndex[column.name] == nil {
-            nameIndex[column.name] = names.count
-            names.append(column.name)
-        }
-        offsets = [0]
-        let recordsStart = try writer.align()
-        var record: [UInt8] = []
-        for attributes in layer.properties {
-            guard AttributeRecord.encode(attributes, names: &names, index: &nameIndex, into: &record) else { return nil }
-            try writer.write(record)
-            offsets.append(UInt64(writer.offset - recordsStart))
-        }
-        sections["attributes"] = Section(offset: recordsStart, length: writer.offset - recordsStart)
-        sections["attributeOffsets"] = try offsets.withUnsafeBytes { try writer.section([$0]) }
-
-        func index(_ image: IndexImage) throws -> IndexEntry {
-            var placed: [String: Section] = [:]
-            for name in image.sections.keys.sorted() { placed[name] = try writer.section(image.sections[name] ?? []) }
-            return IndexEntry(numbers: image.numbers, sections: placed)
-        }
-        let bounds = [layer.bounds.minLon, layer.bounds.minLat, layer.bounds.maxLon, layer.bounds.maxLat].map(\.bitPattern)
-        return LayerEntry(name: layer.name, count: layer.count, bounds: bounds, warnings: layer.warnings, attributeNames: names,
-                          sections: sections, tree: try index(tree.image), polygons: try index(polygons.image))
-    }
-
     /// FNV-1a, 64 bits: enough to tell a damaged directory from a whole one.
     static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return hash
+    }
+}
+
+/// One layer's part of the snapshot file, built from its features in the store's fid order,
+/// one at a time (`add`), holding what a loaded `Layer` would hold of it with the same rules
+/// (Layer.swift): a feature with a NaN or infinite coordinate is left out with a warning, the
+/// same areas, boxes, R-tree and polygon index, the same attribute names. Geometries (as WKB)
+/// and attribute records go to two scratch files, unlinked at once, and are copied into the
+/// snapshot file by `finish`, after the fids and areas, where a reader expects them.
+final class LayerStream {
+    let info: LayerInfo
+    private var fids: [Int64] = []
+    private var areas: [Double] = []
+    private var boxes: [BBox] = []
+    private var geometryOffsets: [UInt64] = [0]
+    private var attributeOffsets: [UInt64] = [0]
+    private var polygons = PolygonIndex.Builder()
+    private let geometries: FileWriter
+    private let attributes: FileWriter
+    private var names: [String] = []
+    private var nameIndex: [String: Int] = [:]
+    private var record: [UInt8] = []
+    private var leftOut: [String] = []
+    /// Per JSON column: whether every value so far is a list of integers, and whether one is
+    /// not empty (`Layer.idList`: such a column makes the layer stay in memory).
+    private var idLists: [(name: String, allLists: Bool, anyIDs: Bool)]
+    private var sawPolygon = false
+    /// Why the layer does not go into the file, once known (reading stops there).
+    private(set) var refusal: String?
+    private var failure: SnapshotFile.Problem?
+
+    init(info: LayerInfo, scratch: String) throws(SnapshotFile.Problem) {
+        self.info = info
+        geometries = try FileWriter(path: scratch + ".wkb", scratch: true)
+        attributes = try FileWriter(path: scratch + ".records", scratch: true)
+        for column in info.columns where nameIndex[column.name] == nil {
+            nameIndex[column.name] = names.count
+            names.append(column.name)
+        }
+        idLists = info.columns.filter(\.isJSON).map { ($0.name, true, false) }
+        // Sized once from the store's count: no array is copied while it grows.
+        let expected = max(info.featureCount, 0)
+        fids.reserveCapacity(expected)
+        areas.reserveCapacity(expected)
+        boxes.reserveCapacity(expected)
+        geometryOffsets.reserveCapacity(expected + 1)
+        attributeOffsets.reserveCapacity(expected + 1)
+        polygons.reserveCapacity(expected)
+    }
+
+    /// Takes the next feature; false when the layer turned out not to qualify (or a scratch
+    /// file could not be written), and reading it can stop.
+    func add(_ stored: StoredFeature) -> Bool {
+        guard refusal == nil, failure == nil else { return false }
+        let geometry = stored.feature.geometry
+        if let bad = geometry?.firstNonFinitePosition {
+            leftOut.append(Layer.leftOut(info.name, stored.fid, "the coordinate (\(bad.lon), \(bad.lat)) is not a finite number"))
+            return true
+        }
+        switch geometry {
+        case .polygon?, .multiPolygon?: sawPolygon = true
+        case nil: break
+        default: return refuse("it holds other geometries than polygons")
+        }
+        if let last = fids.last, stored.fid <= last { return refuse("its fids do not ascend") }
+        for k in idLists.indices where idLists[k].allLists {
+            guard let text = stored.feature.properties[idLists[k].name]?.stringValue else { continue }
+            if let ids = JSON.integerList(text) {
+                idLists[k].anyIDs = idLists[k].anyIDs || !ids.isEmpty
+            } else {
+                idLists[k].allLists = false
+            }
+        }
+        do throws(SnapshotFile.Problem) {
+            if let geometry {
+                let bytes = WKB.encode(geometry)
+                guard (try? WKB.decodeAllowingEmpty(bytes)) == geometry else { return refuse("a geometry does not come back from WKB exactly") }
+                try geometries.write(bytes)
+            }
+            guard AttributeRecord.encode(stored.feature.properties, names: &names, index: &nameIndex, into: &record) else {
+                return refuse("a feature's attributes do not fit a record")
+            }
+            try attributes.write(record)
+        } catch {
+            failure = error
+            return false
+        }
+        do {
+            try polygons.add(geometry ?? .collection([]))
+        } catch {
+            return refuse("it cannot be indexed: \(error)")
+        }
+        geometryOffsets.append(UInt64(geometries.offset))
+        attributeOffsets.append(UInt64(attributes.offset))
+        fids.append(stored.fid)
+        areas.append(geometry.map(Measure.area) ?? 0)
+        boxes.append(geometry?.bbox ?? .empty)
+        return true
+    }
+
+    private func refuse(_ reason: String) -> Bool {
+        refusal = reason
+        return false
+    }
+
+    /// Writes the layer's sections to `writer`, if it qualifies, and returns its directory
+    /// entry; nil when it does not. `problems`: the features the store could not read.
+    func finish(problems: [FeatureProblem], minimumFeatures: Int, into writer: FileWriter) throws -> SnapshotFile.LayerEntry? {
+        if let failure { throw failure }
+        guard refusal == nil, sawPolygon, fids.count >= max(minimumFeatures, 1),
+              !idLists.contains(where: { $0.allLists && $0.anyIDs }) else { return nil }
+        var sections: [String: SnapshotFile.Section] = [:]
+        // Each array is dropped once written: the peak is the polygon index's build.
+        sections["fids"] = try fids.withUnsafeBytes { try writer.section([$0]) }
+        sections["areas"] = try areas.withUnsafeBytes { try writer.section([$0]) }
+        let count = fids.count
+        (fids, areas) = ([], [])
+        sections["geometries"] = try writer.section(copying: geometries)
+        sections["geometryOffsets"] = try geometryOffsets.withUnsafeBytes { try writer.section([$0]) }
+        sections["attributes"] = try writer.section(copying: attributes)
+        sections["attributeOffsets"] = try attributeOffsets.withUnsafeBytes { try writer.section([$0]) }
+        (geometryOffsets, attributeOffsets) = ([], [])
+
+        // An image points into its index: the index is kept alive until its image is written.
+        func index(_ image: IndexImage) throws -> SnapshotFile.IndexEntry {
+            var placed: [String: SnapshotFile.Section] = [:]
+            for name in image.sections.keys.sorted() { placed[name] = try writer.section(image.sections[name] ?? []) }
+            return SnapshotFile.IndexEntry(numbers: image.numbers, sections: placed)
+        }
+        let bounds = boxes.reduce(into: BBox.empty) { $0.extend($1) }
+        let tree = try { () throws -> SnapshotFile.IndexEntry in
+            let rtree = try PackedRTree(boxes: boxes)  // cannot fail: every box is finite (checked in `add`)
+            boxes = []
+            return try withExtendedLifetime(rtree) { try index(rtree.image) }
+        }()
+        // The arrays above are gone: their pages go back before the grid's are taken.
+        Memory.returnFreedPagesNow()
+        var builder = PolygonIndex.Builder()
+        swap(&builder, &polygons)
+        let built = builder.build()
+        let polygonIndex = try withExtendedLifetime(built) { try index(built.image) }
+        let corners = [bounds.minLon, bounds.minLat, bounds.maxLon, bounds.maxLat].map(\.bitPattern)
+        return SnapshotFile.LayerEntry(name: info.name, count: count, bounds: corners,
+                                       warnings: problems.map { Layer.leftOut(info.name, $0.fid, $0.reason) } + leftOut,
+                                       attributeNames: names, sections: sections, tree: tree, polygons: polygonIndex)
     }
 }
 
@@ -364,9 +481,12 @@ final class FileWriter {
     private var buffer: [UInt8] = []
     private(set) var offset = 0
 
-    init(path: String) throws(SnapshotFile.Problem) {
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .rejected("cannot create it: \(String(cString: strerror(errno)))") }
+    /// `scratch`: a file that is read back (`section(copying:)`) and then dropped: it is
+    /// unlinked at once, so nothing is left behind whatever happens.
+    init(path: String, scratch: Bool = false) throws(SnapshotFile.Problem) {
+        fd = open(path, (scratch ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .rejected("cannot create \(scratch ? "a scratch file" : "it"): \(String(cString: strerror(errno)))") }
+        if scratch { unlink(path) }
         buffer.reserveCapacity(1 << 20)
     }
 
@@ -401,6 +521,27 @@ final class FileWriter {
     func section(_ pieces: [UnsafeRawBufferPointer]) throws(SnapshotFile.Problem) -> SnapshotFile.Section {
         let start = try align()
         for piece in pieces { try write(piece) }
+        return SnapshotFile.Section(offset: start, length: offset - start)
+    }
+
+    /// Writes everything written to the scratch file `scratch` as one aligned section.
+    func section(copying scratch: FileWriter) throws(SnapshotFile.Problem) -> SnapshotFile.Section {
+        try scratch.flush()
+        let start = try align()
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var done = 0
+        while done < scratch.offset {
+            let wanted = min(chunk.count, scratch.offset - done)
+            let read = chunk.withUnsafeMutableBytes { pread(scratch.fd, $0.baseAddress, wanted, off_t(done)) }
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { throw .rejected("cannot read a scratch file back: \(String(cString: strerror(errno)))") }
+            let failure = chunk.withUnsafeBytes { bytes -> SnapshotFile.Problem? in
+                do throws(SnapshotFile.Problem) { try write(UnsafeRawBufferPointer(rebasing: bytes[0..<read])) } catch { return error }
+                return nil
+            }
+            if let failure { throw failure }
+            done += read
+        }
         return SnapshotFile.Section(offset: start, length: offset - start)
     }
 

@@ -25,6 +25,18 @@ public struct FlatArray<Element: BitwiseCopyable>: RandomAccessCollection, @unch
         owner = allocation
     }
 
+    /// `count` copies of `value` in memory of its own, then changed in place by `fill` (a
+    /// large array built without a second copy).
+    init(count: Int, repeating value: Element, _ fill: (UnsafeMutableBufferPointer<Element>) -> Void) {
+        let allocation = FlatAllocation(bytes: count * MemoryLayout<Element>.stride, alignment: MemoryLayout<Element>.alignment)
+        let typed = allocation.pointer.bindMemory(to: Element.self, capacity: count)
+        let elements = UnsafeMutableBufferPointer(start: typed, count: count)
+        elements.initialize(repeating: value)
+        fill(elements)
+        buffer = UnsafeBufferPointer(elements)
+        owner = allocation
+    }
+
     /// Elements read in place from `bytes`, which `owner` keeps valid and unchanged. Nil when
     /// the bytes are not a whole number of elements or not aligned for them.
     public init?(bytes: UnsafeRawBufferPointer, owner: AnyObject) {

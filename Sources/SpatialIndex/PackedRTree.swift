@@ -90,11 +90,17 @@ public struct PackedRTree: Sendable {
             }
             start = end
         }
+        // Each array dropped once copied: a million boxes' arrays are not all held twice.
         self.minX = FlatArray(minX)
+        minX = []
         self.minY = FlatArray(minY)
+        minY = []
         self.maxX = FlatArray(maxX)
+        maxX = []
         self.maxY = FlatArray(maxY)
+        maxY = []
         self.indices = FlatArray(indices)
+        indices = []
         self.levelBounds = levelBounds
     }
 

@@ -165,6 +165,9 @@ public struct PolygonIndex: Sendable {
 
         public init() {}
 
+        /// Room for `count` polygons' entries, so a large layer's are never copied as they grow.
+        public mutating func reserveCapacity(_ count: Int) { polygons.reserveCapacity(count) }
+
         /// Adds the next polygon (its index is the number added before it). A NaN or infinite
         /// vertex is refused with `.nonFinite(item:)` and nothing is added: it has no place in
         /// the grid or the bands, and a crossing test against it means nothing.
@@ -248,6 +251,8 @@ public struct PolygonIndex: Sendable {
         public consuming func build() -> PolygonIndex {
             let blocks = blocks.freeze()
             let (polygons, bandOffsets, bandEdges) = (FlatArray(polygons), FlatArray(bandOffsets), FlatArray(bandEdges))
+            // The builder's arrays go now, not after the grid is built.
+            (self.polygons, self.bandOffsets, self.bandEdges, run) = ([], [], [], [])
             return PolygonIndex(blocks: blocks, polygons: polygons, bandOffsets: bandOffsets, bandEdges: bandEdges,
                                 grid: PolygonIndex.buildGrid(polygons, blocks: blocks, bandOffsets: bandOffsets, bandEdges: bandEdges))
         }
@@ -315,15 +320,18 @@ public struct PolygonIndex: Sendable {
         }
         grid.cellOffsets = FlatArray(counts)
         grid.cellItems = FlatArray(items)
-        grid.fineStates = FlatArray(classify(grid, polygons, blocks, bandOffsets: bandOffsets, bandEdges: bandEdges))
+        // Classified in place: the fine cells (64 MB for a million polygons) are never copied.
+        grid.fineStates = FlatArray(count: grid.fineColumns * grid.fineRows, repeating: Grid.outside) { states in
+            classify(grid, polygons, blocks, bandOffsets: bandOffsets, bandEdges: bandEdges, into: states)
+        }
         return grid
     }
 
-    /// The state of every fine cell (see "Classified cells" in the header).
+    /// The state of every fine cell (see "Classified cells" in the header), into `states`
+    /// (one per fine cell, all `outside` on entry).
     private static func classify(_ grid: Grid, _ polygons: FlatArray<PolygonEntry>, _ blocks: CoordinateBlocks,
-                                 bandOffsets: FlatArray<UInt32>, bandEdges: FlatArray<UInt32>) -> [UInt8] {
+                                 bandOffsets: FlatArray<UInt32>, bandEdges: FlatArray<UInt32>, into states: UnsafeMutableBufferPointer<UInt8>) {
         let fineColumns = grid.fineColumns, fineRows = grid.fineRows, side = 1 << grid.shift
-        var states = [UInt8](repeating: Grid.outside, count: fineColumns * fineRows)
         let cellWidth = 1 / grid.scaleX, cellHeight = 1 / grid.scaleY
         let marginX = cellWidth / 1024, marginY = cellHeight / 1024
         func column(_ x: Double) -> Int { grid.clampedFine(x, origin: grid.box.minLon, scale: grid.scaleX, count: fineColumns) }
@@ -395,7 +403,6 @@ public struct PolygonIndex: Sendable {
                 }
             }
         }
-        return states
     }
 
     /// Whether polygon `index` contains the point (see the boundary rule above).

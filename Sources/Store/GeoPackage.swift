@@ -256,6 +256,19 @@ public final class GeoPackage {
     /// instead of failing the whole layer: the engine loads a store that another tool edited.
     /// An empty geometry (POINT EMPTY) is a feature without geometry, not a problem.
     public func readFeatures(of layerName: String) throws(StoreError) -> (features: [StoredFeature], problems: [FeatureProblem]) {
+        var features: [StoredFeature] = []
+        let problems = try forEachFeature(of: layerName) { feature in
+            features.append(feature)
+            return true
+        }
+        return (features, problems)
+    }
+
+    /// As `readFeatures(of:)`, one feature at a time, so a caller that keeps only part of each
+    /// feature (the snapshot file's builder) never holds the layer whole. `body` returns false
+    /// to stop early. Returns the features left out, as `readFeatures(of:)` lists them.
+    @discardableResult
+    public func forEachFeature(of layerName: String, _ body: (StoredFeature) -> Bool) throws(StoreError) -> [FeatureProblem] {
         let info = try layer(layerName)
         let (fidColumn, _) = try sqlite { try tableColumns(layerName) }
         var transformer: CoordinateTransformer?
@@ -269,9 +282,8 @@ public final class GeoPackage {
 
         let selected = ([fidColumn, info.geometryColumn].compactMap { $0 } + info.columns.map(\.name)).map(quoted)
         let orderBy = fidColumn.map { " ORDER BY \(quoted($0))" } ?? ""
-        return try sqlite { () throws -> ([StoredFeature], [FeatureProblem]) in
+        return try sqlite { () throws -> [FeatureProblem] in
             let statement = try database.prepare("SELECT \(selected.joined(separator: ", ")) FROM \(quoted(layerName))\(orderBy)")
-            var result: [StoredFeature] = []
             var problems: [FeatureProblem] = []
             var rowNumber: Int64 = 0
             while try statement.step() {
@@ -299,9 +311,9 @@ public final class GeoPackage {
                     properties[info.name] = attributeValue(statement, column, info)
                     column += 1
                 }
-                result.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: geometry, properties: properties)))
+                guard body(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: geometry, properties: properties))) else { break }
             }
-            return (result, problems)
+            return problems
         }
     }
 

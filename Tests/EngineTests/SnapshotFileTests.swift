@@ -1,6 +1,7 @@
 import Foundation
 @testable import Engine
 import Geometry
+import SpatialIndex
 import Store
 import TestSupport
 import Testing
@@ -190,6 +191,145 @@ import Testing
             let again = try second.layer("districts_again"), original = try first.layer("districts")
             #expect(again.isMapped && again.count == original.count)
             #expect((0..<again.count).allSatisfy { again.geometries[$0] == original.geometries[$0] })
+        }
+    }
+
+    // MARK: The streamed build, on a layer over the 10,000-feature line
+
+    /// Prague's 1,548 real parking zones (polygons and MultiPolygons), in `copies` copies each
+    /// shifted 0.6° further east, plus the 57 real districts (large polygons: banded edges), with
+    /// attributes of every type the store keeps.
+    /// `idList`: also a JSON column of id lists, which keeps a layer in memory.
+    static func zonesGeoJSON(copies: Int, idList: Bool) throws -> String {
+        func features(_ file: String) throws -> [[String: Any]] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(file)))
+            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            return try #require(object?["features"] as? [[String: Any]])
+        }
+        func shifted(_ coordinates: Any, by dx: Double) -> Any {
+            guard let list = coordinates as? [Any] else { return coordinates }
+            if let lon = list.first as? Double, list.count == 2, let lat = list.last as? Double { return [lon + dx, lat] }
+            return list.map { shifted($0, by: dx) }
+        }
+        let zones = try features("prague/parking-zones.wgs84.geojson")
+        var out: [[String: Any]] = try features("prague/districts.wgs84.geojson").map { ["type": "Feature", "geometry": $0["geometry"] ?? NSNull()] }
+        for copy in 0..<copies {
+            for zone in zones {
+                var geometry = zone["geometry"] as? [String: Any] ?? [:]
+                geometry["coordinates"] = shifted(geometry["coordinates"] ?? [], by: 0.6 * Double(copy))
+                out.append(["type": "Feature", "geometry": geometry, "properties": zone["properties"] ?? [:]])
+            }
+        }
+        for i in out.indices {
+            var properties = out[i]["properties"] as? [String: Any] ?? [:]
+            properties["n"] = i
+            properties["paid"] = i % 3 == 0
+            properties["share"] = Double(i) / 7
+            properties["note"] = i % 5 == 0 ? NSNull() : "zone \(i)" as Any
+            properties["extra"] = ["copy": i / 1548, "tags": ["a", "b"]] as [String: Any]
+            if idList { properties["ids"] = [i % 100, i % 7] }
+            out[i]["properties"] = properties
+        }
+        let collection: [String: Any] = ["type": "FeatureCollection", "features": out]
+        return String(decoding: try JSONSerialization.data(withJSONObject: collection), as: UTF8.self)
+    }
+
+    /// A new store holding the zones as layer `zones`.
+    static func zonesStore(_ label: String, copies: Int, idList: Bool) throws -> String {
+        let directory = try Fixtures.temporaryDirectory(label)
+        let geojson = directory.appendingPathComponent("zones.geojson")
+        try zonesGeoJSON(copies: copies, idList: idList).write(to: geojson, atomically: true, encoding: .utf8)
+        let path = directory.appendingPathComponent("zones.gpkg").path
+        _ = try Importer.importFile(geojson.path, into: GeoPackage(path: path, mode: .readWrite), options: ImportOptions(layer: "zones"))
+        return path
+    }
+
+    /// Bytes of an index image's sections, by name, pieces joined.
+    static func sectionBytes(_ image: IndexImage) -> [String: [UInt8]] {
+        image.sections.mapValues { pieces in pieces.flatMap { Array($0) } }
+    }
+
+    /// The file built by streaming the store holds what the layer loaded whole holds: the same
+    /// fids, areas (bit for bit), geometries, attributes, bounds and warnings, and the same
+    /// R-tree and polygon index byte for byte (the old build wrote those images of the loaded
+    /// layer); and its answers equal GEOS's and the loaded layer's.
+    @Test func aStreamedFileHoldsWhatTheLoadedLayerHolds() async throws {
+        try await onAThreadOfItsOwn {
+            let path = try Self.zonesStore("snapshot-stream", copies: 7, idList: false)
+            let snapshot = try Snapshot.load(storePath: path)  // the default line: 10,000
+            #expect(snapshot.warnings.filter { $0.contains("snapshot file") }.isEmpty, "\(snapshot.warnings)")
+            let m = try snapshot.layer("zones")
+            let store = try GeoPackage(path: path)
+            let read = try store.readFeatures(of: "zones")
+            let r = try Layer(info: try store.layer("zones"), features: read.features, skipped: read.problems)
+            #expect(m.isMapped && !r.isMapped)
+            #expect(r.count == 57 + 7 * 1548 && m.count == r.count)
+            #expect(Array(m.fids) == Array(r.fids))
+            #expect(m.areas.map(\.bitPattern) == r.areas.map(\.bitPattern))
+            #expect(m.bounds == r.bounds && m.family == r.family && m.warnings == r.warnings)
+            var geometryMismatches = 0, propertyMismatches = 0, lookupMismatches = 0
+            for i in 0..<r.count {
+                if m.geometries[i] != r.geometries[i] { geometryMismatches += 1 }
+                if m.properties[i] != r.properties[i] { propertyMismatches += 1 }
+                if m.index(ofFID: r.fids[i]) != i { lookupMismatches += 1 }
+            }
+            #expect(geometryMismatches == 0 && propertyMismatches == 0 && lookupMismatches == 0)
+            let (mt, rt) = (try #require(m.tree), try #require(r.tree))
+            #expect(mt.image.numbers == rt.image.numbers && Self.sectionBytes(mt.image) == Self.sectionBytes(rt.image))
+            let (mp, rp) = (try #require(m.polygons), try #require(r.polygons))
+            #expect(mp.image.numbers == rp.image.numbers && Self.sectionBytes(mp.image) == Self.sectionBytes(rp.image))
+
+            // Containing through the mapped layer, against GEOS over every candidate box, and
+            // nearest against the same store loaded whole.
+            // A copy of the store has no file of its own (another identity): loaded whole.
+            let copy = path + ".copy.gpkg"
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            let loaded = try Snapshot.load(storePath: copy, mappedLayerMinimumFeatures: Int.max)
+            #expect(try !loaded.layer("zones").isMapped)
+            let geometries = r.geometries.map { $0 ?? .collection([]) }
+            let geos = try GEOSPreparedLayer(context: try GEOSContext(), geometries: geometries)
+            let boxes = geometries.map(\.bbox)
+            var g = SplitMix(state: 2121)
+            var mismatches = 0, inside = 0, nearestMismatches = 0
+            for k in 0..<3_000 {
+                // Within the first copy's extent, where zones are dense, most of the time.
+                let lon = Double.random(in: k % 4 == 0 ? r.bounds.minLon...r.bounds.maxLon : 14.3...14.6, using: &g)
+                let lat = Double.random(in: r.bounds.minLat...r.bounds.maxLat, using: &g)
+                var expected: [Int] = []
+                for i in boxes.indices where boxes[i].contains(lon: lon, lat: lat) {
+                    if try geos.contains(i, lon: lon, lat: lat) { expected.append(i) }
+                }
+                let point = Point(lon: lon, lat: lat)
+                if try snapshot.containing(m, at: point).map(\.index).sorted() != expected { mismatches += 1 }
+                inside += expected.isEmpty ? 0 : 1
+                if k % 6 == 0 {
+                    let a = try snapshot.nearest(m, to: point, k: 3), b = try loaded.nearest(loaded.layer("zones"), to: point, k: 3)
+                    if a.map(\.fid) != b.map(\.fid) || a.map(\.metres) != b.map(\.metres) { nearestMismatches += 1 }
+                }
+            }
+            #expect(mismatches == 0 && nearestMismatches == 0)
+            #expect(inside > 1_000)  // inside a district at least, most of the time
+        }
+    }
+
+    /// A large layer that turns out not to qualify (an id-list column, found only at its last
+    /// feature) stays in memory, and the file written without it is not rebuilt at the next
+    /// load: the store is not streamed again to find that out.
+    @Test func aLargeLayerThatDoesNotQualifyIsStreamedOnce() async throws {
+        try await onAThreadOfItsOwn {
+            let path = try Self.zonesStore("snapshot-stream-idlist", copies: 7, idList: true)
+            let file = SnapshotFile.path(forStore: path)
+            let first = try Snapshot.load(storePath: path)
+            let layer = try first.layer("zones")
+            #expect(!layer.isMapped && layer.idList?.column == "ids" && layer.count == 57 + 7 * 1548)
+            #expect(first.warnings.filter { $0.contains("snapshot file") }.isEmpty)
+            let directory = try MappedFile(path: file).directory()
+            #expect(directory.layers.isEmpty)
+            var before = stat(), after = stat()
+            #expect(stat(file, &before) == 0)
+            let second = try Snapshot.load(storePath: path)
+            #expect(stat(file, &after) == 0 && after.st_ino == before.st_ino && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
+            #expect(try !second.layer("zones").isMapped)
         }
     }
 }
