@@ -5,6 +5,12 @@ import Logging
 import Server
 
 struct ServeCommand: AsyncParsableCommand {
+    /// Heavy-work threads on a PostGIS store. Each statement waits for its answer on the
+    /// thread that sent it (PostGISDatabase.swift), so with half the cores (one thread here)
+    /// the server answered 2,500 queries/s while PostgreSQL itself answered the same SQL 35,000
+    /// times a second (Benchmarks/postgis-side-by-side.sh). The threads mostly sleep; each
+    /// holds at most one connection.
+    static let databaseHeavyWorkers = 8
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the HTTP API (docs/HTTP_API.md) over the store.",
@@ -32,7 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
     var headerTimeout: Int = 10
     @Option(help: "Connections open at once; beyond, a new one displaces the longest-waiting connection without a request in progress.")
     var maxConnections: Int = 4096
-    @Option(help: "Threads for heavy work (/v1/query, /v1/schedule/check, /v1/route, tiles); default: half the cores, at least 1.")
+    @Option(help: "Threads for heavy work (/v1/query, /v1/schedule/check, /v1/route, tiles); default: half the cores, at least 1, or \(ServeCommand.databaseHeavyWorkers) on a PostGIS store, whose heavy work mostly waits for the database.")
     var heavyWorkers: Int?
     @Option(help: "Heavy requests that may wait for a thread; beyond, 503 busy.") var heavyQueue: Int = 16
     @Option(help: "trace, debug, info, notice, warning, error or critical (debug logs every request).") var logLevel: String = "info"
@@ -73,7 +79,11 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerTimeout = .seconds(headerTimeout)
         configuration.maxConnections = maxConnections
-        if let heavyWorkers { configuration.heavyWorkers = heavyWorkers }
+        if let heavyWorkers {
+            configuration.heavyWorkers = heavyWorkers
+        } else if PostGISURL.isDatabase(store.db) {
+            configuration.heavyWorkers = ServeCommand.databaseHeavyWorkers
+        }
         configuration.heavyQueue = heavyQueue
         configuration.logLevel = level
         configuration.logSampleEvery = logSample
