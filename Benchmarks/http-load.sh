@@ -86,7 +86,8 @@ run() {  # name, lua script
 echo "wrk -t$threads -c$connections -d${duration}s on $base, $(nproc) cores"
 # The floor the HTTP stack sets: /healthz does no work of its own, so its rate is what
 # Hummingbird, NIO and the kernel allow on these cores with wrk beside them.
-{ echo 'request = function() return wrk.format("GET", "/healthz") end'; sed -n '/^function done/,$p' "$work/containing.lua"; } >"$work/healthz.lua"
+{ echo 'local r'; echo 'function init(args) r = wrk.format("GET", "/healthz") end'; echo 'function request() return r end'
+  sed -n '/^function done/,$p' "$work/containing.lua"; } >"$work/healthz.lua"
 run healthz "$work/healthz.lua"
 run containing "$work/containing.lua"
 run nearest "$work/nearest.lua"

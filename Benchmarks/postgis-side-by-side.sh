@@ -75,16 +75,17 @@ pgport=$(free_port)
 url="postgresql://vltava@127.0.0.1:$pgport/vltava"
 "$bin" push "$work/demo.gpkg" "$url" | tail -1
 
-serve() {  # store → base URL
+serve() {  # store, variable → the base URL in the variable; not in a $(…) subshell, so that
+           # the server's pid reaches `pids` and the cleanup stops it
     local port
     port=$(free_port)
     "$bin" serve --db "$1" --host 127.0.0.1 --port "$port" --log-level error >/dev/null 2>"$work/serve-$port.log" &
     pids+=($!)
     for _ in $(seq 200); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-    echo "http://127.0.0.1:$port"
+    printf -v "$2" '%s' "http://127.0.0.1:$port"
 }
-embedded=$(serve "$work/demo.gpkg")
-postgis=$(serve "$url")
+serve "$work/demo.gpkg" embedded
+serve "$url" postgis
 
 # 10,000 seeded points in the districts' box, as a Lua table of "lon lat".
 python3 - "$work/points.lua" <<'EOF'
