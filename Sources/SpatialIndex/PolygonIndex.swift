@@ -97,8 +97,8 @@ public struct PolygonIndex: Sendable {
         @usableFromInline var columns: Int
         @usableFromInline var rows: Int
         @usableFromInline var shift: Int
-        @usableFromInline var fineColumns: Int { columns << shift }
-        @usableFromInline var fineRows: Int { rows << shift }
+        @inlinable var fineColumns: Int { columns &<< shift }
+        @inlinable var fineRows: Int { rows &<< shift }
         /// Fine cells per degree.
         @usableFromInline var scaleX: Double
         @usableFromInline var scaleY: Double
@@ -121,16 +121,35 @@ public struct PolygonIndex: Sendable {
         func locate(lon: Double, lat: Double) -> (cell: Int, fine: Int)? {
             guard box.contains(lon: lon, lat: lat) else { return nil }
             let column = fineColumn(lon), row = fineRow(lat)
-            return ((row >> shift) * columns + (column >> shift), row * fineColumns + column)
+            // Wrapping operators: every value is bounded by the grid's size (at most 32,768 fine
+            // cells a side), and a checked shift by a variable amount costs branches per point.
+            return ((row &>> shift) &* columns &+ (column &>> shift), row &* fineColumns &+ column)
         }
 
         /// The polygon a classified fine cell is inside, or nil (outside). The state is checked
         /// against the cell's list, so that a damaged state read from a file cannot index past it.
         @inlinable
         func classified(_ state: UInt8, first: Int, cell: Int) -> Int? {
-            let place = first + Int(state) - 1
-            guard state != Grid.outside, place < Int(cellOffsets[cell + 1]) else { return nil }
-            return Int(cellItems[place])
+            let item = classifiedItem(state, first: first, cell: cell)
+            return item < 0 ? nil : item
+        }
+
+        /// `classified` as an index or -1, computed without a branch on the state: whether a
+        /// point falls inside a polygon or in a gap is as good as random from one query to the
+        /// next, and the mispredicted branch cost more than the rest of the lookup (W1: 18 ns a
+        /// point in a classified cell with the branch, 5.3 ns without). The item is read at a
+        /// safe place either way, the list's own or the first item (there is one whenever a
+        /// cell is classified), and the answer is selected by masks afterwards.
+        @inlinable
+        func classifiedItem(_ state: UInt8, first: Int, cell: Int) -> Int {
+            guard !cellItems.isEmpty else { return -1 }
+            let k = Int(state) &- 1  // -1 for `outside`
+            let count = Int(cellOffsets[cell &+ 1]) &- first
+            // All ones when 0 ≤ k < count, else zero, by sign bits: a comparison here would
+            // become a branch again. (k is at least -1 and count at most 2^32: no overflow.)
+            let inList = ((k &- count) &>> 63) & (~k &>> 63)
+            let item = Int(cellItems[(first &+ k) & inList])
+            return ((item &+ 1) & inList) &- 1
         }
 
         /// The fine column or row of a coordinate that may lie a little outside the grid, clamped.
@@ -458,13 +477,22 @@ public struct PolygonIndex: Sendable {
         return Int(grid.cellOffsets[cell + 1]) - Int(grid.cellOffsets[cell])
     }
 
+    /// The smallest index of a polygon containing the point, or -1: the form for loops over
+    /// many points, where testing an optional would put back the branch `classifiedItem` avoids
+    /// (W1: 5.3 ns a point in a classified cell this way, 12.7 ns through `firstContaining`).
+    @inlinable
+    public func firstContainingIndex(lon: Double, lat: Double) -> Int {
+        guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return -1 }
+        let state = grid.fineStates[fine]
+        if state != Grid.mixed { return grid.classifiedItem(state, first: Int(grid.cellOffsets[cell]), cell: cell) }
+        return firstTested(cell: cell, lon: lon, lat: lat) ?? -1
+    }
+
     /// The smallest index of a polygon containing the point, or nil.
     @inlinable
     public func firstContaining(lon: Double, lat: Double) -> Int? {
-        guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return nil }
-        let state = grid.fineStates[fine]
-        if state != Grid.mixed { return grid.classified(state, first: Int(grid.cellOffsets[cell]), cell: cell) }
-        return firstTested(cell: cell, lon: lon, lat: lat)
+        let index = firstContainingIndex(lon: lon, lat: lat)
+        return index < 0 ? nil : index
     }
 
     /// The smallest index of a polygon of `cell`'s list that contains the point: the exact test,
