@@ -41,14 +41,7 @@ import Testing
             #expect(m.count == r.count && m.count > 0)
             #expect(Array(m.fids) == Array(r.fids))
             #expect(Array(m.areas) == Array(r.areas))
-            #expect(m.bounds == r.bounds && m.family == r.family && m.warnings == r.warnings)
-            var geometryMismatches = 0, propertyMismatches = 0, lookupMismatches = 0
-            for i in 0..<r.count {
-                if m.geometries[i] != r.geometries[i] { geometryMismatches += 1 }
-                if m.properties[i] != r.properties[i] { propertyMismatches += 1 }
-                if m.index(ofFID: r.fids[i]) != i { lookupMismatches += 1 }
-            }
-            #expect(geometryMismatches == 0 && propertyMismatches == 0 && lookupMismatches == 0, "\(name)")
+            Self.expectSameRows(m, r, name)
             #expect(m.index(ofFID: (r.fids.last ?? 0) + 1) == nil && m.index(ofFID: -5) == nil)
         }
     }
@@ -245,6 +238,19 @@ import Testing
     }
 
     /// Bytes of an index image's sections, by name, pieces joined.
+    /// A mapped layer holds what the same layer loaded whole holds: bounds, family, warnings,
+    /// and every row's geometry, attributes and fid lookup.
+    static func expectSameRows(_ m: Layer, _ r: Layer, _ name: String) {
+        #expect(m.bounds == r.bounds && m.family == r.family && m.warnings == r.warnings, "\(name)")
+        var geometryMismatches = 0, propertyMismatches = 0, lookupMismatches = 0
+        for i in 0..<r.count {
+            if m.geometries[i] != r.geometries[i] { geometryMismatches += 1 }
+            if m.properties[i] != r.properties[i] { propertyMismatches += 1 }
+            if m.index(ofFID: r.fids[i]) != i { lookupMismatches += 1 }
+        }
+        #expect(geometryMismatches == 0 && propertyMismatches == 0 && lookupMismatches == 0, "\(name)")
+    }
+
     static func sectionBytes(_ image: IndexImage) -> [String: [UInt8]] {
         image.sections.mapValues { pieces in pieces.flatMap { Array($0) } }
     }
@@ -266,14 +272,7 @@ import Testing
             #expect(r.count == 57 + 7 * 1548 && m.count == r.count)
             #expect(Array(m.fids) == Array(r.fids))
             #expect(m.areas.map(\.bitPattern) == r.areas.map(\.bitPattern))
-            #expect(m.bounds == r.bounds && m.family == r.family && m.warnings == r.warnings)
-            var geometryMismatches = 0, propertyMismatches = 0, lookupMismatches = 0
-            for i in 0..<r.count {
-                if m.geometries[i] != r.geometries[i] { geometryMismatches += 1 }
-                if m.properties[i] != r.properties[i] { propertyMismatches += 1 }
-                if m.index(ofFID: r.fids[i]) != i { lookupMismatches += 1 }
-            }
-            #expect(geometryMismatches == 0 && propertyMismatches == 0 && lookupMismatches == 0)
+            Self.expectSameRows(m, r, "zones")
             let (mt, rt) = (try #require(m.tree), try #require(r.tree))
             #expect(mt.image.numbers == rt.image.numbers && Self.sectionBytes(mt.image) == Self.sectionBytes(rt.image))
             let (mp, rp) = (try #require(m.polygons), try #require(r.polygons))
