@@ -37,6 +37,41 @@ func answer(_ text: String, on snapshot: Snapshot) -> String {
     }
 }
 
+/// `vltava serve --db URL` in a child process on a free loopback port of 55400–55499, and
+/// statements posted to its `/v1/query` with curl.
+struct ServedStore {
+    let port: Int
+    let server: ChildProcess
+
+    init(_ url: String, cluster: PostgresCluster) throws {
+        port = try #require((55400...55499).shuffled().first { $0 != cluster.port && PostgresCluster.portIsFree($0) },
+                            "no free port in 55400–55499")
+        server = try ChildProcess(CLI.binary, ["serve", "--db", url, "--host", "127.0.0.1", "--port", "\(port)"])
+    }
+
+    func stop() { server.stop() }
+
+    /// The HTTP status and body of `POST /v1/query` with `statement`.
+    func post(_ statement: String) throws -> (status: Int, body: String) {
+        let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/curl"),
+                                      ["-s", "-m", "20", "-o", "-", "-w", "\n%{http_code}", "-X", "POST", "--data-binary",
+                                       statement, "http://127.0.0.1:\(port)/v1/query"])
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+
+    /// `post`'s first 200 while the server starts (up to 10 s), or its last answer.
+    func firstAnswer(_ post: () throws -> (status: Int, body: String)) throws -> (status: Int, body: String) {
+        var answer = (status: 0, body: "")
+        for _ in 0..<100 {
+            answer = try post()
+            if answer.status == 200 { break }
+            usleep(100_000)
+        }
+        return answer
+    }
+}
+
 @Suite(.enabled(if: PostgresCluster.missing == nil, "\(PostgresCluster.missing ?? "")"), .serialized)
 struct PostGISStoreTests {
     @Test func pushCopiesEveryLayerWithItsIndexes() async throws {
@@ -350,22 +385,12 @@ struct PostGISStoreTests {
     @Test func aDroppedDatabaseIs503AndRecoversOnItsOwn() async throws {
         try await onAThreadOfItsOwn {
             let (cluster, _) = try PushedStore.pushed.get()
-            guard let port = (55400...55499).shuffled().first(where: { $0 != cluster.port && PostgresCluster.portIsFree($0) }) else { return }
-            let server = try ChildProcess(CLI.binary, ["serve", "--db", cluster.url, "--host", "127.0.0.1", "--port", "\(port)"])
+            let server = try ServedStore(cluster.url, cluster: cluster)
             defer { server.stop() }
             func post() throws -> (status: Int, body: String) {
-                let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/curl"),
-                                              ["-s", "-m", "20", "-o", "-", "-w", "\n%{http_code}", "-X", "POST", "--data-binary",
-                                               "FIND districts CONTAINING POINT(14.42 50.08) RETURN NAZEV_MC", "http://127.0.0.1:\(port)/v1/query"])
-                let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
-                return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+                try server.post("FIND districts CONTAINING POINT(14.42 50.08) RETURN NAZEV_MC")
             }
-            var first = (status: 0, body: "")
-            for _ in 0..<100 {
-                first = try post()
-                if first.status == 200 { break }
-                usleep(100_000)
-            }
+            let first = try server.firstAnswer(post)
             #expect(first.status == 200 && first.body.contains("Praha 1"), "\(first)")
             try cluster.pause()
             let down = try post()
@@ -388,22 +413,12 @@ struct PostGISStoreTests {
             try cluster.psql("CREATE EXTENSION postgis", database: "vltava_live")
             let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_live"
             try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
-            guard let port = (55400...55499).shuffled().first(where: { $0 != cluster.port && PostgresCluster.portIsFree($0) }) else { return }
-            let server = try ChildProcess(CLI.binary, ["serve", "--db", url, "--host", "127.0.0.1", "--port", "\(port)"])
+            let server = try ServedStore(url, cluster: cluster)
             defer { server.stop() }
             func post() throws -> (status: Int, body: String) {
-                let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/curl"),
-                                              ["-s", "-m", "20", "-o", "-", "-w", "\n%{http_code}", "-X", "POST", "--data-binary",
-                                               "FIND stations WHERE code = 'ZNEW' RETURN code, name", "http://127.0.0.1:\(port)/v1/query"])
-                let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
-                return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+                try server.post("FIND stations WHERE code = 'ZNEW' RETURN code, name")
             }
-            var before = (status: 0, body: "")
-            for _ in 0..<100 {
-                before = try post()
-                if before.status == 200 { break }
-                usleep(100_000)
-            }
+            let before = try server.firstAnswer(post)
             #expect(before.status == 200 && before.body.contains("\"count\":0"), "\(before)")
             try cluster.psql("INSERT INTO stations (fid, geom, code, name) VALUES (9999, ST_SetSRID(ST_MakePoint(14.42, 50.08), 4326), 'ZNEW', 'Nová')",
                              database: "vltava_live")
