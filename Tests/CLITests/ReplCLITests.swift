@@ -82,13 +82,26 @@ import Testing
         }
 
         /// Types a line, presses Enter and returns what the screen shows after what it showed
-        /// before, once `marker` appears once more.
+        /// before, once `marker` appears once more and the prompt is back.
         func enter(_ line: String, until marker: String) throws -> String {
             let before = try screen()
             try type(line)
             try keys("Enter")
-            let after = try waitFor(marker, moreThan: before.components(separatedBy: marker).count - 1)
+            var after = try waitFor(marker, moreThan: before.components(separatedBy: marker).count - 1)
+            // The answer and the next prompt are separate writes, so the marker can be on the
+            // screen before the prompt is: wait for the prompt too, or a test that reads the
+            // screen's end sees it half written.
+            for _ in 0..<150 where !Self.endsAtAPrompt(after) {
+                Thread.sleep(forTimeInterval: 0.1)
+                after = try screen()
+            }
             return after.hasPrefix(before) ? String(after.dropFirst(before.count)) : after
+        }
+
+        /// Whether the screen's last line is an empty prompt: a new statement or a continuation.
+        static func endsAtAPrompt(_ screen: String) -> Bool {
+            let last = screen.split(separator: "\n", omittingEmptySubsequences: false).last ?? ""
+            return last == "vltava>" || last.trimmingCharacters(in: .whitespaces) == "...>"
         }
     }
 
