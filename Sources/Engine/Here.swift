@@ -62,7 +62,9 @@ extension Snapshot {
         let check = try (area ?? defaultArea).map { layer throws(EngineError) in try areaCheck(layer, at: point) }
         var containing: [(Layer, [Match])] = []
         for layer in layers where layer.family == .polygons || layer.family == .mixed {
-            containing.append((layer, try self.containing(layer, at: point)))
+            // A layer kept in the database: the polygons around the point, fetched for this answer.
+            let rows = try rows(of: layer, for: .containing(point))
+            containing.append((rows, try self.containing(rows, at: point)))
         }
         var station: StationReading?
         if let stations, let match = try nearest(stations.layer, to: point, k: 1).first {
@@ -112,8 +114,9 @@ extension Snapshot {
             pollutants.append(AirReport.Reading(column: column, station: match, code: code, value: latest.value, end: latest.end, texts: []))
         }
         var district: (Layer, Int)?
-        if let districts, districts.family == .polygons, let first = try containing(districts, at: point).first {
-            district = (districts, first.index)
+        if let districts, districts.family == .polygons, case let rows = try rows(of: districts, for: .containing(point)),
+           let first = try containing(rows, at: point).first {
+            district = (rows, first.index)
         }
         return AirReport(point: point, stations: stations, district: district, index: index, pollutants: pollutants)
     }

@@ -66,6 +66,7 @@ extension Snapshot {
             throw .invalidArgument(parameter: "limit", message: "must be between 1 and \(limits.maxRows), got \(request.limit)")
         }
         guard request.offset >= 0 else { throw .invalidArgument(parameter: "offset", message: "must be 0 or more, got \(request.offset)") }
+        try requireRows(layer, "the items")
         if layer.rowsInDatabase { throw .notSupportedOnPostGIS("the items of a time-series table (its rows stay in the database)") }
         var selected: [Int]
         if let box = request.bbox {

@@ -15,6 +15,7 @@ extension Snapshot {
                        stats: SearchStats? = nil) throws(EngineError) -> [Match] {
         try Check.distance(metres, parameter: "within")
         if let limit { try Check.k(limit, limits: limits) }
+        try requireRows(layer, "WITHIN d OF features")
         let found = try search(layer, targets, k: limit ?? limits.maxRows + 1, within: metres, filter: filter, stats: stats)
         if limit == nil && found.count > limits.maxRows { throw .tooManyRows(count: found.count, limit: limits.maxRows) }
         return found
@@ -26,6 +27,7 @@ extension Snapshot {
                         filter: FeatureFilter? = nil, stats: SearchStats? = nil) throws(EngineError) -> [Match] {
         try Check.k(k, limits: limits)
         if let maxMetres { try Check.distance(maxMetres, parameter: "within") }
+        try requireRows(layer, "NEAREST TO features")
         return try search(layer, targets, k: k, within: maxMetres ?? .infinity, filter: filter, stats: stats)
     }
 
@@ -40,6 +42,7 @@ extension Snapshot {
     /// with the distance; nil when the layer has none.
     public func nearestFeature(_ layer: Layer, to geometry: Geometry, filter: FeatureFilter? = nil) throws(EngineError) -> Match? {
         if case .point(let p) = geometry { return try nearest(layer, to: p, k: 1, filter: filter).first }
+        try requireRows(layer, "the nearest feature")
         return try search(layer, [geometry], k: 1, within: .infinity, filter: filter, stats: nil).first
     }
 

@@ -44,20 +44,28 @@ public final class Layer: Sendable {
     /// (a geometry that could not be read, or with a NaN or infinite coordinate).
     public let warnings: [String]
 
-    /// A time-series table of a PostGIS store: its rows stay in the database (read per answer,
-    /// SeriesFetch.swift), so the layer holds none of them.
+    /// A layer of a PostGIS store whose rows stay in the database, so the layer holds none of
+    /// them: a time-series table (read per answer, SeriesFetch.swift), or a feature layer larger
+    /// than `EngineLimits.maxRowsLoadedPerLayer` (`keptInDatabase`: each answer fetches the rows
+    /// it needs, DatabaseLayers.swift).
     public let rowsInDatabase: Bool
 
     public var name: String { info.name }
     public var count: Int { fids.count }
     /// The rows the store holds: `count`, or for rows left in the database the count it gave.
     public var rowCount: Int { rowsInDatabase ? info.featureCount : count }
+    /// A feature layer whose rows stay in the database: operations run on the rows an answer
+    /// fetches (`Snapshot.rows(of:for:)`), never on this layer itself.
+    public var keptInDatabase: Bool { rowsInDatabase && info.timeSeries == nil }
 
     /// `skipped`: the features the store could not read, reported as warnings. A feature whose
     /// geometry has a NaN or infinite coordinate is left out with a warning too, so one bad
     /// feature never makes the store unloadable; an index builder refusing its input (which
     /// these checks leave no way to) is an error naming the layer and the fid.
-    init(info: LayerInfo, features input: [StoredFeature], skipped: [FeatureProblem] = [], rowsInDatabase: Bool = false) throws(EngineError) {
+    /// `family`: what the layer holds when its rows say less than the store does (a layer kept
+    /// in the database, and the rows fetched from it for one answer, have the whole layer's).
+    init(info: LayerInfo, features input: [StoredFeature], skipped: [FeatureProblem] = [], rowsInDatabase: Bool = false,
+         family declared: Family? = nil) throws(EngineError) {
         self.info = info
         self.rowsInDatabase = rowsInDatabase
         var warnings = skipped.map { Layer.leftOut(info.name, $0.fid, $0.reason) }
@@ -83,7 +91,7 @@ public final class Layer: Sendable {
         fidIndex = index
 
         idList = Layer.idList(info: info, properties: properties)
-        let family = Layer.family(of: geometries, kind: info.kind)
+        let family = declared ?? Layer.family(of: geometries, kind: info.kind)
         self.family = family
         areas = FlatArray(geometries.map { geometry in
             switch geometry {
@@ -100,7 +108,7 @@ public final class Layer: Sendable {
             return
         }
         let boxes = geometries.map { $0?.bbox ?? .empty }
-        bounds = boxes.reduce(into: BBox.empty) { $0.extend($1) }
+        bounds = rowsInDatabase ? (info.bbox ?? .empty) : boxes.reduce(into: BBox.empty) { $0.extend($1) }
         let (name, featureIDs) = (info.name, fids)
         tree = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in try PackedRTree(boxes: boxes) }
         if family == .polygons || family == .mixed {

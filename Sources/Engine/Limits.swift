@@ -39,6 +39,12 @@ public struct EngineLimits: Sendable, Equatable {
     /// Beacons in one scan sent to be located.
     public var maxScanReadings: Int = 1000
 
+    /// On a PostGIS store, a feature layer with more rows than this stays in PostgreSQL: the
+    /// snapshot holds none of its rows, and each answer fetches those it needs
+    /// (DatabaseLayers.swift). Lines (a network routes in memory) and point layers with a time
+    /// series always load.
+    public var maxRowsLoadedPerLayer: Int = 250_000
+
     // Per request (`RequestBudget`).
 
     /// Statements in one request (one /v1/query body).

@@ -46,6 +46,7 @@ extension Snapshot {
     public func containing(_ layer: Layer, at point: Point, filter: FeatureFilter? = nil,
                            stats: SearchStats? = nil) throws(EngineError) -> [Match] {
         try Check.position(point)
+        try requireRows(layer, "CONTAINING")
         guard let polygons = layer.polygons else {
             throw .unsupportedGeometry(layer: layer.name, operation: "CONTAINING", needs: "polygons", has: layer.family.rawValue)
         }
@@ -67,6 +68,7 @@ extension Snapshot {
         try Check.position(point)
         try Check.k(k, limits: limits)
         if let maxMetres { try Check.distance(maxMetres, parameter: "within") }
+        try requireRows(layer, "NEAREST")
         return try search(layer, point, k: k, within: maxMetres ?? .infinity, filter: filter, stats: stats)
     }
 
@@ -77,12 +79,13 @@ extension Snapshot {
         try Check.position(point)
         try Check.distance(metres, parameter: "within")
         if let limit { try Check.k(limit, limits: limits) }
+        try requireRows(layer, "WITHIN")
         let found = try search(layer, point, k: limit ?? limits.maxRows + 1, within: metres, filter: filter, stats: stats)
         if limit == nil && found.count > limits.maxRows { throw .tooManyRows(count: found.count, limit: limits.maxRows) }
         return found
     }
 
-    private func search(_ layer: Layer, _ point: Point, k: Int, within limit: Double, filter: FeatureFilter?,
+    func search(_ layer: Layer, _ point: Point, k: Int, within limit: Double, filter: FeatureFilter?,
                         stats: SearchStats?) throws(EngineError) -> [Match] {
         var visited = 0
         defer { stats?.nodesVisited += visited }
@@ -110,6 +113,7 @@ extension Snapshot {
         guard box.minLon <= box.maxLon, box.minLat <= box.maxLat else {
             throw .invalidArgument(parameter: "bbox", message: "the minimum corner must be south-west of the maximum corner")
         }
+        try requireRows(layer, "INTERSECTING")
         guard let tree = layer.tree else {
             throw .unsupportedGeometry(layer: layer.name, operation: "INTERSECTING", needs: "geometries", has: "none (it is a table)")
         }
@@ -127,7 +131,8 @@ extension Snapshot {
     /// Great-circle metres from the point to a feature (0 inside a polygon).
     public func distance(from point: Point, to layer: Layer, fid: Int64) throws(EngineError) -> Double {
         try Check.position(point)
-        if layer.rowsInDatabase { throw .notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)") }
+        if layer.rowsInDatabase && !layer.keptInDatabase { throw .notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)") }
+        try requireRows(layer, "a feature's distance")
         guard let index = layer.index(ofFID: fid) else { throw .unknownFeature(layer: layer.name, fid: fid) }
         guard let geometry = layer.geometries[index] else {
             throw .unsupportedGeometry(layer: layer.name, operation: "DISTANCE", needs: "geometries", has: "none (it is a table)")
@@ -140,6 +145,19 @@ extension Snapshot {
     /// the paths layer to disable navigation outside its map.
     public func areaCheck(_ layer: Layer, at point: Point) throws(EngineError) -> AreaCheck {
         try Check.position(point)
+        if layer.keptInDatabase && layer.polygons != nil {
+            // Inside: a polygon around the point; outside: the distance to the nearest polygon,
+            // which is the distance to the area. Both from the rows fetched for them.
+            let around = try rows(of: layer, for: .containing(point))
+            if !(try containing(around, at: point)).isEmpty {
+                return AreaCheck(layer: layer, inside: true, reason: nil, metresOutside: 0, message: "inside the area of '\(layer.name)'")
+            }
+            let near = try rows(of: layer, for: .nearest(k: 1, to: point, within: nil))
+            let metres = try nearest(near, to: point, k: 1).first?.metres ?? .infinity
+            return AreaCheck(layer: layer, inside: false, reason: "outside_area", metresOutside: metres,
+                             message: "the point is \(Rounding.wholeMetres(metres)) m outside the area covered by '\(layer.name)'")
+        }
+        try requireRows(layer, "the area check")
         let inside: Bool
         let outline: Geometry
         if let polygons = layer.polygons {

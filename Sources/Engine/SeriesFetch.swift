@@ -69,7 +69,7 @@ extension Snapshot {
     /// The first start and last end among the series' observations (the OGC collection's
     /// temporal extent) on a PostGIS store; nil when it has none.
     func databaseExtent(_ series: TimeSeries, database: any SQLDatabase) throws(EngineError) -> TimeRange? {
-        let (t, k, s, e) = (quoted(series.table), quoted(series.link.keyColumn), quoted(series.link.startColumn), quoted(series.link.endColumn))
+        let (t, k, s, e) = (SQL.identifier(series.table), SQL.identifier(series.link.keyColumn), SQL.identifier(series.link.startColumn), SQL.identifier(series.link.endColumn))
         let rows = try database.rows("SELECT min(vltava_utc(r.\(s))), max(vltava_utc(r.\(e))) FROM \(t) AS r "
                                      + "WHERE r.\(k) IS NOT NULL AND vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL", [], deadline: .none)
         guard let row = rows.first, row.count == 2, case .integer(let first) = row[0], case .integer(let last) = row[1] else { return nil }
@@ -77,30 +77,28 @@ extension Snapshot {
     }
 }
 
-/// A double-quoted SQL identifier (names come from the store's catalogue; values never go in text).
-func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
 extension TimeSeries {
     /// The one statement that fetches what `needs` asks for about the stations `keys` (bound as
     /// one JSON array): the rows' fid, key, start, end, numeric columns and text columns, in fid
     /// order. See the top of this file for which rows and why they are enough.
     public func fetchStatement(keys: [String], needs: SeriesNeeds) -> (sql: String, parameters: [AttributeValue]) {
-        let (t, k, s, e) = (quoted(table), quoted(link.keyColumn), quoted(link.startColumn), quoted(link.endColumn))
+        let (t, k, s, e) = (SQL.identifier(table), SQL.identifier(link.keyColumn), SQL.identifier(link.startColumn), SQL.identifier(link.endColumn))
         var parameters: [AttributeValue] = [.text(JSON.serialize(.array(keys.map { .string($0) })))]
         // Each pick reads whole rows (no join back to the table by fid, which PostgreSQL plans
         // as a walk over the whole table when it guesses a HISTORY window large).
-        let row = (["fid", k, s, e] + columns.map(quoted) + textColumns.map(quoted)).map { "r." + $0 }.joined(separator: ", ")
+        let row = (["fid", k, s, e] + columns.map(SQL.identifier) + textColumns.map(SQL.identifier)).map { "r." + $0 }.joined(separator: ", ")
         let observation = "vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL"
         func newest(_ condition: String) -> String {
             "(SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation)\(condition) ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1)"
         }
         var picks = [newest("")]
         for column in columns where needs.columns.contains(column) {
-            let c = "r." + quoted(column)
+            let c = "r." + SQL.identifier(column)
             // A row that survives the rule when the station measures c: non-zero, or a zero in a
             // complete hour (not for the quality column, whose 0 is "incomplete").
             let survives = column == qualityColumn ? " AND \(c) <> 0"
-                : " AND \(c) IS NOT NULL" + (qualityColumn.map { " AND (\(c) <> 0 OR r.\(quoted($0)) <> 0)" } ?? "")
+                : " AND \(c) IS NOT NULL" + (qualityColumn.map { " AND (\(c) <> 0 OR r.\(SQL.identifier($0)) <> 0)" } ?? "")
             picks.append(newest(survives))
             // Whether the station measures c: any one non-zero row says so (the partial index
             // on c <> 0 answers at once, also when there is none).

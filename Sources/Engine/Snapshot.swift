@@ -152,13 +152,15 @@ public final class Snapshot: Sendable {
     /// indexes as from a GeoPackage, plus the `database` its FINDs run in. Time-series tables
     /// come without rows (their `info.featureCount` says how many the database holds): their
     /// series are read per answer (SeriesFetch.swift), so the snapshot keeps only their metadata.
+    /// So do the layers `kept` names, with their family: feature layers too large to load, whose
+    /// answers fetch their rows (DatabaseLayers.swift; `info.bbox` is their extent).
     public static func build(location: String, layers input: [(info: LayerInfo, features: [StoredFeature])], database: any SQLDatabase,
-                             tileSets tileSetPaths: [String: String] = [:], limits: EngineLimits = EngineLimits(),
-                             loadSeconds: Double) throws(EngineError) -> Snapshot {
+                             kept: [String: Layer.Family] = [:], tileSets tileSetPaths: [String: String] = [:],
+                             limits: EngineLimits = EngineLimits(), loadSeconds: Double) throws(EngineError) -> Snapshot {
         var layers: [Layer] = []
         for (info, features) in input {
-            let series = info.timeSeries != nil
-            layers.append(try Layer(info: info, features: series ? [] : features, rowsInDatabase: series))
+            let inDatabase = info.timeSeries != nil || kept[info.name] != nil
+            layers.append(try Layer(info: info, features: inDatabase ? [] : features, rowsInDatabase: inDatabase, family: kept[info.name]))
         }
         layers.sort { $0.name < $1.name }
         let (byTable, byLayer) = timeSeries(of: layers)

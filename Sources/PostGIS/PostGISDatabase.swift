@@ -211,33 +211,3 @@ public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
         }
     }
 }
-
-enum Hex {
-    static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func decode(_ text: String) -> [UInt8]? {
-        var out = [UInt8]()
-        out.reserveCapacity(text.utf8.count / 2)
-        var high: UInt8?
-        for c in text.utf8 {
-            let v: UInt8
-            switch c {
-            case 48...57: v = c - 48
-            case 97...102: v = c - 87
-            case 65...70: v = c - 55
-            default: return nil
-            }
-            if let h = high { out.append(h << 4 | v); high = nil } else { high = v }
-        }
-        return high == nil ? out : nil
-    }
-}

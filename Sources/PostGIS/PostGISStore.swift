@@ -23,9 +23,10 @@ public struct PostGISSource: SnapshotSource {
 
     public func loadSnapshot(tileSets: [String: String], limits: EngineLimits) throws(EngineError) -> Snapshot {
         let start = DispatchTime.now()
-        let layers = try PostGISStore.readLayers(from: database)
+        let (layers, kept) = try PostGISStore.readLayers(from: database, maxRows: limits.maxRowsLoadedPerLayer)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-        return try Snapshot.build(location: location, layers: layers, database: database, tileSets: tileSets, limits: limits, loadSeconds: seconds)
+        return try Snapshot.build(location: location, layers: layers, database: database, kept: kept, tileSets: tileSets, limits: limits,
+                                  loadSeconds: seconds)
     }
 
     /// LISTEN on `vltava_changes`, which every layer's trigger and `push` notify, on a
@@ -74,7 +75,7 @@ public enum StoreLocation {
         var infos: [LayerInfo] = []
         for (info, _) in try PostGISStore.readCatalogue(from: database) {
             var info = info
-            let table = PostGISStore.quoted(info.name)
+            let table = SQL.identifier(info.name)
             let extent = info.kind == .features ? "ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)" : "NULL, NULL, NULL, NULL"
             let row = try database.rows("SELECT c, \(extent) FROM (SELECT count(*) AS c\(info.kind == .features ? ", ST_Extent(geom) AS e" : "") FROM \(table)) AS x",
                                         [], deadline: .none).first ?? []
@@ -147,7 +148,7 @@ public enum PostGISStore {
                     $f$ BEGIN PERFORM pg_notify('\(channel)', TG_TABLE_NAME); RETURN NULL; END $f$
                     """)
                 for (info, _) in layers {
-                    try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(quoted(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
+                    try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(SQL.identifier(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
                 }
                 try database.execute(connection, "SELECT pg_notify($1, 'push')", [.text(channel)])
                 try database.execute(connection, "COMMIT")
@@ -158,9 +159,6 @@ public enum PostGISStore {
         }
         return PushSummary(layers: summary, seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
     }
-
-    /// A double-quoted SQL identifier (names come from the GeoPackage; values never go in text).
-    static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     static func sqlType(_ column: ColumnInfo) -> String {
         if column.isJSON { return "text" }
@@ -188,12 +186,12 @@ public enum PostGISStore {
     }
 
     private static func write(_ info: LayerInfo, _ features: [StoredFeature], _ database: PostGISDatabase, _ connection: PostgresConnection) throws {
-        let table = quoted(info.name)
+        let table = SQL.identifier(info.name)
         let hasGeometry = info.kind == .features
         try database.execute(connection, "DROP TABLE IF EXISTS \(table)")
         var definitions = ["fid bigint PRIMARY KEY"]
         if hasGeometry { definitions.append("geom geometry(Geometry, 4326)") }
-        definitions += info.columns.map { "\(quoted($0.name)) \(sqlType($0))" }
+        definitions += info.columns.map { "\(SQL.identifier($0.name)) \(sqlType($0))" }
         try database.execute(connection, "CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))")
 
         // Batches of rows per INSERT, below PostgreSQL's 65,535 parameters per statement.
@@ -220,7 +218,7 @@ public enum PostGISStore {
                 }
                 tuples.append("(" + placeholders.joined(separator: ", ") + ")")
             }
-            let names = ["fid"] + (hasGeometry ? ["geom"] : []) + info.columns.map { quoted($0.name) }
+            let names = ["fid"] + (hasGeometry ? ["geom"] : []) + info.columns.map { SQL.identifier($0.name) }
             try database.execute(connection, "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))", parameters)
             offset += batch
         }
@@ -229,14 +227,14 @@ public enum PostGISStore {
             try database.execute(connection, "CREATE INDEX ON \(table) USING GIST ((geom::geography))")
         }
         if let link = info.timeSeries {
-            try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)))")
+            try database.execute(connection, "CREATE INDEX ON \(table) (\(SQL.identifier(link.keyColumn)))")
             // A station's newest rows, and the rows of a HISTORY window (Engine/SeriesFetch.swift).
-            try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), vltava_utc(\(quoted(link.startColumn))), fid)")
-            try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), vltava_utc(\(quoted(link.endColumn))))")
+            try database.execute(connection, "CREATE INDEX ON \(table) (\(SQL.identifier(link.keyColumn)), vltava_utc(\(SQL.identifier(link.startColumn))), fid)")
+            try database.execute(connection, "CREATE INDEX ON \(table) (\(SQL.identifier(link.keyColumn)), vltava_utc(\(SQL.identifier(link.endColumn))))")
             // Whether a station measures a column (some value non-zero): one probe, also when none is.
             let excluded: Set<String> = [link.keyColumn, link.startColumn, link.endColumn]
             for column in info.columns where !excluded.contains(column.name) && (column.type == .integer || column.type == .real) && !column.isJSON {
-                try database.execute(connection, "CREATE INDEX ON \(table) (\(quoted(link.keyColumn)), fid) WHERE \(quoted(column.name)) <> 0")
+                try database.execute(connection, "CREATE INDEX ON \(table) (\(SQL.identifier(link.keyColumn)), fid) WHERE \(SQL.identifier(column.name)) <> 0")
             }
         }
         try database.execute(connection, "ANALYZE \(table)")
@@ -290,11 +288,17 @@ public enum PostGISStore {
         return infos
     }
 
-    /// Every layer with its rows, except time-series tables: those stay in the database (the
-    /// snapshot reads what an answer needs, Engine/SeriesFetch.swift), only their count is read.
-    static func readLayers(from database: PostGISDatabase) throws(EngineError) -> [(info: LayerInfo, features: [StoredFeature])] {
+    /// Every layer with its rows, except those that stay in the database, of which only the
+    /// count is read: time-series tables (the snapshot reads what an answer needs,
+    /// Engine/SeriesFetch.swift), and feature layers of more than `maxRows` rows (`kept`, with
+    /// their family and extent; Engine/DatabaseLayers.swift) unless they are lines (a network
+    /// routes in memory) or a time series' stations.
+    static func readLayers(from database: PostGISDatabase, maxRows: Int = .max) throws(EngineError)
+        -> (layers: [(info: LayerInfo, features: [StoredFeature])], kept: [String: Layer.Family]) {
         var layers: [(LayerInfo, [StoredFeature])] = []
+        var kept: [String: Layer.Family] = [:]
         let catalogue = try readCatalogue(from: database)
+        let stationLayers = Set(catalogue.compactMap { $0.info.timeSeries?.keyLayer })
         if catalogue.contains(where: { $0.info.timeSeries != nil }) {
             let function = try database.rows("SELECT to_regprocedure('vltava_utc(text)') IS NOT NULL", [], deadline: .none)
             guard case .bool(true)? = function.first?.first else {
@@ -304,16 +308,62 @@ public enum PostGISStore {
         for (info, _) in catalogue {
             var info = info
             if info.timeSeries != nil {
-                let count = try database.rows("SELECT count(*) FROM \(quoted(info.name))", [], deadline: .none)
+                let count = try database.rows("SELECT count(*) FROM \(SQL.identifier(info.name))", [], deadline: .none)
                 if case .integer(let n)? = count.first?.first { info.featureCount = Int(n) }
                 layers.append((info, []))
                 continue
+            }
+            if info.kind == .features && !stationLayers.contains(info.name) {
+                let count = try database.rows("SELECT count(*) FROM \(SQL.identifier(info.name))", [], deadline: .none)
+                if case .integer(let n)? = count.first?.first, n > Int64(clamping: maxRows), let family = try keptFamily(info, in: database) {
+                    info.featureCount = Int(n)
+                    info.bbox = try extent(info, in: database)
+                    kept[info.name] = family
+                    layers.append((info, []))
+                    continue
+                }
             }
             let features = try readFeatures(info, from: database)
             info.featureCount = features.count
             layers.append((info, features))
         }
-        return layers
+        return (layers, kept)
+    }
+
+    /// The family of a feature layer too large to load, from its declared geometry type, or
+    /// when that says no more than "geometry" from the types its rows hold; nil for lines,
+    /// which load whatever their size (a network routes in memory).
+    static func keptFamily(_ info: LayerInfo, in database: PostGISDatabase) throws(EngineError) -> Layer.Family? {
+        var types = [info.geometryType?.uppercased() ?? "GEOMETRY"]
+        if !["POINT", "MULTIPOINT", "LINESTRING", "MULTILINESTRING", "POLYGON", "MULTIPOLYGON"].contains(types[0]) {
+            types = try database.rows("SELECT DISTINCT GeometryType(geom) FROM \(SQL.identifier(info.name)) WHERE geom IS NOT NULL", [], deadline: .none)
+                .compactMap { $0.first?.stringValue?.uppercased() }
+        }
+        let families = Set(types.map { type -> Layer.Family in
+            switch type {
+            case "POINT", "MULTIPOINT": .points
+            case "LINESTRING", "MULTILINESTRING": .lines
+            case "POLYGON", "MULTIPOLYGON": .polygons
+            default: .mixed
+            }
+        })
+        if families.contains(.lines) { return nil }
+        return families.count == 1 ? families.first : .mixed
+    }
+
+    /// A layer's extent: PostgreSQL's estimate from its statistics (no scan of a large table),
+    /// else computed.
+    static func extent(_ info: LayerInfo, in database: PostGISDatabase) throws(EngineError) -> BBox? {
+        func box(_ rows: [[AttributeValue]]) -> BBox? {
+            guard let row = rows.first, row.count == 4, let minLon = row[0].doubleValue, let minLat = row[1].doubleValue,
+                  let maxLon = row[2].doubleValue, let maxLat = row[3].doubleValue else { return nil }
+            return BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
+        }
+        let corners = "ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)"
+        let estimated = try? database.rows("SELECT \(corners) FROM (SELECT ST_EstimatedExtent('public', $1, 'geom')::box2d AS e) AS x",
+                                           [.text(info.name)], deadline: .none)
+        if let found = estimated.flatMap(box) { return found }
+        return box(try database.rows("SELECT \(corners) FROM (SELECT ST_Extent(geom) AS e FROM \(SQL.identifier(info.name))) AS x", [], deadline: .none))
     }
 
     /// UTCTime.parse (Geometry/UTCTime.swift) in SQL: a time-series table's start or end as
@@ -342,29 +392,10 @@ public enum PostGISStore {
         END $f$
         """#
 
-    /// A layer's rows as features, fid order; geometries through WKB, values by column type.
+    /// A layer's rows as features, fid order (Engine/DatabaseLayers.swift decodes them).
     static func readFeatures(_ info: LayerInfo, from database: PostGISDatabase) throws(EngineError) -> [StoredFeature] {
-        let hasGeometry = info.kind == .features
-        let columns = ["fid"] + (hasGeometry ? ["encode(ST_AsBinary(geom), 'hex')"] : []) + info.columns.map { quoted($0.name) }
-        let rows = try database.rows("SELECT \(columns.joined(separator: ", ")) FROM \(quoted(info.name)) ORDER BY fid", [], deadline: .none)
-        var features: [StoredFeature] = []
-        features.reserveCapacity(rows.count)
-        let first = hasGeometry ? 2 : 1
-        for row in rows {
-            guard case .integer(let fid)? = row.first else { throw .store("\(info.name): a row without a fid") }
-            var geometry: Geometry?
-            if hasGeometry, let hex = row[1].stringValue {
-                guard let bytes = Hex.decode(hex) else { throw .store("\(info.name), fid \(fid): the geometry cannot be read") }
-                do { geometry = try WKB.decodeAllowingEmpty(bytes) } catch { throw .store("\(info.name), fid \(fid): \(error)") }
-            }
-            var properties = Attributes()
-            for (n, column) in info.columns.enumerated() {
-                var value = row[first + n]
-                if column.isJSON, case .text(let text) = value { value = .json(text) }
-                properties[column.name] = value
-            }
-            features.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: geometry, properties: properties)))
-        }
-        return features
+        let rows = try database.rows("SELECT \(SQL.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(info.name)) AS t ORDER BY t.fid",
+                                     [], deadline: .none)
+        return try SQL.features(rows, of: info)
     }
 }

@@ -27,7 +27,7 @@ struct FeatureReference: Sendable, Equatable {
 extension Planner {
     /// The layer a reference reads from, checked for its relation.
     func referencedLayer(_ reference: FeatureReference) throws(QueryError) -> Layer {
-        let other = try layer(reference.layer)
+        let other = try layerInMemory(reference.layer)
         switch reference.relation {
         case .containing where other.family != .polygons && other.family != .mixed:
             throw Planner.error(.invalid, "unsupported_geometry",

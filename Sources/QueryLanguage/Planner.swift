@@ -168,8 +168,12 @@ struct FindPlan: Sendable {
     var groups: GroupPlan? = nil
     /// Said with the answer (swapped coordinates).
     var warnings: [String] = []
-    /// On a PostGIS store: each source's selection as SQL (SQLPushdown.swift).
-    var pushed: [PushedSelection]? = nil
+    /// On a PostGIS store: each source's selection as SQL (SQLPushdown.swift); nil for rows
+    /// fetched for this answer from a layer kept in the database, which are selected in memory.
+    var pushed: [PushedSelection?]? = nil
+    /// The FIND itself, when a layer is kept in the database: the runner fetches its rows and
+    /// plans the FIND again over them (`Runner.find`).
+    var refetch: Find? = nil
     /// On a PostGIS store: the time series the rows read, fetched for the selected rows.
     var series: AnswerSeriesSet? = nil
 }
@@ -216,6 +220,10 @@ struct Planner {
     /// another layer's feature) a series on a PostGIS store is read for every station at once.
     var fillsSeries = false
 
+    /// Rows fetched for this answer from layers kept in the database, by the kept layer: FIND
+    /// reads them in its place (`Runner.find`), its WHERE already applied in SQL.
+    var fetched: [ObjectIdentifier: Layer] = [:]
+
     /// This planner for conditions and fields evaluated here, on the snapshot.
     var inMemory: Planner {
         var planner = self
@@ -257,9 +265,11 @@ struct Planner {
 
     // MARK: Names
 
+    /// A layer of the snapshot, or the rows fetched from it for this answer.
     func layer(_ name: Name) throws(QueryError) -> Layer {
         do {
-            return try snapshot.layer(name.text)
+            let layer = try snapshot.layer(name.text)
+            return fetched[ObjectIdentifier(layer)] ?? layer
         } catch {
             var known = snapshot.layerNames
             known += snapshot.tileSets.keys.sorted()
@@ -267,6 +277,17 @@ struct Planner {
             throw QueryError(kind: .notFound, code: "unknown_layer", message: "unknown layer \(Quote.input(name.text))", line: name.position.line,
                              column: name.position.column, length: name.position.length, hint: hint)
         }
+    }
+
+    /// A layer whose rows are read here, outside a FIND of its own (a route's place, LINKED TO's
+    /// other side, a feature reference): not one kept in the database.
+    func layerInMemory(_ name: Name) throws(QueryError) -> Layer {
+        let layer = try self.layer(name)
+        guard !layer.keptInDatabase else {
+            throw Runner.engineError(.notSupportedOnPostGIS("'\(layer.name)' outside a FIND of its own: it stays in PostgreSQL (\(layer.rowCount) rows, "
+                                                            + "more than the \(limits.maxRowsLoadedPerLayer) a snapshot loads)"), at: name.position)
+        }
+        return layer
     }
 
     func tileSet(_ name: Name) throws(QueryError) -> MBTiles {
@@ -368,8 +389,11 @@ struct Planner {
         var sources: [Source] = []
         var compiler = self
         compiler.wherePushedDown = snapshot.database != nil
+        let fetchedRows = Set(fetched.values.map(ObjectIdentifier.init))
         for layer in layers {
-            var filter: Predicate? = try find.filter.map { expression throws(QueryError) in try compiler.compile(expression, on: layer) }
+            // Fetched rows meet the WHERE already (SQL applied it before any limit).
+            let where_ = fetchedRows.contains(ObjectIdentifier(layer)) ? nil : find.filter
+            var filter: Predicate? = try where_.map { expression throws(QueryError) in try compiler.compile(expression, on: layer) }
             if let link = link?.filters[ObjectIdentifier(layer)] {
                 let inner = filter
                 filter = inner.map { inner in { @Sendable i in link(i) && inner(i) } } ?? link
@@ -383,18 +407,19 @@ struct Planner {
             throw Planner.error(.limit, "limit_exceeded", "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
                                 at: find.limitPosition ?? SourcePosition(line: 1, column: 1, length: 1))
         }
-        var pushed: [PushedSelection]?
+        var pushed: [PushedSelection?]?
         if snapshot.database != nil {
-            var selections: [PushedSelection] = []
+            var selections: [PushedSelection?] = []
             for layer in layers {
-                selections.append(try SQLPushdown.compile(find, layer: layer, layerCount: layers.count, snapshot: snapshot))
+                selections.append(fetchedRows.contains(ObjectIdentifier(layer)) ? nil
+                                  : try SQLPushdown.compile(find, layer: layer, layerCount: layers.count, snapshot: snapshot))
             }
             pushed = selections
         }
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m", $0.nullsFirst) },
                         limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial), pushed: pushed,
-                        series: answers.isEmpty ? nil : answers)
+                        refetch: layers.contains(where: \.keptInDatabase) ? find : nil, series: answers.isEmpty ? nil : answers)
     }
 
     func checkSpatial(_ spatial: Spatial?, on layer: Layer, name: Name) throws(QueryError) {
@@ -657,7 +682,7 @@ struct Planner {
     /// Two layers are linked when one holds lists of the other's feature ids (the animals'
     /// `location_ids` name pens and pavilions). The link works both ways.
     func planLink(_ selection: Selection, for layers: [Layer]) throws(QueryError) -> (filters: [ObjectIdentifier: Predicate], note: String) {
-        let other = try layer(selection.layer)
+        let other = try layerInMemory(selection.layer)
         let otherFilter = try selection.filter.map { expression throws(QueryError) in try inMemory.compile(expression, on: other) }
         let selected = (0..<other.count).filter { otherFilter?($0) ?? true }
         var filters: [ObjectIdentifier: Predicate] = [:]
@@ -720,7 +745,7 @@ struct Planner {
         let from = try place(route.from), to = try place(route.to)
         var avoid: [Geometry] = []
         if let selection = route.avoid {
-            let layer = try self.layer(selection.layer)
+            let layer = try layerInMemory(selection.layer)
             guard layer.family == .polygons else {
                 throw Planner.error(.invalid, "unsupported_geometry", "AVOID needs a polygon layer; '\(layer.name)' holds \(layer.family.rawValue)", at: selection.layer.position)
             }
@@ -746,7 +771,7 @@ struct Planner {
     }
 
     func select(_ selection: Selection) throws(QueryError) -> [Geometry] {
-        let layer = try self.layer(selection.layer)
+        let layer = try layerInMemory(selection.layer)
         guard layer.family != .table else {
             throw Planner.error(.invalid, "unsupported_geometry", "'\(layer.name)' is a table without geometries", at: selection.layer.position)
         }

@@ -185,6 +185,22 @@ struct Runner {
     /// rows read series fetched per answer (PostGIS) runs once at a time (`locked`: the caller
     /// holds its turn already).
     func find(_ plan: FindPlan, at position: SourcePosition, stats: [SearchStats]? = nil, locked: Bool = false) throws(QueryError) -> QueryResult {
+        if let find = plan.refetch {
+            // Layers kept in the database: fetch the rows the answer may hold, then the same
+            // FIND over them, in memory (Engine/DatabaseLayers.swift says why that is the answer).
+            var planner = Planner(snapshot: plan.snapshot)
+            planner.fillsSeries = true
+            for (s, source) in plan.sources.enumerated() {
+                guard let fetch = plan.pushed?[s]?.fetch else { continue }
+                do {
+                    planner.fetched[ObjectIdentifier(source.layer)] = try plan.snapshot.rows(of: source.layer, for: fetch.selection,
+                                                                                            where: fetch.condition, deadline: deadline)
+                } catch {
+                    throw Runner.engineError(error, at: position)
+                }
+            }
+            return try self.find(try planner.planFind(find), at: position, stats: stats)
+        }
         if let series = plan.series, !locked {
             return try series.running.withLock { _ throws(QueryError) in try find(plan, at: position, stats: stats, locked: true) }
         }
@@ -194,8 +210,8 @@ struct Runner {
             let filter: FeatureFilter? = source.filter
             let stats = stats?[s]
             do {
-                if let pushed = plan.pushed, let database = plan.snapshot.database {
-                    hits += try pushedHits(plan, source: s, pushed[s], database: database)
+                if let pushed = plan.pushed?[s], let database = plan.snapshot.database {
+                    hits += try pushedHits(plan, source: s, pushed, database: database)
                     continue
                 }
                 var matches: [Match] = []

@@ -24,6 +24,10 @@
 //   compares by code point (`COLLATE "C"`), as Swift strings do.
 // Anything else (`~`, LINKED TO, NEAREST/WITHIN … TO (layer …), conditions on LATEST or another
 // layer's fields) is refused with `not_supported_on_postgis`, naming it: never a different answer.
+//
+// A layer kept in the database (too large to load, Engine/DatabaseLayers.swift) has no rows to
+// read by fid: its selection is a `DatabaseFetch` instead, the same spatial clause and WHERE,
+// and the runner fetches the rows themselves, then plans the FIND again over them (`Runner.find`).
 
 import Engine
 import Geometry
@@ -37,6 +41,14 @@ struct PushedSelection: Sendable {
     var candidateParameter: Int?
     /// Whether the SQL applies the FIND's ORDER BY and LIMIT itself.
     var ordersAndLimits = false
+    /// A layer kept in the database: the rows to fetch (`Snapshot.rows(of:for:)`), not fids.
+    var fetch: DatabaseFetch? = nil
+}
+
+/// The rows of a layer kept in the database that one FIND may answer with.
+struct DatabaseFetch: Sendable {
+    var selection: DatabaseSelection
+    var condition: SQLCondition?
 }
 
 struct SQLPushdown {
@@ -44,19 +56,9 @@ struct SQLPushdown {
     let layer: Layer
     var parameters: [AttributeValue] = []
 
-    /// Metres by which the engine's distance and PostGIS's sphere distance may differ at
-    /// `metres`: points are both haversine on nearly the same radius (6,371,008.8 m against
-    /// PostGIS's 6,371,008.7714 m: 5e-9 relative); lines and polygons are measured by the engine
-    /// to the nearest point of each segment on a local projection, within 0.5 %.
-    static func slack(_ metres: Double, points: Bool) -> Double {
-        points ? metres * 1e-6 + 0.01 : metres * 0.005 + 0.5
-    }
-
     static func refuse(_ what: String, at position: SourcePosition) -> QueryError {
         Runner.engineError(.notSupportedOnPostGIS(what), at: position)
     }
-
-    static func table(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
     mutating func bind(_ value: AttributeValue) -> String {
         parameters.append(value)
@@ -72,11 +74,12 @@ struct SQLPushdown {
     static func compile(_ find: Find, layer: Layer, layerCount: Int, snapshot: Snapshot) throws(QueryError) -> PushedSelection {
         let at = find.layers[0].position
         if let linked = find.linked { throw refuse("LINKED TO", at: linked.layer.position) }
+        if layer.keptInDatabase { return try fetch(find, layer: layer, layerCount: layerCount, snapshot: snapshot) }
         if layer.rowsInDatabase {
             throw refuse("FIND on the time-series table '\(layer.name)' (its rows are read per answer: ask its stations' layer for LATEST or HISTORY)", at: at)
         }
         var compiler = SQLPushdown(snapshot: snapshot, layer: layer)
-        let table = table(layer.name)
+        let table = SQL.identifier(layer.name)
         var conditions: [String] = []
         if let filter = find.filter { conditions.append(try compiler.condition(filter, at: at)) }
         var select = "t.fid"
@@ -93,7 +96,7 @@ struct SQLPushdown {
             select += ", ST_Distance(t.geom::geography, \(point), false)"
             if let within {
                 let points = layer.family == .points
-                conditions.insert("ST_DWithin(t.geom::geography, \(point), \(compiler.bind(.real(within + slack(within, points: points)))), false)", at: 0)
+                conditions.insert("ST_DWithin(t.geom::geography, \(point), \(compiler.bind(.real(within + DatabaseSelection.slack(within, points: points)))), false)", at: 0)
             }
             order = "t.geom::geography <-> \(point), t.fid"
             limit = " LIMIT " + compiler.bind(.integer(0))
@@ -101,7 +104,7 @@ struct SQLPushdown {
         case .within(let metres, let p)?:
             let point = compiler.point(p)
             let points = layer.family == .points
-            conditions.insert("ST_DWithin(t.geom::geography, \(point), \(compiler.bind(.real(metres + slack(metres, points: points)))), false)", at: 0)
+            conditions.insert("ST_DWithin(t.geom::geography, \(point), \(compiler.bind(.real(metres + DatabaseSelection.slack(metres, points: points)))), false)", at: 0)
         case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
             let corners = [minLon, minLat, maxLon, maxLat].map { compiler.bind(.real($0)) }
             conditions.insert("t.geom && ST_MakeEnvelope(\(corners.joined(separator: ", ")), 4326)", at: 0)
@@ -126,6 +129,34 @@ struct SQLPushdown {
                                parameters: compiler.parameters, candidateParameter: candidateParameter, ordersAndLimits: ordersAndLimits)
     }
 
+    /// The fetch of a layer kept in the database: its WHERE as a condition of its own, its
+    /// spatial clause as a `DatabaseSelection` (WITHIN d with a LIMIT is its nearest LIMIT within
+    /// d, as the engine runs it), and without one, ORDER BY and LIMIT where they run in SQL.
+    static func fetch(_ find: Find, layer: Layer, layerCount: Int, snapshot: Snapshot) throws(QueryError) -> PushedSelection {
+        let at = find.layers[0].position
+        var compiler = SQLPushdown(snapshot: snapshot, layer: layer)
+        let condition = try find.filter.map { filter throws(QueryError) in try compiler.condition(filter, at: at) }
+        let selection: DatabaseSelection
+        switch find.spatial {
+        case .containing(let p)?: selection = .containing(p.point)
+        case .nearest(let k, let p, let within)?: selection = .nearest(k: k, to: p.point, within: within)
+        case .within(let metres, let p)?: selection = find.limit.map { .nearest(k: $0, to: p.point, within: metres) } ?? .within(metres: metres, of: p.point)
+        case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
+            selection = .intersecting(BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat))
+        case .nearestFeatures(_, let selection, _)?: throw refuse("NEAREST k TO (layer …)", at: selection.layer.position)
+        case .withinFeatures(_, let selection)?: throw refuse("WITHIN d OF (layer …)", at: selection.layer.position)
+        case .atZoom?: throw refuse("AT … ZOOM", at: at)
+        case nil:
+            if layerCount == 1, find.groupBy.isEmpty, find.having == nil, let keys = compiler.numericOrder(find.order) {
+                selection = .all(order: keys.isEmpty ? nil : keys, limit: find.limit)
+            } else {
+                selection = .all(order: nil, limit: nil)
+            }
+        }
+        let fetch = DatabaseFetch(selection: selection, condition: condition.map { SQLCondition(sql: $0, parameters: compiler.parameters) })
+        return PushedSelection(sql: "", parameters: [], fetch: fetch)
+    }
+
     /// `ORDER BY` keys that are all numeric columns or fid, as SQL; nil when any is not.
     func numericOrder(_ keys: [OrderKey]) -> String? {
         var parts: [String] = []
@@ -136,7 +167,7 @@ struct SQLPushdown {
                 column = "t.fid"
             } else if let info = layer.info.columns.first(where: { $0.name == name.text }), !info.isJSON,
                       info.type == .integer || info.type == .real {
-                column = "t." + SQLPushdown.table(name.text)
+                column = "t." + SQL.identifier(name.text)
             } else {
                 return nil
             }
@@ -174,7 +205,7 @@ struct SQLPushdown {
             case "layer": return negated ? "true" : "false"
             default:
                 guard layer.info.columns.contains(where: { $0.name == name.text }) else { return negated ? "false" : "true" }
-                column = "t." + SQLPushdown.table(name.text)
+                column = "t." + SQL.identifier(name.text)
             }
             return "(\(column) IS \(negated ? "NOT " : "")NULL)"
         case .matches:
@@ -186,17 +217,17 @@ struct SQLPushdown {
             guard series.columns.contains(column.text) else {
                 throw SQLPushdown.refuse("MEASURES of \(Quote.input(column.text))", at: column.position)
             }
-            let s = SQLPushdown.table(series.table)
+            let s = SQL.identifier(series.table)
             // Rule 2 of TimeSeries.swift over the observations the engine reads (times it can parse).
-            let (start, end) = (SQLPushdown.table(series.link.startColumn), SQLPushdown.table(series.link.endColumn))
-            return "EXISTS (SELECT 1 FROM \(s) AS s WHERE s.\(SQLPushdown.table(series.link.keyColumn)) = \(key) AND s.\(SQLPushdown.table(column.text)) <> 0 "
+            let (start, end) = (SQL.identifier(series.link.startColumn), SQL.identifier(series.link.endColumn))
+            return "EXISTS (SELECT 1 FROM \(s) AS s WHERE s.\(SQL.identifier(series.link.keyColumn)) = \(key) AND s.\(SQL.identifier(column.text)) <> 0 "
                 + "AND vltava_utc(s.\(start)) IS NOT NULL AND vltava_utc(s.\(end)) IS NOT NULL)"
         case .fresh(let hours, let where_):
             let (series, key) = try timeSeries(where_)
-            let s = SQLPushdown.table(series.table)
-            let end = SQLPushdown.table(series.link.endColumn)
-            let keyColumn = SQLPushdown.table(series.link.keyColumn)
-            let start = SQLPushdown.table(series.link.startColumn)
+            let s = SQL.identifier(series.table)
+            let end = SQL.identifier(series.link.endColumn)
+            let keyColumn = SQL.identifier(series.link.keyColumn)
+            let start = SQL.identifier(series.link.startColumn)
             // The engine's rule (TimeSeries.isStale): fresh when the end of the station's last
             // observation (newest start, then highest fid) is at most `hours` (whole seconds)
             // before the newest such end of any key of the table. Times as the engine reads them
@@ -222,7 +253,7 @@ struct SQLPushdown {
         guard let column = layer.info.columns.first(where: { $0.name == key }), column.type == .text || column.isJSON else {
             throw SQLPushdown.refuse("a time series keyed by a non-text column", at: position)
         }
-        return (series, "t." + SQLPushdown.table(key))
+        return (series, "t." + SQL.identifier(key))
     }
 
     mutating func compare(_ field: FieldExpression, _ comparison: Comparison, _ literal: Literal, at position: SourcePosition) throws(QueryError) -> String {
@@ -238,7 +269,7 @@ struct SQLPushdown {
         guard let column = layer.info.columns.first(where: { $0.name == name.text }) else {
             return "false"  // not a column of this layer: missing, and missing compares false
         }
-        let sql = "t." + SQLPushdown.table(name.text)
+        let sql = "t." + SQL.identifier(name.text)
         switch (literal, column.isJSON ? ColumnType.text : column.type) {
         case (.null, _):
             return "false"
@@ -301,7 +332,7 @@ extension Runner {
                 let exhausted = rows.count < candidates
                 let last = rows.last?.sqlMetres ?? 0
                 let kth = ranked.count >= k ? ranked[k - 1].metres : .infinity
-                if exhausted || last - SQLPushdown.slack(last, points: points) > kth {
+                if exhausted || last - DatabaseSelection.slack(last, points: points) > kth {
                     return ranked.prefix(k).map { Hit(source: s, index: $0.index, metres: $0.metres) }
                 }
                 candidates *= 4
@@ -341,10 +372,16 @@ extension Runner {
     func pushedPlan(_ plan: FindPlan, database: any SQLDatabase) throws(EngineError) -> [String] {
         var lines: [String] = []
         for (source, pushed) in zip(plan.sources, plan.pushed ?? []) {
-            var parameters = pushed.parameters
+            guard let pushed else { continue }
+            var (sql, parameters) = (pushed.sql, pushed.parameters)
             if let slot = pushed.candidateParameter { parameters[slot - 1] = .integer(16) }
-            lines.append("   sql (\(source.layer.name)): \(pushed.sql)")
-            for row in try database.rows("EXPLAIN " + pushed.sql, parameters, deadline: deadline) {
+            if let fetch = pushed.fetch {
+                // The rows fetched (NEAREST: its first fetch), then the FIND over them in memory.
+                (sql, parameters) = plan.snapshot.statement(source.layer, fetch.selection, fetch.condition, candidates: plan.snapshot.limits.maxRows + 1)
+                lines.append("   '\(source.layer.name)' stays in PostgreSQL (\(source.layer.rowCount) rows): its rows that may answer are fetched, then selected in memory")
+            }
+            lines.append("   sql (\(source.layer.name)): \(sql)")
+            for row in try database.rows("EXPLAIN " + sql, parameters, deadline: deadline) {
                 lines.append("     " + (row.first?.stringValue ?? ""))
             }
         }

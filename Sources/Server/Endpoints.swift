@@ -71,17 +71,20 @@ struct Endpoints: Sendable {
 
     // MARK: - Containing
 
-    func containing(_ request: Request, _ context: APIContext) throws -> Response {
+    func containing(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["lon", "lat", "geometry"])
         let point = try parameters.position()
         let mode = GeometryMode(try parameters.bool("geometry"))
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("layer", context)
-        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
-        let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
-        return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-            Output.collection(&w, layer: layer, query: point, distances: false, warnings: snapshot.coordinateWarnings(point)) { w in
-                for match in matches { Output.match(&w, layer, match, geometry: mode) }
+        let kept = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        return try await readsDatabase(snapshot) {
+            let layer = try engine { () throws(EngineError) in try snapshot.rows(of: kept, for: .containing(point)) }
+            let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
+            return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
+                Output.collection(&w, layer: layer, query: point, distances: false, warnings: snapshot.coordinateWarnings(point)) { w in
+                    for match in matches { Output.match(&w, layer, match, geometry: mode) }
+                }
             }
         }
     }
@@ -96,11 +99,17 @@ struct Endpoints: Sendable {
         let mode = GeometryMode(try parameters.bool("geometry"))
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("layer", context)
-        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        let kept = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let measured = parameters.string("where").map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
-        let stations = snapshot.stations.flatMap { $0.layer === layer ? $0 : nil }
+        let stations = snapshot.stations.flatMap { $0.layer === kept ? $0 : nil }
         let attributes = parameters.attributes
-        return try await readsSeries(snapshot) {
+        return try await readsDatabase(snapshot) {
+            if kept.keptInDatabase && !(measured.isEmpty && attributes.isEmpty) {
+                // Filtered after the fetch, the nearest rows fetched might not hold the k nearest that pass.
+                throw APIError.engine(.notSupportedOnPostGIS("where= and attribute filters on '\(kept.name)', which stays in PostgreSQL "
+                                                             + "(ask POST /v1/query: FIND \(kept.name) NEAREST k TO POINT(…) WHERE …)"))
+            }
+            let layer = try engine { () throws(EngineError) in try snapshot.rows(of: kept, for: .nearest(k: k, to: point, within: within)) }
             let filter: FeatureFilter?
             do throws(FilterError) {
                 filter = try Query.filter(on: layer, in: snapshot, measuring: measured, equal: attributes)
@@ -150,7 +159,7 @@ struct Endpoints: Sendable {
         let point = try parameters.position()
         let snapshot = try state.snapshot()
         let areaName = parameters.string("area") ?? configuration.areaLayer
-        return try await readsSeries(snapshot) {
+        return try await readsDatabase(snapshot) {
             let answer = try engine { () throws(EngineError) in
                 let area = try areaName.map { name throws(EngineError) in try snapshot.layer(name) }
                 return try snapshot.here(at: point, area: area)
@@ -159,10 +168,10 @@ struct Endpoints: Sendable {
         }
     }
 
-    /// Runs `work`, which reads time series, on the heavy-work pool when the snapshot reads
-    /// them from its database (a PostGIS store waits for PostgreSQL there, never on the
-    /// cooperative pool), else at once.
-    func readsSeries<T: Sendable>(_ snapshot: Snapshot, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// Runs `work`, which may read time series or the rows of a layer kept in the database, on
+    /// the heavy-work pool when the snapshot has a database (a PostGIS store waits for
+    /// PostgreSQL there, never on the cooperative pool or an event loop), else at once.
+    func readsDatabase<T: Sendable>(_ snapshot: Snapshot, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         snapshot.seriesInDatabase ? try await heavy.run(work) : try work()
     }
 
@@ -174,7 +183,7 @@ struct Endpoints: Sendable {
         let point = try parameters.position()
         let snapshot = try state.snapshot()
         let districts = try? snapshot.layer(configuration.districtLayer)
-        return try await readsSeries(snapshot) {
+        return try await readsDatabase(snapshot) {
             let report = try engine { () throws(EngineError) in try snapshot.air(at: point, districts: districts) }
             return Reply.json(request: request) { w in Output.air(&w, report) }
         }

@@ -61,7 +61,7 @@ extension Endpoints {
         try Endpoints.ogcFormat(request, allowed: [])
         let snapshot = try state.snapshot()
         let base = baseURL(request, context) + Endpoints.ogcPrefix
-        return try await readsSeries(snapshot) {
+        return try await readsDatabase(snapshot) {
             let extents = try engine { () throws(EngineError) in try snapshot.layers.map { layer throws(EngineError) in try snapshot.temporalExtent(of: layer) } }
             return Reply.json(request: request) { w in
                 w.beginObject()
@@ -83,7 +83,7 @@ extension Endpoints {
         let name = try request.pathParameter("collection", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let base = baseURL(request, context) + Endpoints.ogcPrefix
-        return try await readsSeries(snapshot) {
+        return try await readsDatabase(snapshot) {
             let extent = try engine { () throws(EngineError) in try snapshot.temporalExtent(of: layer) }
             return Reply.json(request: request) { w in
                 Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer))
@@ -145,23 +145,32 @@ extension Endpoints {
         }
     }
 
-    func ogcItem(_ request: Request, _ context: APIContext) throws -> Response {
+    func ogcItem(_ request: Request, _ context: APIContext) async throws -> Response {
         try Endpoints.ogcFormat(request, allowed: [])
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("collection", context)
-        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        let kept = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let id = try request.pathParameter("featureId", context)
-        if layer.rowsInDatabase {
+        if kept.rowsInDatabase && !kept.keptInDatabase {
             throw APIError.engine(.notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)"))
         }
-        guard let fid = Int64(id), let index = layer.index(ofFID: fid) else {
-            throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(layer.name)' has no feature \(Quote.input(id))",
-                           extra: JSONObject([("layer", .string(layer.name))]))
-        }
-        let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
-        return Reply.json(contentType: Reply.geoJSON, request: request) { w in
-            Output.ogcItem(&w, layer, index, links: [Link(href: base + "/items/\(fid)", rel: "self", type: Reply.geoJSON, title: "This feature"),
-                                                     Link(href: base, rel: "collection", type: Reply.json, title: "The collection")])
+        let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(kept.name)
+        return try await readsDatabase(snapshot) {
+            // A layer kept in the database: the one row, fetched by its key.
+            let fid = Int64(id)
+            let layer = try fid.map { fid in
+                try engine { () throws(EngineError) in
+                    try snapshot.rows(of: kept, for: .all(order: nil, limit: 1), where: SQLCondition(sql: "t.fid = $1", parameters: [.integer(fid)]))
+                }
+            } ?? kept
+            guard let fid, let index = layer.index(ofFID: fid) else {
+                throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(kept.name)' has no feature \(Quote.input(id))",
+                               extra: JSONObject([("layer", .string(kept.name))]))
+            }
+            return Reply.json(contentType: Reply.geoJSON, request: request) { w in
+                Output.ogcItem(&w, layer, index, links: [Link(href: base + "/items/\(fid)", rel: "self", type: Reply.geoJSON, title: "This feature"),
+                                                         Link(href: base, rel: "collection", type: Reply.json, title: "The collection")])
+            }
         }
     }
 

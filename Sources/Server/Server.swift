@@ -127,7 +127,7 @@ public final class VltavaServer: Sendable {
     static let routeTable: [(method: HTTPRequest.Method, path: String, handler: Handler)] = [
         (.post, "/v1/query", { try await $0.query($1, $2) }),
         (.get, "/v1/layers", { try $0.layers($1, $2) }),
-        (.get, "/v1/layers/{layer}/containing", { try $0.containing($1, $2) }),
+        (.get, "/v1/layers/{layer}/containing", { try await $0.containing($1, $2) }),
         (.get, "/v1/layers/{layer}/nearest", { try await $0.nearest($1, $2) }),
         (.get, "/v1/route", { try await $0.route($1, $2) }),
         (.get, "/v1/here", { try await $0.here($1, $2) }),
@@ -150,7 +150,7 @@ public final class VltavaServer: Sendable {
         (.get, "/ogc/collections", { try await $0.ogcCollections($1, $2) }),
         (.get, "/ogc/collections/{collection}", { try await $0.ogcCollection($1, $2) }),
         (.get, "/ogc/collections/{collection}/items", { try await $0.ogcItems($1, $2) }),
-        (.get, "/ogc/collections/{collection}/items/{featureId}", { try $0.ogcItem($1, $2) }),
+        (.get, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcItem($1, $2) }),
         // OSRM's HTTP API for walking (Sources/Server/OSRMEndpoints.swift).
         (.get, "/route/v1/{profile}/{coordinates}", { try await $0.osrmRoute($1, $2) }),
         (.get, "/table/v1/{profile}/{coordinates}", { try await $0.osrmTable($1, $2) }),

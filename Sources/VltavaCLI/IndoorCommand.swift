@@ -105,7 +105,7 @@ struct IndoorVenuesCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let snapshot = try loadSnapshot(store.db)
+        let snapshot = try loadSnapshot(store)
         let rows = snapshot.venues.map { venue -> [String] in
             let v = venue.venue
             return [v.name, v.title, "\(v.floors.count)", "\(v.beacons.count)", "\(v.points.count)", "\(v.scans.count)", v.grid?.description ?? "x/y"]
@@ -137,7 +137,7 @@ struct IndoorLocateCommand: ParsableCommand {
             }
             scan.append((String(reading[..<equals]), rssi))
         }
-        let snapshot = try loadSnapshot(store.db)
+        let snapshot = try loadSnapshot(store)
         do {
             let place: IndoorVenue
             if let venue {
@@ -233,7 +233,7 @@ struct IndoorEvaluateCommand: ParsableCommand {
         default:
             throw CLIError("give at most one of --test-from, --test-latest, --test-where")
         }
-        let snapshot = try loadSnapshot(store.db)
+        let snapshot = try loadSnapshot(store)
         let evaluation: Evaluation
         do {
             let place: IndoorVenue

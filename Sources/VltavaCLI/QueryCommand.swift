@@ -11,9 +11,9 @@ enum QueryFormat: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// Loads the store as the engine serves it.
-func loadSnapshot(_ path: String) throws -> Snapshot {
+func loadSnapshot(_ store: StoreOptions) throws -> Snapshot {
     do {
-        return try StoreLocation.snapshot(path)
+        return try StoreLocation.snapshot(store.db, limits: store.limits)
     } catch {
         throw CLIError("\(error)")
     }
@@ -80,7 +80,7 @@ struct QueryCommand: ParsableCommand {
         default:
             throw CLIError("give the statements as an argument or with --file, not both")
         }
-        let snapshot = try loadSnapshot(store.db)
+        let snapshot = try loadSnapshot(store)
         do {
             let results = try Query.run(source, on: snapshot)
             if format == .csv {

@@ -15,7 +15,7 @@ struct ReplCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let snapshot = try loadSnapshot(store.db)
+        let snapshot = try loadSnapshot(store)
         let session = ReplSession(snapshot: snapshot, format: format)
         guard isatty(0) == 1 else {
             // Piped input: the same statements and commands, without prompts or history.

@@ -85,7 +85,7 @@ struct RouteCommand: ParsableCommand {
     func storeNetwork() throws(EngineError) -> (Network, WalkingProfile) {
         let chosen = try chosenProfile
         guard joinEnds >= 0, joinEnds.isFinite else { throw .invalidArgument(parameter: "join-ends", message: "must be a number of metres ≥ 0") }
-        let snapshot = try StoreLocation.snapshot(store.db)
+        let snapshot = try StoreLocation.snapshot(store.db, limits: store.limits)
         // The snapshot has built every line layer's network already, with no ends joined.
         if joinEnds == 0 { return (try snapshot.network(network), chosen) }
         let layer = try snapshot.layer(network)

@@ -79,6 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerTimeout = .seconds(headerTimeout)
         configuration.maxConnections = maxConnections
+        configuration.limits = store.limits
         if let heavyWorkers {
             configuration.heavyWorkers = heavyWorkers
         } else if PostGISURL.isDatabase(store.db) {

@@ -26,6 +26,13 @@ enum PushedStore {
     }
     static let embedded: Result<Snapshot, any Error> = Result { try Snapshot.load(storePath: try gpkg.get()) }
     static let postgis: Result<Snapshot, any Error> = Result { try StoreLocation.snapshot(try pushed.get().cluster.url) }
+    /// The same database with no feature layer loaded that may stay in PostgreSQL (every one
+    /// but the paths, a network, and the stations, which have a time series).
+    static let kept: Result<Snapshot, any Error> = Result {
+        var limits = EngineLimits()
+        limits.maxRowsLoadedPerLayer = 0
+        return try StoreLocation.snapshot(try pushed.get().cluster.url, limits: limits)
+    }
 }
 
 /// JSON of one statement's answer, for comparing the two stores byte for byte.
@@ -43,10 +50,18 @@ struct ServedStore {
     let port: Int
     let server: ChildProcess
 
-    init(_ url: String, cluster: PostgresCluster) throws {
+    init(_ url: String, cluster: PostgresCluster, arguments: [String] = []) throws {
         port = try #require((55400...55499).shuffled().first { $0 != cluster.port && PostgresCluster.portIsFree($0) },
                             "no free port in 55400–55499")
-        server = try ChildProcess(CLI.binary, ["serve", "--db", url, "--host", "127.0.0.1", "--port", "\(port)"])
+        server = try ChildProcess(CLI.binary, ["serve", "--db", url, "--host", "127.0.0.1", "--port", "\(port)"] + arguments)
+    }
+
+    /// The HTTP status and body of `GET path`.
+    func get(_ path: String) throws -> (status: Int, body: String) {
+        let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/curl"),
+                                      ["-s", "-m", "20", "-o", "-", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"])
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
     }
 
     func stop() { server.stop() }
@@ -305,6 +320,123 @@ struct PostGISStoreTests {
             let bound = try Query.run("FIND districts WHERE NAZEV_MC = $1 OR NAZEV_MC = $2 RETURN NAZEV_MC", [hostile, "Praha 1"], on: postgis)
             #expect(bound.first?.count == 1)
             #expect(try cluster.psql("SELECT count(*) FROM districts") == "\(try embedded.layer("districts").count)")
+        }
+    }
+
+    /// Layers kept in PostgreSQL (none loaded that may stay there): the snapshot holds none of
+    /// their rows, and every answer on them, fetched per answer, is the GeoPackage's.
+    @Test func layersKeptInPostgreSQLAnswerAsLoadedOnes() async throws {
+        let embedded = try PushedStore.embedded.get(), kept = try PushedStore.kept.get()
+        var keptNames: [String] = []
+        for layer in embedded.layers {
+            let other = try kept.layer(layer.name)
+            #expect(other.family == layer.family && other.rowCount == layer.rowCount, "\(layer.name)")
+            if other.keptInDatabase {
+                keptNames.append(layer.name)
+                #expect(other.count == 0)
+            }
+        }
+        #expect(keptNames == ["districts", "districts_sjtsk", "parking", "pavilions", "pens"])
+        #expect(try kept.layer("paths").count == embedded.layer("paths").count && kept.layer("stations").count == 17)
+        #expect(answer("SHOW LAYERS", on: kept) == answer("SHOW LAYERS", on: try PushedStore.postgis.get()))
+
+        let districts = try embedded.layer("districts").bounds
+        var generator = SplitMix(state: 2027)
+        let points = (0..<1_000).map { _ in
+            (Double.random(in: districts.minLon...districts.maxLon, using: &generator), Double.random(in: districts.minLat...districts.maxLat, using: &generator))
+        }
+        let mismatches = Locked<[String]>([])
+        await onThreadsOfTheirOwn(4) { chunk in
+            for i in stride(from: chunk, to: points.count, by: 4) {
+                let p = "POINT(\(points[i].0) \(points[i].1))"
+                var statements = ["FIND districts CONTAINING \(p) RETURN fid, NAZEV_MC, KOD_MC",
+                                  "FIND parking CONTAINING \(p) RETURN fid",
+                                  "FIND parking WITHIN 500 m OF \(p) RETURN fid, distance_m",
+                                  "FIND pavilions NEAREST 3 TO \(p) RETURN fid, distance_m",
+                                  "FIND districts, parking CONTAINING \(p) RETURN layer, fid"]
+                if i % 10 == 0 {
+                    statements += ["FIND parking NEAREST 3 TO \(p) WITHIN 2000 m RETURN fid, distance_m",
+                                   "FIND parking WITHIN 1500 m OF \(p) WHERE fid > 200 LIMIT 4 RETURN fid, distance_m",
+                                   "FIND districts NEAREST 2 TO \(p) WHERE NAZEV_MC <> 'Praha 1' RETURN NAZEV_MC, distance_m"]
+                }
+                for text in statements {
+                    let a = answer(text, on: embedded), b = answer(text, on: kept)
+                    if a != b { mismatches.withLock { $0.append("\(text)\n  gpkg: \(a)\n  kept: \(b)") } }
+                }
+            }
+        }
+        let found = mismatches.withLock { $0 }
+        #expect(found.isEmpty, "\(found.count) mismatches, first: \(found.prefix(3).joined(separator: "\n"))")
+
+        try await onAThreadOfItsOwn {
+            for text in ["FIND parking WHERE fid >= 100 AND fid < 120 OR fid IN (3, 5) ORDER BY fid DESC LIMIT 7 RETURN fid",
+                         "FIND districts WHERE NAZEV_MC >= 'Praha 2' AND NAZEV_MC < 'Praha 5' ORDER BY NAZEV_MC RETURN NAZEV_MC",
+                         "FIND parking INTERSECTING BBOX(14.40 50.07, 14.43 50.09) RETURN fid",
+                         "FIND parking INTERSECTING BBOX(14.40 50.07, 14.43 50.09) LIMIT 5 RETURN fid",
+                         "FIND districts RETURN COUNT(*), MIN(NAZEV_MC)",
+                         "FIND pens NEAREST 2 TO POINT(14.4065 50.1170) RETURN *",
+                         "FIND pavilions ORDER BY fid DESC LIMIT 3",
+                         "FIND districts CONTAINING POINT(14.4208 50.0880) RETURN NAZEV_MC, (stations NEAREST).code"] {
+                #expect(answer(text, on: kept) == answer(text, on: embedded), "\(text)")
+                #expect(!answer(text, on: kept).hasPrefix("error"), "\(text)")
+            }
+            // here (every polygon layer at the point) and air (its district) read the rows fetched.
+            for i in stride(from: 0, to: points.count, by: 20) {
+                let point = Point(lon: points[i].0, lat: points[i].1)
+                var a = JSONWriter(), b = JSONWriter()
+                Output.here(&a, try embedded.here(at: point))
+                Output.here(&b, try kept.here(at: point))
+                #expect(a.bytes == b.bytes, "here at \(point)")
+                var c = JSONWriter(), d = JSONWriter()
+                Output.air(&c, try embedded.air(at: point, districts: try embedded.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
+                Output.air(&d, try kept.air(at: point, districts: try kept.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
+                #expect(c.bytes == d.bytes, "air at \(point)")
+            }
+            // An answer never holds more than maxRows: the same error as on the loaded layer.
+            var small = EngineLimits()
+            small.maxRows = 1000
+            small.maxRowsLoadedPerLayer = 0
+            let smallKept = try StoreLocation.snapshot(try PushedStore.pushed.get().cluster.url, limits: small)
+            let smallEmbedded = try Snapshot.load(storePath: try PushedStore.gpkg.get(), limits: small)
+            let everything = "FIND parking WHERE fid > 0 RETURN fid"
+            #expect(answer(everything, on: smallKept) == answer(everything, on: smallEmbedded))
+            #expect(answer(everything, on: smallKept).hasPrefix("error too_many_rows: the answer has 1548 rows"), "\(answer(everything, on: smallKept))")
+            // Read outside a FIND of its own, a kept layer is refused by name, never empty.
+            #expect(answer("FIND stations RETURN code, (districts CONTAINING).NAZEV_MC", on: kept)
+                    .hasPrefix("error not_supported_on_postgis: 'districts' outside a FIND of its own: it stays in PostgreSQL (57 rows"))
+            #expect(answer("ROUTE FROM POINT(14.4109 50.1167) TO pens WHERE name = 'lachtani' ON paths", on: kept)
+                    .hasPrefix("error not_supported_on_postgis: 'pens' outside a FIND of its own"))
+            #expect(throws: EngineError.self) { _ = try kept.containing(try kept.layer("districts"), at: Point(lon: 14.42, lat: 50.08)) }
+            // EXPLAIN shows the fetch, and PostgreSQL's plan for it.
+            let explained = answer("EXPLAIN FIND parking CONTAINING POINT(14.42 50.08) WHERE fid > 10", on: kept)
+            #expect(explained.contains("'parking' stays in PostgreSQL (1548 rows)"), "\(explained)")
+            #expect(explained.contains("WHERE ST_Covers(t.geom, ST_SetSRID(ST_MakePoint($2, $3), 4326)) AND ((t.fid::float8 > $1)) ORDER BY t.fid LIMIT $4"), "\(explained)")
+        }
+    }
+
+    /// `vltava serve --max-rows-loaded 0`: the point endpoints, here and an OGC feature by id
+    /// answer from rows fetched per request.
+    @Test func theServerAnswersFromLayersKeptInPostgreSQL() async throws {
+        try await onAThreadOfItsOwn {
+            let (cluster, _) = try PushedStore.pushed.get()
+            let server = try ServedStore(cluster.url, cluster: cluster, arguments: ["--max-rows-loaded", "0"])
+            defer { server.stop() }
+            let first = try server.firstAnswer { try server.get("/v1/layers/districts/containing?lon=14.4208&lat=50.0880") }
+            #expect(first.status == 200 && first.body.contains("\"NAZEV_MC\":\"Praha 1\"") && first.body.contains("\"KOD_MC\":500054"), "\(first)")
+            let here = try server.get("/v1/here?lon=14.4208&lat=50.0880")
+            #expect(here.status == 200 && here.body.contains("Praha 1"), "\(here)")
+            let nearest = try server.get("/v1/layers/pavilions/nearest?lon=14.4065&lat=50.1170&k=2")
+            let embedded = try PushedStore.embedded.get()
+            let reference = try embedded.nearest(try embedded.layer("pavilions"), to: Point(lon: 14.4065, lat: 50.1170), k: 2)
+            #expect(nearest.status == 200 && reference.count == 2)
+            for match in reference { #expect(nearest.body.contains("\"fid\":\(match.fid)") || nearest.body.contains("\"id\":\(match.fid)"), "\(nearest)") }
+            let filtered = try server.get("/v1/layers/pavilions/nearest?lon=14.4065&lat=50.1170&k=2&attr.fid=1")
+            #expect(filtered.status == 422 && filtered.body.contains("not_supported_on_postgis"), "\(filtered)")
+            let item = try server.get("/ogc/collections/districts/items/1")
+            #expect(item.status == 200 && item.body.contains("\"id\":1"), "\(item)")
+            #expect(try server.get("/ogc/collections/districts/items/999999").status == 404)
+            let query = try server.post("FIND parking NEAREST 1 TO POINT(14.42 50.08) RETURN fid")
+            #expect(query.status == 200 && query.body.contains("\"fid\""), "\(query)")
         }
     }
 
