@@ -221,8 +221,8 @@ struct Planner {
     var fillsSeries = false
 
     /// Rows fetched for this answer from layers kept in the database, by the kept layer: FIND
-    /// reads them in its place (`Runner.find`), its WHERE already applied in SQL.
-    var fetched: [ObjectIdentifier: Layer] = [:]
+    /// reads them in its place (`Runner.find`); `whereApplied` when SQL checked the whole WHERE.
+    var fetched: [ObjectIdentifier: (rows: Layer, whereApplied: Bool)] = [:]
 
     /// This planner for conditions and fields evaluated here, on the snapshot.
     var inMemory: Planner {
@@ -269,7 +269,7 @@ struct Planner {
     func layer(_ name: Name) throws(QueryError) -> Layer {
         do {
             let layer = try snapshot.layer(name.text)
-            return fetched[ObjectIdentifier(layer)] ?? layer
+            return fetched[ObjectIdentifier(layer)]?.rows ?? layer
         } catch {
             var known = snapshot.layerNames
             known += snapshot.tileSets.keys.sorted()
@@ -386,14 +386,32 @@ struct Planner {
 
         let groups = try planGroups(find, fields: fields, layers: layers)
         let grouped = groups != nil
+        if let limit = find.limit, limit > limits.maxRows {
+            throw Planner.error(.limit, "limit_exceeded", "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
+                                at: find.limitPosition ?? SourcePosition(line: 1, column: 1, length: 1))
+        }
+        // Rows fetched for this answer, and whether SQL applied the whole WHERE to them.
+        let whereApplied = Dictionary(fetched.values.map { (ObjectIdentifier($0.rows), $0.whereApplied) }, uniquingKeysWith: { a, _ in a })
+        var pushed: [PushedSelection?]?
+        if snapshot.database != nil {
+            var selections: [PushedSelection?] = []
+            for layer in layers {
+                selections.append(whereApplied[ObjectIdentifier(layer)] != nil ? nil
+                                  : try SQLPushdown.compile(find, layer: layer, layerCount: layers.count, snapshot: snapshot))
+            }
+            pushed = selections
+        }
         var sources: [Source] = []
         var compiler = self
         compiler.wherePushedDown = snapshot.database != nil
-        let fetchedRows = Set(fetched.values.map(ObjectIdentifier.init))
-        for layer in layers {
-            // Fetched rows meet the WHERE already (SQL applied it before any limit).
-            let where_ = fetchedRows.contains(ObjectIdentifier(layer)) ? nil : find.filter
-            var filter: Predicate? = try where_.map { expression throws(QueryError) in try compiler.compile(expression, on: layer) }
+        for (n, layer) in layers.enumerated() {
+            // Where SQL decides the WHERE, its predicate is never called (or, for fetched rows,
+            // not compiled); where SQL checked only part of it, the engine's predicate decides,
+            // compiled as anywhere outside a FIND (series read for every station).
+            let applied = whereApplied[ObjectIdentifier(layer)] ?? !(pushed?[n]?.relaxed ?? true)
+            let where_ = whereApplied[ObjectIdentifier(layer)] == true ? nil : find.filter
+            let predicates = applied ? compiler : inMemory
+            var filter: Predicate? = try where_.map { expression throws(QueryError) in try predicates.compile(expression, on: layer) }
             if let link = link?.filters[ObjectIdentifier(layer)] {
                 let inner = filter
                 filter = inner.map { inner in { @Sendable i in link(i) && inner(i) } } ?? link
@@ -402,19 +420,6 @@ struct Planner {
             sources.append(Source(layer: layer, filter: filter,
                                   accessors: grouped ? [] : try fields.map { field throws(QueryError) in try accessor(field, on: layer) },
                                   orderAccessors: grouped ? [] : try find.order.map { key throws(QueryError) in try accessor(key.field, on: layer) }))
-        }
-        if let limit = find.limit, limit > limits.maxRows {
-            throw Planner.error(.limit, "limit_exceeded", "LIMIT \(limit) is above the largest answer allowed, \(limits.maxRows) rows",
-                                at: find.limitPosition ?? SourcePosition(line: 1, column: 1, length: 1))
-        }
-        var pushed: [PushedSelection?]?
-        if snapshot.database != nil {
-            var selections: [PushedSelection?] = []
-            for layer in layers {
-                selections.append(fetchedRows.contains(ObjectIdentifier(layer)) ? nil
-                                  : try SQLPushdown.compile(find, layer: layer, layerCount: layers.count, snapshot: snapshot))
-            }
-            pushed = selections
         }
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m", $0.nullsFirst) },

@@ -191,10 +191,10 @@ struct Runner {
             var planner = Planner(snapshot: plan.snapshot)
             planner.fillsSeries = true
             for (s, source) in plan.sources.enumerated() {
-                guard let fetch = plan.pushed?[s]?.fetch else { continue }
+                guard let pushed = plan.pushed?[s], let fetch = pushed.fetch else { continue }
                 do {
-                    planner.fetched[ObjectIdentifier(source.layer)] = try plan.snapshot.rows(of: source.layer, for: fetch.selection,
-                                                                                            where: fetch.condition, deadline: deadline)
+                    let rows = try plan.snapshot.rows(of: source.layer, for: fetch.selection, where: fetch.condition, deadline: deadline)
+                    planner.fetched[ObjectIdentifier(source.layer)] = (rows, !pushed.relaxed)
                 } catch {
                     throw Runner.engineError(error, at: position)
                 }

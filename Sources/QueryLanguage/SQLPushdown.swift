@@ -22,8 +22,10 @@
 //   FRESH as subqueries on the time-series table. Missing values compare false, as in the engine
 //   (`COALESCE(…, false)`, so NOT of a comparison with a missing value is true in both); text
 //   compares by code point (`COLLATE "C"`), as Swift strings do.
-// Anything else (`~`, LINKED TO, NEAREST/WITHIN … TO (layer …), conditions on LATEST or another
-// layer's fields) is refused with `not_supported_on_postgis`, naming it: never a different answer.
+// A term of the WHERE with no SQL form (`~`, `~ CZECH`, conditions on LATEST or another layer's
+// feature) is relaxed: SQL selects a superset, and the engine's own predicate decides on the rows
+// it returns (`relaxed`). Anything else (LINKED TO, NEAREST/WITHIN … TO (layer …)) is refused
+// with `not_supported_on_postgis`, naming it: never a different answer.
 //
 // A layer kept in the database (too large to load, Engine/DatabaseLayers.swift) has no rows to
 // read by fid: its selection is a `DatabaseFetch` instead, the same spatial clause and WHERE,
@@ -43,6 +45,9 @@ struct PushedSelection: Sendable {
     var ordersAndLimits = false
     /// A layer kept in the database: the rows to fetch (`Snapshot.rows(of:for:)`), not fids.
     var fetch: DatabaseFetch? = nil
+    /// The SQL checks only part of the WHERE (`SQLPushdown.relaxed`): it selects a superset, and
+    /// the engine's own predicate decides on the rows it returns.
+    var relaxed = false
 }
 
 /// The rows of a layer kept in the database that one FIND may answer with.
@@ -55,6 +60,11 @@ struct SQLPushdown {
     let snapshot: Snapshot
     let layer: Layer
     var parameters: [AttributeValue] = []
+    /// Whether a term of the WHERE had no SQL form (`~`, `~ CZECH`, a condition on LATEST or on
+    /// another layer's feature, …): it became `true` (`false` under an odd number of NOTs), so
+    /// the SQL keeps every row the whole WHERE could keep, and the engine's compiled predicate
+    /// runs on what it returns. No ORDER BY or LIMIT goes to SQL then.
+    var relaxed = false
 
     static func refuse(_ what: String, at position: SourcePosition) -> QueryError {
         Runner.engineError(.notSupportedOnPostGIS(what), at: position)
@@ -82,6 +92,7 @@ struct SQLPushdown {
         let table = SQL.identifier(layer.name)
         var conditions: [String] = []
         if let filter = find.filter { conditions.append(try compiler.condition(filter, at: at)) }
+        let relaxed = compiler.relaxed
         var select = "t.fid"
         var order = "t.fid"
         var limit = ""
@@ -118,7 +129,7 @@ struct SQLPushdown {
             // No spatial clause, one layer, ORDER BY numeric columns: ORDER BY and LIMIT run in
             // PostgreSQL too (fid breaks ties). Text keys sort ignoring case and diacritics in
             // the engine, which no PostgreSQL collation here matches: those sort after the fetch.
-            if layerCount == 1, find.groupBy.isEmpty, find.having == nil, let keys = compiler.numericOrder(find.order) {
+            if layerCount == 1, !relaxed, find.groupBy.isEmpty, find.having == nil, let keys = compiler.numericOrder(find.order) {
                 if !keys.isEmpty { order = keys + ", t.fid" }
                 if let n = find.limit { limit = " LIMIT " + compiler.bind(.integer(Int64(n))) }
                 ordersAndLimits = true
@@ -126,7 +137,8 @@ struct SQLPushdown {
         }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         return PushedSelection(sql: "SELECT \(select) FROM \(table) AS t\(whereClause) ORDER BY \(order)\(limit)",
-                               parameters: compiler.parameters, candidateParameter: candidateParameter, ordersAndLimits: ordersAndLimits)
+                               parameters: compiler.parameters, candidateParameter: candidateParameter, ordersAndLimits: ordersAndLimits,
+                               relaxed: relaxed)
     }
 
     /// The fetch of a layer kept in the database: its WHERE as a condition of its own, its
@@ -136,25 +148,30 @@ struct SQLPushdown {
         let at = find.layers[0].position
         var compiler = SQLPushdown(snapshot: snapshot, layer: layer)
         let condition = try find.filter.map { filter throws(QueryError) in try compiler.condition(filter, at: at) }
+        let relaxed = compiler.relaxed
         let selection: DatabaseSelection
         switch find.spatial {
         case .containing(let p)?: selection = .containing(p.point)
-        case .nearest(let k, let p, let within)?: selection = .nearest(k: k, to: p.point, within: within)
-        case .within(let metres, let p)?: selection = find.limit.map { .nearest(k: $0, to: p.point, within: metres) } ?? .within(metres: metres, of: p.point)
+        case .nearest(let k, let p, let within)?:
+            // The k nearest that pass a check SQL cannot make might lie beyond any fetch.
+            if relaxed { throw refuse("NEAREST on '\(layer.name)', which stays in PostgreSQL, with a condition PostgreSQL cannot check (`~`, LATEST, another layer's field)", at: at) }
+            selection = .nearest(k: k, to: p.point, within: within)
+        case .within(let metres, let p)?:
+            selection = find.limit.flatMap { relaxed ? nil : .nearest(k: $0, to: p.point, within: metres) } ?? .within(metres: metres, of: p.point)
         case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
             selection = .intersecting(BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat))
         case .nearestFeatures(_, let selection, _)?: throw refuse("NEAREST k TO (layer …)", at: selection.layer.position)
         case .withinFeatures(_, let selection)?: throw refuse("WITHIN d OF (layer …)", at: selection.layer.position)
         case .atZoom?: throw refuse("AT … ZOOM", at: at)
         case nil:
-            if layerCount == 1, find.groupBy.isEmpty, find.having == nil, let keys = compiler.numericOrder(find.order) {
+            if layerCount == 1, !relaxed, find.groupBy.isEmpty, find.having == nil, let keys = compiler.numericOrder(find.order) {
                 selection = .all(order: keys.isEmpty ? nil : keys, limit: find.limit)
             } else {
                 selection = .all(order: nil, limit: nil)
             }
         }
         let fetch = DatabaseFetch(selection: selection, condition: condition.map { SQLCondition(sql: $0, parameters: compiler.parameters) })
-        return PushedSelection(sql: "", parameters: [], fetch: fetch)
+        return PushedSelection(sql: "", parameters: [], fetch: fetch, relaxed: relaxed)
     }
 
     /// `ORDER BY` keys that are all numeric columns or fid, as SQL; nil when any is not.
@@ -178,27 +195,35 @@ struct SQLPushdown {
 
     // MARK: WHERE
 
-    mutating func condition(_ expression: Expression, at position: SourcePosition) throws(QueryError) -> String {
+    /// A term without an SQL form, as the SQL's superset of it: `true` where the term counts
+    /// for a row (`positive`), `false` under an odd number of NOTs.
+    mutating func relax(_ positive: Bool) -> String {
+        relaxed = true
+        return positive ? "true" : "false"
+    }
+
+    /// `positive`: whether the expression sits under an even number of NOTs.
+    mutating func condition(_ expression: Expression, at position: SourcePosition, positive: Bool = true) throws(QueryError) -> String {
         switch expression {
         case .and(let terms):
             var parts: [String] = []
-            for term in terms { parts.append(try condition(term, at: position)) }
+            for term in terms { parts.append(try condition(term, at: position, positive: positive)) }
             return "(" + parts.joined(separator: " AND ") + ")"
         case .or(let terms):
             var parts: [String] = []
-            for term in terms { parts.append(try condition(term, at: position)) }
+            for term in terms { parts.append(try condition(term, at: position, positive: positive)) }
             return "(" + parts.joined(separator: " OR ") + ")"
         case .not(let inner):
-            return "(NOT \(try condition(inner, at: position)))"
+            return "(NOT \(try condition(inner, at: position, positive: !positive)))"
         case .compare(let field, let comparison, let literal, let where_):
-            return try compare(field, comparison, literal, at: where_)
+            return try compare(field, comparison, literal, at: where_, positive: positive)
         case .isIn(let field, let literals, let negated):
             var parts: [String] = []
-            for literal in literals { parts.append(try compare(field, .equal, literal, at: field.position)) }
+            for literal in literals { parts.append(try compare(field, .equal, literal, at: field.position, positive: negated ? !positive : positive)) }
             let any = parts.isEmpty ? "false" : "(" + parts.joined(separator: " OR ") + ")"
             return negated ? "(NOT \(any))" : any
         case .isNull(let field, let negated):
-            guard case .attribute(let name) = field else { throw SQLPushdown.refuse("IS NULL on \(field.label)", at: field.position) }
+            guard case .attribute(let name) = field else { return relax(positive) }
             let column: String
             switch name.text {
             case "fid": return negated ? "true" : "false"
@@ -208,10 +233,8 @@ struct SQLPushdown {
                 column = "t." + SQL.identifier(name.text)
             }
             return "(\(column) IS \(negated ? "NOT " : "")NULL)"
-        case .matches:
-            throw SQLPushdown.refuse("`~` (contains, ignoring case and diacritics)", at: position)
-        case .matchesCzech:
-            throw SQLPushdown.refuse("`~ CZECH`", at: position)
+        case .matches, .matchesCzech:
+            return relax(positive)
         case .measures(let column):
             let (series, key) = try timeSeries(column.position)
             guard series.columns.contains(column.text) else {
@@ -256,16 +279,15 @@ struct SQLPushdown {
         return (series, "t." + SQL.identifier(key))
     }
 
-    mutating func compare(_ field: FieldExpression, _ comparison: Comparison, _ literal: Literal, at position: SourcePosition) throws(QueryError) -> String {
-        guard case .attribute(let name) = field else {
-            throw SQLPushdown.refuse("a condition on \(field.label)", at: field.position)
-        }
+    mutating func compare(_ field: FieldExpression, _ comparison: Comparison, _ literal: Literal, at position: SourcePosition,
+                          positive: Bool) throws(QueryError) -> String {
+        guard case .attribute(let name) = field else { return relax(positive) }
         let op = comparison.rawValue
         if name.text == "fid" {
-            guard case .number(let n) = literal else { throw SQLPushdown.refuse("fid compared with \(literal)", at: position) }
+            guard case .number(let n) = literal else { return relax(positive) }
             return "(t.fid::float8 \(op) \(bind(.real(n))))"
         }
-        if name.text == "layer" { throw SQLPushdown.refuse("a condition on layer", at: position) }
+        if name.text == "layer" { return relax(positive) }
         guard let column = layer.info.columns.first(where: { $0.name == name.text }) else {
             return "false"  // not a column of this layer: missing, and missing compares false
         }
@@ -282,7 +304,7 @@ struct SQLPushdown {
         case (.text, .integer), (.text, .real), (.number, .text), (.number, .dateTime), (.number, .blob), (.text, .boolean), (.number, .boolean):
             return "false"  // the engine compares values of different kinds as false
         default:
-            throw SQLPushdown.refuse("\(name.text) (\(column.typeDescription)) compared with \(literal)", at: position)
+            return relax(positive)
         }
     }
 }
@@ -309,11 +331,14 @@ extension Runner {
             return Geodesy.distance(from: point, to: geometry)
         }
         let points = layer.family == .points
+        // Where SQL checked only part of the WHERE, the engine's predicate decides.
+        let filter = pushed.relaxed ? plan.sources[s].filter : nil
+        func keep(_ index: Int) -> Bool { filter?(index) ?? true }
         switch plan.spatial {
         case .containing(let p)?:
             try Check.position(p.point)
             let found = indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline))
-                .map(\.index).filter { layer.geometries[$0]?.contains(lon: p.lon, lat: p.lat) ?? false }
+                .map(\.index).filter { keep($0) && layer.geometries[$0]?.contains(lon: p.lon, lat: p.lat) ?? false }
                 .sorted { (layer.areas[$0], $0) < (layer.areas[$1], $1) }
             return found.map { Hit(source: s, index: $0, metres: nil) }
         case .nearest(let k, let p, let within)?:
@@ -326,7 +351,7 @@ extension Runner {
             while true {
                 parameters[slot - 1] = .integer(Int64(candidates))
                 let rows = indices(try database.rows(pushed.sql, parameters, deadline: deadline))
-                var ranked = rows.map { (index: $0.index, metres: metres(p.point, $0.index)) }
+                var ranked = rows.filter { keep($0.index) }.map { (index: $0.index, metres: metres(p.point, $0.index)) }
                     .filter { within == nil || $0.metres <= within ?? 0 }
                 ranked.sort { ($0.metres, $0.index) < ($1.metres, $1.index) }
                 let exhausted = rows.count < candidates
@@ -342,7 +367,7 @@ extension Runner {
             try Check.position(p.point)
             try Check.distance(d, parameter: "within")
             if let limit = plan.limit { try Check.k(limit, limits: snapshot.limits) }
-            var found = indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline))
+            var found = indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline)).filter { keep($0.index) }
                 .map { (index: $0.index, metres: metres(p.point, $0.index)) }.filter { $0.metres <= d }
             found.sort { ($0.metres, $0.index) < ($1.metres, $1.index) }
             if let limit = plan.limit, found.count > limit { found.removeLast(found.count - limit) }
@@ -358,13 +383,14 @@ extension Runner {
             }
             let box = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
             var found = indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline)).map(\.index)
-                .filter { layer.geometries[$0]?.bbox.intersects(box) ?? false }.sorted()
+                .filter { keep($0) && layer.geometries[$0]?.bbox.intersects(box) ?? false }.sorted()
             let limit = plan.order.isEmpty ? plan.limit : nil
             if let limit, found.count > limit { found.removeLast(found.count - limit) }
             if limit == nil && found.count > snapshot.limits.maxRows { throw .tooManyRows(count: found.count, limit: snapshot.limits.maxRows) }
             return found.map { Hit(source: s, index: $0, metres: nil) }
         case .atZoom?, .nearestFeatures?, .withinFeatures?, nil:
-            return indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline)).map { Hit(source: s, index: $0.index, metres: nil) }
+            return indices(try database.rows(pushed.sql, pushed.parameters, deadline: deadline)).filter { keep($0.index) }
+                .map { Hit(source: s, index: $0.index, metres: nil) }
         }
     }
 
