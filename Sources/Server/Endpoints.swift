@@ -77,14 +77,17 @@ struct Endpoints: Sendable {
         let mode = GeometryMode(try parameters.bool("geometry"))
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("layer", context)
-        let kept = try engine { () throws(EngineError) in try snapshot.layer(name) }
-        return try await readsDatabase(snapshot) {
-            let layer = try engine { () throws(EngineError) in try snapshot.rows(of: kept, for: .containing(point)) }
-            let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
-            return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-                Output.collection(&w, layer: layer, query: point, distances: false, warnings: snapshot.coordinateWarnings(point)) { w in
-                    for match in matches { Output.match(&w, layer, match, geometry: mode) }
-                }
+        var layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        if layer.keptInDatabase {
+            // Its polygons around the point, fetched on the heavy-work pool (the hot path, a
+            // layer in memory, stays free of the hop).
+            let kept = layer
+            layer = try await heavy.run { try engine { () throws(EngineError) in try snapshot.rows(of: kept, for: .containing(point)) } }
+        }
+        let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
+        return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
+            Output.collection(&w, layer: layer, query: point, distances: false, warnings: snapshot.coordinateWarnings(point)) { w in
+                for match in matches { Output.match(&w, layer, match, geometry: mode) }
             }
         }
     }
