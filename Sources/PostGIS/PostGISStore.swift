@@ -116,15 +116,18 @@ public enum PostGISStore {
 
     /// Copies every layer (feature layers and tables, time series among them) of the GeoPackage
     /// at `path` into the database, in one transaction: a layer already there is replaced, and
-    /// on any error nothing changes. Rows go in batches of multi-row INSERTs, every value a
-    /// bound parameter. Indoor venues and tile sets stay in files (not copied).
+    /// on any error (a feature that cannot be read among them) nothing changes. Rows stream
+    /// from the file in batches of multi-row INSERTs, every value a bound parameter, so a push
+    /// holds one batch in memory, whatever the layer's size. Indoor venues and tile sets stay in
+    /// files (not copied).
     @discardableResult
     public static func push(geoPackage path: String, to database: PostGISDatabase) throws(EngineError) -> PushSummary {
         let start = DispatchTime.now()
-        let layers: [(info: LayerInfo, features: [StoredFeature])]
+        let store: GeoPackage
+        let layers: [LayerInfo]
         do {
-            let store = try GeoPackage(path: path, mode: .readOnly)
-            layers = try store.layers().map { info throws(StoreError) in (info, try store.features(of: info.name)) }
+            store = try GeoPackage(path: path, mode: .readOnly)
+            layers = try store.layers()
         } catch {
             throw .store("\(path): \(error)")
         }
@@ -138,16 +141,15 @@ public enum PostGISStore {
                     CREATE TABLE IF NOT EXISTS \(catalogue) (name text PRIMARY KEY, kind text NOT NULL, geometry_type text, crs text,
                         description text NOT NULL, columns text NOT NULL, time_series text)
                     """)
-                for (info, features) in layers {
-                    try write(info, features, database, connection)
-                    summary.append((info.name, features.count))
+                for info in layers {
+                    summary.append((info.name, try write(info, from: store, path: path, database, connection)))
                 }
                 // Every layer's writes notify the servers that serve it (delivered at commit).
                 try database.execute(connection, """
                     CREATE OR REPLACE FUNCTION vltava_notify() RETURNS trigger LANGUAGE plpgsql AS
                     $f$ BEGIN PERFORM pg_notify('\(channel)', TG_TABLE_NAME); RETURN NULL; END $f$
                     """)
-                for (info, _) in layers {
+                for info in layers {
                     try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(SQL.identifier(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
                 }
                 try database.execute(connection, "SELECT pg_notify($1, 'push')", [.text(channel)])
@@ -185,7 +187,10 @@ public enum PostGISStore {
         }
     }
 
-    private static func write(_ info: LayerInfo, _ features: [StoredFeature], _ database: PostGISDatabase, _ connection: PostgresConnection) throws {
+    /// Creates the layer's table and copies its rows into it, streamed from the file; returns
+    /// how many.
+    private static func write(_ info: LayerInfo, from store: GeoPackage, path: String, _ database: PostGISDatabase,
+                              _ connection: PostgresConnection) throws -> Int {
         let table = SQL.identifier(info.name)
         let hasGeometry = info.kind == .features
         try database.execute(connection, "DROP TABLE IF EXISTS \(table)")
@@ -197,9 +202,7 @@ public enum PostGISStore {
         // Batches of rows per INSERT, below PostgreSQL's 65,535 parameters per statement.
         let perRow = 1 + (hasGeometry ? 1 : 0) + info.columns.count
         let batch = max(1, min(1000, 60_000 / perRow))
-        var offset = 0
-        while offset < features.count {
-            let rows = features[offset..<min(features.count, offset + batch)]
+        func insert(_ rows: [StoredFeature]) throws {
             var parameters: [AttributeValue] = []
             parameters.reserveCapacity(rows.count * perRow)
             var tuples: [String] = []
@@ -220,8 +223,28 @@ public enum PostGISStore {
             }
             let names = ["fid"] + (hasGeometry ? ["geom"] : []) + info.columns.map { SQL.identifier($0.name) }
             try database.execute(connection, "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES \(tuples.joined(separator: ", "))", parameters)
-            offset += batch
         }
+        var rows: [StoredFeature] = []
+        rows.reserveCapacity(batch)
+        var count = 0
+        var failure: (any Error)?
+        let problems: [FeatureProblem]
+        do {
+            problems = try store.forEachFeature(of: info.name) { feature in
+                rows.append(feature)
+                guard rows.count == batch else { return true }
+                do { try insert(rows) } catch { failure = error; return false }
+                count += rows.count
+                rows.removeAll(keepingCapacity: true)
+                return true
+            }
+        } catch {
+            throw EngineError.store("\(path): \(error)")  // the file, not the database
+        }
+        if let failure { throw failure }
+        if let problem = problems.first { throw EngineError.store("\(path): \(StoreError.badFeature(layer: info.name, fid: problem.fid, reason: problem.reason))") }
+        if !rows.isEmpty { try insert(rows) }
+        count += rows.count
         if hasGeometry {
             try database.execute(connection, "CREATE INDEX ON \(table) USING GIST (geom)")
             try database.execute(connection, "CREATE INDEX ON \(table) USING GIST ((geom::geography))")
@@ -250,6 +273,7 @@ public enum PostGISStore {
         try database.execute(connection, "INSERT INTO \(catalogue) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                              [.text(info.name), .text(info.kind.rawValue), info.geometryType.map { .text($0) } ?? .null,
                               info.crs.map { .text($0) } ?? .null, .text(info.description), .text(JSON.serialize(columns)), series])
+        return count
     }
 
     /// The layers `vltava_layers` lists, with their row counts.

@@ -525,6 +525,30 @@ struct PostGISStoreTests {
         }
     }
 
+    /// A push streams the file's rows, and stays all or nothing: a feature that cannot be read,
+    /// met after other rows went in, leaves the database as it was.
+    @Test func aPushThatMeetsABadFeatureChangesNothing() async throws {
+        try await onAThreadOfItsOwn {
+            let (cluster, _) = try PushedStore.pushed.get()
+            try cluster.psql("CREATE DATABASE vltava_bad", database: "postgres")
+            try cluster.psql("CREATE EXTENSION postgis", database: "vltava_bad")
+            let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_bad"
+            try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
+            let before = try cluster.psql("SELECT md5(string_agg(fid || ST_AsText(geom) || code, ',' ORDER BY fid)) FROM stations", database: "vltava_bad")
+            let bad = try Fixtures.temporaryDirectory("postgis-bad").appendingPathComponent("bad.gpkg").path
+            try FileManager.default.copyItem(atPath: try PushedStore.gpkg.get(), toPath: bad)
+            try RawStoreEdits.setGeometry(of: "stations", fid: 16, to: RawStoreEdits.infiniteLatitude, in: bad)
+            #expect(throws: EngineError.self) { try PostGISStore.push(geoPackage: bad, to: try PostGISDatabase(url)) }
+            do {
+                try PostGISStore.push(geoPackage: bad, to: try PostGISDatabase(url))
+            } catch {
+                #expect("\(error)".contains("layer 'stations', fid 16") && "\(error)".contains("not a finite number"), "\(error)")
+            }
+            #expect(try cluster.psql("SELECT md5(string_agg(fid || ST_AsText(geom) || code, ',' ORDER BY fid)) FROM stations", database: "vltava_bad") == before)
+            #expect(try cluster.psql("SELECT count(*) FROM stations", database: "vltava_bad") == "17")
+        }
+    }
+
     /// The database stops under a running server: a clear 503, and once it is back the next
     /// request answers without a restart of the server.
     @Test func aDroppedDatabaseIs503AndRecoversOnItsOwn() async throws {
