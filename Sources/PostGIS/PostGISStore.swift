@@ -89,17 +89,44 @@ public enum StoreLocation {
         return infos
     }
 
-    /// One layer's features, in fid order (`vltava export`).
+    /// One layer's features, in fid order.
     public static func features(_ location: String, of layer: String) throws(EngineError) -> [StoredFeature] {
+        var features: [StoredFeature] = []
+        try forEachFeature(location, of: layer) { features.append($0) }
+        return features
+    }
+
+    /// Calls `body` with each of a layer's features in fid order, holding a page of them at a
+    /// time (`vltava export`): a layer of any size passes through. A feature the file cannot
+    /// read stops it with an error naming the layer and fid.
+    public static func forEachFeature(_ location: String, of layer: String, pageSize page: Int = 10_000,
+                                      _ body: (StoredFeature) -> Void) throws(EngineError) {
         guard PostGISURL.isDatabase(location) else {
-            do { return try GeoPackage(path: location).features(of: layer) } catch { throw .store("\(error)") }
+            do {
+                let problems = try GeoPackage(path: location).forEachFeature(of: layer) { feature in
+                    body(feature)
+                    return true
+                }
+                if let problem = problems.first { throw StoreError.badFeature(layer: layer, fid: problem.fid, reason: problem.reason) }
+            } catch {
+                throw .store("\(error)")
+            }
+            return
         }
         let database = try PostGISDatabase(location)
         let catalogue = try PostGISStore.readCatalogue(from: database)
         guard let info = catalogue.first(where: { $0.info.name == layer })?.info else {
             throw .unknownLayer(layer, known: catalogue.map(\.info.name))
         }
-        return try PostGISStore.readFeatures(info, from: database)
+        // Pages by key: each statement starts after the last fid of the one before.
+        let sql = "SELECT \(SQL.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(info.name)) AS t WHERE t.fid > $1 ORDER BY t.fid LIMIT $2"
+        var after = Int64.min
+        while true {
+            let features = try SQL.features(try database.rows(sql, [.integer(after), .integer(Int64(page))], deadline: .none), of: info)
+            features.forEach(body)
+            guard features.count == page, let last = features.last else { return }
+            after = last.fid
+        }
     }
 }
 

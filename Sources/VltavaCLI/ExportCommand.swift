@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Geometry
 import PostGIS
 import Store
@@ -15,8 +16,26 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let features = try StoreLocation.features(store.db, of: layer).map(\.feature)
-            print(JSON.serialize(GeoJSON.featureCollection(features), pretty: pretty))
+            if pretty {
+                let features = try StoreLocation.features(store.db, of: layer).map(\.feature)
+                print(JSON.serialize(GeoJSON.featureCollection(features), pretty: true))
+                return
+            }
+            // Streamed, a feature at a time, in pages of output: the bytes JSON.serialize writes
+            // for the whole collection, never the whole collection in memory.
+            var out = Data("{\"type\":\"FeatureCollection\",\"features\":[".utf8)
+            var first = true
+            try StoreLocation.forEachFeature(store.db, of: layer) { stored in
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                out.append(contentsOf: JSONWriter.encode(GeoJSON.encode(stored.feature), pretty: false))
+                if out.count >= 1 << 20 {
+                    FileHandle.standardOutput.write(out)
+                    out.removeAll(keepingCapacity: true)
+                }
+            }
+            out.append(contentsOf: Array("]}\n".utf8))
+            FileHandle.standardOutput.write(out)
         } catch {
             throw CLIError("\(error)")
         }

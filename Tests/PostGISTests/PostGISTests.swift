@@ -518,6 +518,14 @@ struct PostGISStoreTests {
             #expect(a.status == 0 && a.stdout == b.stdout, "\(a.stderr)")
             let exported = try CLI.run(["export", "districts", "--db", cluster.url]), reference = try CLI.run(["export", "districts", "--db", gpkg])
             #expect(exported.status == 0 && exported.stdout == reference.stdout)
+            // Streamed, it is the bytes of the whole collection serialized at once.
+            let districts = try GeoPackage(path: gpkg).features(of: "districts").map(\.feature)
+            #expect(exported.stdout == JSON.serialize(GeoJSON.featureCollection(districts)) + "\n")
+            // In pages by fid (here of 100 rows: 16 pages for the 1,548 zones), every row once, in order.
+            var paged: [StoredFeature] = []
+            try StoreLocation.forEachFeature(cluster.url, of: "parking", pageSize: 100) { paged.append($0) }
+            let parking = try GeoPackage(path: gpkg).features(of: "parking")
+            #expect(paged.map(\.fid) == parking.map(\.fid) && paged.map(\.feature) == parking.map(\.feature))
             let described = try CLI.run(["describe", "stations", "--db", cluster.url])
             #expect(described.stdout.contains("time series of 'stations'") == false && described.stdout.contains("stations: 17 features"), "\(described.stdout)")
             let layers = try CLI.run(["layers", "--db", cluster.url])
