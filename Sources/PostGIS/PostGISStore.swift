@@ -159,34 +159,77 @@ public enum PostGISStore {
             throw .store("\(path): \(error)")
         }
         var summary: [(String, Int)] = []
+        try transaction(database) { connection in
+            try database.execute(connection, "CREATE EXTENSION IF NOT EXISTS postgis")
+            try database.execute(connection, utcFunction)
+            try database.execute(connection, """
+                CREATE TABLE IF NOT EXISTS \(catalogue) (name text PRIMARY KEY, kind text NOT NULL, geometry_type text, crs text,
+                    description text NOT NULL, columns text NOT NULL, time_series text)
+                """)
+            for info in layers {
+                summary.append((info.name, try write(info, from: store, path: path, database, connection)))
+            }
+            // Every layer's writes notify the servers that serve it (delivered at commit).
+            try database.execute(connection, """
+                CREATE OR REPLACE FUNCTION vltava_notify() RETURNS trigger LANGUAGE plpgsql AS
+                $f$ BEGIN PERFORM pg_notify('\(channel)', TG_TABLE_NAME); RETURN NULL; END $f$
+                """)
+            for info in layers {
+                try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(SQL.identifier(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
+            }
+            try database.execute(connection, "SELECT pg_notify($1, 'push')", [.text(channel)])
+        }
+        return PushSummary(layers: summary, seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+    }
+
+    /// Removes a layer, its table and its catalogue entry, in one transaction; a time series
+    /// that belonged to it stays as a plain table, as in a GeoPackage. Servers on the database
+    /// reload (NOTIFY).
+    public static func drop(layer name: String, from database: PostGISDatabase) throws(EngineError) {
+        let catalogue = try readCatalogue(from: database)
+        guard catalogue.contains(where: { $0.info.name == name }) else { throw .unknownLayer(name, known: catalogue.map(\.info.name)) }
+        try transaction(database) { connection in
+            try database.execute(connection, "DROP TABLE \(SQL.identifier(name))")
+            try database.execute(connection, "DELETE FROM \(Self.catalogue) WHERE name = $1", [.text(name)])
+            try database.execute(connection, "UPDATE \(Self.catalogue) SET time_series = NULL WHERE (time_series::json)->>'key_layer' = $1", [.text(name)])
+            try database.execute(connection, "SELECT pg_notify($1, $2)", [.text(channel), .text(name)])
+        }
+    }
+
+    /// Renames a layer (a free, valid layer name): its table, its catalogue entry and the time
+    /// series linked to it, in one transaction; it keeps its rows, indexes and trigger.
+    public static func rename(layer name: String, to newName: String, in database: PostGISDatabase) throws(EngineError) {
+        do { try Importer.checkLayerName(newName) } catch { throw .store("\(error)") }
+        let catalogue = try readCatalogue(from: database)
+        guard catalogue.contains(where: { $0.info.name == name }) else { throw .unknownLayer(name, known: catalogue.map(\.info.name)) }
+        if catalogue.contains(where: { $0.info.name == newName }) { throw .store("\(StoreError.invalidLayerName(newName, reason: "a layer of that name exists"))") }
+        let taken = try database.rows("SELECT to_regclass(quote_ident($1)) IS NOT NULL", [.text(newName)], deadline: .none)
+        if case .bool(true)? = taken.first?.first {
+            throw .store("\(StoreError.invalidLayerName(newName, reason: "a table of that name exists in the database"))")
+        }
+        try transaction(database) { connection in
+            try database.execute(connection, "ALTER TABLE \(SQL.identifier(name)) RENAME TO \(SQL.identifier(newName))")
+            try database.execute(connection, "UPDATE \(Self.catalogue) SET name = $1 WHERE name = $2", [.text(newName), .text(name)])
+            try database.execute(connection, """
+                UPDATE \(Self.catalogue) SET time_series = jsonb_set(time_series::jsonb, '{key_layer}', to_jsonb($1::text))::text
+                WHERE (time_series::json)->>'key_layer' = $2
+                """, [.text(newName), .text(name)])
+            try database.execute(connection, "SELECT pg_notify($1, $2)", [.text(channel), .text(newName)])
+        }
+    }
+
+    /// Runs `body` in one transaction on a pooled connection: all of it, or on an error nothing.
+    static func transaction(_ database: PostGISDatabase, _ body: (PostgresConnection) throws -> Void) throws(EngineError) {
         try database.withConnection { connection in
             try database.execute(connection, "BEGIN")
             do {
-                try database.execute(connection, "CREATE EXTENSION IF NOT EXISTS postgis")
-                try database.execute(connection, utcFunction)
-                try database.execute(connection, """
-                    CREATE TABLE IF NOT EXISTS \(catalogue) (name text PRIMARY KEY, kind text NOT NULL, geometry_type text, crs text,
-                        description text NOT NULL, columns text NOT NULL, time_series text)
-                    """)
-                for info in layers {
-                    summary.append((info.name, try write(info, from: store, path: path, database, connection)))
-                }
-                // Every layer's writes notify the servers that serve it (delivered at commit).
-                try database.execute(connection, """
-                    CREATE OR REPLACE FUNCTION vltava_notify() RETURNS trigger LANGUAGE plpgsql AS
-                    $f$ BEGIN PERFORM pg_notify('\(channel)', TG_TABLE_NAME); RETURN NULL; END $f$
-                    """)
-                for info in layers {
-                    try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(SQL.identifier(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
-                }
-                try database.execute(connection, "SELECT pg_notify($1, 'push')", [.text(channel)])
+                try body(connection)
                 try database.execute(connection, "COMMIT")
             } catch {
                 _ = try? database.execute(connection, "ROLLBACK")
                 throw error
             }
         }
-        return PushSummary(layers: summary, seconds: Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
     }
 
     static func sqlType(_ column: ColumnInfo) -> String {

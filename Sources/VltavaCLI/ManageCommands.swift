@@ -1,4 +1,5 @@
 import ArgumentParser
+import PostGIS
 import Store
 
 struct DropCommand: ParsableCommand {
@@ -16,7 +17,11 @@ struct DropCommand: ParsableCommand {
 
     func run() throws {
         do {
-            try GeoPackage(path: store.db, mode: .readWrite).drop(layerOrTileSet: name)
+            if PostGISURL.isDatabase(store.db) {
+                try PostGISStore.drop(layer: name, from: PostGISDatabase(store.db))
+            } else {
+                try GeoPackage(path: store.db, mode: .readWrite).drop(layerOrTileSet: name)
+            }
             print("dropped '\(name)'")
         } catch {
             throw CLIError("\(error)")
@@ -37,7 +42,11 @@ struct RenameCommand: ParsableCommand {
 
     func run() throws {
         do {
-            try GeoPackage(path: store.db, mode: .readWrite).rename(layerOrTileSet: name, to: newName)
+            if PostGISURL.isDatabase(store.db) {
+                try PostGISStore.rename(layer: name, to: newName, in: PostGISDatabase(store.db))
+            } else {
+                try GeoPackage(path: store.db, mode: .readWrite).rename(layerOrTileSet: name, to: newName)
+            }
             print("renamed '\(name)' to '\(newName)'")
         } catch {
             throw CLIError("\(error)")

@@ -557,6 +557,45 @@ struct PostGISStoreTests {
         }
     }
 
+    /// `vltava drop` and `rename` on a URL: the table and its catalogue entry, the time-series
+    /// link following the stations' new name, each in one transaction.
+    @Test func dropAndRenameOnAURL() async throws {
+        try await onAThreadOfItsOwn {
+            let (cluster, _) = try PushedStore.pushed.get()
+            try cluster.psql("CREATE DATABASE vltava_manage", database: "postgres")
+            try cluster.psql("CREATE EXTENSION postgis", database: "vltava_manage")
+            let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_manage"
+            try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
+            let latest = "FIND stations WHERE code = 'AREPA' RETURN code, LATEST(no2), OBSERVED_AT"
+            let before = try CLI.run(["query", "--db", url, "--format", "json", latest])
+            #expect(before.status == 0 && before.stdout.contains("AREPA"), "\(before.stderr)")
+
+            let renamed = try CLI.run(["rename", "stations", "air_stations", "--db", url])
+            #expect(renamed.status == 0 && renamed.stdout == "renamed 'stations' to 'air_stations'\n", "\(renamed.stderr)")
+            let after = try CLI.run(["query", "--db", url, "--format", "json", latest.replacingOccurrences(of: "FIND stations", with: "FIND air_stations")])
+            #expect(after.status == 0 && after.stdout == before.stdout, "\(after.stderr)")
+            #expect(try cluster.psql("SELECT (time_series::json)->>'key_layer' FROM vltava_layers WHERE name = 'observations'", database: "vltava_manage") == "air_stations")
+            let gone = try CLI.run(["query", "--db", url, "FIND stations RETURN code"])
+            #expect(gone.status != 0 && gone.stderr.contains("unknown layer 'stations'"))
+            // Names that are taken or not valid change nothing.
+            for (newName, reason) in [("parking", "a layer of that name exists"), ("spatial_ref_sys", "a table of that name exists in the database"),
+                                      ("bad name", "use only ASCII letters, digits and '_'")] {
+                let refused = try CLI.run(["rename", "districts", newName, "--db", url])
+                #expect(refused.status != 0 && refused.stderr.contains(reason), "\(newName): \(refused.stderr)")
+            }
+
+            let dropped = try CLI.run(["drop", "air_stations", "--db", url])
+            #expect(dropped.status == 0 && dropped.stdout == "dropped 'air_stations'\n", "\(dropped.stderr)")
+            #expect(try cluster.psql("SELECT to_regclass('air_stations') IS NULL", database: "vltava_manage") == "t")
+            // The series stays, as a plain table.
+            #expect(try cluster.psql("SELECT time_series IS NULL FROM vltava_layers WHERE name = 'observations'", database: "vltava_manage") == "t")
+            let layers = try CLI.run(["layers", "--db", url])
+            #expect(layers.status == 0 && !layers.stdout.contains("air_stations") && layers.stdout.contains("observations"), "\(layers.stdout)")
+            let unknown = try CLI.run(["drop", "nothing_here", "--db", url])
+            #expect(unknown.status != 0 && unknown.stderr.contains("unknown layer 'nothing_here'"), "\(unknown.stderr)")
+        }
+    }
+
     /// The database stops under a running server: a clear 503, and once it is back the next
     /// request answers without a restart of the server.
     @Test func aDroppedDatabaseIs503AndRecoversOnItsOwn() async throws {
