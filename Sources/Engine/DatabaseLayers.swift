@@ -151,7 +151,11 @@ extension Snapshot {
                 let last = rows.last?.last?.doubleValue ?? 0
                 let kth = ranked.count >= k ? ranked[k - 1].metres ?? .infinity : .infinity
                 if rows.count < candidates || last - DatabaseSelection.slack(last, points: points) > kth { return fetched }
-                guard candidates < Int.max / 8 else { return fetched }
+                // Never more than a bounded fetch per answer, nor a guess: past the bound, an error.
+                guard candidates * 4 <= 16 * limits.maxRows + 64 else {
+                    throw .invalidArgument(parameter: "k", message: "the \(k) nearest of '\(layer.name)' are not certain within "
+                                           + "\(candidates) rows fetched from PostgreSQL; ask for fewer")
+                }
                 candidates *= 4
                 try deadline.check()
             }
