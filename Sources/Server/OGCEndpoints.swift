@@ -113,17 +113,23 @@ extension Endpoints {
         let bbox = try parameters.string("bbox").map(Endpoints.bbox)
         let time = try parameters.string("datetime").map(Endpoints.datetime)
         let equal = columns.compactMap { column in parameters.string(column).map { (name: column, value: $0) } }
-        let filter: FeatureFilter?
-        do {
-            filter = try Query.filter(on: layer, in: snapshot, measuring: [], equal: equal)
-        } catch {
-            throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
-        }
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
         let query = request.uri.query ?? ""
         return try await heavy.run {
+            // A layer kept in PostgreSQL: the rows in the box (all of them without one), at most
+            // `maxRows`, then paged and filtered as a loaded layer's.
+            let rows = try engine { () throws(EngineError) in
+                let selection: DatabaseSelection = bbox.flatMap { $0.minLon <= $0.maxLon ? .intersecting($0) : nil } ?? .all(order: nil, limit: nil)
+                return try snapshot.rows(of: layer, for: selection)
+            }
+            let filter: FeatureFilter?
+            do throws(FilterError) {
+                filter = try Query.filter(on: rows, in: snapshot, measuring: [], equal: equal)
+            } catch {
+                throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
+            }
             let page = try engine { () throws(EngineError) in
-                try snapshot.items(layer, ItemsRequest(bbox: bbox, time: time, filter: filter, offset: offset, limit: limit))
+                try snapshot.items(rows, ItemsRequest(bbox: bbox, time: time, filter: filter, offset: offset, limit: limit))
             }
             // Next and previous pages keep the request's parameters, with a new offset.
             func pageURL(at offset: Int) -> String {

@@ -450,6 +450,14 @@ struct PostGISStoreTests {
             let item = try server.get("/ogc/collections/districts/items/1")
             #expect(item.status == 200 && item.body.contains("\"id\":1"), "\(item)")
             #expect(try server.get("/ogc/collections/districts/items/999999").status == 404)
+            // OGC API items of a kept layer: the rows in the box fetched, then paged as the loaded layer's.
+            let box = BBox(minLon: 14.40, minLat: 50.07, maxLon: 14.43, maxLat: 50.09)
+            let expected = try embedded.items(try embedded.layer("parking"), ItemsRequest(bbox: box, offset: 5, limit: 5))
+            let items = try server.get("/ogc/collections/parking/items?bbox=14.40,50.07,14.43,50.09&limit=5&offset=5")
+            #expect(items.status == 200 && items.body.contains("\"numberMatched\":\(expected.matched)"), "\(items)")
+            let layer = try embedded.layer("parking")
+            let ids = expected.indices.map { "\"id\":\(layer.fids[$0])" }
+            #expect(expected.matched > 10 && ids.count == 5 && ids.allSatisfy { items.body.contains($0) }, "\(ids) \(items.body.prefix(300))")
             let query = try server.post("FIND parking NEAREST 1 TO POINT(14.42 50.08) RETURN fid")
             #expect(query.status == 200 && query.body.contains("\"fid\""), "\(query)")
         }
