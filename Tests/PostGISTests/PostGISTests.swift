@@ -44,6 +44,50 @@ func answer(_ text: String, on snapshot: Snapshot) -> String {
     }
 }
 
+/// Where `store` answers `statements(lon, lat)` at `points` unlike `reference`, one line each,
+/// and how many bytes of answers were compared. Threads of their own: each query waits for
+/// PostgreSQL, and waits on the cooperative pool (two threads here) would starve the in-process
+/// servers of the other suites.
+func mismatches(at points: [(Double, Double)], _ statements: @escaping @Sendable (Double, Double) -> [String],
+                on store: Snapshot, as reference: Snapshot) async -> (found: [String], bytes: Int) {
+    let found = Locked<[String]>([])
+    let counted = Locked(0)
+    let chunks = 4
+    await onThreadsOfTheirOwn(chunks) { chunk in
+        var bytes = 0
+        for i in stride(from: chunk, to: points.count, by: chunks) {
+            for text in statements(points[i].0, points[i].1) {
+                let a = answer(text, on: reference), b = answer(text, on: store)
+                if a != b { found.withLock { $0.append("\(text)\n  reference: \(a)\n  store:     \(b)") } }
+                bytes += a.count
+            }
+        }
+        counted.withLock { $0 += bytes }
+    }
+    return (found.withLock { $0 }, counted.withLock { $0 })
+}
+
+/// Each statement answers alike on `store` and `reference`, and not with an error.
+func expectSameAnswers(_ statements: [String], on store: Snapshot, as reference: Snapshot) {
+    for text in statements {
+        let a = answer(text, on: store)
+        #expect(a == answer(text, on: reference), "\(text)")
+        #expect(!a.hasPrefix("error"), "\(text)")
+    }
+}
+
+/// `here` (every polygon layer at the point, the nearest station's readings) and `air` (the
+/// district, the nearest station measuring each pollutant) give the same bytes on both.
+func expectSameHereAndAir(at point: Point, on store: Snapshot, as reference: Snapshot) throws {
+    func bytes(_ snapshot: Snapshot) throws -> [UInt8] {
+        var w = JSONWriter()
+        Output.here(&w, try snapshot.here(at: point))
+        Output.air(&w, try snapshot.air(at: point, districts: try snapshot.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
+        return w.bytes
+    }
+    #expect(try bytes(store) == bytes(reference), "here and air at \(point)")
+}
+
 /// `vltava serve --db URL` in a child process on a free loopback port of 55400–55499, and
 /// statements posted to its `/v1/query` with curl.
 struct ServedStore {
@@ -135,25 +179,9 @@ struct PostGISStoreTests {
                     "FIND stations NEAREST 3 TO \(p) WHERE MEASURES(so2) RETURN code, distance_m, LATEST(so2), OBSERVED_AT",
                     "FIND parking WITHIN 500 m OF \(p) RETURN fid, distance_m"]
         }
-        let mismatches = Locked<[String]>([])
-        let counted = Locked(0)
-        let chunks = 4
-        // Threads of their own: each query waits for PostgreSQL, and waits on the cooperative
-        // pool (two threads here) would starve the in-process servers of the other suites.
-        await onThreadsOfTheirOwn(chunks) { chunk in
-            var rows = 0
-            for i in stride(from: chunk, to: points.count, by: chunks) {
-                for text in statements(points[i].0, points[i].1) {
-                    let a = answer(text, on: embedded), b = answer(text, on: postgis)
-                    if a != b { mismatches.withLock { $0.append("\(text)\n  gpkg:    \(a)\n  postgis: \(b)") } }
-                    rows += a.count
-                }
-            }
-            counted.withLock { $0 += rows }
-        }
-        let found = mismatches.withLock { $0 }
+        let (found, bytes) = await mismatches(at: points, statements, on: postgis, as: embedded)
         #expect(found.isEmpty, "\(found.count) mismatches, first: \(found.prefix(3).joined(separator: "\n"))")
-        #expect(counted.withLock { $0 } > 1_000_000)
+        #expect(bytes > 1_000_000)
         // NEAREST on polygons, within a distance, at every tenth point (polygon distances are
         // the costliest SQL here).
         for i in stride(from: 0, to: points.count, by: 10) {
@@ -163,7 +191,7 @@ struct PostGISStoreTests {
             if a != b { break }
         }
         // The time-series functions on their own, and the WHERE forms that compile to SQL.
-        for text in ["FIND stations WHERE MEASURES(so2) RETURN code, LATEST(so2), HISTORY(so2, 3 h)",
+        let statements = ["FIND stations WHERE MEASURES(so2) RETURN code, LATEST(so2), HISTORY(so2, 3 h)",
                      "FIND stations WHERE FRESH(1 h) ORDER BY code RETURN code, OBSERVED_AT",
                      "FIND stations WHERE NOT FRESH(1 h) RETURN code",
                      "FIND stations NEAREST 3 TO POINT(14.42 50.08) WHERE MEASURES(no2) AND FRESH(3 h) RETURN code, distance_m, LATEST(no2), HISTORY(no2, 2 h)",
@@ -191,21 +219,12 @@ struct PostGISStoreTests {
                      "FIND parking WITHIN 800 m OF POINT(14.42 50.08) WHERE NOT (fid < 300 OR layer = 'parking') LIMIT 5 RETURN fid, distance_m",
                      "FIND parking WITHIN 800 m OF POINT(14.42 50.08) WHERE NOT (fid < 300 OR layer = 'x') LIMIT 5 RETURN fid, distance_m",
                      // Another layer's series through a feature reference (read for every station at once).
-                     "FIND districts ORDER BY fid LIMIT 8 RETURN NAZEV_MC, (stations NEAREST).code, (stations NEAREST).LATEST(no2), (stations NEAREST).HISTORY(o3, 3 h), (stations NEAREST WHERE MEASURES(so2)).OBSERVED_AT"] {
-            #expect(answer(text, on: postgis) == answer(text, on: embedded), "\(text)")
-            #expect(!answer(text, on: postgis).hasPrefix("error"), "\(text)")
-        }
+                     "FIND districts ORDER BY fid LIMIT 8 RETURN NAZEV_MC, (stations NEAREST).code, (stations NEAREST).LATEST(no2), (stations NEAREST).HISTORY(o3, 3 h), (stations NEAREST WHERE MEASURES(so2)).OBSERVED_AT"]
+        expectSameAnswers(statements, on: postgis, as: embedded)
         // The engine's own answers that read the series: here, air, and a station's readings.
         for i in stride(from: 0, to: points.count, by: 100) {
             let point = Point(lon: points[i].0, lat: points[i].1)
-            var a = JSONWriter(), b = JSONWriter()
-            Output.air(&a, try embedded.air(at: point, districts: try embedded.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
-            Output.air(&b, try postgis.air(at: point, districts: try postgis.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
-            #expect(a.bytes == b.bytes, "air at \(point)")
-            var c = JSONWriter(), d = JSONWriter()
-            Output.here(&c, try embedded.here(at: point))
-            Output.here(&d, try postgis.here(at: point))
-            #expect(c.bytes == d.bytes, "here at \(point)")
+            try expectSameHereAndAir(at: point, on: postgis, as: embedded)
             // /v1/layers/stations/nearest?where=so2: MEASURES outside SQL, and the stations' readings.
             func nearest(_ snapshot: Snapshot) throws -> [UInt8] {
                 let layer = try snapshot.layer("stations"), stations = try #require(snapshot.stations)
@@ -355,55 +374,40 @@ struct PostGISStoreTests {
         let points = (0..<1_000).map { _ in
             (Double.random(in: districts.minLon...districts.maxLon, using: &generator), Double.random(in: districts.minLat...districts.maxLat, using: &generator))
         }
-        let mismatches = Locked<[String]>([])
-        await onThreadsOfTheirOwn(4) { chunk in
-            for i in stride(from: chunk, to: points.count, by: 4) {
-                let p = "POINT(\(points[i].0) \(points[i].1))"
-                var statements = ["FIND districts CONTAINING \(p) RETURN fid, NAZEV_MC, KOD_MC",
-                                  "FIND parking CONTAINING \(p) RETURN fid",
-                                  "FIND parking WITHIN 500 m OF \(p) RETURN fid, distance_m",
-                                  "FIND pavilions NEAREST 3 TO \(p) RETURN fid, distance_m",
-                                  "FIND districts, parking CONTAINING \(p) RETURN layer, fid"]
-                if i % 10 == 0 {
-                    statements += ["FIND parking NEAREST 3 TO \(p) WITHIN 2000 m RETURN fid, distance_m",
-                                   "FIND parking WITHIN 1500 m OF \(p) WHERE fid > 200 LIMIT 4 RETURN fid, distance_m",
-                                   "FIND districts NEAREST 2 TO \(p) WHERE NAZEV_MC <> 'Praha 1' RETURN NAZEV_MC, distance_m"]
-                }
-                for text in statements {
-                    let a = answer(text, on: embedded), b = answer(text, on: kept)
-                    if a != b { mismatches.withLock { $0.append("\(text)\n  gpkg: \(a)\n  kept: \(b)") } }
-                }
-            }
-        }
-        let found = mismatches.withLock { $0 }
+        let (found, _) = await mismatches(at: points, { lon, lat in
+            let p = "POINT(\(lon) \(lat))"
+            return ["FIND districts CONTAINING \(p) RETURN fid, NAZEV_MC, KOD_MC",
+                    "FIND parking CONTAINING \(p) RETURN fid",
+                    "FIND parking WITHIN 500 m OF \(p) RETURN fid, distance_m",
+                    "FIND pavilions NEAREST 3 TO \(p) RETURN fid, distance_m",
+                    "FIND districts, parking CONTAINING \(p) RETURN layer, fid"]
+        }, on: kept, as: embedded)
         #expect(found.isEmpty, "\(found.count) mismatches, first: \(found.prefix(3).joined(separator: "\n"))")
+        // At every tenth point: polygons nearest within a distance, WITHIN and NEAREST with a WHERE.
+        let (others, _) = await mismatches(at: stride(from: 0, to: points.count, by: 10).map { points[$0] }, { lon, lat in
+            let p = "POINT(\(lon) \(lat))"
+            return ["FIND parking NEAREST 3 TO \(p) WITHIN 2000 m RETURN fid, distance_m",
+                    "FIND parking WITHIN 1500 m OF \(p) WHERE fid > 200 LIMIT 4 RETURN fid, distance_m",
+                    "FIND districts NEAREST 2 TO \(p) WHERE NAZEV_MC <> 'Praha 1' RETURN NAZEV_MC, distance_m"]
+        }, on: kept, as: embedded)
+        #expect(others.isEmpty, "\(others.count) mismatches, first: \(others.prefix(3).joined(separator: "\n"))")
 
         try await onAThreadOfItsOwn {
-            for text in ["FIND parking WHERE fid >= 100 AND fid < 120 OR fid IN (3, 5) ORDER BY fid DESC LIMIT 7 RETURN fid",
-                         "FIND districts WHERE NAZEV_MC >= 'Praha 2' AND NAZEV_MC < 'Praha 5' ORDER BY NAZEV_MC RETURN NAZEV_MC",
-                         "FIND parking INTERSECTING BBOX(14.40 50.07, 14.43 50.09) RETURN fid",
-                         "FIND parking INTERSECTING BBOX(14.40 50.07, 14.43 50.09) LIMIT 5 RETURN fid",
-                         "FIND districts RETURN COUNT(*), MIN(NAZEV_MC)",
-                         "FIND pens NEAREST 2 TO POINT(14.4065 50.1170) RETURN *",
-                         "FIND pavilions ORDER BY fid DESC LIMIT 3",
-                         "FIND districts CONTAINING POINT(14.4208 50.0880) RETURN NAZEV_MC, (stations NEAREST).code",
-                         "FIND pens WHERE name ~ 'tamar' RETURN name",
-                         "FIND districts WHERE NOT NAZEV_MC ~ 'praha' OR fid = 3 RETURN fid, NAZEV_MC",
-                         "FIND parking WITHIN 800 m OF POINT(14.42 50.08) WHERE NOT (fid < 300 OR layer = 'x') LIMIT 5 RETURN fid, distance_m"] {
-                #expect(answer(text, on: kept) == answer(text, on: embedded), "\(text)")
-                #expect(!answer(text, on: kept).hasPrefix("error"), "\(text)")
-            }
+            expectSameAnswers(["FIND parking WHERE fid >= 100 AND fid < 120 OR fid IN (3, 5) ORDER BY fid DESC LIMIT 7 RETURN fid",
+                               "FIND districts WHERE NAZEV_MC >= 'Praha 2' AND NAZEV_MC < 'Praha 5' ORDER BY NAZEV_MC RETURN NAZEV_MC",
+                               "FIND parking INTERSECTING BBOX(14.40 50.07, 14.43 50.09) RETURN fid",
+                               "FIND parking INTERSECTING BBOX(14.40 50.07, 14.43 50.09) LIMIT 5 RETURN fid",
+                               "FIND districts RETURN COUNT(*), MIN(NAZEV_MC)",
+                               "FIND pens NEAREST 2 TO POINT(14.4065 50.1170) RETURN *",
+                               "FIND pavilions ORDER BY fid DESC LIMIT 3",
+                               "FIND districts CONTAINING POINT(14.4208 50.0880) RETURN NAZEV_MC, (stations NEAREST).code",
+                               "FIND pens WHERE name ~ 'tamar' RETURN name",
+                               "FIND districts WHERE NOT NAZEV_MC ~ 'praha' OR fid = 3 RETURN fid, NAZEV_MC",
+                               "FIND parking WITHIN 800 m OF POINT(14.42 50.08) WHERE NOT (fid < 300 OR layer = 'x') LIMIT 5 RETURN fid, distance_m"],
+                              on: kept, as: embedded)
             // here (every polygon layer at the point) and air (its district) read the rows fetched.
             for i in stride(from: 0, to: points.count, by: 20) {
-                let point = Point(lon: points[i].0, lat: points[i].1)
-                var a = JSONWriter(), b = JSONWriter()
-                Output.here(&a, try embedded.here(at: point))
-                Output.here(&b, try kept.here(at: point))
-                #expect(a.bytes == b.bytes, "here at \(point)")
-                var c = JSONWriter(), d = JSONWriter()
-                Output.air(&c, try embedded.air(at: point, districts: try embedded.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
-                Output.air(&d, try kept.air(at: point, districts: try kept.layer("districts")), now: Date(timeIntervalSince1970: 1.6e9))
-                #expect(c.bytes == d.bytes, "air at \(point)")
+                try expectSameHereAndAir(at: Point(lon: points[i].0, lat: points[i].1), on: kept, as: embedded)
             }
             // An answer never holds more than maxRows: the same error as on the loaded layer.
             var small = EngineLimits()
