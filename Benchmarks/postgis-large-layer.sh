@@ -11,8 +11,9 @@
 #    PostgreSQL 15 + PostGIS cluster (initdb into a temporary folder, as nobody when run as root,
 #    on 127.0.0.1 at a free port of 55400–55499) and pushes the store into it;
 # 2. serves it three ways: embedded (`--db store.gpkg`), PostGIS with the layer kept in
-#    PostgreSQL (`--db postgresql://…`, the default `--max-rows-loaded`), and PostGIS with the
-#    layer loaded whole (`--max-rows-loaded 100000000`); for each it prints the seconds until
+#    PostgreSQL (`--db postgresql://… --max-rows-loaded 0`; the default, 250,000, keeps the 1M
+#    layer too), and PostGIS with the layer loaded whole (`--max-rows-loaded 100000000`); for
+#    each it prints the seconds until
 #    /healthz answers and the server's RSS then;
 # 3. checks that the three answer 300 seeded CONTAINING statements alike (md5 of the answers);
 # 4. loads each with wrk for --duration seconds: POST /v1/query
@@ -39,16 +40,7 @@ for tool in wrk curl python3 "$pgbin/initdb"; do
     command -v "$tool" >/dev/null || { echo "$tool is missing: scripts/install-deps.sh --bench" >&2; exit 1; }
 done
 
-work=$(mktemp -d /tmp/vltava-pg-large.XXXXXX)
-as=()
-if [[ $(id -u) -eq 0 ]]; then chown nobody "$work"; as=(runuser -u nobody --); fi
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
-    [[ -f "$work/data/postmaster.pid" ]] && "${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source "$root/Benchmarks/postgres-cluster.sh" vltava-pg-large
 
 if [[ -n "$binary" ]]; then
     bin=$binary
@@ -64,25 +56,7 @@ start=$(now)
 "$bin" import "$geojson" --layer cells --db "$work/store.gpkg" --snapshot-file >/dev/null
 echo "RESULT import seconds=$(elapsed "$start" "$(now)")"
 
-free_port() {  # a free port of 55400–55499
-    python3 - <<'EOF'
-import random, socket
-for port in random.sample(range(55400, 55500), 100):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port)); print(port); break
-    except OSError:
-        pass
-    finally:
-        s.close()
-EOF
-}
-pgport=$(free_port)
-"${as[@]}" "$pgbin/initdb" -D "$work/data" -U vltava --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
-"${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -l "$work/pg.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $pgport -c unix_socket_directories=$work -c fsync=off -c max_connections=100" start >/dev/null
-"$pgbin/psql" -X -q -h 127.0.0.1 -p "$pgport" -U vltava -d postgres -c "CREATE DATABASE vltava" >/dev/null
-url="postgresql://vltava@127.0.0.1:$pgport/vltava"
+start_cluster
 start=$(now)
 "$bin" push "$work/store.gpkg" "$url" >/dev/null
 echo "RESULT push seconds=$(elapsed "$start" "$(now)") table=$("$pgbin/psql" -X -A -t -h 127.0.0.1 -p "$pgport" -U vltava -d vltava \
@@ -141,5 +115,5 @@ run() {  # label, store, more serve arguments
 }
 echo "$(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); wrk -t2 -c$connections -d${duration}s"
 run embedded "$work/store.gpkg"
-run postgis-kept "$url"
+run postgis-kept "$url" --max-rows-loaded 0
 run postgis-loaded "$url" --max-rows-loaded 100000000

@@ -33,16 +33,7 @@ for tool in wrk curl python3 "$pgbin/pgbench" "$pgbin/initdb"; do
     command -v "$tool" >/dev/null || { echo "$tool is missing: scripts/install-deps.sh --bench" >&2; exit 1; }
 done
 
-work=$(mktemp -d /tmp/vltava-pg-bench.XXXXXX)
-as=()
-if [[ $(id -u) -eq 0 ]]; then chown nobody "$work"; as=(runuser -u nobody --); fi
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
-    [[ -f "$work/data/postmaster.pid" ]] && "${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source "$root/Benchmarks/postgres-cluster.sh" vltava-pg-bench
 
 if [[ -n "$binary" ]]; then
     bin=$binary
@@ -53,26 +44,7 @@ else
 fi
 "$root/scripts/build-demo-store.sh" "$work/demo.gpkg" "$bin" >/dev/null
 
-free_port() {  # a free port of 55400–55499
-    python3 - <<'EOF'
-import random, socket
-for port in random.sample(range(55400, 55500), 100):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port)); print(port); break
-    except OSError:
-        pass
-    finally:
-        s.close()
-EOF
-}
-
-pgport=$(free_port)
-"${as[@]}" "$pgbin/initdb" -D "$work/data" -U vltava --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
-"${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -l "$work/pg.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p $pgport -c unix_socket_directories=$work -c fsync=off -c max_connections=100" start >/dev/null
-"$pgbin/psql" -X -q -h 127.0.0.1 -p "$pgport" -U vltava -d postgres -c "CREATE DATABASE vltava" >/dev/null
-url="postgresql://vltava@127.0.0.1:$pgport/vltava"
+start_cluster
 "$bin" push "$work/demo.gpkg" "$url" | tail -1
 
 serve() {  # store, variable → the base URL in the variable; not in a $(…) subshell, so that

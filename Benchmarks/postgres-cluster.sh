@@ -1,0 +1,43 @@
+# Sourced by the PostGIS benchmarks (postgis-side-by-side.sh, postgis-large-layer.sh): a
+# throwaway PostgreSQL 15 + PostGIS cluster in a temporary folder, and what they start stopped
+# on exit.
+#
+# Sets `work` (the temporary folder, named after $1), `pgbin`, and `pids` (the servers a script
+# starts: add each one's pid). `start_cluster` runs initdb (as nobody when this runs as root) and
+# PostgreSQL on 127.0.0.1 at a free port of 55400–55499, creates the database `vltava`, and sets
+# `pgport` and `url`. `free_port` prints a free port of that range.
+
+pgbin=/usr/lib/postgresql/15/bin
+work=$(mktemp -d "/tmp/$1.XXXXXX")
+as=()
+if [[ $(id -u) -eq 0 ]]; then chown nobody "$work"; as=(runuser -u nobody --); fi
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+    [[ -f "$work/data/postmaster.pid" ]] && "${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 - <<'PY'
+import random, socket
+for port in random.sample(range(55400, 55500), 100):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port)); print(port); break
+    except OSError:
+        pass
+    finally:
+        s.close()
+PY
+}
+
+start_cluster() {
+    pgport=$(free_port)
+    "${as[@]}" "$pgbin/initdb" -D "$work/data" -U vltava --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
+    "${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -l "$work/pg.log" -w \
+        -o "-c listen_addresses=127.0.0.1 -p $pgport -c unix_socket_directories=$work -c fsync=off -c max_connections=100" start >/dev/null
+    "$pgbin/psql" -X -q -h 127.0.0.1 -p "$pgport" -U vltava -d postgres -c "CREATE DATABASE vltava" >/dev/null
+    url="postgresql://vltava@127.0.0.1:$pgport/vltava"
+}
