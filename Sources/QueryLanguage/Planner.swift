@@ -402,15 +402,16 @@ struct Planner {
             pushed = selections
         }
         var sources: [Source] = []
-        var compiler = self
-        compiler.wherePushedDown = snapshot.database != nil
+        var sqlDecides = self
+        sqlDecides.wherePushedDown = true
         for (n, layer) in layers.enumerated() {
-            // Where SQL decides the WHERE, its predicate is never called (or, for fetched rows,
-            // not compiled); where SQL checked only part of it, the engine's predicate decides,
-            // compiled as anywhere outside a FIND (series read for every station).
-            let applied = whereApplied[ObjectIdentifier(layer)] ?? !(pushed?[n]?.relaxed ?? true)
+            // Where SQL decides the whole WHERE, its predicate is compiled but never called, and
+            // rows fetched with it applied need none. Where SQL checked only part of it
+            // (`relaxed`), the engine's predicate decides, compiled as anywhere outside a FIND
+            // (series read for every station). On a GeoPackage, the engine decides as always.
+            let pushedDown = pushed?[n].map { !$0.relaxed } ?? false
             let where_ = whereApplied[ObjectIdentifier(layer)] == true ? nil : find.filter
-            let predicates = applied ? compiler : inMemory
+            let predicates = pushedDown ? sqlDecides : snapshot.database != nil ? inMemory : self
             var filter: Predicate? = try where_.map { expression throws(QueryError) in try predicates.compile(expression, on: layer) }
             if let link = link?.filters[ObjectIdentifier(layer)] {
                 let inner = filter
