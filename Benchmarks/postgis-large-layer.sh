@@ -90,19 +90,7 @@ with open(f"{work}/points.lua", "w") as out:
 with open(f"{work}/check.txt", "w") as out:
     out.write("".join(f"FIND cells CONTAINING POINT({p}) RETURN fid, idx\n" for p in points[:300]))
 EOF
-cat "$work/points.lua" - >"$work/w.lua" <<'EOF'
-local i = 0
-function init(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); i = math.random(#points) end
-function request()
-    i = i % #points + 1
-    return wrk.format("POST", "/v1/query", {["Content-Type"] = "text/plain"}, "FIND cells CONTAINING POINT(" .. points[i] .. ") RETURN fid, idx")
-end
-function done(summary, latency, requests)
-    local e = summary.errors
-    io.write(string.format("qps=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d\n", summary.requests / (summary.duration / 1e6),
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000, e.connect + e.read + e.write + e.timeout + e.status))
-end
-EOF
+wrk_query_script "FIND cells CONTAINING " " RETURN fid, idx" >"$work/w.lua"
 
 run() {  # label, store, more serve arguments
     local label=$1

@@ -69,23 +69,8 @@ with open(sys.argv[1], "w") as out:
         out.write(f'"{random.uniform(14.224437, 14.706788):.6f} {random.uniform(49.941900, 50.177425):.6f}",\n')
     out.write("}\n")
 EOF
-script() {  # $1: the statement before the point, $2: after it
-    cat "$work/points.lua" - <<EOF
-local i = 0
-function init(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); i = math.random(#points) end
-function request()
-    i = i % #points + 1
-    return wrk.format("POST", "/v1/query", {["Content-Type"] = "text/plain"}, "$1POINT(" .. points[i] .. ")$2")
-end
-function done(summary, latency, requests)
-    local e = summary.errors
-    io.write(string.format("qps=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d\n", summary.requests / (summary.duration / 1e6),
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000, e.connect + e.read + e.write + e.timeout + e.status))
-end
-EOF
-}
-script "FIND districts CONTAINING " " RETURN fid, NAZEV_MC" >"$work/w1.lua"
-script "FIND stations NEAREST 3 TO " " RETURN fid, code, distance_m" >"$work/w4.lua"
+wrk_query_script "FIND districts CONTAINING " " RETURN fid, NAZEV_MC" >"$work/w1.lua"
+wrk_query_script "FIND stations NEAREST 3 TO " " RETURN fid, code, distance_m" >"$work/w4.lua"
 
 # The SQL the PostGIS store runs for them (SQLPushdown.swift), with pgbench's random points.
 cat >"$work/w1.sql" <<'EOF'

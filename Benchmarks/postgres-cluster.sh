@@ -5,7 +5,9 @@
 # Sets `work` (the temporary folder, named after $1), `pgbin`, and `pids` (the servers a script
 # starts: add each one's pid). `start_cluster` runs initdb (as nobody when this runs as root) and
 # PostgreSQL on 127.0.0.1 at a free port of 55400–55499, creates the database `vltava`, and sets
-# `pgport` and `url`. `free_port` prints a free port of that range.
+# `pgport` and `url`. `free_port` prints a free port of that range. `wrk_query_script BEFORE AFTER`
+# prints a wrk script that POSTs "BEFORE POINT(lon lat)AFTER" to /v1/query for each point of
+# $work/points.lua (a Lua table `points` of "lon lat"), and prints qps, p50, p99 and errors.
 
 pgbin=/usr/lib/postgresql/15/bin
 work=$(mktemp -d "/tmp/$1.XXXXXX")
@@ -40,4 +42,20 @@ start_cluster() {
         -o "-c listen_addresses=127.0.0.1 -p $pgport -c unix_socket_directories=$work -c fsync=off -c max_connections=100" start >/dev/null
     "$pgbin/psql" -X -q -h 127.0.0.1 -p "$pgport" -U vltava -d postgres -c "CREATE DATABASE vltava" >/dev/null
     url="postgresql://vltava@127.0.0.1:$pgport/vltava"
+}
+
+wrk_query_script() {
+    cat "$work/points.lua" - <<LUA
+local i = 0
+function init(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); i = math.random(#points) end
+function request()
+    i = i % #points + 1
+    return wrk.format("POST", "/v1/query", {["Content-Type"] = "text/plain"}, "$1POINT(" .. points[i] .. ")$2")
+end
+function done(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format("qps=%.0f p50_ms=%.3f p99_ms=%.3f errors=%d\n", summary.requests / (summary.duration / 1e6),
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000, e.connect + e.read + e.write + e.timeout + e.status))
+end
+LUA
 }
