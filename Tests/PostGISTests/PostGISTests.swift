@@ -26,6 +26,17 @@ enum PushedStore {
     }
     static let embedded: Result<Snapshot, any Error> = Result { try Snapshot.load(storePath: try gpkg.get()) }
     static let postgis: Result<Snapshot, any Error> = Result { try StoreLocation.snapshot(try pushed.get().cluster.url) }
+
+    /// A database of its own in the shared cluster (`name`), with the demo store pushed into it,
+    /// for a test that writes, so the other tests' data stays as pushed; returns its URL.
+    static func database(_ name: String) throws -> String {
+        let cluster = try pushed.get().cluster
+        try cluster.psql("CREATE DATABASE \(name)", database: "postgres")
+        try cluster.psql("CREATE EXTENSION postgis", database: name)
+        let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/\(name)"
+        try PostGISStore.push(geoPackage: try gpkg.get(), to: try PostGISDatabase(url))
+        return url
+    }
     /// The same database with no feature layer loaded that may stay in PostgreSQL (every one
     /// but the paths, a network, and the stations, which have a time series).
     static let kept: Result<Snapshot, any Error> = Result {
@@ -244,10 +255,7 @@ struct PostGISStoreTests {
     @Test func theSeriesIsReadFromPostgreSQLPerAnswer() async throws {
         try await onAThreadOfItsOwn {
             let (cluster, _) = try PushedStore.pushed.get()
-            try cluster.psql("CREATE DATABASE vltava_series", database: "postgres")
-            try cluster.psql("CREATE EXTENSION postgis", database: "vltava_series")
-            let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_series"
-            try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
+            let url = try PushedStore.database("vltava_series")
             let snapshot = try StoreLocation.snapshot(url)
             let text = "FIND stations WHERE code = 'ALEGA' RETURN code, OBSERVED_AT, LATEST(no2), HISTORY(no2, 1 h)"
             let before = answer(text, on: snapshot)
@@ -550,10 +558,7 @@ struct PostGISStoreTests {
     @Test func aPushThatMeetsABadFeatureChangesNothing() async throws {
         try await onAThreadOfItsOwn {
             let (cluster, _) = try PushedStore.pushed.get()
-            try cluster.psql("CREATE DATABASE vltava_bad", database: "postgres")
-            try cluster.psql("CREATE EXTENSION postgis", database: "vltava_bad")
-            let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_bad"
-            try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
+            let url = try PushedStore.database("vltava_bad")
             let before = try cluster.psql("SELECT md5(string_agg(fid || ST_AsText(geom) || code, ',' ORDER BY fid)) FROM stations", database: "vltava_bad")
             let bad = try Fixtures.temporaryDirectory("postgis-bad").appendingPathComponent("bad.gpkg").path
             try FileManager.default.copyItem(atPath: try PushedStore.gpkg.get(), toPath: bad)
@@ -574,10 +579,7 @@ struct PostGISStoreTests {
     @Test func dropAndRenameOnAURL() async throws {
         try await onAThreadOfItsOwn {
             let (cluster, _) = try PushedStore.pushed.get()
-            try cluster.psql("CREATE DATABASE vltava_manage", database: "postgres")
-            try cluster.psql("CREATE EXTENSION postgis", database: "vltava_manage")
-            let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_manage"
-            try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
+            let url = try PushedStore.database("vltava_manage")
             let latest = "FIND stations WHERE code = 'AREPA' RETURN code, LATEST(no2), OBSERVED_AT"
             let before = try CLI.run(["query", "--db", url, "--format", "json", latest])
             #expect(before.status == 0 && before.stdout.contains("AREPA"), "\(before.stderr)")
@@ -636,11 +638,7 @@ struct PostGISStoreTests {
     @Test func aWriteInPostgreSQLReachesTheServerByNotify() async throws {
         try await onAThreadOfItsOwn {
             let (cluster, _) = try PushedStore.pushed.get()
-            // A database of its own, so the other tests' data stays as pushed.
-            try cluster.psql("CREATE DATABASE vltava_live", database: "postgres")
-            try cluster.psql("CREATE EXTENSION postgis", database: "vltava_live")
-            let url = "postgresql://\(PostgresCluster.user):\(PostgresCluster.password)@127.0.0.1:\(cluster.port)/vltava_live"
-            try PostGISStore.push(geoPackage: try PushedStore.gpkg.get(), to: try PostGISDatabase(url))
+            let url = try PushedStore.database("vltava_live")
             let server = try ServedStore(url, cluster: cluster)
             defer { server.stop() }
             func post() throws -> (status: Int, body: String) {
