@@ -5,8 +5,9 @@
 // database keeps the database's `SQLDatabase`: the query language (QueryLanguage/SQLPushdown.swift)
 // compiles a FIND's selection (spatial clause, WHERE, ORDER BY, LIMIT, the time-series
 // conditions) to SQL with bound parameters and runs it there, and reads the answer's values
-// from the snapshot by fid. The engine writes one statement itself: the fetch of the time-series
-// rows an answer needs (SeriesFetch.swift), since its observations are not in the snapshot.
+// from the snapshot by fid. The engine writes two statements itself, for what the snapshot does
+// not hold: the fetch of the time-series rows an answer needs (SeriesFetch.swift), and the fetch
+// of the rows of a layer too large to load (DatabaseLayers.swift).
 
 import Geometry
 
