@@ -163,14 +163,20 @@ public final class GeoPackage {
 
     // MARK: - Reading
 
-    /// Every layer and table registered in `gpkg_contents`, in name order.
-    public func layers() throws(StoreError) -> [LayerInfo] {
-        try sqlite {
-            let statement = try database.prepare("SELECT table_name FROM gpkg_contents WHERE data_type IN ('features','attributes') ORDER BY table_name")
-            var names: [String] = []
-            while try statement.step() { names.append(statement.text(0) ?? "") }
-            return names.filter { !GeoPackage.indoorTables.contains($0) }
-        }.map { (name) throws(StoreError) in try layer(name) }
+    /// Every layer and table registered in `gpkg_contents`, in name order. With `countingRows`
+    /// false every `featureCount` is 0, for the caller to fill in: a count reads the whole
+    /// table (800 MB for a million polygons), which a load that maps the layer does not need.
+    public func layers(countingRows: Bool = true) throws(StoreError) -> [LayerInfo] {
+        try layerNames().map { (name) throws(StoreError) in try layer(name, countingRows: countingRows) }
+    }
+
+    /// The rows of a layer's table, counted.
+    public func rowCount(of name: String) throws(StoreError) -> Int {
+        try sqlite { try countRows(name) }
+    }
+
+    private func countRows(_ name: String) throws(SQLiteError) -> Int {
+        if case .integer(let n) = try database.scalar("SELECT count(*) FROM \(quoted(name))") { Int(n) } else { 0 }
     }
 
     public func layerNames() throws(StoreError) -> [String] {
@@ -195,7 +201,7 @@ public final class GeoPackage {
         "indoor_venues", "indoor_floors", "indoor_beacons", "indoor_points", "indoor_scans", "indoor_readings",
     ]
 
-    public func layer(_ name: String) throws(StoreError) -> LayerInfo {
+    public func layer(_ name: String, countingRows: Bool = true) throws(StoreError) -> LayerInfo {
         guard try hasLayer(name) else { throw .unknownLayer(name, known: try layerNames()) }
         return try sqlite {
             let contents = try database.prepare("SELECT data_type, description, min_x, min_y, max_x, max_y FROM gpkg_contents WHERE table_name = ?")
@@ -232,8 +238,7 @@ public final class GeoPackage {
             let columns = declared
                 .filter { $0.name != fidColumn && $0.name != geometryColumn }
                 .map { ColumnInfo(name: $0.name, type: ColumnType(declared: $0.type), isJSON: jsonColumns.contains($0.name)) }
-            let count = try database.scalar("SELECT count(*) FROM \(quoted(name))")
-            let featureCount = if case .integer(let n) = count { Int(n) } else { 0 }
+            let featureCount = countingRows ? try countRows(name) : 0
 
             return LayerInfo(
                 name: name, kind: kind, geometryType: geometryType, geometryColumn: geometryColumn, crs: crs,

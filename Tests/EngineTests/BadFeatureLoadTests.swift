@@ -40,6 +40,10 @@ import Testing
         let stations = try snapshot.layer("stations")
         #expect(stations.count == 16)
         #expect(stations.index(ofFID: 3) == nil)
+        // The layer's row count still counts the row left out, as the table does.
+        let tableRows = try GeoPackage(path: path).rowCount(of: "stations")
+        #expect(stations.info.featureCount == 17 && tableRows == 17)
+        #expect(try snapshot.layer("districts").info.featureCount == 57)
         // POINT EMPTY stays, without geometry: found by its attributes, never by a spatial query.
         let alega = try #require(stations.index(ofFID: 5))
         #expect(stations.geometries[alega] == nil)
