@@ -146,6 +146,14 @@ final class HTTPConnection: @unchecked Sendable {
         try await offPool { try self.requestSync(method, target, headers: headers, body: body) }
     }
 
+    /// Connects, sends and reads the answer in one blocking call.
+    static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
+                        body: [UInt8] = []) async throws -> HTTPResponse {
+        try await offPool {
+            try HTTPConnection(port: port, timeoutSeconds: Int(30 * testTimeScale)).requestSync(method, target, headers: headers, body: body)
+        }
+    }
+
     func readResponse(method: String = "GET") async throws -> HTTPResponse {
         try await offPool { try self.readResponseSync(method: method) }
     }
@@ -206,13 +214,15 @@ final class HTTPConnection: @unchecked Sendable {
     }
 }
 
-/// A request on a fresh connection.
+/// A request on a fresh connection. Connecting and sending are one blocking call: as two, the
+/// task waited for the cooperative pool between them, and in a loaded parallel run that wait
+/// outlasted a test server's 3 s header timeout, which then (rightly) closed the connection.
 func get(_ port: Int, _ target: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
-    try await HTTPConnection.open(port: port).request("GET", target, headers: headers)
+    try await HTTPConnection.request(port: port, "GET", target, headers: headers)
 }
 
 func post(_ port: Int, _ target: String, body: String, headers: [(String, String)] = []) async throws -> HTTPResponse {
-    try await HTTPConnection.open(port: port).request("POST", target, headers: headers, body: Array(body.utf8))
+    try await HTTPConnection.request(port: port, "POST", target, headers: headers, body: Array(body.utf8))
 }
 
 /// The demo store (scripts/build-demo-store.sh, as `make demo` builds it) plus two of the
