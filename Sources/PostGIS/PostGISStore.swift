@@ -402,14 +402,12 @@ public enum PostGISStore {
         for (info, _) in catalogue {
             var info = info
             if info.timeSeries != nil {
-                let count = try database.rows("SELECT count(*) FROM \(SQL.identifier(info.name))", [], deadline: .none)
-                if case .integer(let n)? = count.first?.first { info.featureCount = Int(n) }
+                if let n = try rowCount(info, in: database) { info.featureCount = Int(n) }
                 layers.append((info, []))
                 continue
             }
             if info.kind == .features && !stationLayers.contains(info.name) {
-                let count = try database.rows("SELECT count(*) FROM \(SQL.identifier(info.name))", [], deadline: .none)
-                if case .integer(let n)? = count.first?.first, n > Int64(clamping: maxRows), let family = try keptFamily(info, in: database) {
+                if let n = try rowCount(info, in: database), n > Int64(clamping: maxRows), let family = try keptFamily(info, in: database) {
                     info.featureCount = Int(n)
                     info.bbox = try extent(info, in: database)
                     kept[info.name] = family
@@ -427,6 +425,13 @@ public enum PostGISStore {
     /// The family of a feature layer too large to load, from its declared geometry type, or
     /// when that says no more than "geometry" from the types its rows hold; nil for lines,
     /// which load whatever their size (a network routes in memory).
+    /// The rows of a layer's table, counted (nil if PostgreSQL answers no integer).
+    static func rowCount(_ info: LayerInfo, in database: PostGISDatabase) throws(EngineError) -> Int64? {
+        let count = try database.rows("SELECT count(*) FROM \(SQL.identifier(info.name))", [], deadline: .none)
+        if case .integer(let n)? = count.first?.first { return n }
+        return nil
+    }
+
     static func keptFamily(_ info: LayerInfo, in database: PostGISDatabase) throws(EngineError) -> Layer.Family? {
         var types = [info.geometryType?.uppercased() ?? "GEOMETRY"]
         if !["POINT", "MULTIPOINT", "LINESTRING", "MULTILINESTRING", "POLYGON", "MULTIPOLYGON"].contains(types[0]) {
