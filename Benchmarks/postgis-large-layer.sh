@@ -35,20 +35,9 @@ while (($#)); do
 done
 geojson=${1:-/tmp/geobench/W3-1m/polygons.geojson}
 [[ -f "$geojson" ]] || { echo "no $geojson: make the 1M-polygon grid with ../shared/bench's generator" >&2; exit 1; }
-pgbin=/usr/lib/postgresql/15/bin
-for tool in wrk curl python3 "$pgbin/initdb"; do
-    command -v "$tool" >/dev/null || { echo "$tool is missing: scripts/install-deps.sh --bench" >&2; exit 1; }
-done
-
 source "$root/Benchmarks/postgres-cluster.sh" vltava-pg-large
-
-if [[ -n "$binary" ]]; then
-    bin=$binary
-else
-    echo "building vltava (release)"
-    swift build -c release --product vltava >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-    bin="$root/.build/release/vltava"
-fi
+require_tools wrk curl python3 "$pgbin/initdb"
+use_binary "$binary"
 now() { date +%s.%N; }
 elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
 

@@ -28,20 +28,9 @@ while (($#)); do
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
-pgbin=/usr/lib/postgresql/15/bin
-for tool in wrk curl python3 "$pgbin/pgbench" "$pgbin/initdb"; do
-    command -v "$tool" >/dev/null || { echo "$tool is missing: scripts/install-deps.sh --bench" >&2; exit 1; }
-done
-
 source "$root/Benchmarks/postgres-cluster.sh" vltava-pg-bench
-
-if [[ -n "$binary" ]]; then
-    bin=$binary
-else
-    echo "building vltava (release)"
-    swift build -c release --product vltava >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-    bin="$root/.build/release/vltava"
-fi
+require_tools wrk curl python3 "$pgbin/pgbench" "$pgbin/initdb"
+use_binary "$binary"
 "$root/scripts/build-demo-store.sh" "$work/demo.gpkg" "$bin" >/dev/null
 
 start_cluster

@@ -8,6 +8,8 @@
 # `pgport` and `url`. `free_port` prints a free port of that range. `wrk_query_script BEFORE AFTER`
 # prints a wrk script that POSTs "BEFORE POINT(lon lat)AFTER" to /v1/query for each point of
 # $work/points.lua (a Lua table `points` of "lon lat"), and prints qps, p50, p99 and errors.
+# `require_tools TOOL…` stops with the install hint when one is missing. `use_binary PATH` sets
+# `bin`: PATH, or when it is empty this checkout's release build, built now.
 
 pgbin=/usr/lib/postgresql/15/bin
 work=$(mktemp -d "/tmp/$1.XXXXXX")
@@ -20,6 +22,24 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+
+require_tools() {
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { echo "$tool is missing: scripts/install-deps.sh --bench" >&2; exit 1; }
+    done
+}
+
+use_binary() {
+    if [[ -n "$1" ]]; then
+        bin=$1
+    else
+        echo "building vltava (release)"
+        local root
+        root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+        (cd "$root" && swift build -c release --product vltava) >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+        bin="$root/.build/release/vltava"
+    fi
+}
 
 free_port() {
     python3 - <<'PY'
