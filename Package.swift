@@ -20,6 +20,10 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // The PostGIS store (Sources/PostGIS): PostgreSQL's wire protocol, bound parameters only.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Named because the server and the PostGIS store import their modules (NIOCore, NIOPosix,
+        // NIOHTTPTypes) directly; Hummingbird and postgres-nio bring the same versions anyway.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -65,9 +69,11 @@ let package = Package(
         .target(
             name: "PostGIS",
             dependencies: [
-                "Geometry", "Store", "Engine", "QueryLanguage",
+                "Geometry", "Store", "Engine",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The HTTP API (docs/HTTP_API.md) over the Engine, and the map page: static files
@@ -77,19 +83,23 @@ let package = Package(
             dependencies: [
                 "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib", "PostGIS",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             resources: [.embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.css"), .embedInCode("MapPage/map.js")]
         ),
         // The library's face: the Engine, the query language and the value types, with
         // reads, queries with bound parameters and rows decoded into the caller's types.
-        .target(name: "Vltava", dependencies: ["Geometry", "Store", "Engine", "QueryLanguage", "VectorTiles", "PostGIS"]),
+        .target(name: "Vltava", dependencies: ["Geometry", "Engine", "QueryLanguage", "PostGIS"]),
         // The CLI (the `vltava` executable).
         .executableTarget(
             name: "VltavaCLI",
             dependencies: [
                 "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Counts malloc calls for the benchmark's allocation figures (Benchmarks/CMallocCount).
