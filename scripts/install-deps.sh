@@ -6,7 +6,8 @@
 #           page's browser test), Leaflet (the map page itself also needs it), and from PyPI the
 #           clients of the standard APIs (routingpy's OSRM client, the polyline decoder,
 #           openapi-spec-validator), jsonschema (the TileJSON schema test), and PostgreSQL 15 with
-#           PostGIS 3 (the PostGIS store's tests start a throwaway cluster on loopback)
+#           PostGIS 3 (the PostGIS store's tests start a throwaway cluster on loopback), and
+#           schemathesis (scripts/schemathesis.sh: the served OpenAPI document against the server)
 #   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh,
 #           Benchmarks/postgis-side-by-side.sh) and
 #           scikit-learn (Benchmarks/indoor_sklearn.py); not needed by the tests
@@ -21,7 +22,8 @@ for option in "$@"; do
         --test)
             packages+=(gdal-bin python3-gdal tmux python3-pip chromium chromium-driver postgresql-15-postgis-3)
             python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
-                              "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*") ;;
+                              "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*"
+                              "schemathesis:schemathesis==4.32.*") ;;
         --bench)
             packages+=(wrk nginx postgresql-15-postgis-3 python3-pip)
             python_packages+=("sklearn:scikit-learn==1.7.*") ;;

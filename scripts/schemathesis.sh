@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Schemathesis over the whole served OpenAPI document: every operation (the /v1 API, OGC API –
+# Features, OSRM's services), positive and negative data, every check, and the stateful phase.
+# A failure is a 5xx, a status or content type the document does not list, a schema-valid
+# request rejected or an invalid one accepted.
+#
+# Usage: scripts/schemathesis.sh [--binary PATH] [--max-examples N] [--max-time SECONDS] [--seed N]
+#   --binary        the vltava to serve (default .build/debug/vltava)
+#   --max-examples  cases per operation and phase (default 30; the test runs a few, a long run
+#                   outside CI many more)
+#   --max-time      a time budget for the whole run, in which fuzzing and the stateful phase
+#                   repeat until it is spent (default: none)
+# Needs schemathesis from PyPI (scripts/install-deps.sh --test). Serves a demo store built
+# from Fixtures/ on a free loopback port, and stops it when done. Exit status: schemathesis's.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+binary="$root/.build/debug/vltava"
+examples=30
+time_budget=""
+seed=1
+while (($#)); do
+    case "$1" in
+        --binary) binary=$2; shift 2 ;;
+        --max-examples) examples=$2; shift 2 ;;
+        --max-time) time_budget=$2; shift 2 ;;
+        --seed) seed=$2; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+command -v schemathesis >/dev/null || { echo "schemathesis is not installed: scripts/install-deps.sh --test" >&2; exit 2; }
+
+work=$(mktemp -d)
+server=""
+cleanup() { [[ -n $server ]] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+"$root/scripts/build-demo-store.sh" "$work/demo.gpkg" "$binary" >"$work/build.log" 2>&1 \
+    || { cat "$work/build.log" >&2; exit 1; }
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$binary" serve --db "$work/demo.gpkg" --port "$port" >"$work/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 1 600); do
+    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+    sleep 0.2
+done
+
+options=(--checks all --mode all --phases examples,coverage,fuzzing,stateful --max-examples "$examples"
+         --seed "$seed" --generation-deterministic --workers 1 --request-timeout 30 --no-color
+         --suppress-health-check too_slow,filter_too_much)
+[[ -n $time_budget ]] && options+=(--max-time "$time_budget")
+schemathesis run "http://127.0.0.1:$port/openapi.json" "${options[@]}"
