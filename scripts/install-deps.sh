@@ -8,8 +8,10 @@
 #           openapi-spec-validator), jsonschema (the TileJSON schema test), and PostgreSQL 15 with
 #           PostGIS 3 (the PostGIS store's tests start a throwaway cluster on loopback)
 #   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh,
-#           Benchmarks/postgis-side-by-side.sh) and
-#           scikit-learn (Benchmarks/indoor_sklearn.py); not needed by the tests
+#           Benchmarks/postgis-side-by-side.sh),
+#           scikit-learn (Benchmarks/indoor_sklearn.py) and Shapely 2 (../shared/bench/gen_workloads.py,
+#           which makes the W1/W3 workloads of Benchmarks/http-load.sh and Benchmarks/budget-probe.sh);
+#           not needed by the tests
 set -euo pipefail
 
 # libjs-leaflet: the map page at / serves Leaflet from /usr/share/javascript/leaflet.
@@ -24,7 +26,7 @@ for option in "$@"; do
                               "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*") ;;
         --bench)
             packages+=(wrk nginx postgresql-15-postgis-3 python3-pip)
-            python_packages+=("sklearn:scikit-learn==1.7.*") ;;
+            python_packages+=("sklearn:scikit-learn==1.7.*" "shapely:shapely==2.1.*") ;;
         *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
     esac
 done
