@@ -9,8 +9,10 @@
 #           PostGIS 3 (the PostGIS store's tests start a throwaway cluster on loopback), and
 #           schemathesis (scripts/schemathesis.sh: the served OpenAPI document against the server)
 #   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh,
-#           Benchmarks/postgis-side-by-side.sh) and
-#           scikit-learn (Benchmarks/indoor_sklearn.py); not needed by the tests
+#           Benchmarks/postgis-side-by-side.sh),
+#           scikit-learn (Benchmarks/indoor_sklearn.py) and Shapely 2 (../shared/bench/gen_workloads.py,
+#           which makes the W1/W3 workloads of Benchmarks/http-load.sh and Benchmarks/budget-probe.sh);
+#           not needed by the tests
 set -euo pipefail
 
 # libjs-leaflet: the map page at / serves Leaflet from /usr/share/javascript/leaflet.
@@ -26,7 +28,7 @@ for option in "$@"; do
                               "schemathesis:schemathesis==4.32.*") ;;
         --bench)
             packages+=(wrk nginx postgresql-15-postgis-3 python3-pip)
-            python_packages+=("sklearn:scikit-learn==1.7.*") ;;
+            python_packages+=("sklearn:scikit-learn==1.7.*" "shapely:shapely==2.1.*") ;;
         *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
     esac
 done

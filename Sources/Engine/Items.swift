@@ -61,7 +61,9 @@ public struct ItemsPage: Sendable {
 
 extension Snapshot {
     /// The page of `layer`'s features that `request` selects, in the layer's (load) order.
-    public func items(_ layer: Layer, _ request: ItemsRequest) throws(EngineError) -> ItemsPage {
+    /// The filters run over every feature of the box (of the layer, without one), so they ask
+    /// `deadline` as they go.
+    public func items(_ layer: Layer, _ request: ItemsRequest, deadline: Deadline = .none) throws(EngineError) -> ItemsPage {
         guard (1...limits.maxRows).contains(request.limit) else {
             throw .invalidArgument(parameter: "limit", message: "must be between 1 and \(limits.maxRows), got \(request.limit)")
         }
@@ -74,11 +76,15 @@ extension Snapshot {
         } else {
             selected = Array(0..<layer.count)
         }
-        if let filter = request.filter { selected.removeAll { !filter($0) } }
+        try deadline.check()
+        if let filter = request.filter { selected = try Items.keep(selected, filter, deadline) }
         if let time = request.time {
             let times = try self.times(of: layer)
-            selected.removeAll { !times($0, time) }
+            selected = try Items.keep(selected, { times($0, time) }, deadline)
         }
+        // The last stretch of a filter was not checked (every 4,096): an answer past the
+        // deadline is refused as a whole.
+        try deadline.check()
         let start = min(request.offset, selected.count)
         let page = Array(selected[start..<min(selected.count, start + request.limit)])
         return ItemsPage(layer: layer, indices: page, matched: selected.count, offset: request.offset, limit: request.limit)
@@ -143,5 +149,17 @@ extension Snapshot {
         let timed = (Array(timeSeriesByTable.keys) + Array(timeSeriesByLayer.keys)).sorted()
         throw .invalidArgument(parameter: "datetime", message: "layer '\(layer.name)' has no time"
             + (timed.isEmpty ? "" : " (layers with time: \(timed.joined(separator: ", ")))"))
+    }
+}
+
+private enum Items {
+    /// The indices that pass `test`, in order, with the deadline read every 4,096 of them.
+    static func keep(_ indices: [Int], _ test: (Int) -> Bool, _ deadline: Deadline) throws(EngineError) -> [Int] {
+        var kept: [Int] = []
+        for (n, index) in indices.enumerated() {
+            if n & 4095 == 4095 { try deadline.check() }
+            if test(index) { kept.append(index) }
+        }
+        return kept
     }
 }

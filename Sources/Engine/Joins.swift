@@ -12,11 +12,11 @@ extension Snapshot {
     /// Every feature within `metres` of any of `targets` (measured to their nearest points),
     /// nearest first; at most `limit` of them, else an error past `limits.maxRows`.
     public func within(_ layer: Layer, metres: Double, of targets: [Geometry], limit: Int? = nil, filter: FeatureFilter? = nil,
-                       stats: SearchStats? = nil) throws(EngineError) -> [Match] {
+                       stats: SearchStats? = nil, deadline: Deadline = .none) throws(EngineError) -> [Match] {
         try Check.distance(metres, parameter: "within")
         if let limit { try Check.k(limit, limits: limits) }
         try requireRows(layer, "WITHIN d OF features")
-        let found = try search(layer, targets, k: limit ?? limits.maxRows + 1, within: metres, filter: filter, stats: stats)
+        let found = try search(layer, targets, k: limit ?? limits.maxRows + 1, within: metres, filter: filter, stats: stats, deadline: deadline)
         if limit == nil && found.count > limits.maxRows { throw .tooManyRows(count: found.count, limit: limits.maxRows) }
         return found
     }
@@ -24,32 +24,39 @@ extension Snapshot {
     /// The k features nearest to any of `targets`, nearest first (ties by load order),
     /// optionally only within `maxMetres`.
     public func nearest(_ layer: Layer, to targets: [Geometry], k: Int, within maxMetres: Double? = nil,
-                        filter: FeatureFilter? = nil, stats: SearchStats? = nil) throws(EngineError) -> [Match] {
+                        filter: FeatureFilter? = nil, stats: SearchStats? = nil, deadline: Deadline = .none) throws(EngineError) -> [Match] {
         try Check.k(k, limits: limits)
         if let maxMetres { try Check.distance(maxMetres, parameter: "within") }
         try requireRows(layer, "NEAREST TO features")
-        return try search(layer, targets, k: k, within: maxMetres ?? .infinity, filter: filter, stats: stats)
+        return try search(layer, targets, k: k, within: maxMetres ?? .infinity, filter: filter, stats: stats, deadline: deadline)
     }
 
     /// The smallest polygon of `layer` that contains the geometry's anchor (a point feature's
     /// place; another geometry's first vertex), matching `filter`; nil when none does.
-    public func containingFeature(_ layer: Layer, of geometry: Geometry, filter: FeatureFilter? = nil) throws(EngineError) -> Match? {
+    /// `deadlineExceeded` once `deadline` has passed: a join runs once per row, so each call
+    /// asks.
+    public func containingFeature(_ layer: Layer, of geometry: Geometry, filter: FeatureFilter? = nil,
+                                  deadline: Deadline = .none) throws(EngineError) -> Match? {
+        try deadline.check()
         guard let anchor = geometry.anchor else { return nil }
         return try containing(layer, at: anchor, filter: filter).first
     }
 
     /// The feature of `layer` nearest to the geometry (to its nearest point), matching `filter`,
-    /// with the distance; nil when the layer has none.
-    public func nearestFeature(_ layer: Layer, to geometry: Geometry, filter: FeatureFilter? = nil) throws(EngineError) -> Match? {
+    /// with the distance; nil when the layer has none. The search asks `deadline` as it goes
+    /// (one search from a large polygon may measure to thousands of features).
+    public func nearestFeature(_ layer: Layer, to geometry: Geometry, filter: FeatureFilter? = nil,
+                               deadline: Deadline = .none) throws(EngineError) -> Match? {
+        try deadline.check()
         if case .point(let p) = geometry { return try nearest(layer, to: p, k: 1, filter: filter).first }
         try requireRows(layer, "the nearest feature")
-        return try search(layer, [geometry], k: 1, within: .infinity, filter: filter, stats: nil).first
+        return try search(layer, [geometry], k: 1, within: .infinity, filter: filter, stats: nil, deadline: deadline).first
     }
 
     /// Best-first search on the layer's R-tree with the distance to the nearest target
     /// (`NearestTarget` gives the boxes' lower bounds and the features' exact distances).
     private func search(_ layer: Layer, _ targets: [Geometry], k: Int, within limit: Double, filter: FeatureFilter?,
-                        stats: SearchStats?) throws(EngineError) -> [Match] {
+                        stats: SearchStats?, deadline: Deadline) throws(EngineError) -> [Match] {
         guard let tree = layer.tree else {
             throw .unsupportedGeometry(layer: layer.name, operation: "NEAREST", needs: "geometries", has: "none (it is a table)")
         }
@@ -63,12 +70,16 @@ extension Snapshot {
         var visited = 0
         defer { stats?.nodesVisited += visited }
         let geometries = layer.geometries
-        return tree.nearest(
+        let found = tree.nearest(
             k: k, maxDistance: limit,
             boxDistance: { box in near.lowerBound(to: box) },
             itemDistance: { index in geometries[index].map { near.distance(to: $0) } ?? .infinity },
-            filter: filter, visited: &visited
-        ).map { Match(index: $0.index, fid: layer.fids[$0.index], metres: $0.distance) }
+            filter: filter, visited: &visited,
+            shouldStop: deadline == .none ? nil : { deadline.hasPassed }
+        )
+        // A search stopped by the deadline has an incomplete answer: never return it.
+        try deadline.check()
+        return found.map { Match(index: $0.index, fid: layer.fids[$0.index], metres: $0.distance) }
     }
 }
 

@@ -80,8 +80,11 @@ extension Snapshot {
 
     /// Locates a scan (beacon id → dBm) in `venue`. Errors: a strength outside -200…0 dBm, a
     /// beacon twice, no beacon of the venue heard (`EngineError.scan`), k out of 1…`maxLocateK`.
+    /// `deadline` is read before the search (one search over the venue's fingerprints, bounded
+    /// by `maxLocateK` and `maxScanReadings`).
     public func locate(_ readings: [(beacon: String, rssi: Double)], in venue: IndoorVenue,
-                       options: LocateOptions = LocateOptions()) throws(EngineError) -> Location {
+                       options: LocateOptions = LocateOptions(), deadline: Deadline = .none) throws(EngineError) -> Location {
+        try deadline.check()
         guard options.k >= 1 && options.k <= limits.maxLocateK else {
             throw .invalidArgument(parameter: "k", message: "must be between 1 and \(limits.maxLocateK), got \(options.k)")
         }

@@ -255,12 +255,16 @@ public final class Network: Sendable {
 
     /// Runs `body` with a router of this network for a profile (which edges it may use), at the
     /// given speed and snap radius.
-    func withRouter<T, Failure: Error>(profile: WalkingProfile = .foot, metresPerSecond: Double, maxSnapMetres: Double, _ body: (Router) throws(Failure) -> T) throws(Failure) -> T {
+    /// A router of the pool, set up for one request; its searches stop once `deadline` has
+    /// passed (or the request is cancelled).
+    func withRouter<T, Failure: Error>(profile: WalkingProfile = .foot, metresPerSecond: Double, maxSnapMetres: Double, deadline: Deadline = .none,
+                                       _ body: (Router) throws(Failure) -> T) throws(Failure) -> T {
         let borrowed = idle.withLock { $0.popLast() } ?? Borrowed(Router(graph: graph, edges: edges))
         defer { idle.withLock { $0.append(borrowed) } }
         borrowed.router.metresPerSecond = metresPerSecond
         borrowed.router.maxSnapMetres = maxSnapMetres
         borrowed.router.maxEndSnapMetres = nil
+        borrowed.router.shouldStop = deadline == .none ? nil : { deadline.hasPassed }
         // Set on every borrow: a pooled router may come back from a wheelchair route.
         let stepFree = profile.avoidsSteps && !steps.isEmpty
         borrowed.router.forbidden = stepFree ? Router.Forbidden(edges: steps, what: "steps") : nil

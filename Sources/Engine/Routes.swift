@@ -115,7 +115,7 @@ extension Network {
             }
         }
         do {
-            let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap) { router throws(RouteError) in
+            let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap, deadline: deadline) { router throws(RouteError) in
                 router.maxEndSnapMetres = endSnap
                 router.maxSettled = limits.maxSettledNodes
                 // The search keeps to its own bound and to what is left of the request's.

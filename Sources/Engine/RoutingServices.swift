@@ -178,7 +178,8 @@ extension Snapshot {
         for i in points.indices { radii.append(try limits.snapRadius(i < request.snapMetres.count ? request.snapMetres[i] : nil)) }
         let limits = self.limits
         do {
-            let table = try network.withRouter(profile: request.profile, metresPerSecond: request.profile.kmh / 3.6, maxSnapMetres: limits.defaultSnapMetres) { router throws(RouteError) in
+            let table = try network.withRouter(profile: request.profile, metresPerSecond: request.profile.kmh / 3.6, maxSnapMetres: limits.defaultSnapMetres,
+                                                 deadline: deadline) { router throws(RouteError) in
                 router.maxSettled = limits.maxSettledNodes
                 router.maxSeconds = min(limits.maxRouteSeconds, deadline.remainingSeconds)
                 return try router.table(sources: sources.map { points[$0] }, sourceSnapMetres: sources.map { radii[$0] },

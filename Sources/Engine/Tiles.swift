@@ -113,6 +113,7 @@ extension Snapshot {
     public func vectorTile(_ layer: Layer, z: Int, x: Int, y: Int, options: MVTEncodingOptions = MVTEncodingOptions(),
                            deadline: Deadline = .none) throws(EngineError) -> [UInt8] {
         try Check.tile(z: z, x: x, y: y)
+        try deadline.check()
         guard let tree = layer.tree else {
             throw .unsupportedGeometry(layer: layer.name, operation: "vector tiles", needs: "geometries", has: "none (it is a table)")
         }

@@ -52,7 +52,7 @@ extension Query {
             throw QueryError(kind: .invalid, code: "invalid_parameter", message: "CSV holds one table, and the text has \(parsed.count) statements",
                              line: second.line, column: second.column, length: second.length, hint: "send one statement per request, or ask for JSON")
         }
-        let statement = try Planner(snapshot: snapshot).plan(parsed[0].0, at: parsed[0].1)
+        let statement = try Planner(snapshot: snapshot, deadline: budget.deadline).plan(parsed[0].0, at: parsed[0].1)
         do { try budget.deadline.check() } catch { throw Runner.engineError(error, at: statement.position) }
         let result = try statement.run(deadline: budget.deadline)
         var w = CSVWriter(reservingCapacity: 4096)

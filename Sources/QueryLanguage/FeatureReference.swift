@@ -64,12 +64,14 @@ extension Planner {
         if case .attribute(let name) = field, name.text == "distance_m" { readsDistance = true } else { readsDistance = false }
         let value = try planner.accessor(field, on: other)
         let geometries = layer.geometries
+        // Past the deadline a search gives up (nil here); the runner then refuses the answer.
+        let deadline = self.deadline
         return { i in
             guard let geometry = geometries[i] else { return .null }
             let match: Match?
             switch relation {
-            case .containing: match = try? snapshot.containingFeature(other, of: geometry, filter: filter)
-            case .nearest: match = try? snapshot.nearestFeature(other, to: geometry, filter: filter)
+            case .containing: match = try? snapshot.containingFeature(other, of: geometry, filter: filter, deadline: deadline)
+            case .nearest: match = try? snapshot.nearestFeature(other, to: geometry, filter: filter, deadline: deadline)
             }
             guard let match else { return .null }
             if readsDistance { return match.metres.map { .real(Rounding.metres($0)) } ?? .null }

@@ -58,7 +58,7 @@ public enum Query {
                              hint: "send at most \(maxStatements) statements per request; the one here is number \(maxStatements + 1)")
         }
         var planned: [PlannedStatement] = []
-        for (statement, position) in parsed { planned.append(try Planner(snapshot: snapshot).plan(statement, at: position)) }
+        for (statement, position) in parsed { planned.append(try Planner(snapshot: snapshot, deadline: budget.deadline).plan(statement, at: position)) }
         // Several statements: a JSON array of their answers, or as GeoJSON one
         // FeatureCollection of all their features, each marked with its statement's number.
         let several = planned.count > 1
@@ -138,6 +138,8 @@ public struct PlannedStatement: Sendable {
     }
 
     /// Runs the statement within `deadline` (checked in its long loops and by route searches).
+    /// Feature references search within the deadline the statement was planned with
+    /// (`Query.answer` plans and runs with the same one).
     public func run(deadline: Deadline) throws(QueryError) -> QueryResult {
         try Runner(deadline: deadline).run(self)
     }
@@ -223,6 +225,10 @@ struct Planner {
     /// Rows fetched for this answer from layers kept in the database, by the kept layer: FIND
     /// reads them in its place (`Runner.find`); `whereApplied` when SQL checked the whole WHERE.
     var fetched: [ObjectIdentifier: (rows: Layer, whereApplied: Bool)] = [:]
+    /// The request's deadline, for what the plan does per row beyond reading a value: a
+    /// feature reference's search (FeatureReference.swift) gives up once it has passed. The
+    /// runner refuses an answer made past its deadline, so such a missing value never shows.
+    var deadline: Deadline = .none
 
     /// This planner for conditions and fields evaluated here, on the snapshot.
     var inMemory: Planner {

@@ -26,7 +26,16 @@ struct Runner {
         do { try deadline.check() } catch { throw Runner.engineError(error, at: position) }
     }
 
+    /// The statement's answer, refused when the deadline passed while it was made: a join or
+    /// a filter that found the deadline passed gives up (a missing value), so an answer made
+    /// past it may be incomplete, and the check here is the one that keeps it from the caller.
     func run(_ statement: PlannedStatement) throws(QueryError) -> QueryResult {
+        let result = try answer(statement)
+        do { try deadline.check() } catch { throw Runner.engineError(error, at: statement.position) }
+        return result
+    }
+
+    private func answer(_ statement: PlannedStatement) throws(QueryError) -> QueryResult {
         switch statement.step {
         case .showLayers(let snapshot): return showLayers(snapshot)
         case .describeLayer(let layer, let series): return describe(layer, series)
@@ -188,7 +197,7 @@ struct Runner {
         if let find = plan.refetch {
             // Layers kept in the database: fetch the rows the answer may hold, then the same
             // FIND over them, in memory (Engine/DatabaseLayers.swift says why that is the answer).
-            var planner = Planner(snapshot: plan.snapshot)
+            var planner = Planner(snapshot: plan.snapshot, deadline: deadline)
             planner.fillsSeries = true
             for (s, source) in plan.sources.enumerated() {
                 guard let pushed = plan.pushed?[s], let fetch = pushed.fetch else { continue }
@@ -224,9 +233,9 @@ struct Runner {
                 case .within(let metres, let p)?:
                     matches = try snapshot.within(layer, metres: metres, of: p.point, limit: plan.limit, filter: filter, stats: stats)
                 case .nearestFeatures(let k, _, let within)?:
-                    matches = try snapshot.nearest(layer, to: plan.targets, k: k, within: within, filter: filter, stats: stats)
+                    matches = try snapshot.nearest(layer, to: plan.targets, k: k, within: within, filter: filter, stats: stats, deadline: deadline)
                 case .withinFeatures(let metres, _)?:
-                    matches = try snapshot.within(layer, metres: metres, of: plan.targets, limit: plan.limit, filter: filter, stats: stats)
+                    matches = try snapshot.within(layer, metres: metres, of: plan.targets, limit: plan.limit, filter: filter, stats: stats, deadline: deadline)
                 case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
                     let box = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
                     matches = try snapshot.intersecting(layer, box: box, limit: plan.order.isEmpty ? plan.limit : nil, filter: filter, stats: stats)
@@ -406,7 +415,7 @@ struct Runner {
 
     func locate(_ plan: LocatePlan) throws(QueryError) -> QueryResult {
         do {
-            return QueryResult(body: .location(try plan.snapshot.locate(plan.readings, in: plan.venue, options: plan.options)))
+            return QueryResult(body: .location(try plan.snapshot.locate(plan.readings, in: plan.venue, options: plan.options, deadline: deadline)))
         } catch {
             // Point the error at the reading it is about (for a duplicate: its second mention).
             var position = plan.position

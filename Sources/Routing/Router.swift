@@ -167,6 +167,11 @@ public final class Router {
         get { search.maxSeconds }
         set { search.maxSeconds = newValue }
     }
+    /// Asked inside each search with its clock (`Search.shouldStop`).
+    public var shouldStop: (() -> Bool)? {
+        get { search.shouldStop }
+        set { search.shouldStop = newValue }
+    }
 
     /// Edges a profile forbids, and what they are (for the NoRoute reason).
     public struct Forbidden: Sendable {

@@ -38,6 +38,9 @@ public final class Search {
     public var maxSettled: Int
     /// The longest a query may run, in seconds: a bound on time (checked every 4,096 nodes).
     public var maxSeconds: Double = 5
+    /// Asked with the clock, every 4,096 nodes: true ends the query as `tooMuchWork` (a
+    /// request whose client has gone).
+    public var shouldStop: (() -> Bool)?
 
     public init(graph: Graph, maxSettled: Int = 5_000_000) {
         self.graph = graph
@@ -120,7 +123,7 @@ public final class Search {
         }
         var settledCount = 0
         var overLimit = false
-        let maxSettled = self.maxSettled
+        let maxSettled = self.maxSettled, shouldStop = self.shouldStop
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(maxSeconds, 3600)) * 1e9)
         // On raw buffers, as the A* loop: no exclusivity checks per access to the class's arrays.
         distance.withUnsafeMutableBufferPointer { distance in
@@ -135,7 +138,7 @@ public final class Search {
                 if settledStamp[u] == generation { continue }
                 settledStamp[u] = generation
                 settledCount += 1
-                if settledCount > maxSettled || (settledCount & 4095 == 0 && DispatchTime.now().uptimeNanoseconds > deadline) {
+                if settledCount > maxSettled || (settledCount & 4095 == 0 && (DispatchTime.now().uptimeNanoseconds > deadline || shouldStop?() == true)) {
                     overLimit = true
                     break
                 }
@@ -215,7 +218,7 @@ public final class Search {
         var bestTarget = -1
         var settledCount = 0
         var overLimit = false
-        let maxSettled = self.maxSettled
+        let maxSettled = self.maxSettled, shouldStop = self.shouldStop
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(maxSeconds, 3600)) * 1e9)
         distance.withUnsafeMutableBufferPointer { distance in
         parent.withUnsafeMutableBufferPointer { parent in
@@ -271,7 +274,7 @@ public final class Search {
                 settledStamp[u] = generation
                 settledCount += 1
                 if settledCount > maxSettled { overLimit = true; break }
-                if settledCount & 4095 == 0 && DispatchTime.now().uptimeNanoseconds > deadline { overLimit = true; break }
+                if settledCount & 4095 == 0 && (DispatchTime.now().uptimeNanoseconds > deadline || shouldStop?() == true) { overLimit = true; break }
                 let du = distance[u]
                 if targetStamp[u] == generation, du + targetExtra[u] < best {
                     best = du + targetExtra[u]

@@ -24,6 +24,7 @@
 
 import Geometry
 import Dispatch
+import Engine
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -59,6 +60,8 @@ final class ConnectionLimiter: Sendable {
         var lastWarning: UInt64?
         var warningScheduled = false
         var peak = 0
+        /// Per open connection (by its channel): set when its client has gone.
+        var departures: [ObjectIdentifier: Cancellation] = [:]
 
         /// Changes the entry of open connection `id`; false if it is not open. A read and a
         /// write of the entry rather than `open[id]?.field = …`, whose modify accessor cost
@@ -102,16 +105,24 @@ final class ConnectionLimiter: Sendable {
         }
     }
 
+    /// The longest header field, and request target, the HTTP decoder reads (NIO counts the
+    /// target as a field): a longer head is a parse error, which Hummingbird answers 400 with
+    /// no body. The guard answers a longer target 414 itself before the decoder sees it.
+    static let maxHeadFieldBytes = 16 * 1024
+
     let maxConnections: Int
     let headerTimeout: Duration
     let warningInterval: Duration
+    /// Request targets the API accepts (`ServerConfiguration.maxURIBytes`), for the 414's words.
+    let maxURIBytes: Int
     let logger: Logger
     private let state = Locked(State())
 
-    init(maxConnections: Int, headerTimeout: Duration, warningInterval: Duration, logger: Logger) {
+    init(maxConnections: Int, headerTimeout: Duration, warningInterval: Duration, maxURIBytes: Int, logger: Logger) {
         self.maxConnections = max(1, maxConnections)
         self.headerTimeout = headerTimeout
         self.warningInterval = warningInterval
+        self.maxURIBytes = maxURIBytes
         self.logger = logger
     }
 
@@ -145,6 +156,17 @@ final class ConnectionLimiter: Sendable {
 
     func closed(_ id: UInt64) {
         _ = state.withLock { $0.open.removeValue(forKey: id) }
+    }
+
+    /// What a request on `channel` gives its work to stop it when the client goes: set when
+    /// the connection's input closes or the connection closes (`ConnectionGuardHandler`). Nil
+    /// for a channel the guard does not watch.
+    func departure(of channel: any Channel) -> Cancellation? {
+        state.withLock { $0.departures[ObjectIdentifier(channel)] }
+    }
+
+    fileprivate func watch(_ channel: any Channel, _ departure: Cancellation?) {
+        state.withLock { $0.departures[ObjectIdentifier(channel)] = departure }
     }
 
     /// A request head arrived: the connection is busy until its response ends.
@@ -213,8 +235,13 @@ final class ConnectionLimiter: Sendable {
 }
 
 /// First in every connection's pipeline: registers the connection with the limiter (closing it
-/// when there is no room), and closes it when a request head takes longer than the header
-/// timeout.
+/// when there is no room), closes it when a request head takes longer than the header timeout,
+/// and tells the work of its requests when the client has gone.
+///
+/// A client gone is one whose input has closed (the server allows half-closed connections, so
+/// a client's close arrives as `inputClosed`, not as the channel closing) or whose connection
+/// has closed. An HTTP client that closes its side has left: nginx treats it so too (its 499).
+/// Work that would answer nobody then stops at its next deadline check.
 final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -233,6 +260,9 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
     private var activated = false
     private var phase = Phase.idle
     private var timer: Scheduled<Void>?
+    private let departure = Cancellation()
+    /// Bytes of the current request's first line so far, while its end has not arrived.
+    private var requestLine: Int? = 0
 
     init(limiter: ConnectionLimiter) {
         self.limiter = limiter
@@ -247,10 +277,18 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
             return
         }
         self.id = id
+        limiter.watch(context.channel, departure)
         awaitHead(context)
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event { departure.cancel() }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
+        departure.cancel()
+        limiter.watch(context.channel, nil)
         timer?.cancel()
         timer = nil
         if let id { limiter.closed(id) }
@@ -268,16 +306,52 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
         // now. The decoder behind runs within `fireChannelRead`, so a head that came whole in
         // this read (the usual case on a keep-alive connection) has arrived when it returns,
         // and needs no timer: one is scheduled only for a head still incomplete.
+        if case .awaitingHead = phase, id != nil, refusedLongTarget(context, unwrapInboundIn(data)) { return }
         guard case .idle = phase, id != nil else { return context.fireChannelRead(data) }
         let since = NIODeadline.now().uptimeNanoseconds
         phase = .awaitingHead(since: since)
+        requestLine = 0
+        if refusedLongTarget(context, unwrapInboundIn(data)) { return }
         context.fireChannelRead(data)
         // (`id` is nil when the read closed the connection.)
         if case .awaitingHead(let start) = phase, start == since, id != nil { awaitHead(context, since: since) }
     }
 
+    /// Counts the request line in `bytes`; once it is longer than the decoder reads, answers
+    /// 414 with a problem document (as `ProblemMiddleware` does for a target the decoder read)
+    /// and closes the connection, the bytes never passed on.
+    private func refusedLongTarget(_ context: ChannelHandlerContext, _ bytes: ByteBuffer) -> Bool {
+        guard let counted = requestLine else { return false }
+        let view = bytes.readableBytesView
+        if let end = view.firstIndex(of: UInt8(ascii: "\n")) {
+            requestLine = nil
+            return counted + (end - view.startIndex) > ConnectionLimiter.maxHeadFieldBytes && refuse(context)
+        }
+        requestLine = counted + view.count
+        return counted + view.count > ConnectionLimiter.maxHeadFieldBytes && refuse(context)
+    }
+
+    private func refuse(_ context: ChannelHandlerContext) -> Bool {
+        requestLine = nil
+        timer?.cancel()
+        timer = nil
+        phase = .inRequest(1)
+        let problem = ProblemMiddleware.uriTooLong(bytes: nil, limit: limiter.maxURIBytes)
+        var w = JSONWriter(reservingCapacity: 512)
+        w.value(problem.document)
+        let body = w.bytes
+        let head = "HTTP/1.1 \(problem.status.code) \(problem.status.reasonPhrase)\r\nContent-Type: application/problem+json\r\n"
+            + "Content-Length: \(body.count)\r\nAccess-Control-Allow-Origin: *\r\nConnection: close\r\n\r\n"
+        var buffer = context.channel.allocator.buffer(capacity: head.utf8.count + body.count)
+        buffer.writeString(head)
+        buffer.writeBytes(body)
+        context.writeAndFlush(NIOAny(buffer)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        return true
+    }
+
     /// From `HeadWatcher`: a request head was parsed.
     func headArrived() {
+        requestLine = nil
         switch phase {
         case .inRequest(let n): phase = .inRequest(n + 1)
         default: phase = .inRequest(1)
@@ -317,7 +391,10 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
 }
 
 /// After the HTTP decoder: tells the connection's guard when a head has arrived and when a
-/// response has ended.
+/// response has ended, and closes the connection once the response to a request that said
+/// `Connection: close` is written. (Hummingbird stops reading then, but waits for the client
+/// to close: one still sending a body it was refused, 413, held the socket until the idle
+/// timeout.)
 final class HeadWatcher: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -325,6 +402,8 @@ final class HeadWatcher: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private var guardHandler: ConnectionGuardHandler?
+    /// The request being answered said `Connection: close`.
+    private var closeAfterResponse = false
 
     func handlerAdded(context: ChannelHandlerContext) {
         guardHandler = try? context.pipeline.syncOperations.handler(type: ConnectionGuardHandler.self)
@@ -335,13 +414,23 @@ final class HeadWatcher: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { guardHandler?.headArrived() }
+        if case .head(let head) = unwrapInboundIn(data) {
+            guardHandler?.headArrived()
+            if let connection = head.headerFields[.connection], connection.split(separator: ",").contains(where: { $0.lowercased().filter { !$0.isWhitespace } == "close" }) {
+                closeAfterResponse = true
+            }
+        }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { guardHandler?.responseEnded() }
-        context.write(data, promise: promise)
+        guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
+        guardHandler?.responseEnded()
+        guard closeAfterResponse else { return context.write(data, promise: promise) }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.cascade(to: promise)
+        written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.write(data, promise: written)
     }
 }
 

@@ -82,7 +82,9 @@ struct Endpoints: Sendable {
             // Its polygons around the point, fetched on the heavy-work pool (the hot path, a
             // layer in memory, stays free of the hop).
             let kept = layer
-            layer = try await heavy.run { try engine { () throws(EngineError) in try snapshot.rows(of: kept, for: .containing(point)) } }
+            layer = try await heavyWork(context, snapshot) { budget in
+                try engine { () throws(EngineError) in try snapshot.rows(of: kept, for: .containing(point), deadline: budget.deadline) }
+            }
         }
         let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
         return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
@@ -106,7 +108,7 @@ struct Endpoints: Sendable {
         let measured = parameters.string("where").map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
         let stations = snapshot.stations.flatMap { $0.layer === kept ? $0 : nil }
         let attributes = parameters.attributes
-        return try await readsDatabase(snapshot) {
+        return try await readsDatabase(context, snapshot) {
             if kept.keptInDatabase && !(measured.isEmpty && attributes.isEmpty) {
                 // Filtered after the fetch, the nearest rows fetched might not hold the k nearest that pass.
                 throw APIError.engine(.notSupportedOnPostGIS("where= and attribute filters on '\(kept.name)', which stays in PostgreSQL "
@@ -143,11 +145,10 @@ struct Endpoints: Sendable {
         let maxSnap = try parameters.double("max_snap_m")
         let network = parameters.string("network")
         let snapshot = try state.snapshot()
-        return try await heavy.run {
-            let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+        return try await heavyWork(context, snapshot) { budget in
             let answer = try engine { () throws(EngineError) in
                 try snapshot.route(RouteRequest(from: .point(from), to: .point(to), profile: profile, maxSnapMetres: maxSnap),
-                                   on: snapshot.network(network), deadline: deadline)
+                                   on: snapshot.network(network), deadline: budget.deadline)
             }
             return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in Output.route(&w, answer) }
         }
@@ -162,7 +163,7 @@ struct Endpoints: Sendable {
         let point = try parameters.position()
         let snapshot = try state.snapshot()
         let areaName = parameters.string("area") ?? configuration.areaLayer
-        return try await readsDatabase(snapshot) {
+        return try await readsDatabase(context, snapshot) {
             let answer = try engine { () throws(EngineError) in
                 let area = try areaName.map { name throws(EngineError) in try snapshot.layer(name) }
                 return try snapshot.here(at: point, area: area)
@@ -174,8 +175,19 @@ struct Endpoints: Sendable {
     /// Runs `work`, which may read time series or the rows of a layer kept in the database, on
     /// the heavy-work pool when the snapshot has a database (a PostGIS store waits for
     /// PostgreSQL there, never on the cooperative pool or an event loop), else at once.
-    func readsDatabase<T: Sendable>(_ snapshot: Snapshot, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        snapshot.seriesInDatabase ? try await heavy.run(work) : try work()
+    func readsDatabase<T: Sendable>(_ context: APIContext, _ snapshot: Snapshot, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        snapshot.seriesInDatabase ? try await heavyWork(context, snapshot) { _ in try work() } : try work()
+    }
+
+    /// Runs a heavy request's work on the pool (`WorkPool`) with the request's one budget: its
+    /// seconds start when the work does, and its deadline ends early when the client goes
+    /// (`ConnectionLimiter.departure`), which also drops the job if it is still queued. Every
+    /// heavy endpoint comes through here and hands `budget.deadline` to its Engine operation.
+    func heavyWork<T: Sendable>(_ context: APIContext, _ snapshot: Snapshot,
+                                _ work: @escaping @Sendable (_ budget: RequestBudget) throws -> T) async throws -> T {
+        let departure = connections.departure(of: context.channel)
+        let limits = snapshot.limits
+        return try await heavy.run(cancellation: departure) { try work(RequestBudget(limits: limits, cancellation: departure)) }
     }
 
     // MARK: - Air
@@ -186,7 +198,7 @@ struct Endpoints: Sendable {
         let point = try parameters.position()
         let snapshot = try state.snapshot()
         let districts = try? snapshot.layer(configuration.districtLayer)
-        return try await readsDatabase(snapshot) {
+        return try await readsDatabase(context, snapshot) {
             let report = try engine { () throws(EngineError) in try snapshot.air(at: point, districts: districts) }
             return Reply.json(request: request) { w in Output.air(&w, report) }
         }
@@ -204,7 +216,9 @@ struct Endpoints: Sendable {
         let y = try Endpoints.tileNumber(yText, "y", below: limit)
         let snapshot = try state.snapshot()
         // Reading (SQLite), encoding, transcoding and gzipping a tile is work of the heavy kind.
-        return try await heavy.run { try Endpoints.tile(request, snapshot: snapshot, name: name, z: z, x: x, y: y, form: form) }
+        return try await heavyWork(context, snapshot) { budget in
+            try Endpoints.tile(request, snapshot: snapshot, name: name, z: z, x: x, y: y, form: form, deadline: budget.deadline)
+        }
     }
 
     /// The last path segment of a tile: `y`, or `y.mvt`, `y.pbf` (MVT) or `y.json` (GeoJSON).
@@ -218,10 +232,9 @@ struct Endpoints: Sendable {
         }
     }
 
-    static func tile(_ request: Request, snapshot: Snapshot, name: String, z: Int, x: Int, y: Int, form: TileForm) throws -> Response {
+    static func tile(_ request: Request, snapshot: Snapshot, name: String, z: Int, x: Int, y: Int, form: TileForm, deadline: Deadline) throws -> Response {
         // The name is a key into the snapshot's registered tile sets and layers, never a file
         // path, so no request can reach a file that was not registered.
-        let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
         let source = try engine { () throws(EngineError) in try snapshot.tileSource(name) }
         let body = try engine { () throws(EngineError) in
             try snapshot.tile(source, z: z, x: x, y: y, form: form, deadline: deadline)
@@ -308,7 +321,7 @@ struct Endpoints: Sendable {
         let base = baseURL(request, context)
         // Heavy: the first TileJSON of a set whose metadata has no vector_layers reads its
         // tiles (the zoo's 22 GeoJSON tiles, 3.6 MB: 0.2 s), once per snapshot.
-        return try await heavy.run {
+        return try await heavyWork(context, snapshot) { _ in
             let source = try engine { () throws(EngineError) in try snapshot.tileSource(name) }
             // Vector tiles by their MVT URL (what MapLibre draws); images as stored.
             let url = "\(base)/v1/tiles/\(Endpoints.pathEncoded(source.name))/{z}/{x}/{y}" + (source.isRaster ? "" : ".mvt")
@@ -360,9 +373,8 @@ struct Endpoints: Sendable {
         }
         let snapshot = try state.snapshot()
         let query = text, values = bound
-        return try await heavy.run {
-            // The request's allowance starts with its work, on the pool's thread.
-            var budget = RequestBudget(limits: snapshot.limits)
+        return try await heavyWork(context, snapshot) { budget in
+            var budget = budget
             let body: [UInt8]
             do {
                 body = try Query.answer(query, values, on: snapshot, format: format, budget: &budget)

@@ -85,14 +85,20 @@ struct ProblemMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         let uriBytes = request.uri.description.utf8.count
         guard uriBytes <= maxURIBytes else {
-            return Reply.problem(APIError(.uriTooLong, code: "uri_too_long", detail: "the request target is \(uriBytes) bytes; at most \(maxURIBytes) are accepted"),
-                                 request: request)
+            return Reply.problem(ProblemMiddleware.uriTooLong(bytes: uriBytes, limit: maxURIBytes), request: request)
         }
         do {
             return try await next(request, context)
         } catch {
             return Reply.problem(ProblemMiddleware.problem(for: error, request: request, logger: context.logger), request: request)
         }
+    }
+
+    /// 414 for a request target of `bytes` (nil: longer than the HTTP decoder reads, refused by
+    /// `ConnectionGuardHandler` before it is read whole).
+    static func uriTooLong(bytes: Int?, limit: Int) -> APIError {
+        let size = bytes.map { "\($0) bytes" } ?? "more than \(ConnectionLimiter.maxHeadFieldBytes) bytes"
+        return APIError(.uriTooLong, code: "uri_too_long", detail: "the request target is \(size); at most \(limit) are accepted")
     }
 
     static func problem(for error: any Error, request: Request, logger: Logger) -> APIError {

@@ -61,7 +61,7 @@ extension Endpoints {
         try Endpoints.ogcFormat(request, allowed: [])
         let snapshot = try state.snapshot()
         let base = baseURL(request, context) + Endpoints.ogcPrefix
-        return try await readsDatabase(snapshot) {
+        return try await readsDatabase(context, snapshot) {
             let extents = try engine { () throws(EngineError) in try snapshot.layers.map { layer throws(EngineError) in try snapshot.temporalExtent(of: layer) } }
             return Reply.json(request: request) { w in
                 w.beginObject()
@@ -83,7 +83,7 @@ extension Endpoints {
         let name = try request.pathParameter("collection", context)
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let base = baseURL(request, context) + Endpoints.ogcPrefix
-        return try await readsDatabase(snapshot) {
+        return try await readsDatabase(context, snapshot) {
             let extent = try engine { () throws(EngineError) in try snapshot.temporalExtent(of: layer) }
             return Reply.json(request: request) { w in
                 Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer))
@@ -115,12 +115,12 @@ extension Endpoints {
         let equal = columns.compactMap { column in parameters.string(column).map { (name: column, value: $0) } }
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
         let query = request.uri.query ?? ""
-        return try await heavy.run {
+        return try await heavyWork(context, snapshot) { budget in
             // A layer kept in PostgreSQL: the rows in the box (all of them without one), at most
             // `maxRows`, then paged and filtered as a loaded layer's.
             let rows = try engine { () throws(EngineError) in
                 let selection: DatabaseSelection = bbox.flatMap { $0.minLon <= $0.maxLon ? .intersecting($0) : nil } ?? .all(order: nil, limit: nil)
-                return try snapshot.rows(of: layer, for: selection)
+                return try snapshot.rows(of: layer, for: selection, deadline: budget.deadline)
             }
             let filter: FeatureFilter?
             do throws(FilterError) {
@@ -129,7 +129,7 @@ extension Endpoints {
                 throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
             }
             let page = try engine { () throws(EngineError) in
-                try snapshot.items(rows, ItemsRequest(bbox: bbox, time: time, filter: filter, offset: offset, limit: limit))
+                try snapshot.items(rows, ItemsRequest(bbox: bbox, time: time, filter: filter, offset: offset, limit: limit), deadline: budget.deadline)
             }
             // Next and previous pages keep the request's parameters, with a new offset.
             func pageURL(at offset: Int) -> String {
@@ -144,7 +144,6 @@ extension Endpoints {
             if page.hasNext { links.append(Link(href: pageURL(at: offset + limit), rel: "next", type: Reply.geoJSON, title: "The next page")) }
             if offset > 0 { links.append(Link(href: pageURL(at: max(0, offset - limit)), rel: "prev", type: Reply.geoJSON, title: "The previous page")) }
             let now = UTCTime(seconds: Int64(Date().timeIntervalSince1970.rounded(.down))).iso
-            let budget = RequestBudget(limits: snapshot.limits)
             var w = JSONWriter(reservingCapacity: 4096)
             try engine { () throws(EngineError) in try Output.ogcItems(&w, page, links: links, timeStamp: now, budget: budget) }
             return Reply.bytes(w.bytes, contentType: Reply.geoJSON, compressible: true, request: request)
@@ -161,7 +160,7 @@ extension Endpoints {
             throw APIError.engine(.notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)"))
         }
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(kept.name)
-        return try await readsDatabase(snapshot) {
+        return try await readsDatabase(context, snapshot) {
             // A layer kept in the database: the one row, fetched by its key.
             let fid = Int64(id)
             let layer = try fid.map { fid in

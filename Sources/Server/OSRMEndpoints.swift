@@ -36,10 +36,9 @@ extension Endpoints {
             let snapshot = try state.snapshot()
             let legs = LegsRequest(points: call.points, profile: call.profile, snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
             let network = call.network
-            return try await heavy.run {
-                let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+            return try await heavyWork(context, snapshot) { budget in
                 let answer = try engine { () throws(EngineError) in
-                    try snapshot.route(through: legs, on: network.map { name throws(EngineError) in try snapshot.network(name) }, deadline: deadline)
+                    try snapshot.route(through: legs, on: network.map { name throws(EngineError) in try snapshot.network(name) }, deadline: budget.deadline)
                 }
                 return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in
                     Output.osrmRoute(&w, answer, chosen, waypoints: !skipWaypoints)
@@ -64,10 +63,9 @@ extension Endpoints {
             let table = TableRequest(points: call.points, sources: sources, destinations: destinations, profile: call.profile,
                                      snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
             let network = call.network
-            return try await heavy.run {
-                let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+            return try await heavyWork(context, snapshot) { budget in
                 let answer = try engine { () throws(EngineError) in
-                    try snapshot.table(table, on: network.map { name throws(EngineError) in try snapshot.network(name) }, deadline: deadline)
+                    try snapshot.table(table, on: network.map { name throws(EngineError) in try snapshot.network(name) }, deadline: budget.deadline)
                 }
                 return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in
                     Output.osrmTable(&w, answer, durations: durations, distances: distances, hints: hints, waypoints: !skipWaypoints)

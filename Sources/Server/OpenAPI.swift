@@ -23,8 +23,8 @@ enum OpenAPI {
         "requestBody": {
           "required": true,
           "content": {
-            "text/plain": {"schema": {"type": "string"}, "example": "FIND districts CONTAINING POINT(14.4208 50.0880)"},
-            "application/json": {"schema": {"type": "object", "required": ["query"], "properties": {"query": {"type": "string"}, "params": {"type": "array", "description": "The values of $1, $2, … (or the ?s) in order: numbers, text, true/false, null, or a point {\"lon\": …, \"lat\": …}. Names are never parameters: quote them (\"typ stanice\").", "items": {}}}}, "example": {"query": "FIND stations WHERE code = $1 RETURN code, name", "params": ["AREPA"]}}
+            "text/plain": {"schema": {"$ref": "#/components/schemas/QueryText"}, "example": "FIND districts CONTAINING POINT(14.4208 50.0880)"},
+            "application/json": {"schema": {"type": "object", "required": ["query"], "properties": {"query": {"$ref": "#/components/schemas/QueryText"}, "params": {"type": "array", "description": "The values of $1, $2, … (or the ?s) in order: numbers, text, true/false, null, or a point {\"lon\": …, \"lat\": …}. Names are never parameters: quote them (\"typ stanice\").", "items": {"nullable": true, "oneOf": [{"type": "number"}, {"type": "string"}, {"type": "boolean"}, {"type": "object", "required": ["lon", "lat"], "additionalProperties": false, "properties": {"lon": {"type": "number"}, "lat": {"type": "number"}}}]}}}}, "example": {"query": "FIND stations WHERE code = $1 RETURN code, name", "params": ["AREPA"]}}
           }
         },
         "responses": {
@@ -72,7 +72,7 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/layer"},
           {"$ref": "#/components/parameters/lon"},
           {"$ref": "#/components/parameters/lat"},
-          {"name": "k", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 1}},
+          {"name": "k", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1}},
           {"name": "within_m", "in": "query", "schema": {"type": "number", "minimum": 0}, "description": "Only features within this many metres."},
           {"name": "where", "in": "query", "schema": {"type": "string"}, "example": "no2", "description": "Comma-separated time-series columns: only features whose time series measures all of them."},
           {"name": "attr", "in": "query", "style": "deepObject", "explode": true, "schema": {"type": "object", "additionalProperties": {"type": "string"}}, "description": "attr.NAME=value: only features whose attribute NAME equals value."},
@@ -91,8 +91,8 @@ enum OpenAPI {
       "get": {
         "summary": "A walking route between two points, in OSRM's shape",
         "parameters": [
-          {"name": "from", "in": "query", "required": true, "schema": {"type": "string"}, "example": "14.4109,50.1167", "description": "LON,LAT"},
-          {"name": "to", "in": "query", "required": true, "schema": {"type": "string"}, "example": "14.40519,50.11576", "description": "LON,LAT"},
+          {"name": "from", "in": "query", "required": true, "schema": {"$ref": "#/components/schemas/LonLat"}, "example": "14.4109,50.1167", "description": "LON,LAT"},
+          {"name": "to", "in": "query", "required": true, "schema": {"$ref": "#/components/schemas/LonLat"}, "example": "14.40519,50.11576", "description": "LON,LAT"},
           {"name": "network", "in": "query", "schema": {"type": "string"}, "description": "A line layer; optional when the store has exactly one."},
           {"name": "profile", "in": "query", "schema": {"type": "string", "enum": ["foot", "wheelchair", "any"], "default": "foot"}, "description": "foot: every path pedestrians may use (OSM's walking rule on OSM tags), 5 km/h. wheelchair: foot but step-free (never a path tagged steps), 4 km/h; 422 NoRoute when only steps connect the points. any: every line both ways, 5 km/h."},
           {"name": "max_snap_m", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 5000, "default": 500}}
@@ -145,9 +145,9 @@ enum OpenAPI {
           "content": {
             "application/json": {"schema": {"type": "object", "required": ["events"], "properties": {
               "network": {"type": "string"},
-              "speed_kmh": {"type": "number"},
+              "speed_kmh": {"type": "number", "minimum": 0.5, "maximum": 30, "default": 5},
               "events": {"type": "array", "minItems": 2, "maxItems": 20, "items": {"type": "object", "required": ["place", "start", "end"], "properties": {
-                "name": {"type": "string"}, "place": {"type": "string", "description": "POINT(lon lat), or a query-language target such as pavilions WHERE name = 'Pavilon goril'"},
+                "name": {"type": "string"}, "place": {"type": "string", "minLength": 1, "description": "POINT(lon lat), or a query-language target such as pavilions WHERE name = 'Pavilon goril'"},
                 "start": {"type": "string", "format": "date-time"}, "end": {"type": "string", "format": "date-time"}}}}}}}
           }
         },
@@ -174,7 +174,7 @@ enum OpenAPI {
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {"schema": {"type": "object", "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}, "example": {"b3001": -78, "b3006": -77}}
+            "application/json": {"schema": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}, "example": {"b3001": -78, "b3006": -77}}
           }
         },
         "responses": {
@@ -205,8 +205,8 @@ enum OpenAPI {
         "parameters": [
           {"$ref": "#/components/parameters/tileset"},
           {"name": "z", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0, "maximum": 30}},
-          {"name": "x", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
-          {"name": "y", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9]+(\\.(mvt|pbf|json))?$"}, "description": "XYZ row (0 at the north; the TMS flip of MBTiles is done by the server), optionally with the extension .mvt, .pbf or .json."},
+          {"name": "x", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0, "maximum": 1073741823}, "description": "XYZ column, below 2^z (400 otherwise)."},
+          {"name": "y", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9]{1,10}(\\.(mvt|pbf|json))?$"}, "description": "XYZ row below 2^z (0 at the north; the TMS flip of MBTiles is done by the server; 400 otherwise), optionally with the extension .mvt, .pbf or .json."},
           {"name": "Accept-Encoding", "in": "header", "required": false, "schema": {"type": "string"}, "description": "gzip (or deflate, for zlib-stored tiles) only when listed."},
           {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}, "description": "ETags the client holds; a match gives 304."}
         ],
@@ -262,6 +262,7 @@ enum OpenAPI {
         "parameters": [{"$ref": "#/components/parameters/f"}],
         "responses": {
           "200": {"description": "title, description, links.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LandingPage"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
@@ -274,6 +275,7 @@ enum OpenAPI {
         "parameters": [{"$ref": "#/components/parameters/f"}],
         "responses": {
           "200": {"description": "conformsTo: the classes' URIs.", "content": {"application/json": {"schema": {"type": "object", "required": ["conformsTo"], "properties": {"conformsTo": {"type": "array", "items": {"type": "string"}}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"}
         }
       }
@@ -285,6 +287,7 @@ enum OpenAPI {
         "parameters": [{"$ref": "#/components/parameters/f"}],
         "responses": {
           "200": {"description": "links and collections.", "content": {"application/json": {"schema": {"type": "object", "required": ["links", "collections"], "properties": {"links": {"type": "array", "items": {"$ref": "#/components/schemas/Link"}}, "collections": {"type": "array", "items": {"$ref": "#/components/schemas/Collection"}}}}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
@@ -297,6 +300,7 @@ enum OpenAPI {
         "parameters": [{"$ref": "#/components/parameters/collection"}, {"$ref": "#/components/parameters/f"}],
         "responses": {
           "200": {"description": "The collection.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
@@ -310,8 +314,8 @@ enum OpenAPI {
         "parameters": [
           {"$ref": "#/components/parameters/collection"},
           {"name": "limit", "in": "query", "style": "form", "explode": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 10}},
-          {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}, "description": "Features to skip; the next and prev links carry it."},
-          {"name": "bbox", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "minItems": 4, "maxItems": 6, "items": {"type": "number"}}, "description": "minLon,minLat,maxLon,maxLat in CRS84: only features whose geometry meets the box (minLon > maxLon crosses the antimeridian)."},
+          {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 2147483647, "default": 0}, "description": "Features to skip; the next and prev links carry it."},
+          {"name": "bbox", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "oneOf": [{"minItems": 4, "maxItems": 4}, {"minItems": 6, "maxItems": 6}], "items": {"type": "number"}}, "description": "minLon,minLat,maxLon,maxLat in CRS84 (or 6 numbers, with heights): only features whose geometry meets the box (minLon > maxLon crosses the antimeridian)."},
           {"name": "datetime", "in": "query", "style": "form", "explode": false, "schema": {"type": "string"}, "example": "2019-04-16T12:00:00Z/..", "description": "An instant or an interval (.. for an open end), UTC. Only on layers with time: a time-series table (each row's interval) and its point layer (features with an observation then)."},
           {"name": "properties", "in": "query", "style": "form", "explode": true, "schema": {"type": "object", "additionalProperties": {"type": "string"}}, "description": "NAME=value for any column NAME of the layer."},
           {"$ref": "#/components/parameters/f"}
@@ -337,6 +341,7 @@ enum OpenAPI {
         ],
         "responses": {
           "200": {"description": "A GeoJSON Feature with links (self, collection).", "content": {"application/geo+json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
@@ -452,7 +457,7 @@ enum OpenAPI {
       "lat": {"name": "lat", "in": "query", "required": true, "schema": {"type": "number", "minimum": -90, "maximum": 90}, "example": 50.088},
       "geometry": {"name": "geometry", "in": "query", "schema": {"type": "boolean"}, "description": "true: every geometry; false: none; absent: points only."},
       "collection": {"name": "collection", "in": "path", "required": true, "schema": {"type": "string"}, "example": "districts", "description": "A layer of the store."},
-      "f": {"name": "f", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson"]}, "description": "The answer's format: JSON only (406 otherwise)."},
+      "f": {"name": "f", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson"]}, "description": "The answer's format: JSON only (406 otherwise); given twice, 400."},
       "osrmProfile": {"name": "profile", "in": "path", "required": true, "schema": {"type": "string", "enum": ["foot", "walking", "walk", "pedestrian", "wheelchair"]}, "description": "foot (walking, walk, pedestrian are the same), or wheelchair: step-free."},
       "osrmCoordinates": {"name": "coordinates", "in": "path", "required": true, "schema": {"type": "string"}, "example": "14.4109,50.1167;14.40519,50.11576", "description": "LON,LAT;LON,LAT…, polyline(…) or polyline6(…); an optional .json suffix."},
       "osrmRadiuses": {"name": "radiuses", "in": "query", "schema": {"type": "string"}, "description": "Per coordinate, separated by ;: metres (at most 5000), unlimited (5000), or empty for the default 500."},
@@ -468,6 +473,8 @@ enum OpenAPI {
       "OSRMError": {"description": "OSRM's error: code (InvalidUrl, InvalidQuery, InvalidOptions, InvalidValue, NoSegment, NoRoute, TooBig) and message, in an RFC 9457 problem.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}}
     },
     "schemas": {
+      "QueryText": {"type": "string", "minLength": 1, "pattern": "\\S", "description": "One or more statements; text of white space alone is 400 empty_query."},
+      "LonLat": {"type": "string", "pattern": "^[-+]?[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?,[-+]?[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?$"},
       "Problem": {
         "type": "object",
         "required": ["type", "title", "status", "code", "detail"],

@@ -29,11 +29,13 @@ extension Endpoints {
             throw APIError.invalidParameter("events", "an array of 2 to 20 events, each {\"name\", \"place\", \"start\", \"end\"}")
         }
         let snapshot = try state.snapshot()
-        return try await heavy.run { try Endpoints.checkSchedule(request, snapshot: snapshot, body: body, items: items, speed: speed) }
+        return try await heavyWork(context, snapshot) { budget in
+            try Endpoints.checkSchedule(request, snapshot: snapshot, body: body, items: items, speed: speed, deadline: budget.deadline)
+        }
     }
 
-    static func checkSchedule(_ request: Request, snapshot: Snapshot, body: JSONObject, items: [JSONValue], speed: Double) throws -> Response {
-        let deadline = Deadline.after(seconds: snapshot.limits.maxRequestSeconds)
+    static func checkSchedule(_ request: Request, snapshot: Snapshot, body: JSONObject, items: [JSONValue], speed: Double,
+                              deadline: Deadline) throws -> Response {
         // A place is parsed as one place of the language and nothing more: its text is never
         // pasted into a statement, so a place cannot carry clauses of its own.
         var events: [ScheduleEvent] = []

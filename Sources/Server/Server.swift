@@ -111,7 +111,7 @@ public final class VltavaServer: Sendable {
         heavy = WorkPool(threads: configuration.heavyWorkers, queueLimit: configuration.heavyQueue,
                          maxWaitSeconds: Double(wait.seconds) + Double(wait.attoseconds) / 1e18)
         connections = ConnectionLimiter(maxConnections: configuration.maxConnections, headerTimeout: configuration.headerTimeout,
-                                        warningInterval: configuration.limitWarningInterval, logger: logger)
+                                        warningInterval: configuration.limitWarningInterval, maxURIBytes: configuration.maxURIBytes, logger: logger)
     }
 
     /// A server over the store at `storePath`: a GeoPackage file, or a `postgresql://` URL.
@@ -203,7 +203,7 @@ public final class VltavaServer: Sendable {
     public func run(handleSignals: Bool = false) async throws {
         let idle = configuration.idleTimeout.components
         var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))
-        http1.httpDecoder = .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100)
+        http1.httpDecoder = .init(maxHeaderFieldSize: ConnectionLimiter.maxHeadFieldBytes, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100)
         http1.additionalChannelHandlers = { [HeadWatcher()] }
         let limiter = connections
         let channelConfiguration = http1

@@ -7,10 +7,14 @@
 // threads are few (`ServerConfiguration.heavyWorkers`), run at a lower priority (nice 10:
 // when a light request and heavy work both want a core, the light request gets it), and take
 // jobs from a queue of bounded length; a job beyond it is refused at once with 503 `busy`
-// (Retry-After: 1) instead of waiting behind work it cannot overtake. A job that waited in the
-// queue longer than `heavyQueueTimeout` (5 s, a request's allowance of work) is refused the
-// same way when its turn comes, so no answer comes after the client has long given up.
+// (Retry-After: 1) instead of waiting behind work it cannot overtake. A job still queued when
+// `heavyQueueTimeout` (5 s, a request's allowance of work) has passed is refused the same way
+// at that moment, by a timer of its own: not when a thread frees up, which behind a long job
+// could be much later. A job whose client has left (`Cancellation`, set by the connection) is
+// dropped when its turn comes, without running; running work sees the same flag through its
+// deadline and stops at its next check.
 
+import Engine
 import Geometry
 import Dispatch
 import Foundation
@@ -20,9 +24,15 @@ import Glibc
 
 final class WorkPool: Sendable {
     struct Job {
+        let id: UInt64
         let enqueued: UInt64
-        /// Runs the work, or (`expired`) answers busy without running it.
-        let run: @Sendable (_ expired: Bool) -> Void
+        /// Runs the work.
+        let run: @Sendable () -> Void
+        /// Answers busy without running (also to a client that left: it reads nothing).
+        let refuse: @Sendable () -> Void
+        let cancellation: Cancellation?
+        /// Refuses the job if it is still queued when its wait has passed `maxWait`.
+        let expiry: DispatchWorkItem
     }
 
     private struct State {
@@ -33,7 +43,14 @@ final class WorkPool: Sendable {
         var stopped = false
         var threadsStarted = false
         var refused = 0
+        var nextID: UInt64 = 0
         var queuedCount: Int { jobs.count - head }
+
+        /// Takes queued job `id` out of the queue; nil when a thread has taken it already.
+        mutating func remove(_ id: UInt64) -> Job? {
+            guard let index = jobs[head...].firstIndex(where: { $0.id == id }) else { return nil }
+            return jobs.remove(at: index)
+        }
     }
 
     let threads: Int
@@ -58,32 +75,45 @@ final class WorkPool: Sendable {
     }
 
     /// Runs `work` on one of the pool's threads and returns its result; throws 503 `busy` at
-    /// once when every thread is working and the queue is full, or when the job waited longer
-    /// than `maxWait`.
-    func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    /// once when every thread is working and the queue is full, or as soon as the job has
+    /// waited `maxWait` in the queue. `cancellation` is the request's: set while the job waits,
+    /// the job is dropped unrun; the caller's task being cancelled sets it.
+    func run<T: Sendable>(cancellation: Cancellation? = nil, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         startThreadsOnce()
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let job = Job(enqueued: DispatchTime.now().uptimeNanoseconds) { expired in
-                if expired {
-                    continuation.resume(throwing: APIError.busy())
-                } else {
-                    continuation.resume(with: Result { try work() })
-                }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                enqueue(cancellation: cancellation,
+                        run: { continuation.resume(with: Result { try work() }) },
+                        refuse: { continuation.resume(throwing: APIError.busy()) })
             }
-            let admitted = state.withLock { state -> Bool in
-                guard !state.stopped, state.queuedCount + state.running < threads + queueLimit else {
-                    state.refused += 1
-                    return false
-                }
-                state.jobs.append(job)
-                return true
-            }
-            if admitted {
-                available.signal()
-            } else {
-                continuation.resume(throwing: APIError.busy())
-            }
+        } onCancel: {
+            cancellation?.cancel()
         }
+    }
+
+    private func enqueue(cancellation: Cancellation?, run: @escaping @Sendable () -> Void, refuse: @escaping @Sendable () -> Void) {
+        let expiry = state.withLock { state -> DispatchWorkItem? in
+            guard !state.stopped, state.queuedCount + state.running < threads + queueLimit else {
+                state.refused += 1
+                return nil
+            }
+            state.nextID += 1
+            let id = state.nextID
+            let expiry = DispatchWorkItem { [weak self] in
+                let expired = self?.state.withLock { state -> Job? in
+                    guard let job = state.remove(id) else { return nil }
+                    state.refused += 1
+                    return job
+                }
+                expired?.refuse()
+            }
+            state.jobs.append(Job(id: id, enqueued: DispatchTime.now().uptimeNanoseconds, run: run, refuse: refuse, cancellation: cancellation, expiry: expiry))
+            return expiry
+        }
+        guard let expiry else { return refuse() }
+        // A thread that took the job already has cancelled the timer: then it never runs.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(maxWait)), execute: expiry)
+        available.signal()
     }
 
     /// Ends the threads once the jobs queued now are done.
@@ -132,9 +162,15 @@ final class WorkPool: Sendable {
                 if state.withLock({ $0.stopped }) { return }
                 continue
             }
+            job.expiry.cancel()
+            // Past its bound already (its timer is late on a loaded machine), or its client left.
             let expired = DispatchTime.now().uptimeNanoseconds &- job.enqueued > maxWait
             if expired { state.withLock { $0.refused += 1 } }
-            job.run(expired)
+            if expired || job.cancellation?.isCancelled ?? false {
+                job.refuse()
+            } else {
+                job.run()
+            }
             state.withLock { $0.running -= 1 }
         }
     }

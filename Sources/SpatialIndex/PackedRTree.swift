@@ -187,10 +187,13 @@ public struct PackedRTree: Sendable {
     /// share one priority queue keyed by `boxDistance` (a lower bound for anything inside the
     /// box) or `itemDistance` (exact), so an item is reported only when nothing left in the
     /// queue can be nearer. Stops at `maxDistance`; `filter` rejects items. Nearest first, ties
-    /// by smaller index. `visited` counts the nodes expanded, for EXPLAIN.
+    /// by smaller index. `visited` counts the nodes expanded, for EXPLAIN. `shouldStop` (a
+    /// request's deadline) is asked every 64 expansions; when it says stop, the search ends
+    /// with what it has, and the caller, who asked, knows the answer is incomplete.
     public func nearest(k: Int, maxDistance: Double = .infinity,
                         boxDistance: (BBox) -> Double, itemDistance: (Int) -> Double,
-                        filter: ((Int) -> Bool)? = nil, visited: UnsafeMutablePointer<Int>? = nil) -> [(index: Int, distance: Double)] {
+                        filter: ((Int) -> Bool)? = nil, visited: UnsafeMutablePointer<Int>? = nil,
+                        shouldStop: (() -> Bool)? = nil) -> [(index: Int, distance: Double)] {
         guard count > 0, k > 0 else { return [] }
         var result: [(index: Int, distance: Double)] = []
         var queue = MinHeap<NearestCandidate>()
@@ -207,6 +210,7 @@ public struct PackedRTree: Sendable {
                 continue
             }
             expanded += 1
+            if expanded & 63 == 0, let shouldStop, shouldStop() { break }
             if id < count {
                 let item = Int(indices[id])
                 if filter?(item) ?? true {

@@ -3,6 +3,7 @@
 
 import Foundation
 import Geometry
+@testable import Server
 import TestSupport
 import Testing
 
@@ -125,12 +126,42 @@ import Testing
         // A 9 KiB request target: 414.
         let long = try await get(server.port, "/v1/layers/districts/containing?lon=14.42&lat=50.08&pad=" + String(repeating: "a", count: 9000))
         #expect(long.status == 414 && long.object["code"] == .string("uri_too_long"))
+        // Beyond the 16 KiB the HTTP decoder reads: 414 with its problem document too (it was
+        // the decoder's 400 with an empty body), and the connection closes.
+        let longer = try await HTTPConnection.open(port: server.port)
+        let beyond = try await longer.request("GET", "/v1/layers/districts/containing?lon=14.42&lat=50.08&pad=" + String(repeating: "a", count: 20_000))
+        #expect(beyond.status == 414 && beyond.header("Content-Type") == "application/problem+json")
+        #expect(beyond.object["code"] == .string("uri_too_long"))
+        #expect(beyond.object["detail"] == .string("the request target is more than 16384 bytes; at most 8192 are accepted"))
+        #expect(await longer.isClosedByServer())
         // Headers beyond the parser's limit: 400 and the connection closes.
         let huge = try await HTTPConnection.open(port: server.port)
         let hugeAnswer = try await huge.request("GET", "/healthz", headers: [("X-Padding", String(repeating: "p", count: 100_000))])
         #expect(hugeAnswer.status == 400)
         // And the server still answers.
         #expect(try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880").json["features"]?[0]?["properties"]?["NAZEV_MC"] == .string("Praha 1"))
+    }
+
+    /// A request that says `Connection: close` and whose body is refused (413) gets its answer
+    /// and the connection closes at once: before, the server waited for the client to close it
+    /// and the rest of the body restarted the header timeout (here 5 minutes, 10 s by default).
+    @Test func aRefusedBodyWithConnectionCloseClosesTheConnection() async throws {
+        let server = try await BudgetTests.server(configure: { configuration in
+            configuration.headerTimeout = .seconds(300)
+            configuration.idleTimeout = .seconds(300)
+            configuration.requestTimeout = .seconds(300)
+        })
+        defer { server.stop() }
+        let connection = try await HTTPConnection.open(port: server.port)
+        try await connection.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 200000\r\n\r\n"
+            + String(repeating: "x", count: 4096))
+        let refused = try await connection.readResponse(method: "POST")
+        #expect(refused.status == 413 && refused.object["code"] == .string("body_too_large"))
+        #expect(await connection.isClosedByServer())
+        // A keep-alive request is answered and its connection stays.
+        let kept = try await HTTPConnection.open(port: server.port)
+        #expect(try await kept.request("GET", "/healthz").status == 200)
+        #expect(try await kept.request("GET", "/healthz").status == 200)
     }
 
     /// 10,000 random requests over keep-alive connections: random endpoints, parameter names

@@ -164,6 +164,98 @@ import Testing
         #expect(pool.counts.refused == 1)
     }
 
+    /// A statement that keeps a worker busy far longer than any test waits: every parking
+    /// zone's nearest district measured polygon to polygon, eight times over, in 20 statements.
+    static let slowJoins = Array(repeating: "FIND parking RETURN " + Array(repeating: "(districts NEAREST).distance_m", count: 8).joined(separator: ", "),
+                                 count: 20).joined(separator: ";\n")
+
+    /// Join fields and aggregates run within the request's deadline: with 50 ms of work a
+    /// statement whose feature references take seconds stops with 422 `deadline_exceeded`
+    /// (before, each row's search ran to its end, and the answer came whole, late).
+    @Test func joinsAndAggregatesStopAtTheDeadline() async throws {
+        let server = try await BudgetTests.server { $0.maxRequestSeconds = 0.05 }
+        defer { server.stop() }
+        let join = "FIND parking RETURN fid, " + Array(repeating: "(districts NEAREST).distance_m", count: 8).joined(separator: ", ")
+        let group = "FIND parking GROUP BY (districts NEAREST).NAZEV_MC RETURN (districts NEAREST).NAZEV_MC, COUNT(*), AVG((districts NEAREST).distance_m)"
+        for text in [join, group] {
+            let answer = try await post(server.port, "/v1/query", body: text)
+            #expect(answer.status == 422, "\(text)")
+            #expect(answer.object["code"] == .string("deadline_exceeded"), "\(text)")
+            let detail = answer.object["detail"]?.string ?? ""
+            #expect(detail.hasPrefix("the request needs more than 0.") && detail.hasSuffix(" s of work, the limit per request"), "\(detail)")
+            #expect(answer.object["line"] == .integer(1) && answer.object["column"] == .integer(1), "\(text)")
+        }
+    }
+
+    /// A client that leaves while its query runs frees the worker: the connection's input
+    /// closes, the request's deadline passes with it, and the next request runs on the one
+    /// worker (the pool has no queue: busy, it would answer 503).
+    @Test func aClientThatLeavesFreesItsWorker() async throws {
+        let server = try await BudgetTests.server(limits: { limits in
+            limits.maxRequestSeconds = 600
+            limits.maxRowsPerRequest = 1_000_000
+        }, configure: { configuration in
+            configuration.heavyWorkers = 1
+            configuration.heavyQueue = 0
+        })
+        defer { server.stop() }
+        let pool = server.server.heavy
+        let leaving = try await HTTPConnection.open(port: server.port)
+        let body = Array(BudgetTests.slowJoins.utf8)
+        try await leaving.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: \(body.count)\r\n\r\n")
+        try await leaving.send(body)
+        // Waits of up to 30 s: only a hang (or work that never stops) should fail them.
+        for _ in 0..<6000 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(pool.counts.running == 1)
+        let busy = try await post(server.port, "/v1/query", body: "SHOW LAYERS")
+        #expect(busy.status == 503 && busy.object["code"] == .string("busy"))
+        leaving.leave()
+        for _ in 0..<6000 where pool.counts.running == 1 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(pool.counts.running == 0)
+        let next = try await post(server.port, "/v1/query", body: "SHOW LAYERS")
+        #expect(next.status == 200 && next.text.contains(#""districts""#))
+    }
+
+    /// A queued job is refused the moment its wait passes the bound, while the thread it waits
+    /// for is still busy (before, it waited for the thread, however long that took).
+    @Test func aQueuedJobIsRefusedWhenItsWaitRunsOut() async throws {
+        let pool = WorkPool(threads: 1, queueLimit: 4, maxWaitSeconds: 0.05)
+        defer { pool.stop() }
+        let gate = DispatchSemaphore(value: 0)
+        let ran = Atomic<Int>(0)
+        let first = Task { try await pool.run { gate.wait() } }
+        for _ in 0..<6000 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // Frees the thread after a minute whatever happens, so a failure fails rather than hangs.
+        let backstop = Task { try await Task.sleep(for: .seconds(60)); gate.signal() }
+        let late = Task { try await pool.run { ran.add(1, ordering: .relaxed) } }
+        await #expect(throws: APIError.self) { try await late.value }
+        #expect(pool.counts.running == 1 && pool.counts.queued == 0 && pool.counts.refused == 1)
+        backstop.cancel()
+        gate.signal()
+        try await first.value
+        #expect(ran.load(ordering: .relaxed) == 0)
+    }
+
+    /// A queued job whose client has gone is dropped when its turn comes, without running.
+    @Test func aCancelledQueuedJobIsNotRun() async throws {
+        let pool = WorkPool(threads: 1, queueLimit: 4, maxWaitSeconds: 60)
+        defer { pool.stop() }
+        let gate = DispatchSemaphore(value: 0)
+        let ran = Atomic<Int>(0)
+        let first = Task { try await pool.run { gate.wait() } }
+        for _ in 0..<6000 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let departure = Cancellation()
+        let dropped = Task { try await pool.run(cancellation: departure) { ran.add(1, ordering: .relaxed) } }
+        for _ in 0..<6000 where pool.counts.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        departure.cancel()
+        gate.signal()
+        try await first.value
+        await #expect(throws: APIError.self) { try await dropped.value }
+        #expect(ran.load(ordering: .relaxed) == 0)
+        // The pool goes on: the next job runs.
+        #expect(try await pool.run { 42 } == 42)
+    }
+
     /// Errors quote what was sent up to 200 characters and an ellipsis, never whole.
     @Test func errorsQuoteInputShort() async throws {
         let server = try await RunningServer.shared.value

@@ -104,6 +104,10 @@ final class HTTPConnection: @unchecked Sendable {
 
     deinit { Glibc.close(fd) }
 
+    /// Leaves as a client that gives up does: both directions of its side close (a FIN to the
+    /// server), the descriptor itself at deinit.
+    func leave() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+
     private func sendSync(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {

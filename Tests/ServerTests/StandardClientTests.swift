@@ -187,6 +187,61 @@ import Testing
         }
     }
 
+    /// The document says what the server accepts: each form here is refused by the server, and
+    /// the schema excludes it too (schemathesis counts a schema-valid request that is refused),
+    /// or documents the status the server answers.
+    @Test func theServiceDescriptionSaysWhatIsAccepted() async throws {
+        let server = try await RunningServer.shared.value
+        let paths = try await get(server.port, "/openapi.json").json["paths"]
+        let schemas = try await get(server.port, "/openapi.json").json["components"]?["schemas"]
+        func parameter(_ path: String, _ name: String, method: String = "get") -> JSONValue? {
+            paths?[path]?[method]?["parameters"]?.items.first { $0["name"]?.string == name }?["schema"]
+        }
+        // A repeated f on the five OGC documents: 400, now documented.
+        for path in ["/ogc", "/ogc/conformance", "/ogc/collections", "/ogc/collections/{collection}", "/ogc/collections/{collection}/items/{featureId}"] {
+            let target = path.replacingOccurrences(of: "{collection}", with: "pens").replacingOccurrences(of: "{featureId}", with: "4791797957")
+            let answer = try await get(server.port, target + "?f=json&f=json")
+            #expect(answer.status == 400, "\(target)")
+            #expect(paths?[path]?["get"]?["responses"]?["400"] != nil, "\(path)")
+        }
+        // Tiles: x and y below 2^z (at z 30, 2^30); y's digits at most 10.
+        #expect(try await get(server.port, "/v1/tiles/zoo_map/1/2/0").status == 400)
+        #expect(parameter("/v1/tiles/{tileset}/{z}/{x}/{y}", "x")?["maximum"] == .integer(1_073_741_823))
+        #expect(parameter("/v1/tiles/{tileset}/{z}/{x}/{y}", "y")?["pattern"] == .string("^[0-9]{1,10}(\\.(mvt|pbf|json))?$"))
+        // An empty (or blank) query, as text or as JSON.
+        #expect(try await post(server.port, "/v1/query", body: " ").status == 400)
+        #expect(try await post(server.port, "/v1/query", body: #"{"query": ""}"#, headers: [("Content-Type", "application/json")]).status == 400)
+        #expect(schemas?["QueryText"]?["minLength"] == .integer(1) && schemas?["QueryText"]?["pattern"] == .string("\\S"))
+        let query = paths?["/v1/query"]?["post"]?["requestBody"]?["content"]
+        #expect(query?["text/plain"]?["schema"]?["$ref"] == .string("#/components/schemas/QueryText"))
+        #expect(query?["application/json"]?["schema"]?["properties"]?["query"]?["$ref"] == .string("#/components/schemas/QueryText"))
+        // A parameter that is an array or an object other than a point.
+        #expect(try await post(server.port, "/v1/query", body: #"{"query": "SHOW LAYERS", "params": [[1]]}"#, headers: [("Content-Type", "application/json")]).status == 400)
+        #expect(query?["application/json"]?["schema"]?["properties"]?["params"]?["items"]?["oneOf"]?.items.count == 4)
+        // A scan with no beacon, or more than 1,000.
+        #expect([400, 422].contains(try await post(server.port, "/v1/locate", body: "{}", headers: [("Content-Type", "application/json")]).status))
+        let scan = paths?["/v1/locate"]?["post"]?["requestBody"]?["content"]?["application/json"]?["schema"]
+        #expect(scan?["minProperties"] == .integer(1) && scan?["maxProperties"] == .integer(1000))
+        // A schedule's speed outside 0.5–30 km/h, and an empty place.
+        let plan = #"{"speed_kmh": 100, "events":[{"place":"POINT(14.4109 50.1167)","start":"2026-06-20T14:00:00Z","end":"2026-06-20T14:10:00Z"},"#
+            + #"{"place":"POINT(14.40519 50.11576)","start":"2026-06-20T14:30:00Z","end":"2026-06-20T14:40:00Z"}]}"#
+        #expect([400, 422].contains(try await post(server.port, "/v1/schedule/check", body: plan, headers: [("Content-Type", "application/json")]).status))
+        let events = paths?["/v1/schedule/check"]?["post"]?["requestBody"]?["content"]?["application/json"]?["schema"]?["properties"]
+        #expect(events?["speed_kmh"]?["minimum"] == .double(0.5) && events?["speed_kmh"]?["maximum"] == .integer(30))
+        #expect(events?["events"]?["items"]?["properties"]?["place"]?["minLength"] == .integer(1))
+        // A route's ends that are not LON,LAT.
+        #expect(try await get(server.port, "/v1/route?from=here&to=14.40519,50.11576").status == 400)
+        #expect(parameter("/v1/route", "from")?["$ref"] == .string("#/components/schemas/LonLat"))
+        // OGC items: an offset past 2^31 − 1, a bbox of 5 numbers.
+        #expect(try await get(server.port, "/ogc/collections/pens/items?offset=3000000000").status == 400)
+        #expect(parameter("/ogc/collections/{collection}/items", "offset")?["maximum"] == .integer(2_147_483_647))
+        #expect(try await get(server.port, "/ogc/collections/pens/items?bbox=14,50,15,51,0").status == 400)
+        #expect(parameter("/ogc/collections/{collection}/items", "bbox")?["oneOf"]?.items.count == 2)
+        // nearest's k: the server's limit is the rows of an answer, 10,000.
+        #expect(try await get(server.port, "/v1/layers/districts/nearest?lon=14.42&lat=50.08&k=10001").status == 400)
+        #expect(parameter("/v1/layers/{layer}/nearest", "k")?["maximum"] == .integer(10_000))
+    }
+
     // MARK: - routingpy's OSRM client
 
     /// routingpy's table of the 10 stages and its routes equal /v1/route's: the 100 distances
