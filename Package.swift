@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "VltavaTests", dependencies: ["Vltava", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.
-        .testTarget(name: "ServerTests", dependencies: ["Server", "VltavaCLI", "Engine", "Geometry", "VectorTiles", "TestSupport"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "SQLite", "Indoor", "Geometry", "VectorTiles", "TestSupport"]),
         // The PostGIS store against a throwaway PostgreSQL 15 + PostGIS 3 cluster (TestSupport/PostgresCluster.swift).
         .testTarget(name: "PostGISTests", dependencies: ["PostGIS", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
     ]

@@ -8,8 +8,9 @@ public typealias Waypoint = Routing.Waypoint
 public typealias RouteError = Routing.RouteError
 
 /// Errors of engine operations. Every case says what is wrong in words a user understands, and
-/// has a stable machine-readable `code` for JSON answers.
-public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
+/// has a stable machine-readable `code` for JSON answers and a `category` (HTTP status, query
+/// error kind, exit code).
+public enum EngineError: CategorizedError, Equatable, Sendable {
     case unknownLayer(String, known: [String])
     case invalidArgument(parameter: String, message: String)
     case unsupportedGeometry(layer: String, operation: String, needs: String, has: String)
@@ -65,6 +66,23 @@ public enum EngineError: Error, Equatable, CustomStringConvertible, Sendable {
         case .leg(_, _, _, let inner): inner.code
         case .databaseUnavailable: "database_unavailable"
         case .notSupportedOnPostGIS: "not_supported_on_postgis"
+        }
+    }
+
+    public var category: ErrorCategory {
+        switch self {
+        case .unknownLayer, .unknownFeature, .unknownTileSet, .unknownVenue, .noTimeSeries: .notFound
+        case .invalidArgument, .unsupportedGeometry: .invalid
+        case .tooManyRows, .tooManyRowsInRequest, .responseTooLarge, .deadlineExceeded: .limit
+        case .notSupportedOnPostGIS: .impossible
+        // The store's file or its tile set's is missing or cannot be read; a reload may bring
+        // it back.
+        case .tileSetUnavailable, .databaseUnavailable: .unavailable
+        // The store or a tile in it cannot be read: not the request's fault.
+        case .store, .tiles: .internal
+        case .route(let error): error.category
+        case .scan(let error): error.category
+        case .leg(_, _, _, let inner): inner.category
         }
     }
 

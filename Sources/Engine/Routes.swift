@@ -92,7 +92,7 @@ extension Network {
             try Check.position(p, parameter: "from")
             start = p
         case .features(let geometries):
-            guard !geometries.isEmpty else { throw .route(.noTarget("the start matched no feature")) }
+            guard !geometries.isEmpty else { throw .route(.noTarget(waypoint: 0)) }
             guard geometries.count == 1, let only = geometries.first.flatMap(RoutePlace.start(of:)) else {
                 throw .invalidArgument(parameter: "from", message: "the start matched \(geometries.count) features; a route starts at one")
             }
@@ -100,7 +100,7 @@ extension Network {
         }
         if case .point(let p) = request.to { try Check.position(p, parameter: "to") }
         if case .features(let targets) = request.to, targets.isEmpty {
-            throw .route(.noTarget("the destination matched no feature"))
+            throw .route(.noTarget(waypoint: 1))
         }
         for list in [request.avoid, { if case .features(let g) = request.to { g } else { [] } }()] where list.count > limits.maxRows {
             throw .tooManyRows(count: list.count, limit: limits.maxRows)

@@ -39,9 +39,4 @@ extension Point {
     private static func text(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
     }
-
-    /// Whether `checked` would accept the position.
-    public var isValidPosition: Bool {
-        lon.isFinite && lat.isFinite && abs(lat) <= 90 && abs(lon) <= 180
-    }
 }

@@ -6,7 +6,7 @@ import Geometry
 import Store
 
 /// Why a survey cannot be imported or a venue stored. Nothing is written when one is thrown.
-public enum IndoorError: Error, Equatable, CustomStringConvertible, Sendable {
+public enum IndoorError: CategorizedError, Equatable, Sendable {
     /// The survey file does not read: the CSV's own structure, or cells that are not what their
     /// column needs; every problem with its line (and column).
     case malformedCSV(file: String, problems: [ImportProblem])
@@ -23,6 +23,14 @@ public enum IndoorError: Error, Equatable, CustomStringConvertible, Sendable {
         case .venueExists: "venue_exists"
         case .invalidVenueName: "invalid_venue_name"
         case .store: "store_error"
+        }
+    }
+
+    public var category: ErrorCategory {
+        switch self {
+        case .malformedCSV, .invalidOption, .invalidVenueName: .invalid
+        case .venueExists: .impossible
+        case .store: .internal
         }
     }
 
@@ -57,7 +65,7 @@ public enum IndoorError: Error, Equatable, CustomStringConvertible, Sendable {
 
 /// Why a scan sent to be located cannot be: the errors the API names `rssi_out_of_range`,
 /// `duplicate_beacon` and `no_known_beacon`.
-public enum ScanError: Error, Equatable, CustomStringConvertible, Sendable {
+public enum ScanError: CategorizedError, Equatable, Sendable {
     /// A strength outside -200…0 dBm (a received signal is weaker than the sender: its dBm are
     /// negative; -200 is "not heard"), or not a number.
     case rssiOutOfRange(beacon: String, value: Double)
@@ -75,6 +83,14 @@ public enum ScanError: Error, Equatable, CustomStringConvertible, Sendable {
         case .duplicateBeacon: "duplicate_beacon"
         case .noKnownBeacon: "no_known_beacon"
         case .tooManyReadings: "too_many_readings"
+        }
+    }
+
+    public var category: ErrorCategory {
+        switch self {
+        case .rssiOutOfRange, .duplicateBeacon: .invalid
+        case .noKnownBeacon: .impossible
+        case .tooManyReadings: .limit
         }
     }
 

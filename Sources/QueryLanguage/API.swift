@@ -6,22 +6,10 @@ import Foundation
 import Geometry
 
 /// An error in a query or in running it, with where it applies (1-based line and column).
-public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What went wrong, for mapping onto HTTP statuses.
-    public enum Kind: String, Sendable {
-        /// The text is not a valid statement (400).
-        case syntax
-        /// A layer, tile set, feature or tile that does not exist (404).
-        case notFound
-        /// A value out of range, e.g. a latitude of 114 (400).
-        case invalid
-        /// Well-formed but impossible, e.g. no route between the points (422).
-        case impossible
-        /// A limit on result size or work was hit (422).
-        case limit
-        /// The store's database cannot be reached now; the same request may work later (503).
-        case unavailable
-    }
+public struct QueryError: CategorizedError, Equatable, Sendable {
+    /// What went wrong: the category every error states (`ErrorCategory`), which the HTTP API
+    /// maps onto its status and the CLI onto its exit code.
+    public typealias Kind = ErrorCategory
 
     public let kind: Kind
     /// Stable and machine-readable: `syntax_error`, `unknown_layer`, `NoRoute`, …
@@ -42,6 +30,8 @@ public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
         self.length = max(1, length)
         self.hint = hint
     }
+
+    public var category: ErrorCategory { kind }
 
     public var description: String {
         "line \(line), column \(column): \(message)" + (hint.map { " — \($0)" } ?? "")

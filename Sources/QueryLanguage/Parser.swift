@@ -691,11 +691,24 @@ struct Parser {
         }
         if accept(symbol: "~") {
             let czech = accept("CZECH")
-            guard case .string(let text) = tokens[index].kind else {
-                throw error(expected: czech ? "a string after '~ CZECH'" : "a string after '~'",
+            let text: String
+            switch tokens[index].kind {
+            case .string(let string):
+                index += 1
+                text = string
+            case .parameter(let n):
+                // A bound parameter, so that an app matches a name its user typed without
+                // pasting it into the text; it must be text.
+                let (value, position) = try boundValue(n, "the text to match")
+                switch value {
+                case nil: text = ""
+                case .text(let string)?: text = string
+                case let other?: throw wrongKind(n, other, expected: "text (~ matches text)", at: position)
+                }
+            default:
+                throw error(expected: czech ? "a string or a parameter after '~ CZECH'" : "a string or a parameter after '~'",
                             hint: czech ? "~ CZECH matches Czech word forms: name ~ CZECH 'bizoni'" : "~ matches text: name ~ 'praha 6'")
             }
-            index += 1
             return czech ? .matchesCzech(field, text) : .matches(field, text)
         }
         let operatorToken = peek

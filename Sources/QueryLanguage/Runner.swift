@@ -136,45 +136,19 @@ struct Runner {
         var metres: Double?
     }
 
-    /// The language's side of the one mapping of engine errors (the HTTP API's is
-    /// `APIError.engine`): the kind, and the hint that fits a statement.
+    /// An engine error as a query error at `position`: its category is the kind (one
+    /// classification, `ErrorCategory`), with the hint that fits a statement.
     static func engineError(_ error: EngineError, at position: SourcePosition) -> QueryError {
-        let kind: QueryError.Kind
         var hint: String?
         switch error {
-        case .unknownLayer, .unknownFeature, .unknownTileSet: kind = .notFound
-        case .invalidArgument, .unsupportedGeometry: kind = .invalid
-        case .store, .tiles, .tileSetUnavailable, .noTimeSeries: kind = .impossible
-        case .tooManyRows:
-            kind = .limit
-            hint = "add LIMIT n or narrow the WHERE"
-        case .tooManyRowsInRequest:
-            kind = .limit
-            hint = "add LIMIT n, or send the statements in separate requests"
-        case .responseTooLarge:
-            kind = .limit
-            hint = "ask for fewer rows (LIMIT n) or fewer fields (RETURN …), or send the statements in separate requests"
-        case .deadlineExceeded:
-            kind = .limit
-            hint = "ask for less: a nearer target, a LIMIT, fewer statements per request"
-        case .route(let route):
-            switch route {
-            case .invalidPoint: kind = .invalid
-            case .tooMuchWork: kind = .limit
-            default: kind = .impossible
-            }
+        case .tooManyRows: hint = "add LIMIT n or narrow the WHERE"
+        case .tooManyRowsInRequest: hint = "add LIMIT n, or send the statements in separate requests"
+        case .responseTooLarge: hint = "ask for fewer rows (LIMIT n) or fewer fields (RETURN …), or send the statements in separate requests"
+        case .deadlineExceeded: hint = "ask for less: a nearer target, a LIMIT, fewer statements per request"
         case .leg(_, _, _, let inner): return engineError(inner, at: position)
-        case .unknownVenue: kind = .notFound
-        case .databaseUnavailable: kind = .unavailable
-        case .notSupportedOnPostGIS: kind = .impossible
-        case .scan(let scan):
-            switch scan {
-            case .noKnownBeacon: kind = .impossible
-            case .tooManyReadings: kind = .limit
-            case .rssiOutOfRange, .duplicateBeacon: kind = .invalid
-            }
+        default: break
         }
-        return QueryError(kind: kind, code: error.code, message: error.description, line: position.line, column: position.column,
+        return QueryError(kind: error.category, code: error.code, message: error.description, line: position.line, column: position.column,
                           length: position.length, hint: hint)
     }
 
@@ -439,14 +413,13 @@ struct Runner {
             switch error {
             case .invalidArgument(let parameter, _) where parameter == "from": position = plan.fromPosition
             case .invalidArgument(let parameter, _) where parameter == "to": position = plan.toPosition
-            case .route(.noSegment(let waypoint, _, _)): position = waypoint == 0 ? plan.fromPosition : plan.toPosition
-            case .route(.noTarget(let message)): position = message.contains("start") ? plan.fromPosition : plan.toPosition
+            case .route(let route) where route.waypoint != nil: position = route.waypoint == 0 ? plan.fromPosition : plan.toPosition
             case .tooManyRows: position = plan.avoidPosition ?? plan.toPosition
             default: break
             }
             var mapped = Runner.engineError(error, at: position)
             if case .invalidArgument(let parameter, _) = error, parameter == "from" {
-                mapped = QueryError(kind: .impossible, code: "ambiguous_start", message: mapped.message, line: position.line, column: position.column,
+                mapped = QueryError(kind: mapped.kind, code: "ambiguous_start", message: mapped.message, line: position.line, column: position.column,
                                     length: position.length, hint: "narrow it with WHERE, e.g. WHERE name = '…'")
             }
             throw mapped

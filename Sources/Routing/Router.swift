@@ -34,7 +34,7 @@ public struct Waypoint: Sendable, Equatable {
     public var edgeEnd: Int
 }
 
-public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum RouteError: CategorizedError, Equatable, Sendable {
     /// No edge within the snap radius of a waypoint (OSRM's NoSegment): 0 the start, 1 the
     /// destination.
     case noSegment(waypoint: Int, nearestMetres: Double?, maxSnapMetres: Double)
@@ -45,8 +45,8 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
     case noRoute(reason: String)
     case tooMuchWork(settled: Int)
     case invalidPoint(String)
-    /// Nothing to route to (e.g. a target predicate that matched no feature).
-    case noTarget(String)
+    /// An end given as features matched none: 0 the start, 1 the destination.
+    case noTarget(waypoint: Int)
     /// More points than a request may hold (a table's sources or destinations, a route's
     /// waypoints): OSRM's TooBig.
     case tooManyPoints(what: String, count: Int, limit: Int)
@@ -61,6 +61,22 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    public var category: ErrorCategory {
+        switch self {
+        case .invalidPoint: .invalid
+        case .tooMuchWork, .tooManyPoints: .limit
+        case .noSegment, .noSegmentAt, .noRoute, .noTarget: .impossible
+        }
+    }
+
+    /// The end the error is about (0 the start, 1 the destination), for pointing at it.
+    public var waypoint: Int? {
+        switch self {
+        case .noSegment(let waypoint, _, _), .noTarget(let waypoint): waypoint
+        case .noSegmentAt, .noRoute, .tooMuchWork, .invalidPoint, .tooManyPoints: nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .noSegment(let waypoint, let nearest, let max):
@@ -70,7 +86,8 @@ public enum RouteError: Error, Equatable, Sendable, CustomStringConvertible {
             return "coordinate \(coordinate) is not within \(Rounding.wholeMetres(max)) m of the network" + (nearest.map { " (the nearest path is \(Rounding.wholeMetres($0)) m away)" } ?? "")
         case .noRoute(let reason): return "no route: \(reason)"
         case .tooMuchWork(let settled): return "the route search gave up after settling \(settled) nodes"
-        case .invalidPoint(let message), .noTarget(let message): return message
+        case .invalidPoint(let message): return message
+        case .noTarget(let waypoint): return "\(waypoint == 0 ? "the start" : "the destination") matched no feature"
         case .tooManyPoints(let what, let count, let limit): return "\(count) \(what), more than the limit of \(limit)"
         }
     }
@@ -391,7 +408,7 @@ public final class Router {
     /// The walking route from `start` to the nearest (by route) of several destinations, e.g.
     /// every pen of an animal, or points on a pavilion's outline.
     public func route(from start: Point, toAny ends: [Point], avoiding avoid: Avoid? = nil) throws(RouteError) -> Route {
-        guard !ends.isEmpty else { throw .noTarget("no destination to route to: the target matched nothing") }
+        guard !ends.isEmpty else { throw .noTarget(waypoint: 1) }
         for (i, p) in ([start] + ends).enumerated() {
             do {
                 _ = try Point.checked(lon: p.lon, lat: p.lat)

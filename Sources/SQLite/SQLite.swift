@@ -203,8 +203,6 @@ public final class Statement {
         sqlite3_reset(handle)
     }
 
-    public var columnCount: Int32 { sqlite3_column_count(handle) }
-
     public func columnName(_ index: Int32) -> String {
         String(cString: sqlite3_column_name(handle, index))
     }

@@ -4,8 +4,10 @@
 
 import Dispatch
 import Engine
+import Geometry
 import Hummingbird
 import Logging
+import QueryLanguage
 import Synchronization
 
 struct AccessMiddleware: RouterMiddleware {
@@ -107,6 +109,10 @@ struct ProblemMiddleware: RouterMiddleware {
             return error
         case let error as EngineError:
             return APIError.engine(error)
+        case let error as QueryError:
+            return APIError.query(error)
+        case let error as any CategorizedError:
+            return APIError.categorized(error)
         case let error as HTTPError:
             // Hummingbird's own: no route (404), or a body limit it enforced.
             switch error.status {

@@ -1,7 +1,9 @@
 // Every error the API answers is an RFC 9457 problem document (`application/problem+json`)
 // with a stable machine-readable `code`, a `detail` a person understands, and where it applies
-// (`parameter`, or `line`/`column` in a query). The mapping from engine, routing and query
-// errors onto HTTP statuses lives here and only here, so docs/HTTP_API.md can list it once.
+// (`parameter`, or `line`/`column` in a query). Every error states its category
+// (`ErrorCategory`, in Geometry); the one table from category to HTTP status is
+// `APIError.status(for:)`, so an error answers the same from an endpoint and from /v1/query,
+// and docs/HTTP_API.md lists it once.
 
 import Engine
 import Geometry
@@ -74,89 +76,87 @@ public struct APIError: Error, Sendable {
 
     // MARK: - Mapping the lower layers' errors
 
-    /// Engine errors: unknown names are 404, bad values 400 naming the parameter (as the API
-    /// calls it: the engine's `within` is `within_m`), no route 422 with OSRM's codes, a limit
-    /// 422 `too_many_rows`.
-    static func engine(_ error: EngineError) -> APIError {
-        let apiNames = ["within": "within_m", "speed": "speed_kmh"]
-        switch error {
-        case .unknownLayer(let name, _):
-            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(Quote.capped(name)))]))
-        case .unknownTileSet(let name, _):
-            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("tileset", .string(Quote.capped(name)))]))
-        case .tileSetUnavailable(let name, _):
-            return APIError(.serviceUnavailable, code: error.code, detail: error.description, extra: JSONObject([("tileset", .string(Quote.capped(name)))]))
-        case .unknownFeature:
-            return APIError(.notFound, code: error.code, detail: error.description)
-        case .invalidArgument(let parameter, let message):
-            let name = apiNames[parameter] ?? parameter
-            return APIError(.badRequest, code: "invalid_parameter", detail: "\(name): \(message)", extra: JSONObject([("parameter", .string(name))]))
-        case .unsupportedGeometry(let layer, _, _, _):
-            return APIError(.badRequest, code: error.code, detail: error.description, extra: JSONObject([("layer", .string(layer))]))
-        case .noTimeSeries:
-            return APIError(.notFound, code: error.code, detail: error.description)
-        case .tooManyRows(_, let limit), .tooManyRowsInRequest(_, let limit), .responseTooLarge(let limit):
-            return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: JSONObject([("limit", .integer(Int64(limit)))]))
-        case .deadlineExceeded(let seconds):
-            return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: JSONObject([("limit_s", .double(seconds))]))
-        case .store, .tiles:
-            return APIError(.internalServerError, code: error.code, detail: error.description)
-        case .databaseUnavailable:
-            return APIError(.serviceUnavailable, code: error.code, detail: error.description)
-        case .notSupportedOnPostGIS:
-            return APIError(.unprocessableContent, code: error.code, detail: error.description)
-        case .route(let route):
-            return APIError.route(route)
-        case .unknownVenue(let name, _):
-            return APIError(.notFound, code: error.code, detail: error.description, extra: JSONObject([("venue", .string(Quote.capped(name)))]))
-        case .scan(let scan):
-            var extra = JSONObject()
-            if let beacon = scan.beacon { extra["beacon"] = .string(Quote.capped(beacon)) }
-            switch scan {
-            case .noKnownBeacon: return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: extra)
-            case .tooManyReadings(_, let limit):
-                return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: JSONObject([("limit", .integer(Int64(limit)))]))
-            case .rssiOutOfRange, .duplicateBeacon: return APIError(.badRequest, code: error.code, detail: error.description, extra: extra)
-            }
-        case .leg(let index, _, _, let inner):
-            var problem = engine(inner)
-            problem.detail = error.description
-            problem.extra["leg"] = .integer(Int64(index))
-            return problem
+    /// The one table from an error's category to its HTTP status.
+    static func status(for category: ErrorCategory) -> HTTPResponse.Status {
+        switch category {
+        case .syntax, .invalid: .badRequest
+        case .notFound: .notFound
+        case .impossible, .limit: .unprocessableContent
+        case .unavailable: .serviceUnavailable
+        case .internal: .internalServerError
         }
     }
 
-    /// Routing errors: the OSRM codes, 422 when the request is fine but no route exists.
-    static func route(_ error: RouteError) -> APIError {
+    /// Any categorised error (a store's, an indoor import's) with its code and message.
+    static func categorized(_ error: some CategorizedError) -> APIError {
+        APIError(status(for: error.category), code: error.code, detail: error.description)
+    }
+
+    /// Engine errors: the status of their category, with the members that name what they are
+    /// about (`layer`, `tileset`, `venue`, `limit`, …); a bad value names the parameter as the
+    /// API calls it (the engine's `within` is `within_m`).
+    static func engine(_ error: EngineError) -> APIError {
+        let apiNames = ["within": "within_m", "speed": "speed_kmh"]
+        var problem = categorized(error)
         switch error {
-        case .invalidPoint:
-            return APIError(.badRequest, code: "InvalidValue", detail: error.description)
-        case .noSegment(let waypoint, let nearest, let max):
-            var extra = JSONObject([("parameter", .string(waypoint == 0 ? "from" : "to")), ("max_snap_m", .double(max))])
-            if let nearest { extra["nearest_m"] = .double(Rounding.metres(nearest)) }
-            return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: extra)
-        case .noSegmentAt(let coordinate, let nearest, let max):
-            var extra = JSONObject([("coordinate", .integer(Int64(coordinate))), ("max_snap_m", .double(max))])
-            if let nearest { extra["nearest_m"] = .double(Rounding.metres(nearest)) }
-            return APIError(.unprocessableContent, code: error.code, detail: error.description, extra: extra)
-        case .noRoute, .tooMuchWork, .noTarget, .tooManyPoints:
-            return APIError(.unprocessableContent, code: error.code, detail: error.description)
+        case .unknownLayer(let name, _):
+            problem.extra["layer"] = .string(Quote.capped(name))
+        case .unknownTileSet(let name, _), .tileSetUnavailable(let name, _):
+            problem.extra["tileset"] = .string(Quote.capped(name))
+        case .invalidArgument(let parameter, let message):
+            let name = apiNames[parameter] ?? parameter
+            problem.code = "invalid_parameter"
+            problem.detail = "\(name): \(message)"
+            problem.extra["parameter"] = .string(name)
+        case .unsupportedGeometry(let layer, _, _, _):
+            problem.extra["layer"] = .string(layer)
+        case .tooManyRows(_, let limit), .tooManyRowsInRequest(_, let limit), .responseTooLarge(let limit):
+            problem.extra["limit"] = .integer(Int64(limit))
+        case .deadlineExceeded(let seconds):
+            problem.extra["limit_s"] = .double(seconds)
+        case .route(let route):
+            return APIError.route(route)
+        case .unknownVenue(let name, _):
+            problem.extra["venue"] = .string(Quote.capped(name))
+        case .scan(let scan):
+            if let beacon = scan.beacon { problem.extra["beacon"] = .string(Quote.capped(beacon)) }
+            if case .tooManyReadings(_, let limit) = scan { problem.extra["limit"] = .integer(Int64(limit)) }
+        case .leg(let index, _, _, let inner):
+            problem = engine(inner)
+            problem.detail = error.description
+            problem.extra["leg"] = .integer(Int64(index))
+        case .unknownFeature, .noTimeSeries, .store, .tiles, .databaseUnavailable, .notSupportedOnPostGIS:
+            break
         }
+        return problem
+    }
+
+    /// Routing errors: the OSRM codes, with the end or coordinate that failed.
+    static func route(_ error: RouteError) -> APIError {
+        var problem = categorized(error)
+        switch error {
+        case .noSegment(let waypoint, let nearest, let max):
+            problem.extra["parameter"] = .string(waypoint == 0 ? "from" : "to")
+            problem.extra["max_snap_m"] = .double(max)
+            if let nearest { problem.extra["nearest_m"] = .double(Rounding.metres(nearest)) }
+        case .noSegmentAt(let coordinate, let nearest, let max):
+            problem.extra["coordinate"] = .integer(Int64(coordinate))
+            problem.extra["max_snap_m"] = .double(max)
+            if let nearest { problem.extra["nearest_m"] = .double(Rounding.metres(nearest)) }
+        case .noTarget(let waypoint):
+            problem.extra["parameter"] = .string(waypoint == 0 ? "from" : "to")
+        case .invalidPoint, .noRoute, .tooMuchWork, .tooManyPoints:
+            break
+        }
+        return problem
     }
 
     /// Query errors keep their position in the text.
     static func query(_ error: QueryError) -> APIError {
-        let status: HTTPResponse.Status
-        switch error.kind {
-        case .syntax, .invalid: status = .badRequest
-        case .notFound: status = .notFound
-        case .impossible, .limit: status = .unprocessableContent
-        case .unavailable: status = .serviceUnavailable
-        }
         var extra = JSONObject([("line", .integer(Int64(error.line))), ("column", .integer(Int64(error.column))),
                                 ("length", .integer(Int64(error.length)))])
         if let hint = error.hint { extra["hint"] = .string(Quote.capped(hint, limit: APIError.maxDetailCharacters)) }
-        return APIError(status, code: error.code, detail: error.message, extra: extra)
+        return APIError(status(for: error.kind), code: error.code, detail: error.message, extra: extra)
     }
 }
 

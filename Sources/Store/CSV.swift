@@ -95,7 +95,6 @@ package struct CSVRecordReader {
     /// A CR ended the last record: a following LF belongs to it.
     private var afterCR = false
     private var quoteLine = 0
-    private var bytesSeen = 0
 
     package init() {}
 

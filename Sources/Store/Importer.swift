@@ -253,38 +253,17 @@ public enum Importer {
         }
     }
 
-    /// Imports one file into the store at `storePath`. An existing store gets the layer in one
-    /// transaction, as `importFile(_:into:options:formats:)`. A new store is built in a
-    /// scratch file beside it, whose rollback journal stays small (the pages of a new file need
-    /// no journal) and whose writes are not synced one by one, then renamed into place, so a
-    /// failed import leaves no file behind, and the data is written once, not through a WAL.
+    /// Imports one file into the store at `storePath`: an existing store gets the layer in one
+    /// transaction, as `importFile(_:into:options:formats:)`; a new one is built beside its path
+    /// and moved into place when complete (`GeoPackage.write(at:_:)`), so a failed import
+    /// leaves no file behind.
     public static func importFile(_ path: String, intoStoreAt storePath: String, options: ImportOptions,
                                   formats: [ImportFormat] = ImportFormat.builtIn) throws(StoreError) -> ImportReport {
-        if FileManager.default.fileExists(atPath: storePath) {
-            return try importFile(path, into: try GeoPackage(path: storePath, mode: .readWrite), options: options, formats: formats)
-        }
-        let scratch = storePath + ".importing-\(ProcessInfo.processInfo.processIdentifier)"
-        let suffixes = ["", "-wal", "-shm", "-journal"]
-        func removeScratch() { for suffix in suffixes { try? FileManager.default.removeItem(atPath: scratch + suffix) } }
-        removeScratch()
         do {
-            let report: ImportReport
-            do {
-                let store = try GeoPackage(path: scratch, mode: .readWrite)
-                try store.sqlite { try store.database.execute("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF") }
-                report = try importFile(path, into: store, options: options, formats: formats)
-                // Every store is in WAL mode (readers never wait for a writer); synced once.
-                try store.sqlite { try store.database.execute("PRAGMA synchronous = NORMAL; PRAGMA journal_mode = WAL") }
-            }  // closed here
-            guard rename(scratch, storePath) == 0 else {
-                throw StoreError.importFailed(file: (path as NSString).lastPathComponent, problems: [ImportProblem(location: "", message: "cannot move the new store into place at \(storePath): \(String(cString: strerror(errno)))")])
-            }
-            return report
+            return try GeoPackage.write(at: storePath) { store in try importFile(path, into: store, options: options, formats: formats) }
         } catch let error as StoreError {
-            removeScratch()
             throw error
         } catch {
-            removeScratch()
             throw .importFailed(file: (path as NSString).lastPathComponent, problems: [ImportProblem(location: "", message: "\(error)")])
         }
     }

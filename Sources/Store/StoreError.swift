@@ -3,7 +3,7 @@ import SQLite
 
 /// Everything that can go wrong opening, reading or importing into a store. Each message says
 /// what is wrong and where (file, layer, feature index or id, line and column).
-public enum StoreError: Error, CustomStringConvertible, Sendable {
+public enum StoreError: CategorizedError, Sendable {
     case fileNotFound(String)
     case notAGeoPackage(path: String, reason: String)
     case sqlite(SQLiteError)
@@ -17,6 +17,32 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     /// An import failed; nothing was written.
     case importFailed(file: String, problems: [ImportProblem])
     case unsupportedFormat(file: String, reason: String)
+
+    public var code: String {
+        switch self {
+        case .fileNotFound: "file_not_found"
+        case .notAGeoPackage: "not_a_geopackage"
+        case .sqlite: "store_error"
+        case .unknownLayer: "unknown_layer"
+        case .layerExists: "layer_exists"
+        case .invalidLayerName: "invalid_layer_name"
+        case .corruptGeometry: "corrupt_geometry"
+        case .badFeature: "bad_feature"
+        case .readOnly: "read_only"
+        case .importFailed: "import_failed"
+        case .unsupportedFormat: "unsupported_format"
+        }
+    }
+
+    public var category: ErrorCategory {
+        switch self {
+        case .fileNotFound, .unknownLayer: .notFound
+        case .notAGeoPackage, .invalidLayerName, .importFailed, .unsupportedFormat: .invalid
+        case .layerExists, .readOnly: .impossible
+        // What the store holds cannot be read: the store is broken, not the request.
+        case .sqlite, .corruptGeometry, .badFeature: .internal
+        }
+    }
 
     public var description: String {
         switch self {

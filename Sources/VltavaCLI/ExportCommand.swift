@@ -37,7 +37,7 @@ struct ExportCommand: ParsableCommand {
             out.append(contentsOf: Array("]}\n".utf8))
             FileHandle.standardOutput.write(out)
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
     }
 }

@@ -52,16 +52,7 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         if PostGISURL.isDatabase(store.db) { return try importIntoDatabase() }
-        // A failed import into a store it had to create leaves no file behind.
-        let creates = !FileManager.default.fileExists(atPath: store.db)
-        do {
-            try importFile()
-        } catch {
-            if creates {
-                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: store.db + suffix) }
-            }
-            throw error
-        }
+        try importFile()
     }
 
     /// Into a PostGIS store: the file is imported into a scratch GeoPackage by the same
@@ -87,15 +78,16 @@ struct ImportCommand: ParsableCommand {
         } catch let error as CLIError {
             throw error
         } catch {
-            throw CLIError(PostGISURL.redacted("\(error)"))
+            throw CLIError(error, message: PostGISURL.redacted("\(error)"))
         }
     }
 
     private func importFile() throws {
         do {
+            // A new store is built beside its path and moved into place when complete, so a
+            // failed import leaves no file behind (GeoPackage.write(at:_:)).
             if file.lowercased().hasSuffix(".mbtiles") {
-                let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
-                try geoPackage.registerTileSet(name: layer, path: file, replace: replace)
+                try GeoPackage.write(at: store.db) { geoPackage in try geoPackage.registerTileSet(name: layer, path: file, replace: replace) }
                 // Registered all the same: unusable metadata is set aside wherever the set is read.
                 let warnings = (try? MBTiles(path: file))?.warnings ?? []
                 for warning in warnings { printError("warning: \(warning)") }
@@ -107,7 +99,6 @@ struct ImportCommand: ParsableCommand {
                 layer: layer, format: format, crs: crs, strict: strict, replace: replace, only: only,
                 lonColumn: lon, latColumn: lat, timeSeriesOf: timeSeriesOf, keyColumn: key,
                 sourceLayer: sourceLayer, force: force)
-            // A new store is built beside its path and moved into place when complete.
             let report = try Importer.importFile(file, intoStoreAt: store.db, options: options, formats: ImportCommand.formats)
             for warning in report.warnings { printError("warning: \(warning)") }
             let what = report.kind == .features ? "\(report.geometryType ?? "GEOMETRY") features" : "rows"
@@ -126,7 +117,7 @@ struct ImportCommand: ParsableCommand {
                 }
             }
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
     }
 }

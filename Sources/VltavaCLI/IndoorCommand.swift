@@ -87,13 +87,16 @@ struct IndoorImportCommand: ParsableCommand {
         }
         if frame != nil || !floorName.isEmpty { options.floors = [Floor(number: floor, name: floorName, frame: frame)] }
         do {
-            let geoPackage = try GeoPackage(path: store.db, mode: .readWrite)
-            let venue = try IndoorStore.importSurvey(file, into: geoPackage, options: options, replace: replace)
+            // As `vltava import`: a new store is moved into place only when complete, so a
+            // failed import leaves no file behind.
+            let venue = try GeoPackage.write(at: store.db) { geoPackage in
+                try IndoorStore.importSurvey(file, into: geoPackage, options: options, replace: replace)
+            }
             let readings = venue.scans.reduce(0) { $0 + $1.readings.count }
             print("imported venue '\(venue.name)': \(venue.scans.count) scans (\(readings) readings) of \(venue.beacons.count) beacons at \(venue.points.count) points on \(venue.floors.count) floor(s)"
                   + (venue.grid.map { "; grid \($0.description)" } ?? ""))
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
     }
 }
@@ -159,7 +162,7 @@ struct IndoorLocateCommand: ParsableCommand {
             }
             print(String(decoding: w.bytes, as: UTF8.self))
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
     }
 
@@ -246,7 +249,7 @@ struct IndoorEvaluateCommand: ParsableCommand {
             }
             evaluation = try snapshot.evaluate(place, options: options)
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
         if format == .table {
             let cell = evaluation.venue.cellSize

@@ -25,7 +25,7 @@ struct LayersCommand: ParsableCommand {
             }
             print(Table(header: ["layer", "type", "features", "bbox (min lon, min lat, max lon, max lat)", "crs"], rows: rows, rightAligned: [2]).rendered)
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
     }
 
@@ -56,7 +56,7 @@ struct DescribeCommand: ParsableCommand {
             }
             print(Table(header: ["column", "type"], rows: rows).rendered)
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
     }
 }

@@ -24,7 +24,7 @@ struct DropCommand: ParsableCommand {
             }
             print("dropped '\(name)'")
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
     }
 }
@@ -49,7 +49,7 @@ struct RenameCommand: ParsableCommand {
             }
             print("renamed '\(name)' to '\(newName)'")
         } catch {
-            throw CLIError("\(error)")
+            throw CLIError(error)
         }
     }
 }

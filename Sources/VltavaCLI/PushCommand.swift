@@ -23,7 +23,7 @@ struct PushCommand: ParsableCommand {
             for (name, rows) in summary.layers { print("pushed \(rows) rows into \(name)") }
             print("pushed \(summary.layers.count) layers to \(database.location) in \(String(format: "%.2f", summary.seconds)) s")
         } catch {
-            throw CLIError(PostGISURL.redacted("\(error)"))
+            throw CLIError(error, message: PostGISURL.redacted("\(error)"))
         }
     }
 }

@@ -15,7 +15,7 @@ func loadSnapshot(_ store: StoreOptions) throws -> Snapshot {
     do {
         return try StoreLocation.snapshot(store.db, limits: store.limits)
     } catch {
-        throw CLIError("\(error)")
+        throw CLIError(error)
     }
 }
 
@@ -92,7 +92,7 @@ struct QueryCommand: ParsableCommand {
             printWarnings(results)
         } catch {
             printError(error.rendered(in: source, origin: origin))
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.code(for: error.kind))
         }
     }
 }

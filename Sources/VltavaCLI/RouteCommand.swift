@@ -42,7 +42,7 @@ struct RouteCommand: ParsableCommand {
             answer = try network.route(RouteRequest(from: .point(Point(lon: start.0, lat: start.1)), to: .point(Point(lon: end.0, lat: end.1)),
                                                      profile: chosen, speedKmh: speed, maxSnapMetres: maxSnap), limits: EngineLimits())
         } catch {
-            throw CLIError("\(error.code): \(error)")
+            throw CLIError(error, message: "\(error.code): \(error)")
         }
         let route = answer.route
         switch format {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Engine
 import Foundation
+import Geometry
 
 /// `--db`, shared by every command that reads or writes the store.
 struct StoreOptions: ParsableArguments {
@@ -23,11 +24,38 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
-/// Prints a message to standard error and exits with status 1: the CLI's way to report a
-/// user error without a stack trace.
+/// A failure the CLI reports as one line on standard error, without a stack trace, and exits
+/// with its category's status (`ExitStatus`). The CLI's own checks of its arguments are
+/// `.invalid`; a lower layer's error keeps its category.
 struct CLIError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    let category: ErrorCategory
+
+    init(_ description: String, category: ErrorCategory = .invalid) {
+        self.description = description
+        self.category = category
+    }
+
+    /// `error` in its own words (or `message`), with its category; an error that states none
+    /// is the program's (`.internal`).
+    init(_ error: any Error, message: String? = nil) {
+        self.description = message ?? "\(error)"
+        self.category = (error as? CLIError)?.category ?? (error as? any CategorizedError)?.category ?? .internal
+    }
+}
+
+/// The one table from an error's category to the CLI's exit status: 1, as ArgumentParser's own
+/// errors, except 75 (sysexits.h's EX_TEMPFAIL) when what the command needs cannot be reached
+/// now (a PostGIS database down), so a script knows to try again later. `.internal` stays 1:
+/// on the command line it also covers files the user named (an OSM file that does not read is
+/// `EngineError.store`), which are not the program's fault.
+enum ExitStatus {
+    static func code(for category: ErrorCategory) -> Int32 {
+        switch category {
+        case .syntax, .invalid, .notFound, .impossible, .limit, .internal: 1
+        case .unavailable: 75
+        }
+    }
 }
 
 func printError(_ message: String) {

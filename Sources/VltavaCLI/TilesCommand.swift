@@ -32,7 +32,7 @@ struct TilesCommand: ParsableCommand {
                 print(Table(header: ["metadata", "value"], rows: set.metadata.keys.sorted().filter { $0 != "json" }.map { [$0, set.metadata[$0] ?? ""] }).rendered)
                 print(JSON.serialize(set.tileJSON(tilesURL: "{z}/{x}/{y}"), pretty: true))
             } catch {
-                throw CLIError("\(error)")
+                throw CLIError(error)
             }
         }
     }
@@ -65,7 +65,7 @@ struct TilesCommand: ParsableCommand {
             } catch let error as CLIError {
                 throw error
             } catch {
-                throw CLIError("\(error)")
+                throw CLIError(error)
             }
         }
     }
@@ -96,7 +96,7 @@ struct TilesCommand: ParsableCommand {
                 }
                 print(Table(header: ["layer", "geometry", "name", "kind"], rows: rows).rendered)
             } catch {
-                throw CLIError("\(error)")
+                throw CLIError(error)
             }
         }
     }

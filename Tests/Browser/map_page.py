@@ -4,6 +4,8 @@
     python3 Tests/Browser/map_page.py --base http://127.0.0.1:PORT [--screenshots DIR]
 
 Against a server on the demo store it checks, with real clicks on the map:
+  - the bare URL (no #map=) fits the store's extent and draws its first layers, with no
+    console errors;
   - the page loads with no console errors, and its load and panel times (Performance API);
   - the zoo's tile set draws paths and buildings;
   - a click inside "Pavilon goril" shows "Pavilon goril" and "Praha-Troja", the nearest station
@@ -73,8 +75,9 @@ def console_errors(driver):
 
 
 def open_page(driver, base, fragment):
+    """Opens the page at `fragment` (None: the bare URL) and waits for its layers."""
     driver.get("about:blank")  # a new document, not a hash change of the old one
-    driver.get(f"{base}/#{fragment}")
+    driver.get(f"{base}/" if fragment is None else f"{base}/#{fragment}")
     wait_for(driver, "return document.body.dataset.ready === 'true'", "the page to load its layers")
 
 
@@ -108,6 +111,20 @@ def main():
 
     driver = browser(1280, 800)
     try:
+        # The bare URL: no view in a hash. The page fits the store's extent and draws the layers
+        # a first visit shows (it threw "Set map center and zoom first." and drew nothing).
+        open_page(driver, args.base, None)
+        shown = driver.execute_script("return [...document.querySelectorAll('#layer-list input:checked')].map(b => b.id.slice(6))")
+        check(shown, "the bare URL shows no layer")
+        # The paths of each shown store layer (a tile set's paths are classed by its tile layers).
+        drawn = wait_for(driver, "const n = {}; for (const b of document.querySelectorAll('#layer-list input:checked')) {"
+                         " const c = document.querySelectorAll('path.layer-' + b.id.slice(6)).length; if (c) n[b.id.slice(6)] = c; }"
+                         " return Object.keys(n).length && n;", "a layer drawn at the bare URL")
+        check("#map=" in driver.current_url, f"the bare URL's view is not written into it: {driver.current_url}")
+        errors = console_errors(driver)
+        check(not errors, f"console errors at the bare URL: {errors}")
+        out["bare_url"] = {"shown": shown, "drawn": drawn, "url": driver.current_url}
+
         open_page(driver, args.base, ZOO_VIEW)
         timings = driver.execute_script("return vltava.timings")
         out["load_ms"] = round(timings["load_ms"], 1)

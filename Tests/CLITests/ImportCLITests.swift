@@ -56,7 +56,13 @@ import Testing
         let missing = try CLI.run(["import", "/no/such/file.geojson", "--layer", "x", "--db", db])
         #expect(missing.status != 0)
         #expect(missing.stderr.contains("no such file: /no/such/file.geojson"))
-        // The failed import into a new store left no file behind.
+        // The failed import into a new store left no file behind; nor does a failed
+        // registration of a tile set (GeoPackage.write(at:_:), as every import).
+        #expect(!FileManager.default.fileExists(atPath: db))
+        let notTiles = URL(fileURLWithPath: db).deletingLastPathComponent().appendingPathComponent("not.mbtiles")
+        try Data("name,lon,lat\n".utf8).write(to: notTiles)
+        let tiles = try CLI.run(["import", notTiles.path, "--layer", "tiles", "--db", db])
+        #expect(tiles.status == 1 && tiles.stderr.contains("not an MBTiles file"), "\(tiles.stderr)")
         #expect(!FileManager.default.fileExists(atPath: db))
         #expect(try CLI.run(["import", Fixtures.path("air/stations-prague.csv"), "--layer", "stations", "--db", db]).status == 0)
         let unknown = try CLI.run(["describe", "nothing", "--db", db])

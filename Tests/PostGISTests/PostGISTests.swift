@@ -356,6 +356,19 @@ struct PostGISStoreTests {
             }
             let bound = try Query.run("FIND districts WHERE NAZEV_MC = $1 OR NAZEV_MC = $2 RETURN NAZEV_MC", [hostile, "Praha 1"], on: postgis)
             #expect(bound.first?.count == 1)
+            // `~` and `~ CZECH` take a bound value too, and answer as the text written in: in
+            // the snapshot, and on a layer kept in PostgreSQL, whose pushed-down WHERE relaxes
+            // a `~` term and checks it on the rows fetched.
+            let kept = try PushedStore.kept.get()
+            for (bound, written, value) in [("NAZEV_MC ~ $1", "NAZEV_MC ~ 'praha 1'", "praha 1"), ("NAZEV_MC ~ CZECH $1", "NAZEV_MC ~ CZECH 'prahy 1'", "prahy 1"),
+                                            ("NAZEV_MC ~ $1", "NAZEV_MC ~ '\(quoted)'", hostile)] {
+                let expected = answer("FIND districts WHERE \(written) RETURN NAZEV_MC", on: embedded)
+                #expect(expected.contains("Praha 1") == (value != hostile), "\(expected)")
+                for store in [postgis, kept] {
+                    let results = try Query.run("FIND districts WHERE \(bound) RETURN NAZEV_MC", [value], on: store)
+                    #expect(String(decoding: try QueryResult.write(results, geoJSON: false, pretty: false), as: UTF8.self) == expected, "\(bound) \(value)")
+                }
+            }
             #expect(try cluster.psql("SELECT count(*) FROM districts") == "\(try embedded.layer("districts").count)")
         }
     }

@@ -119,4 +119,27 @@ import Testing
             #expect(try rows("FIND animals WHERE name ~ CZECH '\(pin)' RETURN name", snapshot).map { $0["name"]?.string } == [animal])
         }
     }
+
+    /// `~` and `~ CZECH` take a bound parameter, so an app matches what its user typed without
+    /// pasting it into the text (they refused one: "expected a string after '~ CZECH', found
+    /// parameter $1"); a value that is not text is refused, naming the parameter.
+    @Test func matchingTakesABoundParameter() throws {
+        let snapshot = try QueryStore.get()
+        func names(_ query: String, _ parameters: [any QueryArgument]) throws -> [String?] {
+            let result = try #require(try Query.run(query, parameters, on: snapshot).first)
+            guard case .object(let answer) = result.json(), case .array(let rows)? = answer["rows"] else { return [] }
+            return rows.map { if case .object(let row) = $0 { row["name"]?.string } else { nil } }
+        }
+        // What a user typed, quote and all: a value, never text of the statement.
+        #expect(try names("FIND animals WHERE name ~ CZECH $1 RETURN name", ["lední medvědi"]) == ["Medvěd lední"])
+        #expect(try names("FIND animals WHERE name ~ $1 ORDER BY name RETURN name", ["medvěd l"]) == ["Medvěd lední"])
+        #expect(try names("FIND animals WHERE name ~ $1 RETURN name", ["o'brien"]) == [])
+        do {
+            _ = try Query.run("FIND animals WHERE name ~ CZECH $1 RETURN name", [7], on: snapshot)
+            Issue.record("a number was matched as text")
+        } catch {
+            #expect(error.code == "parameter_type" && error.kind == .invalid && error.column == 33)
+            #expect(error.message == "$1 must be text (~ matches text), got a number")
+        }
+    }
 }

@@ -48,7 +48,7 @@ import Testing
         Case("FIND stations WHERE (name = 'x'", "expected ')' to close '(', found end of input", 1, 32),
         Case("FIND stations WHERE name IN ()", "expected a value (a number, 'text', TRUE, FALSE), found ')'", 1, 30),
         Case("FIND stations WHERE name IS 'x'", "expected NULL after IS, found string 'x'", 1, 29),
-        Case("FIND stations WHERE name ~ 5", "expected a string after '~', found number 5", 1, 28, hint: "~ matches text: name ~ 'praha 6'"),
+        Case("FIND stations WHERE name ~ 5", "expected a string or a parameter after '~', found number 5", 1, 28, hint: "~ matches text: name ~ 'praha 6'"),
         Case("FIND stations WHERE LATEST(nox) > 5", "the time series of 'stations' has no column 'nox'", 1, 28, hint: "did you mean 'no2'?"),
         Case("FIND districts WHERE MEASURES(no2)", "'districts' has no time series", 1, 31, hint: "time series belong to stations"),
         Case("FIND stations WHERE name = 'x' WHERE code = 'y'", "WHERE appears twice in one FIND", 1, 32, hint: "join the conditions with AND"),

@@ -315,6 +315,6 @@ import Testing
         let tile = error("TILE 16/35388/22194 OF zoo_map LAYER pois RETURN kind, (districts CONTAINING).NAZEV_MC")
         #expect(tile?.code == "unsupported_clause")
         #expect(tile?.column == 56)
-        #expect(error("FIND pens WHERE name ~ CZECH bizoni")?.message == "expected a string after '~ CZECH', found 'bizoni'")
+        #expect(error("FIND pens WHERE name ~ CZECH bizoni")?.message == "expected a string or a parameter after '~ CZECH', found 'bizoni'")
     }
 }

@@ -79,6 +79,10 @@ import TestSupport
             }
         }
         #expect((number(out["zoo_paths_drawn"]) ?? 0) > 0 && (number(out["zoo_buildings_drawn"]) ?? 0) > 0)
+        // The bare URL (no #map=): the first polygon layer and the vector tile sets shown, the layer
+        // drawn, the view the store's extent (the page threw and drew nothing).
+        #expect(out["bare_url"]?["shown"] == .array([.string("districts"), .string("world_cities"), .string("zoo_map")]), "\(run.stdout)")
+        #expect((number(out["bare_url"]?["drawn"]?["districts"]) ?? 0) > 0, "\(run.stdout)")
         // Against a release server on a quiet machine the page loads in under 1 s and the panel
         // updates under 100 ms after a click (the numbers are in docs/HTTP_API.md, "The map
         // page"). Here the server is a debug build shared by the whole parallel test run, where

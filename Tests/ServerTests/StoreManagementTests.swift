@@ -34,7 +34,8 @@ import Testing
         let query = try await post(server.port, "/v1/query", body: "FIND stations WHERE code = 'AKALA' RETURN code")
         #expect(query.text == #"{"count":1,"rows":[{"code":"AKALA"}]}"#)
         let tile = try await post(server.port, "/v1/query", body: "TILE 0/0/0 OF cities")
-        #expect(tile.object["code"] == .string("tileset_unavailable"), "\(tile.text)")
+        // The same 503 as the endpoint: one classification of errors (ErrorCategory).
+        #expect(tile.status == 503 && tile.object["code"] == .string("tileset_unavailable"), "\(tile.text)")
     }
 
     @Test func dropAndRenameFromTheCommandLine() async throws {

@@ -90,8 +90,13 @@
   const view = (hash.get('map') || '').split('/').map(Number);
   const hasView = view.length === 3 && view.every(Number.isFinite);
   if (hasView) map.setView([view[1], view[2]], view[0]);
+  // Without a view in the URL, loadLayers sets it (the store's extent). Until then Leaflet has
+  // no centre, and asking for one throws ("Set map center and zoom first."), so the URL is
+  // written only once there is a view.
+  let viewSet = hasView;
 
   function writeURL() {
+    if (!viewSet) return;
     const c = map.getCenter();
     const params = new URLSearchParams();
     params.set('map', `${map.getZoom()}/${c.lat.toFixed(5)}/${c.lng.toFixed(5)}`);
@@ -320,6 +325,7 @@
         item.count != null ? el('span', { class: 'count' }, ` ${item.count}`) : null, legend));
     }
     if (!hasView) {
+      viewSet = true;  // before the move, so that its moveend writes the URL
       if (bounds.isValid()) map.fitBounds(bounds); else map.setView([50.0875, 14.4214], 12);
     }
     await Promise.all([...state.shown].map((name) => show(name, true)));
