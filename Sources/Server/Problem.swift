@@ -102,7 +102,7 @@ public struct APIError: Error, Sendable {
         case .store, .tiles:
             return APIError(.internalServerError, code: error.code, detail: error.description)
         case .databaseUnavailable:
-            return APIError(.serviceUnavailable, code: error.code, detail: error.description)
+            return APIError(.serviceUnavailable, code: error.code, detail: error.description, headers: APIError.databaseRetry)
         case .notSupportedOnPostGIS:
             return APIError(.unprocessableContent, code: error.code, detail: error.description)
         case .route(let route):
@@ -156,8 +156,13 @@ public struct APIError: Error, Sendable {
         var extra = JSONObject([("line", .integer(Int64(error.line))), ("column", .integer(Int64(error.column))),
                                 ("length", .integer(Int64(error.length)))])
         if let hint = error.hint { extra["hint"] = .string(Quote.capped(hint, limit: APIError.maxDetailCharacters)) }
-        return APIError(status, code: error.code, detail: error.message, extra: extra)
+        return APIError(status, code: error.code, detail: error.message, extra: extra,
+                        headers: error.code == EngineError.databaseUnavailable("").code ? APIError.databaseRetry : [:])
     }
+
+    /// A PostGIS store's database is down or restarting: a client may try again in a second
+    /// (`/readyz` says when it is back).
+    static let databaseRetry: HTTPFields = [.retryAfter: "1"]
 }
 
 /// Hummingbird renders an `HTTPResponseError` itself wherever one escapes; ours renders as the
