@@ -44,7 +44,7 @@ public final class EngineState: Sendable {
         await readiness.current { [self] in
             Result { () throws(APIError) in
                 guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); return }
-                do { try host.source.checkReady(timeout: Readiness.timeoutSeconds) } catch { throw APIError.engine(error) }
+                do throws(EngineError) { try host.source.checkReady(timeout: Readiness.timeoutSeconds) } catch { throw APIError.engine(error) }
             }
         }
     }
