@@ -50,7 +50,7 @@ PY
 # Counts every status wrk sees (wrk's own summary counts only non-2xx/3xx as errors).
 cat "$work/points.lua" - >"$work/w.lua" <<'LUA'
 local i = 0
-local counts = {}
+counts = {}  -- a global: done() reads each thread's through thread:get
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function init(args) math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16)); i = math.random(#points) end
