@@ -20,10 +20,15 @@ public protocol SnapshotSource: Sendable {
     /// (PostGIS: LISTEN/NOTIFY). Returns false when the source cannot tell (a GeoPackage file:
     /// reload on request or SIGHUP).
     func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool
+    /// Throws when a loaded snapshot cannot answer now because the store is not there
+    /// (PostGIS: the database does not answer a cheap statement within `timeout` seconds).
+    /// A file is ready once loaded: the default does nothing.
+    func checkReady(timeout: Double) throws(EngineError)
 }
 
 extension SnapshotSource {
     public func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool { false }
+    public func checkReady(timeout: Double) throws(EngineError) {}
 }
 
 /// The GeoPackage file at `path`.
@@ -44,6 +49,7 @@ public protocol SQLDatabase: Sendable {
     /// The database's URL without its password.
     var location: String { get }
     /// Runs one statement and returns its rows, each value decoded by its column's type
-    /// (integers, reals, text, booleans; anything else as text).
+    /// (integers, reals, text, booleans; anything else as text). The statement only reads, so
+    /// the database may run it again on a new connection when the one it met was lost.
     func rows(_ sql: String, _ parameters: [AttributeValue], deadline: Deadline) throws(EngineError) -> [[AttributeValue]]
 }

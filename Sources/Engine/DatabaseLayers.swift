@@ -34,9 +34,10 @@ public enum DatabaseSelection: Sendable, Equatable {
     case within(metres: Double, of: Point)
     /// The features whose bounding box may meet `box`.
     case intersecting(BBox)
-    /// Every feature meeting the condition, in `order` (SQL over `t`; fid breaks ties) and at
-    /// most `limit` of them: the statement's own ORDER BY and LIMIT, where they can run in SQL.
-    case all(order: String?, limit: Int?)
+    /// Every feature meeting the condition, in `order` (SQL over `t`; fid breaks ties), after
+    /// the first `offset` and at most `limit` of them: the statement's own ORDER BY, LIMIT and
+    /// OFFSET, where they can run in SQL.
+    case all(order: String?, limit: Int?, offset: Int = 0)
 
     /// Metres by which the engine's distance and PostGIS's sphere distance may differ at
     /// `metres`: points are both haversine on nearly the same radius (6,371,008.8 m against
@@ -214,6 +215,7 @@ extension Snapshot {
         var conditions: [String] = []
         var order = "t.fid"
         var limit = candidates
+        var skip = 0
         switch selection {
         case .containing(let p):
             conditions.append("ST_Covers(t.geom, ST_SetSRID(ST_MakePoint(\(bind(.real(p.lon))), \(bind(.real(p.lat)))), 4326))")
@@ -227,17 +229,20 @@ extension Snapshot {
         case .within(let metres, let p):
             conditions.append("ST_DWithin(t.geom::geography, \(geography(p)), \(bind(.real(metres + DatabaseSelection.slack(metres, points: points)))), false)")
         case .intersecting(let box):
-            let corners = [box.minLon, box.minLat, box.maxLon, box.maxLat].map { bind(.real($0)) }
-            conditions.append("t.geom && ST_MakeEnvelope(\(corners.joined(separator: ", ")), 4326)")
-        case .all(let keys, let n):
+            let envelopes = BBox.parts(of: box).map { part in
+                "t.geom && ST_MakeEnvelope(\([part.minLon, part.minLat, part.maxLon, part.maxLat].map { bind(.real($0)) }.joined(separator: ", ")), 4326)"
+            }
+            conditions.append(envelopes.count == 1 ? envelopes[0] : "(" + envelopes.joined(separator: " OR ") + ")")
+        case .all(let keys, let n, let offset):
             if let keys { order = keys + ", t.fid" }
             if let n { limit = min(n, candidates ?? n) }
+            skip = offset
         }
         if let condition { conditions.append("(" + condition.sql + ")") }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let table = SQL.identifier(layer.name)
         if counting { return ("SELECT count(*) FROM \(table) AS t\(whereClause)", parameters) }
-        let limitClause = limit.map { " LIMIT " + bind(.integer(Int64($0))) } ?? ""
+        let limitClause = (limit.map { " LIMIT " + bind(.integer(Int64($0))) } ?? "") + (skip > 0 ? " OFFSET " + bind(.integer(Int64(skip))) : "")
         return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t\(whereClause) ORDER BY \(order)\(limitClause)", parameters)
     }
 

@@ -31,15 +31,20 @@ public struct ItemsRequest: Sendable {
     /// antimeridian).
     public var bbox: BBox?
     public var time: TimeRange?
-    /// Attribute conditions, compiled (`Query.filter`).
+    /// Attribute conditions, compiled (`Query.filter`), for a layer whose rows are loaded.
     public var filter: FeatureFilter?
+    /// The same conditions as SQL over the table as `t`, for a layer kept in the database
+    /// (`Query.sqlFilter`): PostgreSQL applies them, before the page.
+    public var condition: SQLCondition?
     public var offset: Int
     public var limit: Int
 
-    public init(bbox: BBox? = nil, time: TimeRange? = nil, filter: FeatureFilter? = nil, offset: Int = 0, limit: Int = 10) {
+    public init(bbox: BBox? = nil, time: TimeRange? = nil, filter: FeatureFilter? = nil, condition: SQLCondition? = nil,
+                offset: Int = 0, limit: Int = 10) {
         self.bbox = bbox
         self.time = time
         self.filter = filter
+        self.condition = condition
         self.offset = offset
         self.limit = limit
     }
@@ -50,25 +55,38 @@ public struct ItemsPage: Sendable {
     public let layer: Layer
     /// The features of the page (indices into the layer), in the layer's order.
     public let indices: [Int]
-    /// How many features the selection holds in all pages.
-    public let matched: Int
+    /// How many features the selection holds in all pages; nil on a layer kept in the
+    /// database, where counting them would cost more than the page (OGC API – Features makes
+    /// `numberMatched` optional).
+    public let matched: Int?
     public let offset: Int
     public let limit: Int
-
     /// Whether pages follow this one.
-    public var hasNext: Bool { offset + indices.count < matched }
+    public let hasNext: Bool
+
+    init(layer: Layer, indices: [Int], matched: Int?, offset: Int, limit: Int, hasNext: Bool) {
+        self.layer = layer
+        self.indices = indices
+        self.matched = matched
+        self.offset = offset
+        self.limit = limit
+        self.hasNext = hasNext
+    }
 }
 
 extension Snapshot {
-    /// The page of `layer`'s features that `request` selects, in the layer's (load) order.
+    /// The page of `layer`'s features that `request` selects, in the layer's (load) order: fid
+    /// order on a layer kept in the database, whose page PostgreSQL selects (DatabaseItems.swift).
     /// The filters run over every feature of the box (of the layer, without one), so they ask
     /// `deadline` as they go.
     public func items(_ layer: Layer, _ request: ItemsRequest, deadline: Deadline = .none) throws(EngineError) -> ItemsPage {
         guard (1...limits.maxRows).contains(request.limit) else {
             throw .invalidArgument(parameter: "limit", message: "must be between 1 and \(limits.maxRows), got \(request.limit)")
         }
-        guard request.offset >= 0 else { throw .invalidArgument(parameter: "offset", message: "must be 0 or more, got \(request.offset)") }
-        try requireRows(layer, "the items")
+        guard (0...Int(Int32.max)).contains(request.offset) else {
+            throw .invalidArgument(parameter: "offset", message: "must be between 0 and \(Int32.max), got \(request.offset)")
+        }
+        if layer.keptInDatabase { return try keptItems(layer, request, deadline: deadline) }
         if layer.rowsInDatabase { throw .notSupportedOnPostGIS("the items of a time-series table (its rows stay in the database)") }
         var selected: [Int]
         if let box = request.bbox {
@@ -87,7 +105,8 @@ extension Snapshot {
         try deadline.check()
         let start = min(request.offset, selected.count)
         let page = Array(selected[start..<min(selected.count, start + request.limit)])
-        return ItemsPage(layer: layer, indices: page, matched: selected.count, offset: request.offset, limit: request.limit)
+        return ItemsPage(layer: layer, indices: page, matched: selected.count, offset: request.offset, limit: request.limit,
+                         hasNext: start + page.count < selected.count)
     }
 
     /// The time the layer's features cover, from the earliest start to the latest end; nil for
@@ -106,17 +125,10 @@ extension Snapshot {
 
     /// The features whose geometry meets the box, in layer order; none for a table.
     func features(of layer: Layer, meeting box: BBox) throws(EngineError) -> [Int] {
-        for (lon, lat) in [(box.minLon, box.minLat), (box.maxLon, box.maxLat)] { try Check.position(Point(lon: lon, lat: lat), parameter: "bbox") }
-        guard box.minLat <= box.maxLat else {
-            throw .invalidArgument(parameter: "bbox", message: "the southern edge \(box.minLat) is north of the northern edge \(box.maxLat)")
-        }
+        try Check.box(box)
         guard let tree = layer.tree else { return [] }
-        // A box across the antimeridian is the two boxes either side of it.
-        let boxes = box.minLon <= box.maxLon ? [box]
-            : [BBox(minLon: box.minLon, minLat: box.minLat, maxLon: 180, maxLat: box.maxLat),
-               BBox(minLon: -180, minLat: box.minLat, maxLon: box.maxLon, maxLat: box.maxLat)]
         var found = Set<Int>()
-        for part in boxes {
+        for part in BBox.parts(of: box) {
             _ = tree.search(part) { index in
                 if layer.geometries[index]?.intersects(box: part) == true { found.insert(index) }
             }
@@ -161,5 +173,25 @@ private enum Items {
             if test(index) { kept.append(index) }
         }
         return kept
+    }
+}
+
+extension BBox {
+    /// A box as boxes that do not cross the antimeridian: itself, or (`minLon > maxLon`) the
+    /// two either side of it.
+    public static func parts(of box: BBox) -> [BBox] {
+        box.minLon <= box.maxLon ? [box]
+            : [BBox(minLon: box.minLon, minLat: box.minLat, maxLon: 180, maxLat: box.maxLat),
+               BBox(minLon: -180, minLat: box.minLat, maxLon: box.maxLon, maxLat: box.maxLat)]
+    }
+}
+
+extension Check {
+    /// A `bbox`: its corners are positions, its southern edge not north of its northern one.
+    static func box(_ box: BBox) throws(EngineError) {
+        for (lon, lat) in [(box.minLon, box.minLat), (box.maxLon, box.maxLat)] { try position(Point(lon: lon, lat: lat), parameter: "bbox") }
+        guard box.minLat <= box.maxLat else {
+            throw .invalidArgument(parameter: "bbox", message: "the southern edge \(box.minLat) is north of the northern edge \(box.maxLat)")
+        }
     }
 }

@@ -117,7 +117,7 @@ extension Output {
         w.endArray()
         Output.links(&w, links)
         w.key("timeStamp"); w.string(timeStamp)
-        w.key("numberMatched"); w.integer(Int64(page.matched))
+        if let matched = page.matched { w.key("numberMatched"); w.integer(Int64(matched)) }
         w.key("numberReturned"); w.integer(Int64(page.indices.count))
         w.endObject()
     }

@@ -11,7 +11,8 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 
-/// `postgresql://user[:password]@host[:port]/database` (also `postgres://`).
+/// `postgresql://user[:password]@host[:port]/database` (also `postgres://`). Without a password
+/// in it, the connection takes libpq's: PGPASSWORD, else the password file (PasswordFile.swift).
 public struct PostGISURL: Sendable, CustomStringConvertible {
     public var user: String
     public var password: String?
@@ -55,9 +56,13 @@ public struct PostGISURL: Sendable, CustomStringConvertible {
 }
 
 /// The database a PostGIS store lives in. Connections are opened when needed and kept (at most
-/// `maxIdle`); one that fails is dropped, so after a restart of PostgreSQL or a terminated
-/// backend the request that meets it answers `databaseUnavailable` (503), and the next opens a
-/// fresh connection.
+/// `maxIdle`). An error is either the database refusing a statement (a store error; the
+/// connection is fine and goes back) or the database not being there to answer: down, starting
+/// up, shutting down, a terminated backend, a lost connection (`databaseUnavailable`, 503 with
+/// Retry-After; `classify` decides which, one place for both connecting and running). On the
+/// second kind the connection and every idle one are dropped (after a restart they are all
+/// dead), and a read that met it on a kept connection runs once more on a new one: a restart the
+/// server is already back from costs no failed request.
 public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
     public let url: PostGISURL
     public var location: String { url.description }
@@ -82,28 +87,78 @@ public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
     }
 
     /// Runs `body` on a pooled connection; a connection that failed is closed, not returned.
-    public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws(EngineError) -> T {
-        let connection = try take()
-        do {
-            let result = try body(connection)
-            give(connection)
-            return result
-        } catch let error as PSQLError where error.code == .server {
-            // The server refused the statement (a bad query, a constraint): the connection is fine.
-            give(connection)
-            throw .store("\(location): \(PostGISDatabase.message(error))")
-        } catch let error as EngineError {
-            give(connection)
-            throw error
-        } catch {
-            PostGISDatabase.discard(connection)
-            throw .databaseUnavailable("the database at \(location) cannot be reached: \(PostGISDatabase.message(error)); the next request tries again")
+    /// `retryingOnce`: the body only reads, so when a kept connection turns out dead it runs
+    /// again on a new one.
+    public func withConnection<T>(retryingOnce: Bool = false, _ body: (PostgresConnection) throws -> T) throws(EngineError) -> T {
+        var (connection, kept) = try take()
+        while true {
+            do {
+                let result = try body(connection)
+                give(connection)
+                return result
+            } catch {
+                let failure = classify(error)
+                guard case .databaseUnavailable = failure else {
+                    give(connection)
+                    throw failure
+                }
+                PostGISDatabase.discard(connection)
+                for stale in idle.withLock({ list in defer { list.removeAll() }; return list }) { PostGISDatabase.discard(stale) }
+                // A new connection that fails says the database is down now: no second try then.
+                guard retryingOnce && kept else { throw failure }
+                kept = false
+                connection = try open()
+            }
         }
+    }
+
+    /// SQLSTATEs that say the server is not there to answer rather than that the statement is
+    /// wrong: class 08 (connection exceptions), 57P01 (terminating connection: a fast or smart
+    /// shutdown), 57P02 (crash shutdown), 57P03 (cannot connect now: starting up or shutting
+    /// down), 53300 (too many connections).
+    static func unavailableState(_ state: String) -> Bool {
+        state.hasPrefix("08") || ["57P01", "57P02", "57P03", "53300"].contains(state)
+    }
+
+    /// The one classification of what connecting or running a statement threw.
+    func classify(_ error: any Error) -> EngineError {
+        if let error = error as? EngineError { return error }
+        let message = PostGISDatabase.message(error)
+        if let error = error as? PSQLError {
+            switch error.code {
+            case .authMechanismRequiresPassword:
+                return .store("\(location): the server asks for a password and none was given: put it in the URL, in PGPASSWORD, or in "
+                              + "the password file (PGPASSFILE, else ~/.pgpass; ignored when others than its owner may read it)")
+            case .server where !PostGISDatabase.unavailableState(error.serverInfo?[.sqlState] ?? ""),
+                 // What the URL or the statement says, not the server's state: the same on the next try.
+                 .sslUnsupported, .unsupportedAuthMechanism, .saslError, .tooManyParameters:
+                return .store("\(location): \(message)")
+            default: break
+            }
+        }
+        return .databaseUnavailable("the database at \(location) cannot be reached: \(message); the next request tries again")
+    }
+
+    /// Whether the database answers `SELECT 1` within `seconds` (readiness). The statement runs
+    /// on a thread of its own, so a connection that hangs holds that thread, not the caller.
+    public func ping(timeout seconds: Double) throws(EngineError) {
+        let outcome = Locked<Result<Void, EngineError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { [self] in
+            let result = Result { () throws(EngineError) in _ = try rows("SELECT 1", [], deadline: .none) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + seconds) == .success, let result = outcome.withLock({ $0 }) else {
+            throw .databaseUnavailable("the database at \(location) did not answer SELECT 1 within \(seconds) s")
+        }
+        try result.get()
     }
 
     public func rows(_ sql: String, _ parameters: [AttributeValue], deadline: Deadline) throws(EngineError) -> [[AttributeValue]] {
         try deadline.check()
-        return try withConnection { connection in
+        // Every statement `rows` runs is a read (writes go through `execute`): safe to run again.
+        return try withConnection(retryingOnce: true) { connection in
             let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostGISDatabase.bindings(parameters)), logger: logger).wait()
             return result.rows.map { row in row.map(PostGISDatabase.value) }
         }
@@ -125,16 +180,19 @@ public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
         try connection.closeFuture.wait()
     }
 
-    private func take() throws(EngineError) -> PostgresConnection {
+    /// An idle connection (kept: true) or a new one.
+    private func take() throws(EngineError) -> (connection: PostgresConnection, kept: Bool) {
         while let connection = idle.withLock({ $0.popLast() }) {
-            if !connection.isClosed { return connection }
+            if !connection.isClosed { return (connection, true) }
         }
-        return try open()
+        return (try open(), false)
     }
 
     private func open() throws(EngineError) -> PostgresConnection {
         let id = PostGISDatabase.ids.withLock { $0 += 1; return $0 }
-        var configuration = PostgresConnection.Configuration(host: url.host, port: url.port, username: url.user, password: url.password,
+        // A URL without a password: libpq's PGPASSWORD or password file (PasswordFile.swift).
+        var configuration = PostgresConnection.Configuration(host: url.host, port: url.port, username: url.user,
+                                                             password: url.password ?? PasswordFile.password(for: url),
                                                              database: url.database, tls: .disable)
         configuration.options.connectTimeout = .seconds(5)
         // Time-series times are text ('2019-04-14 21:00:00.0 UTC'); a text without a zone reads as UTC, as UTCTime does.
@@ -143,11 +201,10 @@ public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
         configuration.options.additionalStartupParameters = [("TimeZone", "UTC"), ("jit", "off")]
         do {
             return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id, logger: logger).wait()
-        } catch let error as PSQLError where error.code == .server {
-            // Refused by the server: a wrong password, an unknown database or user.
-            throw .store("cannot open \(location): \(PostGISDatabase.message(error))")
         } catch {
-            throw .databaseUnavailable("the database at \(location) cannot be reached: \(PostGISDatabase.message(error))")
+            // Refused by the server (a wrong password, an unknown database or user) is a store
+            // error naming the URL; starting up, shutting down or not listening is unavailable.
+            throw classify(error)
         }
     }
 

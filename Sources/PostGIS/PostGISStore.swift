@@ -29,6 +29,10 @@ public struct PostGISSource: SnapshotSource {
                                   loadSeconds: seconds)
     }
 
+    public func checkReady(timeout: Double) throws(EngineError) {
+        try database.ping(timeout: timeout)
+    }
+
     /// LISTEN on `vltava_changes`, which every layer's trigger and `push` notify, on a
     /// connection of its own; when it drops, a new one listens a second later (and `changed` is
     /// called then too, for what may have been missed).

@@ -34,6 +34,44 @@ extension Query {
                 terms.append(.measures(Name(text: column, position: here)))
             }
         }
+        terms += try attributeTerms(on: layer, attributes)
+        guard !terms.isEmpty else { return nil }
+        let compiled: Predicate
+        do {
+            compiled = try Planner(snapshot: snapshot).compile(terms.count == 1 ? terms[0] : .and(terms), on: layer)
+        } catch {
+            throw FilterError(parameter: attributes.isEmpty ? "where" : "attr.\(attributes[0].name)", message: error.message)
+        }
+        // Decided once per feature here, so the search's filter is an array lookup.
+        let keep = (0..<layer.count).map(compiled)
+        return { keep[$0] }
+    }
+
+    /// The same attribute conditions for a layer kept in the database (OGC API items), as SQL
+    /// over its table as `t`, compiled by the FIND pushdown's own compiler; nil when there are
+    /// none. Equality on a column of the layer always has an exact SQL form.
+    public static func sqlFilter(on layer: Layer, in snapshot: Snapshot,
+                                 equal attributes: [(name: String, value: String)]) throws(FilterError) -> SQLCondition? {
+        let terms = try attributeTerms(on: layer, attributes)
+        guard let first = attributes.first, !terms.isEmpty else { return nil }
+        var compiler = SQLPushdown(snapshot: snapshot, layer: layer)
+        let sql: String
+        do {
+            sql = try compiler.condition(terms.count == 1 ? terms[0] : .and(terms), at: SourcePosition(line: 1, column: 1, length: 1))
+        } catch {
+            throw FilterError(parameter: "attr.\(first.name)", message: error.message)
+        }
+        guard !compiler.relaxed else {
+            throw FilterError(parameter: "attr.\(first.name)", message: "PostgreSQL cannot check this filter on '\(layer.name)', which stays in the database")
+        }
+        return SQLCondition(sql: sql, parameters: compiler.parameters)
+    }
+
+    /// `name = value` terms, each name resolved among the layer's columns (exactly, else
+    /// ignoring case) and each value read as the column's type.
+    static func attributeTerms(on layer: Layer, _ attributes: [(name: String, value: String)]) throws(FilterError) -> [Expression] {
+        let here = SourcePosition(line: 1, column: 1, length: 1)
+        var terms: [Expression] = []
         for (name, text) in attributes {
             let parameter = "attr.\(name)"
             let columns = layer.info.columns
@@ -56,19 +94,11 @@ extension Query {
                 default: throw FilterError(parameter: parameter, message: "'\(column.name)' holds true or false; \(Quote.input(text)) is neither")
                 }
             case .text, .dateTime, .blob:
+                guard !TextRule.holdsNUL(text) else { throw FilterError(parameter: parameter, message: "the value \(TextRule.nulMessage)") }
                 literal = .text(text)
             }
             terms.append(.compare(.attribute(Name(text: column.name, position: here)), .equal, literal, position: here))
         }
-        guard !terms.isEmpty else { return nil }
-        let compiled: Predicate
-        do {
-            compiled = try Planner(snapshot: snapshot).compile(terms.count == 1 ? terms[0] : .and(terms), on: layer)
-        } catch {
-            throw FilterError(parameter: attributes.isEmpty ? "where" : "attr.\(attributes[0].name)", message: error.message)
-        }
-        // Decided once per feature here, so the search's filter is an array lookup.
-        let keep = (0..<layer.count).map(compiled)
-        return { keep[$0] }
+        return terms
     }
 }

@@ -183,6 +183,10 @@ enum Lexer {
                         break
                     }
                     if bytes[j] == 0x0A { break }
+                    if bytes[j] == 0 {
+                        throw QueryError(kind: .invalid, code: "invalid_text", message: "the string starting here \(TextRule.nulMessage)",
+                                         line: line, column: column)
+                    }
                     value.append(bytes[j])
                     j += 1
                 }

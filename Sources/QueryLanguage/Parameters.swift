@@ -5,6 +5,15 @@
 
 import Geometry
 
+/// Text values may not hold a NUL character (U+0000), whichever store answers: PostgreSQL's text
+/// cannot hold one, so rather than a PostGIS store failing where a GeoPackage store answers
+/// nothing, both refuse it before either sees it: a bound `$n` (and an HTTP filter's value) as
+/// `invalid_parameter`, a quoted string of the statement as `invalid_text`, both 400.
+enum TextRule {
+    static func holdsNUL(_ text: String) -> Bool { text.utf8.contains(0) }
+    static let nulMessage = "holds a NUL character (U+0000), which no text value may hold"
+}
+
 /// A value bound to a parameter.
 public enum QueryValue: Sendable, Equatable {
     case number(Double)

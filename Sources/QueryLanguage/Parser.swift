@@ -76,6 +76,10 @@ struct Parser {
             throw QueryError(kind: .invalid, code: "missing_parameter", message: "no value for $\(n): \(parameters.count) value\(parameters.count == 1 ? " was" : "s were") given",
                              line: position.line, column: position.column, length: position.length, hint: "bind \(what) to $\(n)")
         }
+        if case .text(let text) = parameters[n - 1], TextRule.holdsNUL(text) {
+            throw QueryError(kind: .invalid, code: "invalid_parameter", message: "$\(n) \(TextRule.nulMessage)",
+                             line: position.line, column: position.column, length: position.length)
+        }
         return (parameters[n - 1], position)
     }
 

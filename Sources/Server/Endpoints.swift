@@ -466,6 +466,22 @@ struct Endpoints: Sendable {
         }
     }
 
+    /// `/readyz`: 200 when data requests can be answered, else the problem that says why
+    /// (503 `snapshot_loading`, `snapshot_unavailable`, `database_unavailable`).
+    func readiness(_ request: Request, _ context: APIContext) async throws -> Response {
+        _ = try Parameters(request, allowed: [])
+        switch await state.ready() {
+        case .success:
+            return Reply.json(request: request) { w in
+                w.beginObject()
+                w.key("status"); w.string("ready")
+                w.endObject()
+            }
+        case .failure(let problem):
+            throw problem
+        }
+    }
+
     func metricsText(_ request: Request, _ context: APIContext) throws -> Response {
         let snapshot = state.currentSnapshot
         var text = metrics.render(snapshotLoadedAt: snapshot?.loadedAt, snapshotLoadSeconds: snapshot?.loadSeconds)

@@ -21,6 +21,7 @@ public final class EngineState: Sendable {
     /// A change notification has asked for a reload that has not started yet.
     private let reloadPending = Locked(false)
     let metrics: HTTPMetrics
+    private let readiness = Readiness()
 
     init(metrics: HTTPMetrics) {
         self.metrics = metrics
@@ -34,6 +35,17 @@ public final class EngineState: Sendable {
         case .loading: throw .loading()
         case .failed(let message):
             throw APIError(.serviceUnavailable, code: "snapshot_unavailable", detail: "the data could not be loaded: \(message)")
+        }
+    }
+
+    /// Whether data requests can be answered now (`/readyz`): a snapshot is loaded and its store
+    /// answers (Readiness.swift keeps the answer for a moment).
+    func ready() async -> Result<Void, APIError> {
+        await readiness.current { [self] in
+            Result { () throws(APIError) in
+                guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); return }
+                do throws(EngineError) { try host.source.checkReady(timeout: Readiness.timeoutSeconds) } catch { throw APIError.engine(error) }
+            }
         }
     }
 

@@ -116,21 +116,18 @@ extension Endpoints {
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
         let query = request.uri.query ?? ""
         return try await heavyWork(context, snapshot) { budget in
-            // A layer kept in PostgreSQL: the rows in the box (all of them without one), at most
-            // `maxRows`, then paged and filtered as a loaded layer's.
-            let rows = try engine { () throws(EngineError) in
-                let selection: DatabaseSelection = bbox.flatMap { $0.minLon <= $0.maxLon ? .intersecting($0) : nil } ?? .all(order: nil, limit: nil)
-                return try snapshot.rows(of: layer, for: selection, deadline: budget.deadline)
-            }
-            let filter: FeatureFilter?
+            // A layer kept in PostgreSQL gets its filter as SQL: PostgreSQL selects the page.
+            var items = ItemsRequest(bbox: bbox, time: time, offset: offset, limit: limit)
             do throws(FilterError) {
-                filter = try Query.filter(on: rows, in: snapshot, measuring: [], equal: equal)
+                if layer.keptInDatabase {
+                    items.condition = try Query.sqlFilter(on: layer, in: snapshot, equal: equal)
+                } else {
+                    items.filter = try Query.filter(on: layer, in: snapshot, measuring: [], equal: equal)
+                }
             } catch {
                 throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
             }
-            let page = try engine { () throws(EngineError) in
-                try snapshot.items(rows, ItemsRequest(bbox: bbox, time: time, filter: filter, offset: offset, limit: limit), deadline: budget.deadline)
-            }
+            let page = try engine { () throws(EngineError) in try snapshot.items(layer, items, deadline: budget.deadline) }
             // Next and previous pages keep the request's parameters, with a new offset.
             func pageURL(at offset: Int) -> String {
                 let kept = query.split(separator: "&").filter { item in

@@ -243,6 +243,16 @@ enum OpenAPI {
         }
       }
     },
+    "/readyz": {
+      "get": {
+        "summary": "Readiness: 200 when data requests can be answered (the one for a load balancer to probe)",
+        "description": "A snapshot is loaded and its store answers: a GeoPackage once loaded, a PostGIS store when its database answers SELECT 1 within 1 s (the answer is kept for 250 ms). /healthz is the process's liveness and stays 200 while the database is down.",
+        "responses": {
+          "200": {"description": "status ready.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/metrics": {
       "get": {
         "summary": "Prometheus text format: requests and latency histograms per route, reloads",

@@ -87,9 +87,16 @@ public struct APIError: Error, Sendable {
         }
     }
 
+    /// What a response of that category says besides its status: an unavailable store or
+    /// database (restarting, a tile set's file being replaced) may be asked again in a second;
+    /// `/readyz` says when it is back.
+    static func headers(for category: ErrorCategory) -> HTTPFields {
+        category == .unavailable ? [.retryAfter: "1"] : [:]
+    }
+
     /// Any categorised error (a store's, an indoor import's) with its code and message.
     static func categorized(_ error: some CategorizedError) -> APIError {
-        APIError(status(for: error.category), code: error.code, detail: error.description)
+        APIError(status(for: error.category), code: error.code, detail: error.description, headers: headers(for: error.category))
     }
 
     /// Engine errors: the status of their category, with the members that name what they are
@@ -156,7 +163,7 @@ public struct APIError: Error, Sendable {
         var extra = JSONObject([("line", .integer(Int64(error.line))), ("column", .integer(Int64(error.column))),
                                 ("length", .integer(Int64(error.length)))])
         if let hint = error.hint { extra["hint"] = .string(Quote.capped(hint, limit: APIError.maxDetailCharacters)) }
-        return APIError(status(for: error.kind), code: error.code, detail: error.message, extra: extra)
+        return APIError(status(for: error.kind), code: error.code, detail: error.message, extra: extra, headers: headers(for: error.kind))
     }
 }
 

@@ -138,6 +138,7 @@ public final class VltavaServer: Sendable {
         (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try await $0.tile($1, $2) }),
         (.post, "/v1/admin/reload", { try await $0.reload($1, $2) }),
         (.get, "/healthz", { try $0.health($1, $2) }),
+        (.get, "/readyz", { try await $0.readiness($1, $2) }),
         (.get, "/metrics", { try $0.metricsText($1, $2) }),
         (.get, "/openapi.json", { try $0.openAPI($1, $2) }),
         (.get, "/", { try $0.mapPage($1, $2) }),

@@ -14,7 +14,7 @@ struct PushCommand: ParsableCommand {
     )
 
     @Argument(help: "The GeoPackage store to copy.") var geoPackage: String
-    @Argument(help: "The database: postgresql://user[:password]@host[:port]/db (PostGIS installed or installable).") var url: String
+    @Argument(help: "The database: postgresql://user[:password]@host[:port]/db (PostGIS installed or installable; without a password in it, PGPASSWORD or ~/.pgpass as for psql).") var url: String
 
     func run() throws {
         do {

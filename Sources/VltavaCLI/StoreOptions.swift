@@ -5,7 +5,7 @@ import Geometry
 
 /// `--db`, shared by every command that reads or writes the store.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The store: a GeoPackage file, or a PostGIS database as postgresql://user[:password]@host[:port]/db (filled by vltava push).", valueName: "file|url"))
+    @Option(name: .long, help: ArgumentHelp("The store: a GeoPackage file, or a PostGIS database as postgresql://user[:password]@host[:port]/db (filled by vltava push; without a password in it, PGPASSWORD or ~/.pgpass as for psql).", valueName: "file|url"))
     var db: String = StoreOptions.defaultPath
 
     @Option(name: .long, help: ArgumentHelp("On a PostGIS store: a feature layer with more rows than this stays in PostgreSQL, and each answer fetches the rows it needs (lines and stations always load).", valueName: "rows"))

@@ -475,14 +475,14 @@ struct PostGISStoreTests {
             let item = try server.get("/ogc/collections/districts/items/1")
             #expect(item.status == 200 && item.body.contains("\"id\":1"), "\(item)")
             #expect(try server.get("/ogc/collections/districts/items/999999").status == 404)
-            // OGC API items of a kept layer: the rows in the box fetched, then paged as the loaded layer's.
+            // OGC API items of a kept layer: the page selected in PostgreSQL, the loaded layer's
+            // page (OutageAndPagingTests.swift compares many), without numberMatched.
             let box = BBox(minLon: 14.40, minLat: 50.07, maxLon: 14.43, maxLat: 50.09)
             let expected = try embedded.items(try embedded.layer("parking"), ItemsRequest(bbox: box, offset: 5, limit: 5))
             let items = try server.get("/ogc/collections/parking/items?bbox=14.40,50.07,14.43,50.09&limit=5&offset=5")
-            #expect(items.status == 200 && items.body.contains("\"numberMatched\":\(expected.matched)"), "\(items)")
+            #expect(items.status == 200 && !items.body.contains("numberMatched") && items.body.contains("\"numberReturned\":5"), "\(items)")
             let layer = try embedded.layer("parking")
-            let ids = expected.indices.map { "\"id\":\(layer.fids[$0])" }
-            #expect(expected.matched > 10 && ids.count == 5 && ids.allSatisfy { items.body.contains($0) }, "\(ids) \(items.body.prefix(300))")
+            #expect((expected.matched ?? 0) > 10 && featureIDs(items.body) == expected.indices.map { layer.fids[$0] }, "\(items.body.prefix(300))")
             let query = try server.post("FIND parking NEAREST 1 TO POINT(14.42 50.08) RETURN fid")
             #expect(query.status == 200 && query.body.contains("\"fid\""), "\(query)")
         }
@@ -620,29 +620,6 @@ struct PostGISStoreTests {
             #expect(layers.status == 0 && !layers.stdout.contains("air_stations") && layers.stdout.contains("observations"), "\(layers.stdout)")
             let unknown = try CLI.run(["drop", "nothing_here", "--db", url])
             #expect(unknown.status != 0 && unknown.stderr.contains("unknown layer 'nothing_here'"), "\(unknown.stderr)")
-        }
-    }
-
-    /// The database stops under a running server: a clear 503, and once it is back the next
-    /// request answers without a restart of the server.
-    @Test func aDroppedDatabaseIs503AndRecoversOnItsOwn() async throws {
-        try await onAThreadOfItsOwn {
-            let (cluster, _) = try PushedStore.pushed.get()
-            let server = try ServedStore(cluster.url, cluster: cluster)
-            defer { server.stop() }
-            func post() throws -> (status: Int, body: String) {
-                try server.post("FIND districts CONTAINING POINT(14.42 50.08) RETURN NAZEV_MC")
-            }
-            let first = try server.firstAnswer(post)
-            #expect(first.status == 200 && first.body.contains("Praha 1"), "\(first)")
-            try cluster.pause()
-            let down = try post()
-            try cluster.resume()
-            #expect(down.status == 503, "\(down)")
-            #expect(down.body.contains("database_unavailable") && down.body.contains("postgresql://vltava@127.0.0.1:\(cluster.port)/vltava"), "\(down.body)")
-            #expect(!down.body.contains(PostgresCluster.password))
-            let back = try post()
-            #expect(back.status == 200 && back.body == first.body, "\(back)")
         }
     }
 

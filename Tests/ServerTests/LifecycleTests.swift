@@ -24,6 +24,8 @@ import Testing
         #expect(health.status == 503)
         #expect(health.header("Retry-After") == "1")
         #expect(health.object["code"] == .string("snapshot_loading"))
+        let notReady = try await get(server.port, "/readyz")
+        #expect(notReady.status == 503 && notReady.object["code"] == .string("snapshot_loading"))
         let data = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
         #expect(data.status == 503 && data.header("Content-Type") == "application/problem+json")
         // Bad parameters are still a 400: they do not depend on the data.
@@ -32,6 +34,13 @@ import Testing
         gate.signal()
         try await server.ready()
         #expect(try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880").status == 200)
+        // A GeoPackage store is ready once loaded (a readiness answer is kept for 250 ms).
+        var ready = try await get(server.port, "/readyz")
+        for _ in 0..<100 where ready.status != 200 {
+            try await Task.sleep(for: .milliseconds(50))
+            ready = try await get(server.port, "/readyz")
+        }
+        #expect(ready.status == 200 && ready.object["status"] == .string("ready"))
     }
 
     @Test func aStoreThatCannotLoadIs503WithTheReason() async throws {

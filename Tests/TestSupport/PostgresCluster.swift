@@ -104,9 +104,21 @@ public final class PostgresCluster: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Stops the server, keeping its data (for the dropped-connection test); `resume` starts it again.
-    public func pause() throws {
-        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"])
+    /// Stops the server, keeping its data (for the dropped-connection tests); `resume` starts it
+    /// again. `mode`: pg_ctl's, "fast" (sessions are terminated: 57P01) or "smart" (new
+    /// connections are refused with 57P03 while the sessions open run to their end); `wait`:
+    /// whether to return only once the server has stopped (else `waitUntilStopped`).
+    public func pause(mode: String = "fast", wait: Bool = true) throws {
+        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", mode, wait ? "-w" : "-W", "stop"])
+    }
+
+    /// Returns once the server no longer runs (pg_ctl status answers 3), polling for up to 60 s.
+    public func waitUntilStopped() throws {
+        for _ in 0..<600 {
+            if (try? run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "status"])) == nil { return }
+            usleep(100_000)
+        }
+        throw ClusterError(message: "PostgreSQL did not stop within 60 s")
     }
 
     public func resume() throws {

@@ -1,0 +1,64 @@
+// OGC API – Features' items of a layer kept in the database (DatabaseLayers.swift): the page is
+// selected by PostgreSQL, so `limit=1` or a property filter on a layer of a million rows reads
+// one page of rows, not the layer. Rows come in fid order, the order the layer loads in, so the
+// pages are the ones the same layer loaded (or in a GeoPackage) gives.
+//
+// - No bbox: the attribute condition (`ItemsRequest.condition`, compiled by the query language
+//   to exact SQL) is the whole selection, so `ORDER BY fid LIMIT limit + 1 OFFSET offset` is the
+//   page, and the one row more says whether another follows.
+// - A bbox: SQL's `geom && envelope` is a superset (bounding boxes, float4-rounded), and the
+//   engine's own test (`Geometry.intersects(box:)`) decides each candidate, as on a loaded layer;
+//   so the candidates are walked in fid order, a bounded chunk per statement (keyset: `fid >`
+//   the last one), the first `offset` that pass skipped, until the page and one more are found.
+//
+// `numberMatched` is left out (`ItemsPage.matched` nil): counting a million rows for each page
+// would cost more than the page.
+
+import Geometry
+import Store
+
+extension Snapshot {
+    func keptItems(_ layer: Layer, _ request: ItemsRequest, deadline: Deadline) throws(EngineError) -> ItemsPage {
+        guard let database else { throw .store("'\(layer.name)' is kept in a database this snapshot does not have") }
+        // A kept layer has no time (stations of a series load): the error names the layers that do.
+        if request.time != nil { _ = try times(of: layer) }
+        guard request.filter == nil else {
+            throw .store("the items of '\(layer.name)', which stays in PostgreSQL, take their attribute filter as SQL (ItemsRequest.condition)")
+        }
+        var page: [StoredFeature] = []
+        if let box = request.bbox {
+            try Check.box(box)
+            let parts = BBox.parts(of: box)
+            let chunk = min(limits.maxRows, max(1_000, request.limit + 1))
+            var skipped = 0
+            var after = Int64.min
+            walk: while true {
+                // The attribute condition's parameters come first, then the key to start after.
+                var keyed = request.condition ?? SQLCondition(sql: "true", parameters: [])
+                keyed.sql = "(\(keyed.sql)) AND t.fid > $\(keyed.parameters.count + 1)"
+                keyed.parameters.append(.integer(after))
+                let (sql, parameters) = statement(layer, .intersecting(box), keyed, candidates: chunk)
+                let rows = try database.rows(sql, parameters, deadline: deadline)
+                for feature in try SQL.features(rows, of: layer.info) {
+                    after = feature.fid
+                    guard let geometry = feature.feature.geometry, parts.contains(where: { geometry.intersects(box: $0) }) else { continue }
+                    if skipped < request.offset {
+                        skipped += 1
+                        continue
+                    }
+                    page.append(feature)
+                    if page.count > request.limit { break walk }
+                }
+                if rows.count < chunk { break }
+                try deadline.check()
+            }
+        } else {
+            let selection = DatabaseSelection.all(order: nil, limit: request.limit + 1, offset: request.offset)
+            let (sql, parameters) = statement(layer, selection, request.condition, candidates: nil)
+            page = try SQL.features(try database.rows(sql, parameters, deadline: deadline), of: layer.info)
+        }
+        let hasNext = page.count > request.limit
+        let rows = try Layer(info: layer.info, features: Array(page.prefix(request.limit)), family: layer.family)
+        return ItemsPage(layer: rows, indices: Array(0..<rows.count), matched: nil, offset: request.offset, limit: request.limit, hasNext: hasNext)
+    }
+}
