@@ -69,7 +69,12 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     } catch {
         FuzzSupport.fail("a well-formed MBTiles file refused: \(error)")
     }
-    _ = (tiles.name, tiles.minZoom, tiles.maxZoom, tiles.bounds)
+    _ = (tiles.name, tiles.bounds)
+    // Zooms as TileJSON allows them (issue 30: a minzoom of -2^63, or 20 over a maxzoom of 2).
+    for zoom in [tiles.minZoom, tiles.maxZoom].compactMap({ $0 }) where !(0...30).contains(zoom) {
+        FuzzSupport.fail("zoom \(zoom) outside 0…30")
+    }
+    if let low = tiles.minZoom, let high = tiles.maxZoom, low > high { FuzzSupport.fail("minzoom \(low) above maxzoom \(high)") }
     // A NaN, infinite or huge center is set aside when the set opens (issue 19), so TileJSON
     // is fuzzed on every input.
     _ = JSONWriter.encode(tiles.tileJSON(tilesURL: "http://127.0.0.1/v1/tiles/fuzz/{z}/{x}/{y}"))

@@ -209,9 +209,25 @@ def survey():
     write("survey", "xy-floors.csv", b"x,y,floor,a,b,room\n1.5,2,0,-60,0,hall\n4,-3,1,-55,,lab\n")
 
 
+def snapshot_load():
+    # The stations as points; the smallest district's outer ring, every 8th vertex, as a polygon.
+    stations = open(os.path.join(FIX, "air", "stations-prague.csv"), encoding="utf-8").read().splitlines()[1:]
+    points = [f"P {c[5]} {c[4]}" for c in (line.split(",") for line in stations)]
+    districts = json.load(open(os.path.join(FIX, "prague", "districts.wgs84.geojson"), encoding="utf-8"))["features"]
+    smallest = min(districts, key=lambda f: len(json.dumps(f["geometry"])))
+    ring = smallest["geometry"]["coordinates"][0]
+    if smallest["geometry"]["type"] == "MultiPolygon":
+        ring = ring[0]
+    area = "A " + " ".join(f"{x} {y}" for x, y in ring[::8])
+    write("snapshot-load", "stations-and-a-district.txt", "\n".join(points + [area]) + "\n")
+    # Issue 30's coordinates: finite but far out of range, as another tool may write them.
+    write("snapshot-load", "huge-finite.txt", "P 1.7e308 1.7e308\nP -1.7e308 -1.7e308\nA -1e308 50.08 1e308 50.08 1e308 50.09\nP 14.42 50.09\n")
+    write("snapshot-load", "edges.txt", "P 180 90\nP -180 -90\nL -180 0 180 0\nA 179.9 -90 180 -90 180 90\nP nan 1\nL inf 0 0 0\n")
+
+
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)
-    for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "csv", "survey"]:
+    for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "csv", "survey", "snapshot-load"]:
         os.makedirs(os.path.join(OUT, target), exist_ok=True)
     query()
     mvt()
@@ -221,5 +237,6 @@ if __name__ == "__main__":
     mbtiles_meta()
     csv()
     survey()
+    snapshot_load()
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
     print(f"seeds: {sum(len(fs) for _, _, fs in os.walk(OUT))} files, {total} bytes in {os.path.relpath(OUT, ROOT)}")

@@ -26,7 +26,7 @@ root=$PWD
 usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags…] | scripts/fuzz.sh build [TARGET|all]" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 
-all_targets=(query mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta csv survey)
+all_targets=(query mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta csv survey snapshot-load)
 # The package's modules in dependency order, and what each imports (Package.swift).
 module_order=(Geometry SQLite Wire SpatialIndex Store Indoor ZooPraha VectorTiles Routing Engine QueryLanguage)
 declare -A module_deps=(
@@ -40,6 +40,7 @@ declare -A module_deps=(
 declare -A target_module=(
     [query]="QueryLanguage ZooPraha" [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry
     [osm-pbf]=Routing [osm-xml]=Routing [mbtiles-meta]=VectorTiles [csv]=Store [survey]=Indoor
+    [snapshot-load]=Engine
 )
 
 build=.build-fuzz/fuzz

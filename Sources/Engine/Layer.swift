@@ -41,7 +41,7 @@ public final class Layer: Sendable {
     let hull: Polygon?
 
     /// The features left out at load, one message each naming the layer, the fid and why
-    /// (a geometry that could not be read, or with a NaN or infinite coordinate).
+    /// (a geometry that could not be read, or with a position that is not WGS 84 lon/lat).
     public let warnings: [String]
 
     /// A layer of a PostGIS store whose rows stay in the database, so the layer holds none of
@@ -59,7 +59,7 @@ public final class Layer: Sendable {
     public var keptInDatabase: Bool { rowsInDatabase && info.timeSeries == nil }
 
     /// `skipped`: the features the store could not read, reported as warnings. A feature whose
-    /// geometry has a NaN or infinite coordinate is left out with a warning too, so one bad
+    /// geometry has a position out of range (`refusal(of:in:)`) is left out with a warning too, so one bad
     /// feature never makes the store unloadable; an index builder refusing its input (which
     /// these checks leave no way to) is an error naming the layer and the fid.
     /// `family`: what the layer holds when its rows say less than the store does (a layer kept
@@ -72,8 +72,8 @@ public final class Layer: Sendable {
         var features: [StoredFeature] = []
         features.reserveCapacity(input.count)
         for feature in input {
-            if let bad = feature.feature.geometry?.firstNonFinitePosition {
-                warnings.append(Layer.leftOut(info.name, feature.fid, "the coordinate (\(bad.lon), \(bad.lat)) is not a finite number"))
+            if let refused = Layer.refusal(of: feature, in: info.name) {
+                warnings.append(refused)
             } else {
                 features.append(feature)
             }
@@ -131,6 +131,16 @@ public final class Layer: Sendable {
             points = nil
         }
         hull = family == .polygons ? nil : ConvexHull.of(geometries)
+    }
+
+    /// The one check of the coordinates that enter a snapshot (a layer built here, or one
+    /// streamed into the snapshot file): a feature with a position that is not WGS 84 lon/lat
+    /// (NaN, infinite, or outside ±180/±90, as a finite 1e308 from another tool is) is left
+    /// out, and this is its warning; nil when it may stay. Every later step (index grids, tile
+    /// zooms) relies on it: no coordinate of a layer is outside the range.
+    static func refusal(of feature: StoredFeature, in layer: String) -> String? {
+        guard let bad = feature.feature.geometry?.firstInvalidPosition else { return nil }
+        return leftOut(layer, feature.fid, bad.description)
     }
 
     static func leftOut(_ layer: String, _ fid: Int64, _ reason: String) -> String {

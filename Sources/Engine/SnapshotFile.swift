@@ -208,7 +208,7 @@ enum SnapshotFile {
 
 /// One layer's part of the snapshot file, built from its features in the store's fid order,
 /// one at a time (`add`), holding what a loaded `Layer` would hold of it with the same rules
-/// (Layer.swift): a feature with a NaN or infinite coordinate is left out with a warning, the
+/// (Layer.swift): a feature with a position out of range (`Layer.refusal`) is left out with a warning, the
 /// same areas, boxes, R-tree and polygon index, the same attribute names. Geometries (as WKB)
 /// and attribute records go to two scratch files, unlinked at once, and are copied into the
 /// snapshot file by `finish`, after the fids and areas, where a reader expects them.
@@ -258,8 +258,8 @@ final class LayerStream {
     func add(_ stored: StoredFeature) -> Bool {
         guard refusal == nil, failure == nil else { return false }
         let geometry = stored.feature.geometry
-        if let bad = geometry?.firstNonFinitePosition {
-            leftOut.append(Layer.leftOut(info.name, stored.fid, "the coordinate (\(bad.lon), \(bad.lat)) is not a finite number"))
+        if let refused = Layer.refusal(of: stored, in: info.name) {
+            leftOut.append(refused)
             return true
         }
         switch geometry {

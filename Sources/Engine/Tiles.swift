@@ -229,13 +229,17 @@ extension Snapshot {
             object["minzoom"] = .integer(Int64(zooms.lowerBound))
             object["maxzoom"] = .integer(Int64(zooms.upperBound))
             let b = layer.bounds
-            // Layers hold only finite coordinates in range (checked at load); an empty layer
-            // has no bounds and so no center.
+            // A loaded layer's features are within ±180/±90 (`Layer.refusal`); a layer kept in
+            // the database has the extent the database gave. An empty layer has no bounds and
+            // so no center.
             if !b.isEmpty && b.isFinite {
                 object["bounds"] = .array([.double(b.minLon), .double(b.minLat), .double(b.maxLon), .double(b.maxLat)])
-                // The zoom at which the bounds fit one 256-pixel tile's width, within the zooms.
+                // The zoom at which the bounds fit one 256-pixel tile's width, within the zooms;
+                // clamped as a Double, since a span past 360° (or an overflow to infinity) has a
+                // log below 0 or of -infinity, which no Int holds.
                 let span = max(b.maxLon - b.minLon, 1e-9)
-                let zoom = min(max(Int(log2(360 / span).rounded(.down)), zooms.lowerBound), zooms.upperBound)
+                let fit = log2(360 / span).rounded(.down)
+                let zoom = Int(min(max(fit, Double(zooms.lowerBound)), Double(zooms.upperBound)))
                 object["center"] = .array([.double((b.minLon + b.maxLon) / 2), .double((b.minLat + b.maxLat) / 2), .integer(Int64(zoom))])
             }
             return .object(object)

@@ -43,11 +43,18 @@ public enum AttributeValue: Hashable, Sendable {
     }
 }
 
-/// Attributes in the order the source gave them. Small (a handful to a few dozen names), so a
-/// linear lookup beats hashing; the order is what a user sees in `DESCRIBE` and in output.
+/// Attributes in the order the source gave them. Usually small (a handful to a few dozen
+/// names), where a linear lookup beats hashing; past `indexedFrom` names a name → position
+/// index takes over, so that building a wide row stays linear (issue 30: a CSV of 10⁵ columns
+/// spent 20 s in the per-name search, 10⁶ columns more than 280 s). The order is what a user
+/// sees in `DESCRIBE` and in output.
 public struct Attributes: Hashable, Sendable, Sequence {
     public private(set) var names: [String]
     public private(set) var values: [AttributeValue]
+    /// Name → position once there are more than `indexedFrom` names; nil below that.
+    private var positions: [String: Int]?
+
+    static let indexedFrom = 32
 
     public init() {
         names = []
@@ -64,23 +71,50 @@ public struct Attributes: Hashable, Sendable, Sequence {
     /// The value of `name`, or nil when the feature has no such attribute. Setting a value
     /// replaces an existing one in place or appends a new name.
     public subscript(name: String) -> AttributeValue? {
-        get {
-            guard let i = names.firstIndex(of: name) else { return nil }
-            return values[i]
-        }
+        get { position(of: name).map { values[$0] } }
         set {
-            if let i = names.firstIndex(of: name) {
+            if let i = position(of: name) {
                 if let newValue {
                     values[i] = newValue
                 } else {
                     names.remove(at: i)
                     values.remove(at: i)
+                    reindex()
                 }
             } else if let newValue {
                 names.append(name)
                 values.append(newValue)
+                if positions != nil {
+                    positions?[name] = names.count - 1
+                } else if names.count > Attributes.indexedFrom {
+                    reindex()
+                }
             }
         }
+    }
+
+    private func position(of name: String) -> Int? {
+        if let positions { return positions[name] }
+        return names.firstIndex(of: name)
+    }
+
+    /// Builds the index for a wide row, or drops it for a narrow one. Names are distinct.
+    private mutating func reindex() {
+        guard names.count > Attributes.indexedFrom else {
+            positions = nil
+            return
+        }
+        var index = [String: Int](minimumCapacity: names.count)
+        for (i, name) in names.enumerated() { index[name] = i }
+        positions = index
+    }
+
+    // The index is derived from the names: equality and hashing leave it out.
+    public static func == (a: Attributes, b: Attributes) -> Bool { a.names == b.names && a.values == b.values }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(names)
+        hasher.combine(values)
     }
 
     public func makeIterator() -> Zip2Sequence<[String], [AttributeValue]>.Iterator {

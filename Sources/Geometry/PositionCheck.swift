@@ -40,3 +40,27 @@ extension Point {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
     }
 }
+
+extension Geometry {
+    /// Why the first of the geometry's positions that `Point.checked` refuses is not a WGS 84
+    /// position (NaN or infinite, or out of range: a finite 1e308 longitude traps every grid
+    /// and zoom computation downstream), or nil when every one is valid. A layer's features pass
+    /// here when they enter a snapshot.
+    public var firstInvalidPosition: PositionError? {
+        var found: PositionError?
+        forEachCoordinateArray { coordinates in
+            guard found == nil else { return }
+            var i = 0
+            while i + 1 < coordinates.count {
+                let (lon, lat) = (coordinates[i], coordinates[i + 1])
+                // NaN fails both comparisons, so one test per position covers every case.
+                if !(abs(lon) <= 180 && abs(lat) <= 90) {
+                    do throws(PositionError) { _ = try Point.checked(lon: lon, lat: lat) } catch { found = error }
+                    return
+                }
+                i += 2
+            }
+        }
+        return found
+    }
+}

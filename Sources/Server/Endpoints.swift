@@ -99,7 +99,7 @@ struct Endpoints: Sendable {
     func nearest(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["lon", "lat", "k", "within_m", "where", "geometry"], attributes: true)
         let point = try parameters.position()
-        let k = try parameters.int("k", default: 1, range: 1...Int(Int32.max))
+        let k = try parameters.int("k", default: 1, range: nil)  // checked by `nearest` (`Check.k`)
         let within = try parameters.double("within_m")
         let mode = GeometryMode(try parameters.bool("geometry"))
         let snapshot = try state.snapshot()

@@ -10,7 +10,7 @@ extension Endpoints {
     func locate(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["venue", "k", "method", "fingerprints", "geometry"])
         var options = LocateOptions()
-        options.k = try parameters.int("k", default: options.k, range: 1...Int(Int32.max))
+        options.k = try parameters.int("k", default: options.k, range: nil)  // checked by `locate`
         if let name = parameters.string("method") {
             guard let method = LocateMethod(rawValue: name) else { throw APIError.invalidParameter("method", "\(Quote.input(name)) is not knn or wknn") }
             options.method = method

@@ -50,10 +50,15 @@ struct Parameters {
         return value
     }
 
-    func int(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(APIError) -> Int {
+    /// A whole number. `range: nil` when the engine operation checks the bound itself (k of
+    /// nearest and locate, against its limits): one place for the bound, so every value out of
+    /// it gets the same words, never a second, wider bound of the server's own.
+    func int(_ name: String, default fallback: Int, range: ClosedRange<Int>?) throws(APIError) -> Int {
         guard let text = values[name] else { return fallback }
         guard let value = Int(text) else { throw .invalidParameter(name, "\(Quote.input(text)) is not a whole number") }
-        guard range.contains(value) else { throw .invalidParameter(name, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)") }
+        if let range, !range.contains(value) {
+            throw .invalidParameter(name, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
+        }
         return value
     }
 

@@ -25,17 +25,24 @@ package enum CSVError: Error, CustomStringConvertible {
     case empty
     case unterminatedQuote(line: Int)
     case wrongFieldCount(line: Int, expected: Int, found: Int)
+    case tooManyColumns(found: Int, limit: Int)
 
     package var description: String {
         switch self {
         case .empty: "the file has no header row"
         case .unterminatedQuote(let line): "line \(line): a quoted field is never closed"
         case .wrongFieldCount(let line, let expected, let found): "line \(line): expected \(expected) fields as in the header, found \(found)"
+        case .tooManyColumns(let found, let limit): "the header has \(found) columns; an import takes at most \(limit)"
         }
     }
 }
 
 package enum CSV {
+    /// An import's header, refused when wider than `ImportLimits.maxCSVColumns`.
+    package static func checkImportHeader(_ header: [String]) throws(CSVError) {
+        guard header.count <= ImportLimits.maxCSVColumns else { throw .tooManyColumns(found: header.count, limit: ImportLimits.maxCSVColumns) }
+    }
+
     package static func parse(_ bytes: [UInt8]) throws(CSVError) -> CSVTable {
         var reader = CSVRecordReader()
         var records: [(line: Int, fields: [String])] = []

@@ -77,6 +77,7 @@ extension Importer {
         do {
             try CSV.forEachRecord(path: source.path) { line, fields, decimalComma in
                 guard let header else {
+                    try CSV.checkImportHeader(fields)
                     table.decimalComma = decimalComma
                     header = fields.map { $0.trimmingSpaces }
                     tallies = Array(repeating: CSVTypeTally(), count: fields.count)
@@ -257,6 +258,11 @@ extension Importer {
         }
         let keyLayer = try store.layer(keyLayerName)
         let table = try parseCSV(bytes, file: file)
+        do {
+            try CSV.checkImportHeader(table.header)
+        } catch {
+            throw .importFailed(file: file, problems: [ImportProblem(location: "", message: error.description)])
+        }
         let keyIndex = try column(options.keyColumn, orOneOf: keyColumnNames, role: "station key", option: "--key", in: table.header, file: file)
         let startIndex = try column(nil, orOneOf: startColumnNames, role: "interval start", option: "a column named datefromutc or interval_start", in: table.header, file: file)
         let endIndex = try column(nil, orOneOf: endColumnNames, role: "interval end", option: "a column named datetoutc or interval_end", in: table.header, file: file)

@@ -81,6 +81,7 @@ extension Importer {
         guard let dataset else { throw failure("GDAL cannot open the file: \(GDALLibrary.lastError)") }
         defer { GDALClose(dataset) }
 
+        if let missing = missingCompanion(dataset, path: source.path) { throw failure(missing) }
         let layer = try chooseLayer(dataset, sourceLayer: options.sourceLayer, file: file)
         let crs = layerCRS(layer)
         let fidColumn = OGR_L_GetFIDColumn(layer).map { String(cString: $0) } ?? ""
@@ -102,7 +103,18 @@ extension Importer {
         var wkb: [UInt8] = []
         var index = 0
         OGR_L_ResetReading(layer)
-        while !sink.cancelled, let handle = OGR_L_GetNextFeature(layer) {
+        while !sink.cancelled {
+            // NULL is both the end of the layer and a failed read: only GDAL's error state
+            // (per thread, cleared before each read) tells them apart. A FlatGeobuf cut short
+            // ended here after 2 of its 57 features as if it were complete.
+            CPLErrorReset()
+            guard let handle = OGR_L_GetNextFeature(layer) else {
+                let type = CPLGetLastErrorType()
+                if type == CE_Failure || type == CE_Fatal {
+                    throw failure("GDAL could not read feature \(index) (the file may be cut short or damaged): \(GDALLibrary.lastError)")
+                }
+                break
+            }
             defer {
                 OGR_F_Destroy(handle)
                 index += 1
@@ -125,6 +137,23 @@ extension Importer {
             let id: FeatureID? = !keepFIDs || fid < 0 ? nil : .integer(Int64(fid))
             sink.record(Feature(id: id, geometry: geometry, properties: properties))
         }
+    }
+
+    /// Why a Shapefile cannot be read whole, or nil: GDAL opens a `.shp` whose `.dbf` is
+    /// missing without a word and reads geometry alone, so every attribute would be lost in
+    /// silence. The files GDAL uses are its own list, whatever the extensions' case.
+    static func missingCompanion(_ dataset: GDALDatasetH, path: String) -> String? {
+        guard let driver = GDALGetDatasetDriver(dataset), GDALGetDriverShortName(driver).map({ String(cString: $0) }) == "ESRI Shapefile",
+              path.lowercased().hasSuffix(".shp") else { return nil }
+        let files = GDALGetFileList(dataset)
+        defer { CSLDestroy(files) }
+        var index = 0
+        while let entry = files?[index] {
+            if String(cString: entry).lowercased().hasSuffix(".dbf") { return nil }
+            index += 1
+        }
+        let dbf = ((path as NSString).lastPathComponent as NSString).deletingPathExtension + ".dbf"
+        return "the Shapefile has no \(dbf) beside it, which holds its attributes: without it only the geometries could be read"
     }
 
     struct FieldInfo: Sendable {

@@ -24,8 +24,14 @@ public final class MBTiles: Sendable {
     public let bounds: [Double]?
     /// The metadata's center, when it is three finite numbers in range.
     public let center: Center?
+    /// The zooms of the metadata (`minzoom`, `maxzoom`), each a whole number of 0…30 with the
+    /// min not above the max; one that is not is replaced by the tiles' own (`checkedZooms`).
+    /// Nil when the metadata has none.
+    public let minZoom: Int?
+    public let maxZoom: Int?
     /// Metadata set aside at open (a `center` or `bounds` that is not finite numbers in range,
-    /// as any tool may write): the set is served without it. Shown by `vltava tiles info` and
+    /// a zoom outside 0…30 or a minzoom above the maxzoom, as any tool may write): the set is
+    /// served without it. Shown by `vltava tiles info` and
     /// `vltava import`, logged by the server.
     public let warnings: [String]
     private let connection: Locked<ConnectionBox>
@@ -71,9 +77,13 @@ public final class MBTiles: Sendable {
             // used to trap converting it to an integer for TileJSON.
             let (bounds, boundsWarning) = MBTiles.checkedBounds(metadata["bounds"])
             let (center, centerWarning) = MBTiles.checkedCenter(metadata["center"])
+            let zooms = try MBTiles.checkedZooms(min: metadata["minzoom"], max: metadata["maxzoom"]) { () throws(SQLiteError) in
+                try MBTiles.zoomRange(ofTilesIn: database)
+            }
             self.bounds = bounds
             self.center = center
-            warnings = [boundsWarning, centerWarning].compactMap { $0 }
+            (minZoom, maxZoom) = (zooms.min, zooms.max)
+            warnings = [boundsWarning, centerWarning].compactMap { $0 } + zooms.warnings
             let query = try database.prepare("SELECT tile_data FROM tiles WHERE zoom_level = ? AND tile_column = ? AND tile_row = ?")
             connection = Locked(ConnectionBox(database: database, tileQuery: query))
         } catch let error as MBTilesError {
@@ -99,8 +109,45 @@ public final class MBTiles: Sendable {
         return meetsLatitudes && meetsLongitudes
     }
 
-    public var minZoom: Int? { metadata["minzoom"].flatMap { Int($0) } }
-    public var maxZoom: Int? { metadata["maxzoom"].flatMap { Int($0) } }
+    /// The metadata's `minzoom` and `maxzoom`, checked: each a whole number of 0…30, the min not
+    /// above the max (TileJSON's rules; a minzoom of -2^63, or 20 over a maxzoom of 2, makes an
+    /// invalid document). A value set aside is replaced by the tiles' lowest or highest zoom
+    /// (`tiles`, read only then), or by nothing when the set has no tiles, with a warning.
+    static func checkedZooms<E: Error>(min minText: String?, max maxText: String?,
+                                       tiles: () throws(E) -> ClosedRange<Int>?) throws(E) -> (min: Int?, max: Int?, warnings: [String]) {
+        func checked(_ key: String, _ text: String?) -> (zoom: Int?, warning: String?) {
+            guard let text else { return (nil, nil) }
+            guard let zoom = Int(text.trimmingCharacters(in: .whitespaces)), (0...30).contains(zoom) else {
+                return (nil, "metadata \(key) '\(text)' ignored: it is not a whole number of 0…30")
+            }
+            return (zoom, nil)
+        }
+        var (minZoom, minWarning) = checked("minzoom", minText)
+        var (maxZoom, maxWarning) = checked("maxzoom", maxText)
+        if let low = minZoom, let high = maxZoom, low > high {
+            (minZoom, maxZoom) = (nil, nil)
+            minWarning = "metadata minzoom \(low) and maxzoom \(high) ignored: the minzoom is above the maxzoom"
+        }
+        guard minWarning != nil || maxWarning != nil else { return (minZoom, maxZoom, []) }
+        let range = try tiles()
+        let derived = range.map { "the tiles' zooms \($0.lowerBound)…\($0.upperBound) are used" } ?? "the set has no tiles to take them from"
+        let warnings = [minWarning, maxWarning].compactMap { $0 }.map { $0 + "; " + derived }
+        // The tiles' range for every zoom set aside; the whole of it when a zoom kept from the
+        // metadata would still be on the wrong side of one taken from the tiles.
+        if minWarning != nil { minZoom = range?.lowerBound }
+        if maxWarning != nil { maxZoom = range?.upperBound }
+        if let low = minZoom, let high = maxZoom, low > high { (minZoom, maxZoom) = (range?.lowerBound, range?.upperBound) }
+        return (minZoom, maxZoom, warnings)
+    }
+
+    /// The lowest and highest zoom of the tiles within 0…30, or nil when there are none.
+    static func zoomRange(ofTilesIn database: Database) throws(SQLiteError) -> ClosedRange<Int>? {
+        let rows = try database.prepare("SELECT MIN(zoom_level), MAX(zoom_level) FROM tiles WHERE zoom_level BETWEEN 0 AND 30")
+        guard try rows.step(), !rows.isNull(0), !rows.isNull(1) else { return nil }
+        let (low, high) = (rows.int64(0), rows.int64(1))
+        guard (0...30).contains(low), (0...30).contains(high), low <= high else { return nil }
+        return Int(low)...Int(high)
+    }
 
     /// The numbers of a comma-separated metadata value; nil unless there are `count` of them.
     static func numbers(_ text: String, count: Int) -> [Double]? {

@@ -102,8 +102,11 @@ public enum TileMath {
     /// The XYZ tile containing a lon/lat point at a zoom (Web Mercator).
     public static func tile(lon: Double, lat: Double, zoom: Int) -> (x: Int, y: Int) {
         let n = Double(1 << max(0, min(zoom, 30)))
+        // Clamped first, so that any Double (a NaN, 1e308) gives a tile rather than trapping in
+        // the conversion to Int: `min`/`max` turn NaN into the bound.
+        let clampedLon = max(-180, min(180, lon))
         let clampedLat = max(-85.05112878, min(85.05112878, lat))
-        let x = Int(((lon + 180) / 360 * n).rounded(.down))
+        let x = Int(((clampedLon + 180) / 360 * n).rounded(.down))
         let phi = clampedLat * .pi / 180
         let y = Int(((1 - log(tan(phi) + 1 / cos(phi)) / .pi) / 2 * n).rounded(.down))
         let last = Int(n) - 1

@@ -59,6 +59,51 @@ import Testing
         #expect(karlin.map { try? snapshot.text("districts", $0.index, "NAZEV_MC") } == ["Praha 8"])
     }
 
+    /// Issue 30: finite but huge coordinates, as another tool may write them. Before, the
+    /// polygon at lon ±1e308 trapped the polygon index's grid ("Double value cannot be converted
+    /// to Int") and points at ±1.7e308 the TileJSON's zoom, killing `vltava serve` at load. A
+    /// store layer is WGS 84 lon/lat: such features are left out with a warning, in memory and
+    /// in the snapshot file alike.
+    @Test(arguments: [Snapshot.mappedLayerMinimumFeatures, 1])
+    func hugeFiniteCoordinatesAreLeftOutWithWarnings(mappedFrom minimumFeatures: Int) throws {
+        let path = try Fixtures.temporaryDirectory("huge-coordinates").appendingPathComponent("s.gpkg").path
+        let store = try GeoPackage(path: path, mode: .readWrite)
+        for (file, layer) in [("air/stations-prague.csv", "stations"), ("prague/districts.wgs84.geojson", "districts")] {
+            _ = try Importer.importFile(Fixtures.path(file), into: store, options: ImportOptions(layer: layer))
+        }
+        // AKALA and AKOBA, at the two ends of the doubles' range.
+        for (fid, value) in [(Int64(3), 1.7e308), (4, -1.7e308)] {
+            try RawStoreEdits.setGeometry(of: "stations", fid: fid, to: RawStoreEdits.geoPackageBlob(WKB.encode(.point(Point(lon: value, lat: value)))), in: path)
+        }
+        let praha1 = try #require(try store.features(of: "districts").first { $0.feature.properties["NAZEV_MC"] == .text("Praha 1") })
+        let wide = Polygon(rings: [[-1e308, 50.08, 1e308, 50.08, 1e308, 50.09, -1e308, 50.09, -1e308, 50.08]])
+        try RawStoreEdits.setGeometry(of: "districts", fid: praha1.fid, to: RawStoreEdits.geoPackageBlob(WKB.encode(.polygon(wide))), in: path)
+
+        let snapshot = try Snapshot.load(storePath: path, mappedLayerMinimumFeatures: minimumFeatures)
+        #expect(snapshot.warnings == [
+            "layer 'districts', fid \(praha1.fid) left out: longitude -1e+308 is outside -180…180",
+            "layer 'stations', fid 3 left out: latitude 1.7e+308 is outside -90…90",
+            "layer 'stations', fid 4 left out: latitude -1.7e+308 is outside -90…90",
+        ])
+        let districts = try snapshot.layer("districts")
+        #expect(districts.isMapped == (minimumFeatures == 1))
+        #expect(districts.count == 56 && districts.info.featureCount == 57)
+        #expect(try snapshot.containing(districts, at: Point(lon: 14.4208, lat: 50.0880)).isEmpty)
+        let karlin = try snapshot.containing(districts, at: Point(lon: 14.442049, lat: 50.094238))
+        #expect(karlin.map { try? snapshot.text("districts", $0.index, "NAZEV_MC") } == ["Praha 8"])
+        let stations = try snapshot.layer("stations")
+        #expect(stations.count == 15 && stations.index(ofFID: 3) == nil && stations.index(ofFID: 4) == nil)
+        // The TileJSON of the layer: the bounds of the 15 stations left, a center at zoom 10
+        // (log2(360 / 0.280594°) = 10.3).
+        guard case .object(let doc) = snapshot.tileJSON(.layer(stations), tilesURL: "x") else { Issue.record("not an object"); return }
+        #expect(doc["bounds"] == .array([.double(14.257226), .double(50.007305), .double(14.53782), .double(50.12653)]))
+        #expect(doc["center"] == .array([.double((14.257226 + 14.53782) / 2), .double((50.007305 + 50.12653) / 2), .integer(10)]))
+        // A reload of the same store (what SIGHUP does) loads it again.
+        let host = try Engine(storePath: path)
+        try host.reload()
+        #expect(host.snapshot.warnings == snapshot.warnings)
+    }
+
     /// A failed reload keeps the snapshot that was there (here the store stops being a
     /// GeoPackage at all).
     @Test func aFailedReloadKeepsTheOldSnapshot() throws {

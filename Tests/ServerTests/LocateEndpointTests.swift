@@ -56,6 +56,15 @@ import Testing
         #expect(unknown.json["detail"] == .string("unknown venue 'wmu_libary' — did you mean 'wmu_library'?"))
         let duplicate = try await post(server.port, "/v1/locate", body: #"{"b3001": -78, "b3001": -70}"#)
         #expect(duplicate.json["beacon"] == .string("b3001"))
+        // Issue 30: one bound for k, the engine's (`maxLocateK`), in both directions. Before,
+        // k=0 was refused by the server's own wider bound, "between 1 and 2147483647".
+        for k in [0, 101, -5] {
+            let outside = try await post(server.port, "/v1/locate?k=\(k)", body: #"{"b3001": -78}"#)
+            #expect(outside.json["detail"] == .string("k: must be between 1 and 100, got \(k)"))
+        }
+        // So for nearest's k, whose bound is the engine's row limit.
+        let none = try await get(server.port, "/v1/layers/stations/nearest?lon=14.42&lat=50.08&k=0")
+        #expect(none.status == 400 && none.json["detail"] == .string("k: must be between 1 and 10000, got 0"))
         let positive = try await post(server.port, "/v1/locate", body: #"{"b3001": 12}"#)
         #expect(positive.json["detail"] == .string("beacon 'b3001': 12 dBm is out of range; a received strength lies from -200 to 0 dBm (negative numbers)"))
     }

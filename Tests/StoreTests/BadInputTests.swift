@@ -136,6 +136,70 @@ import Testing
         try expectFailure(points, ["import of points.csv failed", "line 3: column 'height': '-inf' is not a finite number"])
     }
 
+    /// Issue 30: a FlatGeobuf cut in the middle imported the features before the cut and
+    /// reported success, since GDAL's read error ended the loop as the end of the layer does.
+    /// Now it fails naming the file and GDAL's error, and changes nothing, under `--replace` too.
+    @Test func truncatedFlatGeobufFails() throws {
+        let dir = try Fixtures.temporaryDirectory("fgb-cut")
+        let whole = dir.appendingPathComponent("districts.fgb").path
+        try ogr2ogr(["-f", "FlatGeobuf", whole, Fixtures.path("prague/districts.wgs84.geojson")])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let cut = dir.appendingPathComponent("districts-cut.fgb")
+        try bytes.prefix(bytes.count / 2).write(to: cut)
+        let expected = ["import of districts-cut.fgb failed; the store is unchanged:\n  - GDAL could not read feature ",
+                        " (the file may be cut short or damaged): Fatal error parsing feature"]
+        try expectFailure(cut.path, expected)
+        try expectFailure(cut.path, layer: "stations", expected) { $0.replace = true }
+        // The whole file imports, all 57 features.
+        let (store, _) = try freshStore()
+        #expect(try Importer.importFile(whole, into: store, options: ImportOptions(layer: "districts")).featureCount == 57)
+    }
+
+    /// Issue 30: a Shapefile without its .dbf imported its geometries alone, without a word
+    /// about the attributes left behind.
+    @Test func shapefileWithoutItsDBFFails() throws {
+        let dir = try Fixtures.temporaryDirectory("shp-no-dbf")
+        let shp = dir.appendingPathComponent("districts.shp").path
+        try ogr2ogr(["-f", "ESRI Shapefile", "-lco", "ENCODING=UTF-8", shp, Fixtures.path("prague/districts.wgs84.geojson")])
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("districts.dbf"))
+        try expectFailure(shp, ["""
+            import of districts.shp failed; the store is unchanged:
+              - the Shapefile has no districts.dbf beside it, which holds its attributes: without it only the geometries could be read
+            """])
+    }
+
+    /// Issue 30: a CSV header of 10⁵ columns took 19.8 s before failing in SQLite (10⁶: more
+    /// than 280 s), each row's attributes built by a search per name. A header past
+    /// `ImportLimits.maxCSVColumns` is refused at once; one at the cap imports whole.
+    @Test func csvHeaderWiderThanTheCapIsRefused() throws {
+        func csv(columns: Int, rows: Int) -> String {
+            let names = ["lon", "lat"] + (0..<(columns - 2)).map { "c\($0)" }
+            let lines = (0..<rows).map { row in (["14.4\(row)", "50.0\(row)"] + (0..<(columns - 2)).map { String($0 * 10 + row) }).joined(separator: ",") }
+            return ([names.joined(separator: ",")] + lines).joined(separator: "\n") + "\n"
+        }
+        let wide = try write(csv(columns: 100_000, rows: 2), name: "wide.csv")
+        try expectFailure(wide, ["import of wide.csv failed; the store is unchanged:\n  - the header has 100000 columns; an import takes at most 1000"])
+        let observations = try write("code,datefromutc,datetoutc," + (0..<1_000).map { "v\($0)" }.joined(separator: ",") + "\n", name: "wide-obs.csv")
+        try expectFailure(observations, ["import of wide-obs.csv failed; the store is unchanged:\n  - the header has 1003 columns; an import takes at most 1000"]) {
+            $0.timeSeriesOf = "stations"
+        }
+
+        #expect(ImportLimits.maxCSVColumns == 1_000)
+        let atCap = try write(csv(columns: ImportLimits.maxCSVColumns, rows: 3), name: "at-cap.csv")
+        let (store, _) = try freshStore()
+        let report = try Importer.importFile(atCap, into: store, options: ImportOptions(layer: "wide"))
+        #expect(report.featureCount == 3)
+        #expect(try store.layer("wide").columns.map(\.name) == (0..<998).map { "c\($0)" })
+        let third = try #require(try store.features(of: "wide").last?.feature)
+        #expect(third.properties["c0"] == .integer(2) && third.properties["c997"] == .integer(9972))
+        #expect(third.geometry == .point(Point(lon: 14.42, lat: 50.02)))
+    }
+
+    func ogr2ogr(_ arguments: [String]) throws {
+        let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["ogr2ogr"] + arguments, timeout: 60)
+        #expect(result.status == 0, "ogr2ogr \(arguments.joined(separator: " ")): \(result.stderr)")
+    }
+
     @Test func invalidLayerNames() throws {
         try expectFailure(Fixtures.path("air/stations-prague.csv"), layer: "gpkg_contents", ["reserved"])
         try expectFailure(Fixtures.path("air/stations-prague.csv"), layer: "my layer", ["invalid layer name 'my layer'"])

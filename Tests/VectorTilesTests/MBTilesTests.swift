@@ -115,6 +115,42 @@ import Testing
         #expect(doc["center"] == .array([.double((-123.12359 + 174.763027) / 2), .double((-37.818085 + 59.352706) / 2), .integer(0)]))
     }
 
+    /// Issue 30: zooms that TileJSON forbids (outside 0…30, or a minzoom above the maxzoom)
+    /// are set aside at open with a warning, and the tiles' own zooms (0…6 here) take their
+    /// place. Before, TileJSON carried a minzoom of -2^63, or 20 over a maxzoom of 2.
+    @Test(arguments: [
+        (["minzoom": "-9223372036854775808"], "metadata minzoom '-9223372036854775808' ignored: it is not a whole number of 0…30"),
+        (["maxzoom": "31"], "metadata maxzoom '31' ignored: it is not a whole number of 0…30"),
+        (["minzoom": "2.5"], "metadata minzoom '2.5' ignored: it is not a whole number of 0…30"),
+        (["minzoom": "20", "maxzoom": "2"], "metadata minzoom 20 and maxzoom 2 ignored: the minzoom is above the maxzoom"),
+        // A minzoom kept but above the tiles' maxzoom taken for a bad one: the tiles' range.
+        (["minzoom": "9", "maxzoom": "x"], "metadata maxzoom 'x' ignored: it is not a whole number of 0…30"),
+    ])
+    func invalidZoomsAreTakenFromTheTiles(metadata: [String: String], reason: String) throws {
+        let path = try RawStoreEdits.copy(ofFixture: "mbtiles/mbtileserver-world_cities.mbtiles", as: "bad-zooms.mbtiles")
+        for (name, value) in metadata { try RawStoreEdits.setMBTilesMetadata(name, to: value, in: path) }
+        let set = try MBTiles(path: path)
+        #expect(set.warnings == [reason + "; the tiles' zooms 0…6 are used"])
+        #expect(set.minZoom == 0 && set.maxZoom == 6)
+        guard case .object(let doc) = set.tileJSON(tilesURL: "x") else { Issue.record("not an object"); return }
+        #expect(doc["minzoom"] == .integer(0) && doc["maxzoom"] == .integer(6))
+        // Every tile is inside the zooms again (with 20 over 2, none was).
+        #expect(set.covers(z: 3, x: 4, y: 3))
+    }
+
+    /// With no tiles to take them from, zooms set aside are left out of TileJSON.
+    @Test func invalidZoomsOfASetWithoutTilesAreLeftOut() throws {
+        let path = try RawStoreEdits.copy(ofFixture: "mbtiles/mbtileserver-world_cities.mbtiles", as: "no-tiles.mbtiles")
+        try RawStoreEdits.execute("DELETE FROM tiles", in: path)
+        try RawStoreEdits.setMBTilesMetadata("minzoom", to: "-1", in: path)
+        let set = try MBTiles(path: path)
+        #expect(set.warnings == ["metadata minzoom '-1' ignored: it is not a whole number of 0…30; the set has no tiles to take them from"])
+        #expect(set.minZoom == nil && set.maxZoom == 6)
+        guard case .object(let doc) = set.tileJSON(tilesURL: "x") else { Issue.record("not an object"); return }
+        #expect(doc["minzoom"] == nil && doc["maxzoom"] == .integer(6))
+        #expect(try Self.open("mbtiles/mbtileserver-world_cities.mbtiles").minZoom == 0)
+    }
+
     /// Bounds too; with neither, TileJSON has no center at all.
     @Test func unusableBoundsAreSetAside() throws {
         let path = try RawStoreEdits.copy(ofFixture: "mbtiles/mbtileserver-world_cities_missing_center.mbtiles", as: "bad-bounds.mbtiles")
