@@ -83,8 +83,8 @@ import Testing
         let modules = Set(documented.map(\.module))
         var listed: Set<String> = []
         for (module, dependencies) in documented {
-            let internal = dependencies.intersection(modules)
-            #expect(internal.isSubset(of: listed), "\(module) depends on \(internal.subtracting(listed).sorted()), listed after it")
+            let ownModules = dependencies.intersection(modules)
+            #expect(ownModules.isSubset(of: listed), "\(module) depends on \(ownModules.subtracting(listed).sorted()), listed after it")
             listed.insert(module)
         }
     }
