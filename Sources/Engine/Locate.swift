@@ -43,7 +43,7 @@ public final class IndoorVenue: Sendable {
 }
 
 /// What `locate` was asked, with its defaults: the 3 nearest fingerprints of every survey scan,
-/// weighted by inverse signal distance (docs/ARCHITECTURE.md has the measurements behind them).
+/// weighted by inverse signal distance (docs/PERFORMANCE.md has the measurements behind them).
 public struct LocateOptions: Sendable, Equatable {
     public var k: Int
     public var method: LocateMethod

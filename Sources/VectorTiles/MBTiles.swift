@@ -124,8 +124,10 @@ public final class MBTiles: Sendable {
         }
         var (minZoom, minWarning) = checked("minzoom", minText)
         var (maxZoom, maxWarning) = checked("maxzoom", maxText)
+        // Both set aside at once: one warning, both zooms taken from the tiles.
+        var bothAside = false
         if let low = minZoom, let high = maxZoom, low > high {
-            (minZoom, maxZoom) = (nil, nil)
+            (minZoom, maxZoom, bothAside) = (nil, nil, true)
             minWarning = "metadata minzoom \(low) and maxzoom \(high) ignored: the minzoom is above the maxzoom"
         }
         guard minWarning != nil || maxWarning != nil else { return (minZoom, maxZoom, []) }
@@ -135,7 +137,7 @@ public final class MBTiles: Sendable {
         // The tiles' range for every zoom set aside; the whole of it when a zoom kept from the
         // metadata would still be on the wrong side of one taken from the tiles.
         if minWarning != nil { minZoom = range?.lowerBound }
-        if maxWarning != nil { maxZoom = range?.upperBound }
+        if maxWarning != nil || bothAside { maxZoom = range?.upperBound }
         if let low = minZoom, let high = maxZoom, low > high { (minZoom, maxZoom) = (range?.lowerBound, range?.upperBound) }
         return (minZoom, maxZoom, warnings)
     }

@@ -24,8 +24,9 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
-/// A failure the CLI reports as one line on standard error, without a stack trace, and exits
-/// with its category's status (`ExitStatus`). The CLI's own checks of its arguments are
+/// A failure the CLI reports as one line on standard error, without a stack trace. It keeps its
+/// category; `vltava query` exits with the category's status (`ExitStatus`), the other commands
+/// with 1 (ArgumentParser's entry maps only `ExitCode`s, and the REPL needs that entry). The CLI's own checks of its arguments are
 /// `.invalid`; a lower layer's error keeps its category.
 struct CLIError: Error, CustomStringConvertible {
     let description: String

@@ -49,7 +49,7 @@ def check(condition, message):
         raise Failed(message)
 
 
-def wait_for(driver, script, what, timeout=20.0):
+def wait_for(driver, script, what, timeout=60.0):
     """Polls `script` (JavaScript returning a value) until it is truthy."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

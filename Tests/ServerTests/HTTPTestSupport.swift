@@ -37,7 +37,7 @@ struct HTTPResponse {
 
 /// The wall-clock bounds of these tests (socket timeouts, "answered within 2 s") are set for a
 /// debug build on a busy machine. A ThreadSanitizer run is 5–15× slower, so it stretches them
-/// with `VLTAVA_TEST_TIME_SCALE=10` (docs/ARCHITECTURE.md, "Testing under ThreadSanitizer").
+/// with `VLTAVA_TEST_TIME_SCALE=10` (docs/ARCHITECTURE.md, "Tests and fuzzing").
 let testTimeScale: Double = {
     guard let text = ProcessInfo.processInfo.environment["VLTAVA_TEST_TIME_SCALE"], let scale = Double(text),
           scale.isFinite else { return 1 }
