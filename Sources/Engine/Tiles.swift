@@ -236,10 +236,11 @@ extension Snapshot {
                 object["bounds"] = .array([.double(b.minLon), .double(b.minLat), .double(b.maxLon), .double(b.maxLat)])
                 // The zoom at which the bounds fit one 256-pixel tile's width, within the zooms;
                 // clamped as a Double, since a span past 360° (or an overflow to infinity) has a
-                // log below 0 or of -infinity, which no Int holds.
+                // log below 0 or of -infinity, which no Int holds; a NaN bound (a database's extent
+                // is not checked at load) takes the lowest zoom.
                 let span = max(b.maxLon - b.minLon, 1e-9)
                 let fit = log2(360 / span).rounded(.down)
-                let zoom = Int(min(max(fit, Double(zooms.lowerBound)), Double(zooms.upperBound)))
+                let zoom = fit.isNaN ? zooms.lowerBound : Int(min(max(fit, Double(zooms.lowerBound)), Double(zooms.upperBound)))
                 object["center"] = .array([.double((b.minLon + b.maxLon) / 2), .double((b.minLat + b.maxLat) / 2), .integer(Int64(zoom))])
             }
             return .object(object)
