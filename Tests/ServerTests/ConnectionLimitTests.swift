@@ -74,60 +74,68 @@ import Testing
     /// completes in a later read is fine, and a head left incomplete is closed. (The guard arms
     /// its timer only when a read ends with the head incomplete.)
     @Test func laterHeadsOnAKeepAliveConnectionAreTimed() async throws {
-        let store = try await DemoStore.path()
-        let server = await RunningServer.start({ configuration in
-            // Short, for a quicker test, but long enough for the test's own steps on a machine
-            // that the full parallel run loads (3 s was missed there).
-            configuration.headerTimeout = .seconds(8)
-        }) { try Engine(storePath: store) }
-        defer { server.stop() }
-        try await server.ready()
-        let before = server.server.connections.counts.totals.headerTimeouts
-        let connection = try await HTTPConnection.open(port: server.port)
-        #expect(try await connection.request("GET", "/healthz").status == 200)
-        try await Task.sleep(for: .milliseconds(8500))  // idle, past the head deadline
-        #expect(try await connection.request("GET", "/healthz").status == 200)
-        try await connection.send("GET /healthz HTTP/1.1\r\nHo")
-        try await Task.sleep(for: .milliseconds(200))
-        try await connection.send("st: 127.0.0.1\r\n\r\n")  // the head completes in a second read
-        #expect(try await connection.readResponse().status == 200)
-        try await connection.send("GET /healthz HTTP/1.1\r\nHo")  // and this one never does
-        #expect(await connection.isClosedByServer())
-        #expect(server.server.connections.counts.totals.headerTimeouts == before + 1)
+        // On a thread of its own: its steps are timed against the server's deadlines, and
+        // tests beside it may block the cooperative pool for longer than those.
+        try await onAThreadOfItsOwn {
+            let store = try await DemoStore.path()
+            let server = await RunningServer.start({ configuration in
+                // Short, for a quicker test, but long enough for the test's own steps on a machine
+                // that the full parallel run loads (3 s was missed there).
+                configuration.headerTimeout = .seconds(8)
+            }) { try Engine(storePath: store) }
+            defer { server.stop() }
+            try await server.ready()
+            let before = server.server.connections.counts.totals.headerTimeouts
+            let connection = try await HTTPConnection.open(port: server.port)
+            #expect(try await connection.request("GET", "/healthz").status == 200)
+            try await Task.sleep(for: .milliseconds(8500))  // idle, past the head deadline
+            #expect(try await connection.request("GET", "/healthz").status == 200)
+            try await connection.send("GET /healthz HTTP/1.1\r\nHo")
+            try await Task.sleep(for: .milliseconds(200))
+            try await connection.send("st: 127.0.0.1\r\n\r\n")  // the head completes in a second read
+            #expect(try await connection.readResponse().status == 200)
+            try await connection.send("GET /healthz HTTP/1.1\r\nHo")  // and this one never does
+            #expect(await connection.isClosedByServer())
+            #expect(server.server.connections.counts.totals.headerTimeouts == before + 1)
+        }
     }
 
     /// When every open connection is in the middle of a request, a new one is closed at once.
     @Test func aConnectionBeyondBusyOnesIsClosed() async throws {
-        let store = try await DemoStore.path()
-        let server = await RunningServer.start({ configuration in
-            configuration.maxConnections = 2
-            configuration.heavyWorkers = 1
-            configuration.heavyQueue = 4
-        }) { try Engine(storePath: store) }
-        defer { server.stop() }
-        try await server.ready()
-        try await ConnectionLimitTests.untilClosed(server)
-        // Hold the heavy pool, so two queries wait in it with their connections busy.
-        let gate = DispatchSemaphore(value: 0)
-        let pool = server.server.heavy
-        let holding = Task { try await pool.run { gate.wait() } }
-        // Running, not still queued: its thread (at nice 10) may start late on a busy machine,
-        // and the two queries below must be the only jobs waiting.
-        for _ in 0..<2000 where pool.counts.running < 1 { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(pool.counts.running == 1)
-        let a = try await HTTPConnection.open(port: server.port)
-        let b = try await HTTPConnection.open(port: server.port)
-        try await a.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
-        try await b.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
-        for _ in 0..<2000 where pool.counts.queued < 2 { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(pool.counts.queued == 2)
-        let c = try await HTTPConnection.open(port: server.port)
-        #expect(await c.isClosedByServer())
-        #expect(server.server.connections.counts.totals.refused == 1)
-        gate.signal()
-        try await holding.value
-        #expect(try await a.readResponse(method: "POST").status == 200)
-        #expect(try await b.readResponse(method: "POST").status == 200)
+        // On a thread of its own: its steps are timed against the server's deadlines, and
+        // tests beside it may block the cooperative pool for longer than those.
+        try await onAThreadOfItsOwn {
+            let store = try await DemoStore.path()
+            let server = await RunningServer.start({ configuration in
+                configuration.maxConnections = 2
+                configuration.heavyWorkers = 1
+                configuration.heavyQueue = 4
+            }) { try Engine(storePath: store) }
+            defer { server.stop() }
+            try await server.ready()
+            try await ConnectionLimitTests.untilClosed(server)
+            // Hold the heavy pool, so two queries wait in it with their connections busy.
+            let gate = DispatchSemaphore(value: 0)
+            let pool = server.server.heavy
+            let holding = Task { try await pool.run { gate.wait() } }
+            // Running, not still queued: its thread (at nice 10) may start late on a busy machine,
+            // and the two queries below must be the only jobs waiting.
+            for _ in 0..<2000 where pool.counts.running < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(pool.counts.running == 1)
+            let a = try await HTTPConnection.open(port: server.port)
+            let b = try await HTTPConnection.open(port: server.port)
+            try await a.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
+            try await b.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
+            for _ in 0..<2000 where pool.counts.queued < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(pool.counts.queued == 2)
+            let c = try await HTTPConnection.open(port: server.port)
+            #expect(await c.isClosedByServer())
+            #expect(server.server.connections.counts.totals.refused == 1)
+            gate.signal()
+            try await holding.value
+            #expect(try await a.readResponse(method: "POST").status == 200)
+            #expect(try await b.readResponse(method: "POST").status == 200)
+        }
     }
 
     /// Waits until the server has seen the readiness checks' connections close, so that the

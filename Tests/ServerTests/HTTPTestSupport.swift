@@ -84,7 +84,15 @@ final class HTTPConnection: @unchecked Sendable {
 
     private init(port: Int, timeoutSeconds: Int) throws {
         self.port = port
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = try HTTPConnection.connected(port: port, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// A socket connected to the port, or an error with the socket closed. Not in `init`: an
+    /// initializer that throws once every property is set still runs `deinit`, which closed
+    /// the descriptor a second time; by then another thread's socket could have its number,
+    /// and that connection (a server's or another test's) closed under it.
+    private static func connected(port: Int, timeoutSeconds: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HTTPClientError("socket() failed") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -97,9 +105,11 @@ final class HTTPConnection: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
+            let error = errno
             Glibc.close(fd)
-            throw HTTPClientError("connect to port \(port) failed: errno \(errno)")
+            throw HTTPClientError("connect to port \(port) failed: errno \(error)")
         }
+        return fd
     }
 
     deinit { Glibc.close(fd) }
@@ -286,10 +296,18 @@ final class RunningServer: Sendable {
         configuration.heavyQueueTimeout = .seconds(120)
         configure(&configuration)
         let server = VltavaServer(configuration: configuration, logger: logger ?? Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), load: load)
-        let task = Task { try await server.run() }
+        let task = Task(executorPreference: serverThreads) { try await server.run() }
         let port = await server.port()
         return RunningServer(server: server, port: port, task: task)
     }
+
+    /// The threads the in-process servers' tasks (and their connections' child tasks) run on.
+    /// On Swift's cooperative pool (as many threads as cores) they starved whenever tests
+    /// beside them blocked that pool (a synchronous test waiting for a CLI child, a long
+    /// computation): a request then waited over 10 s for its handler, the header timeout closed
+    /// connections whose heads had not been read, and clients timed out. A deployment has no
+    /// tests beside it.
+    static let serverThreads = ThreadExecutor(threads: 8)
 
     static func start(store: String, _ configure: (inout ServerConfiguration) -> Void = { _ in }) async -> RunningServer {
         await start(configure) { try Engine(storePath: store, limits: testLimits) }

@@ -212,26 +212,29 @@ public func onAThreadOfItsOwn<T: Sendable>(_ body: @Sendable () async throws -> 
     return try await withTaskExecutorPreference(executor, operation: body)
 }
 
-/// A task executor with one thread: jobs run in the order they come.
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+/// A task executor with threads of its own (one by default: jobs then run in the order they
+/// come).
+public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var stopped = false
 
-    init() {
-        Thread { [self] in
-            while true {
-                condition.lock()
-                while jobs.isEmpty && !stopped { condition.wait() }
-                if jobs.isEmpty { condition.unlock(); return }
-                let job = jobs.removeFirst()
-                condition.unlock()
-                job.runSynchronously(on: asUnownedTaskExecutor())
-            }
-        }.start()
+    public init(threads: Int = 1) {
+        for _ in 0..<max(1, threads) {
+            Thread { [self] in
+                while true {
+                    condition.lock()
+                    while jobs.isEmpty && !stopped { condition.wait() }
+                    if jobs.isEmpty { condition.unlock(); return }
+                    let job = jobs.removeFirst()
+                    condition.unlock()
+                    job.runSynchronously(on: asUnownedTaskExecutor())
+                }
+            }.start()
+        }
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
@@ -239,11 +242,11 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The thread ends once the jobs queued so far have run.
-    func stop() {
+    /// The threads end once the jobs queued so far have run.
+    public func stop() {
         condition.lock()
         stopped = true
-        condition.signal()
+        condition.broadcast()
         condition.unlock()
     }
 }
