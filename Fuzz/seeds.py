@@ -36,6 +36,24 @@ def query():
         write("query", f"doc-{i:02d}.vq", block)
 
 
+def query_budget():
+    # Statements that run long enough for a tiny budget to pass inside them, on the fuzz
+    # snapshot's layers: feature references (joins), groups and aggregates, nearest and routes.
+    statements = [
+        "FIND stations ORDER BY code LIMIT 5 RETURN code, name, (districts CONTAINING).NAZEV_MC",
+        "FIND pens RETURN name, (pavilions NEAREST).name, (pavilions NEAREST).distance_m",
+        "FIND stations GROUP BY (districts CONTAINING).NAZEV_MC RETURN (districts CONTAINING).NAZEV_MC, COUNT(*) ORDER BY COUNT(*) DESC",
+        "FIND animals RETURN class, COUNT(*), MIN(name) GROUP BY class HAVING COUNT(*) >= 10 ORDER BY COUNT(*) DESC",
+        "FIND stations WHERE MEASURES(no2) RETURN classif, COUNT(*), AVG(MAX(HISTORY(no2, 24 h))) GROUP BY classif",
+        "FIND districts RETURN NAZEV_MC, (stations NEAREST).name, (stations NEAREST).distance_m ORDER BY NAZEV_MC",
+        "FIND pens NEAREST 5 TO POINT(14.4072 50.1167) RETURN name, (pavilions CONTAINING).name",
+        "FIND stations WHERE (districts CONTAINING).NAZEV_MC = 'Praha 10' RETURN code, name",
+        "FIND districts RETURN COUNT(*), SUM(area_m2(geometry))",
+    ]
+    for i, statement in enumerate(statements):
+        write("query-budget", f"join-{i:02d}.vq", statement)
+
+
 def mvt():
     # The Mapbox conformance suite's tiles (valid and invalid), all tiny.
     suite = os.path.join(FIX, "mvt-fixtures", "fixtures")
@@ -230,6 +248,7 @@ if __name__ == "__main__":
     for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "csv", "survey", "snapshot-load"]:
         os.makedirs(os.path.join(OUT, target), exist_ok=True)
     query()
+    query_budget()
     mvt()
     blobs()
     geojson()

@@ -26,7 +26,7 @@ root=$PWD
 usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags…] | scripts/fuzz.sh build [TARGET|all]" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 
-all_targets=(query mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta csv survey snapshot-load)
+all_targets=(query query-budget mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta csv survey snapshot-load)
 # The package's modules in dependency order, and what each imports (Package.swift).
 module_order=(Geometry SQLite Wire SpatialIndex Store Indoor ZooPraha VectorTiles Routing Engine QueryLanguage)
 declare -A module_deps=(
@@ -38,10 +38,12 @@ declare -A module_deps=(
 )
 # The module each target calls into; its dependencies come along.
 declare -A target_module=(
-    [query]="QueryLanguage ZooPraha" [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry
+    [query]="QueryLanguage ZooPraha" [query-budget]="QueryLanguage ZooPraha" [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry
     [osm-pbf]=Routing [osm-xml]=Routing [mbtiles-meta]=VectorTiles [csv]=Store [survey]=Indoor
     [snapshot-load]=Engine
 )
+# Sources a target shares with another, beside Fuzz/Support/ (which every target has).
+declare -A target_sources=([query]=Fuzz/Shared/DemoSnapshot.swift [query-budget]=Fuzz/Shared/DemoSnapshot.swift)
 
 build=.build-fuzz/fuzz
 mkdir -p "$build/obj" "$build/bin"
@@ -100,7 +102,7 @@ build_target() {
         objects+=("$build/obj/$m.o")
         deps_stamps+=$(cat "$build/obj/$m.stamp")
     done
-    local sources=(Fuzz/"$t".swift Fuzz/Support/*.swift)
+    local sources=(Fuzz/"$t".swift Fuzz/Support/*.swift ${target_sources[$t]:-})
     local stamp
     stamp=$(printf '%s%s' "$(stamp_of "${sources[@]}")" "$deps_stamps" | sha256sum | cut -d' ' -f1)
     if [[ -x $build/bin/$t && "$(cat "$build/bin/$t.stamp" 2>/dev/null)" == "$stamp" ]]; then return; fi
