@@ -243,7 +243,15 @@ extension Snapshot {
         let table = SQL.identifier(layer.name)
         if counting { return ("SELECT count(*) FROM \(table) AS t\(whereClause)", parameters) }
         let limitClause = (limit.map { " LIMIT " + bind(.integer(Int64($0))) } ?? "") + (skip > 0 ? " OFFSET " + bind(.integer(Int64(skip))) : "")
-        return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t\(whereClause) ORDER BY \(order)\(limitClause)", parameters)
+        guard skip > 0 else {
+            return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t\(whereClause) ORDER BY \(order)\(limitClause)", parameters)
+        }
+        // A deep page: the rows skipped are counted off on fids alone (the primary key's index),
+        // and only the page's rows are read and converted. One statement over them all made
+        // PostgreSQL convert each skipped row's geometry: 500 ms for a page at row 900,000.
+        // (The inner `t` is the subquery's own; the condition and the order name it.)
+        return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t WHERE t.fid IN (SELECT t.fid FROM \(table) AS t\(whereClause) "
+            + "ORDER BY \(order)\(limitClause)) ORDER BY \(order)", parameters)
     }
 
     /// Refuses an operation on a layer kept in the database, whose rows this snapshot does not
