@@ -27,7 +27,7 @@ enum OpenAPI {
             "application/json": {"schema": {"type": "object", "required": ["query"], "properties": {"query": {"$ref": "#/components/schemas/QueryText"}, "params": {"type": "array", "description": "The values of $1, $2, … (or the ?s) in order: numbers, text, true/false, null, or a point {\"lon\": …, \"lat\": …}. Names are never parameters: quote them (\"typ stanice\").", "items": {"nullable": true, "oneOf": [{"type": "number"}, {"type": "string"}, {"type": "boolean"}, {"type": "object", "required": ["lon", "lat"], "additionalProperties": false, "properties": {"lon": {"type": "number"}, "lat": {"type": "number"}}}]}}}}, "example": {"query": "FIND stations WHERE code = $1 RETURN code, name", "params": ["AREPA"]}}
           }
         },
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "One statement: its result; several: an array of results. A rows answer has count, rows, and warnings when there are any (a point that looks swapped).", "content": {"application/json": {"schema": {}}, "application/geo+json": {"schema": {}}, "text/csv": {"schema": {"type": "string"}}}},
           "400": {"$ref": "#/components/responses/QueryProblem"},
           "404": {"$ref": "#/components/responses/QueryProblem"},
@@ -41,7 +41,7 @@ enum OpenAPI {
     "/v1/layers": {
       "get": {
         "summary": "The layers and tile sets of the store",
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "Layers with kind, family, count, bounds and columns; tile sets with their TileJSON URL.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Layers"}}}},
           "503": {"$ref": "#/components/responses/Problem"}
         }
@@ -56,7 +56,7 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/lat"},
           {"$ref": "#/components/parameters/geometry"}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "A GeoJSON FeatureCollection.", "content": {"application/geo+json": {"schema": {"$ref": "#/components/schemas/FeatureCollection"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -78,7 +78,7 @@ enum OpenAPI {
           {"name": "attr", "in": "query", "style": "deepObject", "explode": true, "schema": {"type": "object", "additionalProperties": {"type": "string"}}, "description": "attr.NAME=value: only features whose attribute NAME equals value."},
           {"$ref": "#/components/parameters/geometry"}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "A GeoJSON FeatureCollection; each Feature has distance_m, and latest/observed_until when the layer has a time series.", "content": {"application/geo+json": {"schema": {"$ref": "#/components/schemas/FeatureCollection"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -97,7 +97,7 @@ enum OpenAPI {
           {"name": "profile", "in": "query", "schema": {"type": "string", "enum": ["foot", "wheelchair", "any"], "default": "foot"}, "description": "foot: every path pedestrians may use (OSM's walking rule on OSM tags), 5 km/h. wheelchair: foot but step-free (never a path tagged steps), 4 km/h; 422 NoRoute when only steps connect the points. any: every line both ways, 5 km/h."},
           {"name": "max_snap_m", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 5000, "default": 500}}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "code Ok, routes[0] with distance (m), duration (s), geometry (GeoJSON LineString), waypoints with their snap distance.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Route"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -114,7 +114,7 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/lat"},
           {"name": "area", "in": "query", "schema": {"type": "string"}, "description": "The layer that defines the mapped area; default --area-layer, else the polygon layer with the largest extent."}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "query, area, containing, nearest_station.", "content": {"application/json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -129,7 +129,7 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/lon"},
           {"$ref": "#/components/parameters/lat"}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "query, district, index, pollutants, observed_until, age_s.", "content": {"application/json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -151,7 +151,7 @@ enum OpenAPI {
                 "start": {"type": "string", "format": "date-time"}, "end": {"type": "string", "format": "date-time"}}}}}}}
           }
         },
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "feasible, and per leg the walk (m, min), the gap between the events and the slack (min).", "content": {"application/json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -177,7 +177,7 @@ enum OpenAPI {
             "application/json": {"schema": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}, "example": {"b3001": -78, "b3006": -77}}
           }
         },
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "venue, floor, floor_name, x, y (the floor's frame), lon/lat (null unless georeferenced), point (nearest reference point), spread (error estimate), method, k, fingerprints, neighbours (point, floor, x, y, signal_distance in dB, weight), ignored_beacons.", "content": {"application/json": {"schema": {"type": "object"}}, "application/geo+json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -192,7 +192,7 @@ enum OpenAPI {
       "get": {
         "summary": "TileJSON 3.0.0 of a tile set or of a feature layer (vector_layers with typed fields; valid against the TileJSON 3.0.0 schema)",
         "parameters": [{"$ref": "#/components/parameters/tileset"}],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "TileJSON whose tiles URL points at this server.", "content": {"application/json": {"schema": {"type": "object"}}}},
           "404": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
@@ -210,7 +210,7 @@ enum OpenAPI {
           {"name": "Accept-Encoding", "in": "header", "required": false, "schema": {"type": "string"}, "description": "gzip (or deflate, for zlib-stored tiles) only when listed."},
           {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}, "description": "ETags the client holds; a match gives 304."}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "The tile's bytes; Content-Type and Content-Encoding are read from the bytes. A weak ETag comes with it.", "content": {"application/vnd.mapbox-vector-tile": {}, "application/geo+json": {}, "image/png": {}, "image/jpeg": {}, "image/webp": {}}},
           "204": {"description": "An empty tile: a tile set has no tile here, inside its zoom range and bounds."},
           "304": {"description": "Not modified: If-None-Match holds the tile's ETag (or *)."},
@@ -225,7 +225,7 @@ enum OpenAPI {
         "summary": "Reload the snapshot from the store",
         "description": "Disabled (404 admin_disabled) unless the server has an admin token; then requires Authorization: Bearer TOKEN.",
         "security": [{"bearer": []}],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "status reloaded, loaded_at, load_seconds, layers, warnings (features left out; the log names them).", "content": {"application/json": {"schema": {"type": "object"}}}},
           "401": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -237,7 +237,7 @@ enum OpenAPI {
     "/healthz": {
       "get": {
         "summary": "Health: 200 once the snapshot is loaded",
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "status ok, loaded_at, load_seconds, layers, tilesets, warnings (features left out at load; the log names them).", "content": {"application/json": {"schema": {"type": "object"}}}},
           "503": {"$ref": "#/components/responses/Problem"}
         }
@@ -247,7 +247,7 @@ enum OpenAPI {
       "get": {
         "summary": "Readiness: 200 when data requests can be answered (the one for a load balancer to probe)",
         "description": "A snapshot is loaded and its store answers: a GeoPackage once loaded, a PostGIS store when its database answers SELECT 1 within 1 s (the answer is kept for 250 ms). /healthz is the process's liveness and stays 200 while the database is down.",
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "status ready.", "content": {"application/json": {"schema": {"type": "object"}}}},
           "503": {"$ref": "#/components/responses/Problem"}
         }
@@ -270,7 +270,7 @@ enum OpenAPI {
         "tags": ["OGC API – Features"],
         "summary": "OGC API – Features landing page: links to the API definition (service-desc), the conformance classes and the collections",
         "parameters": [{"$ref": "#/components/parameters/f"}],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "title, description, links.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LandingPage"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"},
@@ -283,7 +283,7 @@ enum OpenAPI {
         "tags": ["OGC API – Features"],
         "summary": "The conformance classes implemented: Part 1 Core, GeoJSON and OpenAPI 3.0",
         "parameters": [{"$ref": "#/components/parameters/f"}],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "conformsTo: the classes' URIs.", "content": {"application/json": {"schema": {"type": "object", "required": ["conformsTo"], "properties": {"conformsTo": {"type": "array", "items": {"type": "string"}}}}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"}
@@ -295,7 +295,7 @@ enum OpenAPI {
         "tags": ["OGC API – Features"],
         "summary": "Every layer of the store as a collection (attribute tables as features without geometry)",
         "parameters": [{"$ref": "#/components/parameters/f"}],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "links and collections.", "content": {"application/json": {"schema": {"type": "object", "required": ["links", "collections"], "properties": {"links": {"type": "array", "items": {"$ref": "#/components/schemas/Link"}}, "collections": {"type": "array", "items": {"$ref": "#/components/schemas/Collection"}}}}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"},
@@ -308,7 +308,7 @@ enum OpenAPI {
         "tags": ["OGC API – Features"],
         "summary": "One collection: its extent (CRS84 box; the interval of a layer with time) and links",
         "parameters": [{"$ref": "#/components/parameters/collection"}, {"$ref": "#/components/parameters/f"}],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "The collection.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -330,7 +330,7 @@ enum OpenAPI {
           {"name": "properties", "in": "query", "style": "form", "explode": true, "schema": {"type": "object", "additionalProperties": {"type": "string"}}, "description": "NAME=value for any column NAME of the layer."},
           {"$ref": "#/components/parameters/f"}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "A GeoJSON FeatureCollection with links (self, collection, next, prev), timeStamp, numberMatched and numberReturned.", "content": {"application/geo+json": {"schema": {"$ref": "#/components/schemas/FeatureCollection"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -349,7 +349,7 @@ enum OpenAPI {
           {"name": "featureId", "in": "path", "required": true, "schema": {"type": "integer"}},
           {"$ref": "#/components/parameters/f"}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "A GeoJSON Feature with links (self, collection).", "content": {"application/geo+json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
@@ -378,7 +378,7 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/osrmBearings"},
           {"$ref": "#/components/parameters/osrmNetwork"}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "code Ok, routes[0] (distance m, duration s, weight = duration, weight_name, geometry, legs with steps, summary and annotation), waypoints (hint, distance, name, location).", "content": {"application/json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/OSRMError"},
           "503": {"$ref": "#/components/responses/Problem"}
@@ -402,7 +402,7 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/osrmBearings"},
           {"$ref": "#/components/parameters/osrmNetwork"}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "code Ok, durations (s) and/or distances (m) by source row, null where no path joins a pair; sources and destinations as waypoints.", "content": {"application/json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/OSRMError"},
           "503": {"$ref": "#/components/responses/Problem"}
@@ -423,7 +423,7 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/osrmBearings"},
           {"$ref": "#/components/parameters/osrmNetwork"}
         ],
-        "responses": {"414": {"$ref": "#/components/responses/Problem"}, 
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "code Ok, waypoints with nodes (the OSM ids of the edge's ends), hint, distance, name, location.", "content": {"application/json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/OSRMError"},
           "503": {"$ref": "#/components/responses/Problem"}
