@@ -220,7 +220,11 @@ def e2e():
         print("all stories answered as documented" if not failures else f"{failures} failure(s)")
         return failures
     finally:
-        os.killpg(demo.pid, signal.SIGTERM)
+        # The demo may have exited already (a failed build): its error is the one to report.
+        try:
+            os.killpg(demo.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
         demo.wait(timeout=30)
 
 
