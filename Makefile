@@ -7,8 +7,12 @@ deps:
 test-deps:
 	scripts/install-deps.sh --test
 
+# VLTAVA_BUILD=debug builds and serves the debug binary instead (CI's end-to-end run, which
+# `swift test` has built already).
+export VLTAVA_BUILD ?= release
+
 build: deps
-	swift build -c release --product vltava
+	swift build -c $(VLTAVA_BUILD) --product vltava
 
 # Builds the demo store from Fixtures/ and runs the main job on it.
 demo: build

@@ -129,5 +129,19 @@ let package = Package(
         .testTarget(name: "ServerTests", dependencies: ["Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "SQLite", "Indoor", "Geometry", "VectorTiles", "TestSupport"]),
         // The PostGIS store against a throwaway PostgreSQL 15 + PostGIS 3 cluster (TestSupport/PostgresCluster.swift).
         .testTarget(name: "PostGISTests", dependencies: ["PostGIS", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
+
+        // The library's example app (Examples/AirQualityServer) is a package of its own, as an
+        // app's backend would be; its library and its test are built here too, so that `swift
+        // test` runs them without building Vltava and Hummingbird a second time.
+        .target(
+            name: "AirQuality",
+            dependencies: ["Vltava", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Examples/AirQualityServer/Sources/AirQuality"
+        ),
+        .testTarget(
+            name: "AirQualityTests",
+            dependencies: ["AirQuality", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            path: "Examples/AirQualityServer/Tests/AirQualityTests"
+        ),
     ]
 )

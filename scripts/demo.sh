@@ -4,9 +4,10 @@
 # map page on loopback, and prints one ready-to-paste request per story of docs/STORIES.md.
 # Ctrl-C stops the server.
 #   VLTAVA_PORT   the port (default 8080)
+#   VLTAVA_BUILD  the build whose binary runs: release (default) or debug
 set -euo pipefail
 cd "$(dirname "$0")/.."
-vltava=.build/release/vltava
+vltava=.build/${VLTAVA_BUILD:-release}/vltava
 db=demo/vltava.gpkg
 port=${VLTAVA_PORT:-8080}
 

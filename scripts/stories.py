@@ -197,7 +197,7 @@ def e2e():
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(scratch + suffix):
                 os.remove(scratch + suffix)
-        env = {**os.environ, "VLTAVA_DB": scratch, "PATH": os.path.join(ROOT, ".build", "release") + ":" + os.environ["PATH"]}
+        env = {**os.environ, "VLTAVA_DB": scratch, "PATH": os.path.join(ROOT, ".build", os.environ.get("VLTAVA_BUILD", "release")) + ":" + os.environ["PATH"]}
         for line in readme_cli_lines():
             result = subprocess.run(line, shell=True, cwd=ROOT, env=env, capture_output=True, text=True)
             ok = result.returncode == 0 and result.stdout.strip()
