@@ -12,7 +12,10 @@
 # evenly over the layer (the first and the last among them) on one kept-alive connection, checks
 # each page has 100 features (fewer only at the end) and the same ids from both, and prints p50,
 # p99 and the slowest page's time in ms, for all pages and for the first and last tenth of the
-# offsets. Everything started here is stopped on exit. PostGIS: scripts/install-deps.sh --bench.
+# offsets. Then it pages through the whole layer as a client does, following each page's `next`
+# link from the first page to the last (on the kept layer the link carries `after`, the page's
+# last fid), checks every feature comes once and in order, and prints the same figures.
+# Everything started here is stopped on exit. PostGIS: scripts/install-deps.sh --bench.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -79,11 +82,42 @@ print(f"RESULT {label} " + "; ".join([summary("all", times), summary("first_tent
 json.dump(ids, open(ids_path, "w"))
 PY
 }
+follow_times() {  # label, port → a RESULT line: every page, following the next links
+    python3 - "$1" "$2" "$rows" <<'PY'
+import http.client, json, sys, time, urllib.parse
+label, port, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+connection = http.client.HTTPConnection("127.0.0.1", port)
+target, times, seen, previous = "/ogc/collections/cells/items?limit=100", [], 0, None
+while target:
+    began = time.perf_counter()
+    connection.request("GET", target)
+    response = connection.getresponse()
+    body = response.read()
+    times.append((time.perf_counter() - began) * 1000)
+    assert response.status == 200, (target, response.status, body[:300])
+    page = json.loads(body)
+    ids = [f["id"] for f in page["features"]]
+    assert ids == sorted(ids) and (previous is None or ids[0] > previous), (target, ids[:3])
+    seen, previous = seen + len(ids), ids[-1]
+    nexts = [link["href"] for link in page["links"] if link["rel"] == "next"]
+    target = None
+    if nexts:
+        parts = urllib.parse.urlsplit(nexts[0])
+        target = parts.path + "?" + parts.query
+assert seen == rows, (seen, rows)
+values = sorted(times)
+at = lambda q: values[min(len(values) - 1, int(q * len(values)))]
+print(f"RESULT {label} following next links: p50_ms={at(0.5):.2f} p99_ms={at(0.99):.2f} max_ms={values[-1]:.2f} "
+      f"pages={len(values)} features={seen}")
+PY
+}
 echo "$(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); $rows rows, $pages pages of 100"
 serve "$work/store.gpkg"
 page_times embedded "$port"
+follow_times embedded "$port"
 kill "$pid"; wait "$pid" 2>/dev/null || true
 serve "$url"
 page_times postgis-kept "$port"
+follow_times postgis-kept "$port"
 kill "$pid"; wait "$pid" 2>/dev/null || true
 cmp -s "$work/ids-embedded" "$work/ids-postgis-kept" && echo "RESULT same ids on every page" || echo "RESULT the pages differ"

@@ -5,7 +5,8 @@
 //
 // - No bbox: the attribute condition (`ItemsRequest.condition`, compiled by the query language
 //   to exact SQL) is the whole selection, so `ORDER BY fid LIMIT limit + 1 OFFSET offset` is the
-//   page, and the one row more says whether another follows.
+//   page, and the one row more says whether another follows. `after` (the next link's) adds
+//   `fid > after`: the page starts on the primary key's index, however deep it is.
 // - A bbox: SQL's `geom && envelope` is a superset (bounding boxes, float4-rounded), and the
 //   engine's own test (`Geometry.intersects(box:)`) decides each candidate, as on a loaded layer;
 //   so the candidates are walked in fid order, a bounded chunk per statement (keyset: `fid >`
@@ -31,13 +32,9 @@ extension Snapshot {
             let parts = BBox.parts(of: box)
             let chunk = min(limits.maxRows, max(1_000, request.limit + 1))
             var skipped = 0
-            var after = Int64.min
+            var after = request.after ?? Int64.min
             walk: while true {
-                // The attribute condition's parameters come first, then the key to start after.
-                var keyed = request.condition ?? SQLCondition(sql: "true", parameters: [])
-                keyed.sql = "(\(keyed.sql)) AND t.fid > $\(keyed.parameters.count + 1)"
-                keyed.parameters.append(.integer(after))
-                let (sql, parameters) = statement(layer, .intersecting(box), keyed, candidates: chunk)
+                let (sql, parameters) = statement(layer, .intersecting(box), Self.fids(after: after, request.condition), candidates: chunk)
                 let rows = try database.rows(sql, parameters, deadline: deadline)
                 for feature in try SQL.features(rows, of: layer.info) {
                     after = feature.fid
@@ -53,12 +50,21 @@ extension Snapshot {
                 try deadline.check()
             }
         } else {
+            let condition = request.after.map { Self.fids(after: $0, request.condition) } ?? request.condition
             let selection = DatabaseSelection.all(order: nil, limit: request.limit + 1, offset: request.offset)
-            let (sql, parameters) = statement(layer, selection, request.condition, candidates: nil)
+            let (sql, parameters) = statement(layer, selection, condition, candidates: nil)
             page = try SQL.features(try database.rows(sql, parameters, deadline: deadline), of: layer.info)
         }
         let hasNext = page.count > request.limit
         let rows = try Layer(info: layer.info, features: Array(page.prefix(request.limit)), family: layer.family)
         return ItemsPage(layer: rows, indices: Array(0..<rows.count), matched: nil, offset: request.offset, limit: request.limit, hasNext: hasNext)
+    }
+
+    /// The condition and `fid > after`: its parameters first, then the key to start after.
+    private static func fids(after: Int64, _ condition: SQLCondition?) -> SQLCondition {
+        var keyed = condition ?? SQLCondition(sql: "true", parameters: [])
+        keyed.sql = "(\(keyed.sql)) AND t.fid > $\(keyed.parameters.count + 1)"
+        keyed.parameters.append(.integer(after))
+        return keyed
     }
 }

@@ -36,15 +36,19 @@ public struct ItemsRequest: Sendable {
     /// The same conditions as SQL over the table as `t`, for a layer kept in the database
     /// (`Query.sqlFilter`): PostgreSQL applies them, before the page.
     public var condition: SQLCondition?
+    /// Only features whose fid is greater (keyset paging): the page after the one that ended
+    /// there, found on the primary key's index, where an offset counts every row before it.
+    public var after: Int64?
     public var offset: Int
     public var limit: Int
 
     public init(bbox: BBox? = nil, time: TimeRange? = nil, filter: FeatureFilter? = nil, condition: SQLCondition? = nil,
-                offset: Int = 0, limit: Int = 10) {
+                after: Int64? = nil, offset: Int = 0, limit: Int = 10) {
         self.bbox = bbox
         self.time = time
         self.filter = filter
         self.condition = condition
+        self.after = after
         self.offset = offset
         self.limit = limit
     }
@@ -95,6 +99,7 @@ extension Snapshot {
             selected = Array(0..<layer.count)
         }
         try deadline.check()
+        if let after = request.after { selected = try Items.keep(selected, { layer.fids[$0] > after }, deadline) }
         if let filter = request.filter { selected = try Items.keep(selected, filter, deadline) }
         if let time = request.time {
             let times = try self.times(of: layer)

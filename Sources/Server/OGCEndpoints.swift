@@ -105,11 +105,12 @@ extension Endpoints {
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         // Property filters: any column of the layer by its name; the standard's own names come
         // first where a column has one of them.
-        let reserved = ["f", "limit", "offset", "bbox", "datetime"]
+        let reserved = ["f", "limit", "offset", "after", "bbox", "datetime"]
         let columns = layer.info.columns.map(\.name).filter { $0 != layer.info.geometryColumn && !reserved.contains($0) }
         let parameters = try Endpoints.ogcFormat(request, allowed: reserved + columns)
         let limit = try parameters.int("limit", default: Endpoints.ogcDefaultLimit, range: 1...snapshot.limits.maxRows)
         let offset = try parameters.int("offset", default: 0, range: 0...Int(Int32.max))
+        let after = parameters.string("after") == nil ? nil : Int64(try parameters.int("after", default: 0, range: nil))
         let bbox = try parameters.string("bbox").map(Endpoints.bbox)
         let time = try parameters.string("datetime").map(Endpoints.datetime)
         let equal = columns.compactMap { column in parameters.string(column).map { (name: column, value: $0) } }
@@ -117,7 +118,7 @@ extension Endpoints {
         let query = request.uri.query ?? ""
         return try await heavyWork(context, snapshot) { budget in
             // A layer kept in PostgreSQL gets its filter as SQL: PostgreSQL selects the page.
-            var items = ItemsRequest(bbox: bbox, time: time, offset: offset, limit: limit)
+            var items = ItemsRequest(bbox: bbox, time: time, after: after, offset: offset, limit: limit)
             do throws(FilterError) {
                 if layer.keptInDatabase {
                     items.condition = try Query.sqlFilter(on: layer, in: snapshot, equal: equal)
@@ -128,18 +129,28 @@ extension Endpoints {
                 throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
             }
             let page = try engine { () throws(EngineError) in try snapshot.items(layer, items, deadline: budget.deadline) }
-            // Next and previous pages keep the request's parameters, with a new offset.
-            func pageURL(at offset: Int) -> String {
+            // Next and previous pages keep the request's parameters, with a new place: an offset,
+            // or on a layer kept in PostgreSQL the next page's `after` (the page's last fid), which
+            // PostgreSQL finds on the primary key's index where an offset counts every row before.
+            func pageURL(_ place: [String: String]) -> String {
                 let kept = query.split(separator: "&").filter { item in
                     let key = Parameters.decoded(String(item.split(separator: "=", maxSplits: 1).first ?? ""))
-                    return key != "offset" && key != "limit"
+                    return key != "limit" && place[key] == nil
                 }
-                return base + "/items?" + (kept.map(String.init) + ["limit=\(limit)", "offset=\(offset)"]).joined(separator: "&")
+                let moved = place.sorted { $0.key < $1.key }.compactMap { key, value in value.isEmpty ? nil : "\(key)=\(value)" }
+                return base + "/items?" + (kept.map(String.init) + ["limit=\(limit)"] + moved).joined(separator: "&")
             }
             var links = [Link(href: base + "/items" + (query.isEmpty ? "" : "?" + query), rel: "self", type: Reply.geoJSON, title: "This page"),
                          Link(href: base, rel: "collection", type: Reply.json, title: "The collection")]
-            if page.hasNext { links.append(Link(href: pageURL(at: offset + limit), rel: "next", type: Reply.geoJSON, title: "The next page")) }
-            if offset > 0 { links.append(Link(href: pageURL(at: max(0, offset - limit)), rel: "prev", type: Reply.geoJSON, title: "The previous page")) }
+            if page.hasNext, layer.keptInDatabase, let last = page.indices.last.map({ page.layer.fids[$0] }) {
+                links.append(Link(href: pageURL(["offset": "", "after": String(last)]), rel: "next", type: Reply.geoJSON, title: "The next page"))
+            } else if page.hasNext {
+                links.append(Link(href: pageURL(["offset": String(offset + limit)]), rel: "next", type: Reply.geoJSON, title: "The next page"))
+            }
+            // Keyset pages do not go back: a `prev` only where an offset says where this page is.
+            if offset > 0 && !(layer.keptInDatabase && after != nil) {
+                links.append(Link(href: pageURL(["offset": String(max(0, offset - limit))]), rel: "prev", type: Reply.geoJSON, title: "The previous page"))
+            }
             let now = UTCTime(seconds: Int64(Date().timeIntervalSince1970.rounded(.down))).iso
             var w = JSONWriter(reservingCapacity: 4096)
             try engine { () throws(EngineError) in try Output.ogcItems(&w, page, links: links, timeStamp: now, budget: budget) }

@@ -42,6 +42,15 @@ func featureIDs(_ body: String) -> [Int64] {
     }
 }
 
+/// The href of a page's `next` link, if it has one.
+func nextLink(_ body: String) -> String? {
+    guard case .object(let root)? = try? JSON.parse(body), case .array(let links)? = root["links"] else { return nil }
+    for case .object(let link) in links {
+        if case .string("next")? = link["rel"], case .string(let href)? = link["href"] { return href }
+    }
+    return nil
+}
+
 /// Waits (up to `tries` × 50 ms) until PostgreSQL runs a statement whose text is `sql`.
 func waitUntilRunning(_ sql: String, on cluster: PostgresCluster, tries: Int = 400) throws -> Bool {
     for _ in 0..<tries {
@@ -206,6 +215,30 @@ extension PostGISStoreTests {
                     #expect(page.layer.geometries[index] == loaded.geometries[expectedIndex] && page.layer.properties[index] == loaded.properties[expectedIndex])
                 }
             }
+            // Keyset pages (`after`, the next link's): the features past a fid, alone, with an
+            // offset, a filter or a box, as the loaded layer gives them.
+            let parking = try embedded.layer("parking")
+            let middle = parking.fids[700], box = BBox(minLon: 14.2, minLat: 49.9, maxLon: 14.8, maxLat: 50.2)
+            let keyset: [(bbox: BBox?, equal: [(name: String, value: String)], after: Int64, offset: Int, limit: Int)] = [
+                (nil, [], middle, 0, 100), (nil, [], middle, 30, 10), (nil, [("CATEGORY", "VIS")], middle, 0, 50),
+                (box, [], middle, 0, 100), (box, [("CATEGORY", "RES")], middle, 4, 20),
+                (nil, [], parking.fids[parking.count - 3], 0, 10), (nil, [], Int64.max, 0, 10), (nil, [], Int64.min, 0, 5),
+            ]
+            for request in keyset {
+                let expected = try embedded.items(parking, ItemsRequest(
+                    bbox: request.bbox, filter: try Query.filter(on: parking, in: embedded, measuring: [], equal: request.equal),
+                    after: request.after, offset: request.offset, limit: request.limit))
+                let keptLayer = try kept.layer("parking")
+                let page = try kept.items(keptLayer, ItemsRequest(
+                    bbox: request.bbox, condition: try Query.sqlFilter(on: keptLayer, in: kept, equal: request.equal),
+                    after: request.after, offset: request.offset, limit: request.limit))
+                let fids = page.indices.map { page.layer.fids[$0] }
+                #expect(fids == expected.indices.map { parking.fids[$0] } && page.hasNext == expected.hasNext, "\(request)")
+                #expect(fids.allSatisfy { $0 > request.after }, "\(request)")
+            }
+            // The checked numbers: the last 3 fids leave 2 after the third-last; none after the largest.
+            #expect(try kept.items(try kept.layer("parking"), ItemsRequest(after: parking.fids[parking.count - 3], limit: 10)).indices.count == 2)
+            #expect(try kept.items(try kept.layer("parking"), ItemsRequest(after: Int64.max, limit: 10)).indices.isEmpty)
         }
     }
 
@@ -247,6 +280,22 @@ extension PostGISStoreTests {
                 #expect(featureIDs(answer.body) == expected.indices.map { parking.fids[$0] } && !expected.indices.isEmpty, "\(item.query)")
                 #expect(answer.body.contains("\"rel\":\"next\"") == expected.hasNext, "\(item.query)")
             }
+            // Following the next links through all 1,548 zones, 100 a page: each link carries the
+            // page's last fid as `after` (no offset), and the pages together are the layer, in order.
+            var next: String? = "/ogc/collections/parking/items?limit=100"
+            var seen: [Int64] = [], pages = 0
+            while let target = next, pages < 30 {
+                let answer = try exchange(port, target)
+                #expect(answer.status == 200, "\(target): \(answer.body.prefix(300))")
+                let ids = featureIDs(answer.body)
+                seen += ids
+                pages += 1
+                next = nextLink(answer.body).map { String($0.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" }) }
+                if let link = next {
+                    #expect(link.hasSuffix("limit=100&after=\(ids.last ?? -1)") && !link.contains("offset"), "\(link)")
+                }
+            }
+            #expect(pages == 16 && seen == Array(parking.fids) && seen.count == 1_548, "\(pages) pages, \(seen.count) features")
             let nul = try exchange(port, "/ogc/collections/parking/items?CATEGORY=VIS%00")
             #expect(nul.status == 400 && nul.body.contains("\"code\":\"invalid_parameter\"") && nul.body.contains("NUL"), "\(nul)")
         }

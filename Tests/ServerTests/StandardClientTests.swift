@@ -131,6 +131,14 @@ import Testing
         }
         #expect(pages == (expected.count + 99) / 100)
         #expect(seen.count == expected.count && Set(seen) == expected)
+        // `after` (the keyset form a layer kept in PostgreSQL links with) on a loaded layer: the
+        // box's features past a fid, in order, with the offset still counting from there.
+        let middle = seen.sorted()[seen.count / 2]
+        let past = try await get(server.port, "/ogc/collections/parking/items?bbox=14.40,50.07,14.43,50.09&after=\(middle)&offset=2&limit=1000")
+        let rest = seen.sorted().filter { $0 > middle }
+        #expect(past.status == 200 && past.json["numberMatched"] == .integer(Int64(rest.count)))
+        #expect((past.json["features"]?.items ?? []).compactMap { $0["id"]?.number.map { Int64($0) } } == Array(rest.dropFirst(2)))
+        #expect(try await get(server.port, "/ogc/collections/parking/items?after=x").status == 400)
     }
 
     /// datetime on the time series (observations: by each row's hour; stations: those with an
