@@ -2,14 +2,14 @@
 //
 // A snapshot is built by a `SnapshotSource`: the GeoPackage file (this module), or a PostGIS
 // database (the PostGIS module, which knows `postgresql://` URLs). A snapshot built from a
-// database keeps the database's `SQLDatabase`: the query language (QueryLanguage/SQLPushdown.swift)
-// compiles a FIND's selection (spatial clause, WHERE, ORDER BY, LIMIT, the time-series
-// conditions) to SQL with bound parameters and runs it there, and reads the answer's values
-// from the snapshot by fid. The engine writes two statements itself, for what the snapshot does
-// not hold: the fetch of the time-series rows an answer needs (SeriesFetch.swift), and the fetch
-// of the rows of a layer too large to load (DatabaseLayers.swift).
+// database keeps it as a `DatabaseStore`. The engine decides what an answer needs from it and
+// why that is enough (DatabaseLayers.swift, DatabaseItems.swift, SeriesFetch.swift); the store
+// writes the statements, every value a bound parameter, and runs them. This module writes no
+// SQL. The query language's pushdown (QueryLanguage/SQLPushdown.swift) still compiles a FIND's
+// selection to SQL and runs it through `SQLDatabase`, the raw capability underneath.
 
 import Geometry
+import Store
 
 /// Builds snapshots: the engine's one way to (re)load its data.
 public protocol SnapshotSource: Sendable {
@@ -41,10 +41,62 @@ public struct GeoPackageSource: SnapshotSource {
     }
 }
 
-/// A database a snapshot's queries run in: one statement at a time, every value a bound
-/// parameter (`$1`, `$2`, … in the text). Errors: `.databaseUnavailable` when the database
-/// cannot be reached (the HTTP API answers 503, and the next request tries again), `.store`
-/// for anything else.
+/// What the engine asks of a store whose layers or time series stay in a database. Errors:
+/// `.databaseUnavailable` when the database cannot be reached (the HTTP API answers 503, and
+/// the next request tries again), `.store` for anything else.
+public protocol DatabaseStore: SQLDatabase {
+    /// The rows of a layer kept in the database that `fetch` selects, decoded as features, in
+    /// the selection's order: nearest first for `.nearest`, fid order otherwise.
+    func features(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> FetchedRows
+    /// How many rows `fetch` selects, its limit set aside (for the error that says how many).
+    func count(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> Int
+    /// The rows of `series` that `needs` asks for about the stations `keys` (SeriesFetch.swift
+    /// says which), each as the table's columns by name, in fid order.
+    func seriesRows(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> [Attributes]
+    /// The first start and last end among the series' observations; nil when it has none.
+    func seriesExtent(_ series: TimeSeries, deadline: Deadline) throws(EngineError) -> TimeRange?
+    /// The statement `features(fetch)` runs and the database's plan for it, for EXPLAIN.
+    func explain(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String])
+    /// The statement `seriesRows` runs and the database's plan for it, for EXPLAIN.
+    func explainSeries(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String])
+}
+
+/// One fetch from a layer kept in the database: the rows `selection` may hold that `condition`
+/// keeps, past fid `after`, at most `limit` of them.
+public struct LayerFetch: Sendable {
+    public var layer: LayerInfo
+    /// Whether the layer holds points: the slack between the engine's metres and the database's
+    /// is smaller for points (`DatabaseSelection.slack`).
+    public var points: Bool
+    public var selection: DatabaseSelection
+    public var condition: SQLCondition?
+    public var after: Int64?
+    public var limit: Int?
+
+    public init(layer: LayerInfo, points: Bool, selection: DatabaseSelection, condition: SQLCondition? = nil, after: Int64? = nil, limit: Int? = nil) {
+        self.layer = layer
+        self.points = points
+        self.selection = selection
+        self.condition = condition
+        self.after = after
+        self.limit = limit
+    }
+}
+
+/// The rows of a fetch, as features.
+public struct FetchedRows: Sendable {
+    public var features: [StoredFeature]
+    /// For `.nearest`: the database's sphere metres to the last row fetched.
+    public var lastMetres: Double?
+
+    public init(features: [StoredFeature], lastMetres: Double?) {
+        self.features = features
+        self.lastMetres = lastMetres
+    }
+}
+
+/// A database statements run in: one at a time, every value a bound parameter (`$1`, `$2`, …
+/// in the text). Only the query language's pushdown writes statements of its own.
 public protocol SQLDatabase: Sendable {
     /// The database's URL without its password.
     var location: String { get }

@@ -9,8 +9,8 @@
 //   `fid > after`: the page starts on the primary key's index, however deep it is.
 // - A bbox: SQL's `geom && envelope` is a superset (bounding boxes, float4-rounded), and the
 //   engine's own test (`Geometry.intersects(box:)`) decides each candidate, as on a loaded layer;
-//   so the candidates are walked in fid order, a bounded chunk per statement (keyset: `fid >`
-//   the last one), the first `offset` that pass skipped, until the page and one more are found.
+//   so the candidates are walked in fid order, a bounded chunk per fetch (keyset: after the
+//   last one), the first `offset` that pass skipped, until the page and one more are found.
 //
 // `numberMatched` is left out (`ItemsPage.matched` nil): counting a million rows for each page
 // would cost more than the page.
@@ -34,9 +34,10 @@ extension Snapshot {
             var skipped = 0
             var after = request.after ?? Int64.min
             walk: while true {
-                let (sql, parameters) = statement(layer, .intersecting(box), Self.fids(after: after, request.condition), candidates: chunk)
-                let rows = try database.rows(sql, parameters, deadline: deadline)
-                for feature in try SQL.features(rows, of: layer.info) {
+                let fetch = LayerFetch(layer: layer.info, points: layer.family == .points, selection: .intersecting(box),
+                                       condition: request.condition, after: after, limit: chunk)
+                let rows = try database.features(fetch, deadline: deadline).features
+                for feature in rows {
                     after = feature.fid
                     guard let geometry = feature.feature.geometry, parts.contains(where: { geometry.intersects(box: $0) }) else { continue }
                     if skipped < request.offset {
@@ -50,21 +51,13 @@ extension Snapshot {
                 try deadline.check()
             }
         } else {
-            let condition = request.after.map { Self.fids(after: $0, request.condition) } ?? request.condition
-            let selection = DatabaseSelection.all(order: nil, limit: request.limit + 1, offset: request.offset)
-            let (sql, parameters) = statement(layer, selection, condition, candidates: nil)
-            page = try SQL.features(try database.rows(sql, parameters, deadline: deadline), of: layer.info)
+            let fetch = LayerFetch(layer: layer.info, points: layer.family == .points, selection: .all(order: nil, limit: request.limit + 1, offset: request.offset),
+                                   condition: request.condition, after: request.after)
+            page = try database.features(fetch, deadline: deadline).features
         }
         let hasNext = page.count > request.limit
         let rows = try Layer(info: layer.info, features: Array(page.prefix(request.limit)), family: layer.family)
         return ItemsPage(layer: rows, indices: Array(0..<rows.count), matched: nil, offset: request.offset, limit: request.limit, hasNext: hasNext)
     }
 
-    /// The condition and `fid > after`: its parameters first, then the key to start after.
-    private static func fids(after: Int64, _ condition: SQLCondition?) -> SQLCondition {
-        var keyed = condition ?? SQLCondition(sql: "true", parameters: [])
-        keyed.sql = "(\(keyed.sql)) AND t.fid > $\(keyed.parameters.count + 1)"
-        keyed.parameters.append(.integer(after))
-        return keyed
-    }
 }

@@ -27,6 +27,8 @@ import Store
 public enum DatabaseSelection: Sendable, Equatable {
     /// The features that may contain the point.
     case containing(Point)
+    /// The feature with this fid.
+    case feature(fid: Int64)
     /// Enough of the features nearest to the point that the k nearest (within `within` metres,
     /// when given) are among them.
     case nearest(k: Int, to: Point, within: Double?)
@@ -48,96 +50,14 @@ public enum DatabaseSelection: Sendable, Equatable {
     }
 }
 
-/// A condition in SQL over a layer's table as `t`, with its own parameters `$1`, `$2`, …
+/// A condition in SQL over a layer's table as `t`, with its own parameters `$1`, `$2`, …: the
+/// query language's WHERE or property filters, compiled for the database (SQLPushdown.swift).
 public struct SQLCondition: Sendable {
     public var sql: String
     public var parameters: [AttributeValue]
     public init(sql: String, parameters: [AttributeValue]) {
         self.sql = sql
         self.parameters = parameters
-    }
-}
-
-/// SQL text pieces every statement of the engine shares.
-public enum SQL {
-    /// A table or column name as a PostgreSQL identifier, double-quoted.
-    public static func identifier(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-
-    /// The select list of a layer's rows: fid, the geometry as hex WKB (feature layers), then
-    /// the columns, over the table as `alias`.
-    public static func rowColumns(_ info: LayerInfo, alias: String = "t") -> [String] {
-        ["\(alias).fid"] + (info.kind == .features ? ["encode(ST_AsBinary(\(alias).geom), 'hex')"] : [])
-            + info.columns.map { "\(alias).\(identifier($0.name))" }
-    }
-
-    /// Rows selected by `rowColumns` as features (anything after those columns is ignored).
-    public static func features(_ rows: [[AttributeValue]], of info: LayerInfo) throws(EngineError) -> [StoredFeature] {
-        let hasGeometry = info.kind == .features
-        let first = hasGeometry ? 2 : 1
-        var features: [StoredFeature] = []
-        features.reserveCapacity(rows.count)
-        for row in rows {
-            guard case .integer(let fid)? = row.first, row.count >= first + info.columns.count else {
-                throw .store("\(info.name): a row without its fid or columns")
-            }
-            var geometry: Geometry?
-            if hasGeometry, let hex = row[1].stringValue {
-                guard let bytes = Hex.decode(hex) else { throw .store("\(info.name), fid \(fid): the geometry cannot be read") }
-                do { geometry = try WKB.decodeAllowingEmpty(bytes) } catch { throw .store("\(info.name), fid \(fid): \(error)") }
-            }
-            var properties = Attributes()
-            for (n, column) in info.columns.enumerated() {
-                var value = row[first + n]
-                if column.isJSON, case .text(let text) = value { value = .json(text) }
-                properties[column.name] = value
-            }
-            features.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: geometry, properties: properties)))
-        }
-        return features
-    }
-}
-
-/// Bytes as hexadecimal text and back (PostgreSQL's `bytea` and `encode(…, 'hex')`).
-public enum Hex {
-    public static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Every geometry a layer kept in the database answers with comes through here, so it works
-    /// on the text's bytes in place through a table (a per-byte `append` with a branch per digit
-    /// took 13 % of such a server's time).
-    public static func decode(_ text: String) -> [UInt8]? {
-        var text = text
-        return text.withUTF8 { digits -> [UInt8]? in
-            guard digits.count % 2 == 0 else { return nil }
-            var valid = true
-            let bytes = [UInt8](unsafeUninitializedCapacity: digits.count / 2) { out, count in
-                for i in 0..<digits.count / 2 {
-                    let high = nibbles[Int(digits[2 * i])], low = nibbles[Int(digits[2 * i + 1])]
-                    valid = valid && high < 16 && low < 16
-                    out[i] = high << 4 | (low & 15)
-                }
-                count = digits.count / 2
-            }
-            return valid ? bytes : nil
-        }
-    }
-
-    /// A hexadecimal digit's value by its byte, 255 for any other byte.
-    private static let nibbles: [UInt8] = (0...255).map { byte -> UInt8 in
-        switch byte {
-        case 48...57: UInt8(byte - 48)
-        case 97...102: UInt8(byte - 87)
-        case 65...70: UInt8(byte - 55)
-        default: 255
-        }
     }
 }
 
@@ -151,6 +71,9 @@ extension Snapshot {
         guard layer.keptInDatabase else { return layer }
         guard let database else { throw .store("'\(layer.name)' is kept in a database this snapshot does not have") }
         let points = layer.family == .points
+        func fetch(_ candidates: Int?) -> LayerFetch {
+            LayerFetch(layer: layer.info, points: points, selection: selection, condition: condition, limit: candidates)
+        }
         switch selection {
         case .nearest(let k, let point, let within):
             try Check.position(point)
@@ -158,13 +81,12 @@ extension Snapshot {
             if let within { try Check.distance(within, parameter: "within") }
             var candidates = k * 4 + 16
             while true {
-                let (sql, parameters) = statement(layer, selection, condition, candidates: candidates)
-                let rows = try database.rows(sql, parameters, deadline: deadline)
-                let fetched = try fetchedLayer(layer, rows)
+                let rows = try database.features(fetch(candidates), deadline: deadline)
+                let fetched = try fetchedLayer(layer, rows.features)
                 let ranked = try search(fetched, point, k: k, within: within ?? .infinity, filter: nil, stats: nil)
-                let last = rows.last?.last?.doubleValue ?? 0
+                let last = rows.lastMetres ?? 0
                 let kth = ranked.count >= k ? ranked[k - 1].metres ?? .infinity : .infinity
-                if rows.count < candidates || last - DatabaseSelection.slack(last, points: points) > kth { return fetched }
+                if rows.features.count < candidates || last - DatabaseSelection.slack(last, points: points) > kth { return fetched }
                 // Never more than a bounded fetch per answer, nor a guess: past the bound, an error.
                 guard candidates * 4 <= 16 * limits.maxRows + 64 else {
                     throw .invalidArgument(parameter: "k", message: "the \(k) nearest of '\(layer.name)' are not certain within "
@@ -178,80 +100,22 @@ extension Snapshot {
         case .intersecting(let box):
             try Check.position(Point(lon: box.minLon, lat: box.minLat), parameter: "bbox")
             try Check.position(Point(lon: box.maxLon, lat: box.maxLat), parameter: "bbox")
-        case .all:
+        case .all, .feature:
             break
         }
         if case .within(let metres, _) = selection { try Check.distance(metres, parameter: "within") }
-        let (sql, parameters) = statement(layer, selection, condition, candidates: limits.maxRows + 1)
-        let rows = try database.rows(sql, parameters, deadline: deadline)
+        let rows = try database.features(fetch(limits.maxRows + 1), deadline: deadline).features
         if rows.count > limits.maxRows {
             // How many there are, for the error: the same selection, counted.
-            let (count, countParameters) = statement(layer, selection, condition, candidates: nil, counting: true)
-            let total = try database.rows(count, countParameters, deadline: deadline).first?.first?.doubleValue ?? Double(rows.count)
-            throw .tooManyRows(count: Int(exactly: total.rounded()) ?? rows.count, limit: limits.maxRows)
+            throw .tooManyRows(count: try database.count(fetch(nil), deadline: deadline), limit: limits.maxRows)
         }
         return try fetchedLayer(layer, rows)
     }
 
     /// Fetched rows as a layer of their own, in fid order: the order the whole layer loads in,
     /// so that ties (equal distances) fall as they would there.
-    private func fetchedLayer(_ layer: Layer, _ rows: [[AttributeValue]]) throws(EngineError) -> Layer {
-        let features = try SQL.features(rows, of: layer.info).sorted { $0.fid < $1.fid }
-        return try Layer(info: layer.info, features: features, family: layer.family)
-    }
-
-    /// The statement `rows(of:for:)` runs: the condition's parameters first, the selection's
-    /// after; at most `candidates` rows (nil: no limit), or their count.
-    public func statement(_ layer: Layer, _ selection: DatabaseSelection, _ condition: SQLCondition?, candidates: Int?,
-                          counting: Bool = false) -> (sql: String, parameters: [AttributeValue]) {
-        var parameters = condition?.parameters ?? []
-        func bind(_ value: AttributeValue) -> String {
-            parameters.append(value)
-            return "$\(parameters.count)"
-        }
-        func geography(_ p: Point) -> String { "ST_SetSRID(ST_MakePoint(\(bind(.real(p.lon))), \(bind(.real(p.lat)))), 4326)::geography" }
-        let points = layer.family == .points
-        var columns = SQL.rowColumns(layer.info)
-        var conditions: [String] = []
-        var order = "t.fid"
-        var limit = candidates
-        var skip = 0
-        switch selection {
-        case .containing(let p):
-            conditions.append("ST_Covers(t.geom, ST_SetSRID(ST_MakePoint(\(bind(.real(p.lon))), \(bind(.real(p.lat)))), 4326))")
-        case .nearest(_, let p, let within):
-            let point = geography(p)
-            if let within {
-                conditions.append("ST_DWithin(t.geom::geography, \(point), \(bind(.real(within + DatabaseSelection.slack(within, points: points)))), false)")
-            }
-            columns.append("ST_Distance(t.geom::geography, \(point), false)")
-            order = "t.geom::geography <-> \(point), t.fid"
-        case .within(let metres, let p):
-            conditions.append("ST_DWithin(t.geom::geography, \(geography(p)), \(bind(.real(metres + DatabaseSelection.slack(metres, points: points)))), false)")
-        case .intersecting(let box):
-            let envelopes = BBox.parts(of: box).map { part in
-                "t.geom && ST_MakeEnvelope(\([part.minLon, part.minLat, part.maxLon, part.maxLat].map { bind(.real($0)) }.joined(separator: ", ")), 4326)"
-            }
-            conditions.append(envelopes.count == 1 ? envelopes[0] : "(" + envelopes.joined(separator: " OR ") + ")")
-        case .all(let keys, let n, let offset):
-            if let keys { order = keys + ", t.fid" }
-            if let n { limit = min(n, candidates ?? n) }
-            skip = offset
-        }
-        if let condition { conditions.append("(" + condition.sql + ")") }
-        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let table = SQL.identifier(layer.name)
-        if counting { return ("SELECT count(*) FROM \(table) AS t\(whereClause)", parameters) }
-        let limitClause = (limit.map { " LIMIT " + bind(.integer(Int64($0))) } ?? "") + (skip > 0 ? " OFFSET " + bind(.integer(Int64(skip))) : "")
-        guard skip > 0 else {
-            return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t\(whereClause) ORDER BY \(order)\(limitClause)", parameters)
-        }
-        // A deep page: the rows skipped are counted off on fids alone (the primary key's index),
-        // and only the page's rows are read and converted. One statement over them all made
-        // PostgreSQL convert each skipped row's geometry: 500 ms for a page at row 900,000.
-        // (The inner `t` is the subquery's own; the condition and the order name it.)
-        return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t WHERE t.fid IN (SELECT t.fid FROM \(table) AS t\(whereClause) "
-            + "ORDER BY \(order)\(limitClause)) ORDER BY \(order)", parameters)
+    private func fetchedLayer(_ layer: Layer, _ features: [StoredFeature]) throws(EngineError) -> Layer {
+        try Layer(info: layer.info, features: features.sorted { $0.fid < $1.fid }, family: layer.family)
     }
 
     /// Refuses an operation on a layer kept in the database, whose rows this snapshot does not

@@ -118,7 +118,7 @@ extension Snapshot {
     /// a layer without time.
     public func temporalExtent(of layer: Layer) throws(EngineError) -> TimeRange? {
         guard let series = timeSeriesByTable[layer.name] ?? timeSeriesByLayer[layer.name] else { return nil }
-        if let database { return try databaseExtent(series, database: database) }
+        if let database { return try database.seriesExtent(series, deadline: .none) }
         var first: UTCTime?, last: UTCTime?
         for key in series.keys {
             let observations = series.observations(of: key)

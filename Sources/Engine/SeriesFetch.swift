@@ -60,63 +60,6 @@ extension Snapshot {
         guard let database else { return series }
         let unique = Array(Set(keys)).sorted()
         guard !unique.isEmpty else { return series.with(rows: []) }
-        let (sql, parameters) = series.fetchStatement(keys: unique, needs: needs)
-        let names = [series.link.keyColumn, series.link.startColumn, series.link.endColumn] + series.columns + series.textColumns
-        let rows = try database.rows(sql, parameters, deadline: deadline)
-        return series.with(rows: rows.map { row in Attributes(Array(zip(names, row.dropFirst()))) })
-    }
-
-    /// The first start and last end among the series' observations (the OGC collection's
-    /// temporal extent) on a PostGIS store; nil when it has none.
-    func databaseExtent(_ series: TimeSeries, database: any SQLDatabase) throws(EngineError) -> TimeRange? {
-        let (t, k, s, e) = (SQL.identifier(series.table), SQL.identifier(series.link.keyColumn), SQL.identifier(series.link.startColumn), SQL.identifier(series.link.endColumn))
-        let rows = try database.rows("SELECT min(vltava_utc(r.\(s))), max(vltava_utc(r.\(e))) FROM \(t) AS r "
-                                     + "WHERE r.\(k) IS NOT NULL AND vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL", [], deadline: .none)
-        guard let row = rows.first, row.count == 2, case .integer(let first) = row[0], case .integer(let last) = row[1] else { return nil }
-        return TimeRange(start: UTCTime(seconds: first), end: UTCTime(seconds: last))
-    }
-}
-
-
-extension TimeSeries {
-    /// The one statement that fetches what `needs` asks for about the stations `keys` (bound as
-    /// one JSON array): the rows' fid, key, start, end, numeric columns and text columns, in fid
-    /// order. See the top of this file for which rows and why they are enough.
-    public func fetchStatement(keys: [String], needs: SeriesNeeds) -> (sql: String, parameters: [AttributeValue]) {
-        let (t, k, s, e) = (SQL.identifier(table), SQL.identifier(link.keyColumn), SQL.identifier(link.startColumn), SQL.identifier(link.endColumn))
-        var parameters: [AttributeValue] = [.text(JSON.serialize(.array(keys.map { .string($0) })))]
-        // Each pick reads whole rows (no join back to the table by fid, which PostgreSQL plans
-        // as a walk over the whole table when it guesses a HISTORY window large).
-        let row = (["fid", k, s, e] + columns.map(SQL.identifier) + textColumns.map(SQL.identifier)).map { "r." + $0 }.joined(separator: ", ")
-        let observation = "vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL"
-        func newest(_ condition: String) -> String {
-            "(SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation)\(condition) ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1)"
-        }
-        var picks = [newest("")]
-        for column in columns where needs.columns.contains(column) {
-            let c = "r." + SQL.identifier(column)
-            // A row that survives the rule when the station measures c: non-zero, or a zero in a
-            // complete hour (not for the quality column, whose 0 is "incomplete").
-            let survives = column == qualityColumn ? " AND \(c) <> 0"
-                : " AND \(c) IS NOT NULL" + (qualityColumn.map { " AND (\(c) <> 0 OR r.\(SQL.identifier($0)) <> 0)" } ?? "")
-            picks.append(newest(survives))
-            // Whether the station measures c: any one non-zero row says so (the partial index
-            // on c <> 0 answers at once, also when there is none).
-            picks.append("(SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND \(c) <> 0 AND \(observation) LIMIT 1)")
-        }
-        var selected = "SELECT p.* FROM keys AS key, LATERAL (\(picks.joined(separator: " UNION ALL "))) AS p"
-        if let hours = needs.historyHours {
-            let (seconds, overflow) = Int64(clamping: hours).multipliedReportingOverflow(by: 3600)
-            parameters.append(.integer(overflow ? 1_000_000_000_000_000 : min(seconds, 1_000_000_000_000_000)))
-            selected += " UNION ALL SELECT w.* FROM keys AS key, LATERAL (SELECT vltava_utc(r.\(e)) AS e FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation) "
-                + "ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1) AS last, "
-                + "LATERAL (SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND vltava_utc(r.\(e)) > last.e - $\(parameters.count) AND vltava_utc(r.\(s)) IS NOT NULL OFFSET 0) AS w"
-        }
-        // (OFFSET 0 keeps the window a subquery run per station on the (key, end) index:
-        // pulled up, PostgreSQL merged it with the whole table.)
-        // A row picked twice comes once, and in fid order, as the engine reads a table.
-        let sql = "WITH keys AS (SELECT DISTINCT value FROM json_array_elements_text($1::json)) "
-            + "SELECT DISTINCT ON (o.fid) o.* FROM (\(selected)) AS o ORDER BY o.fid"
-        return (sql, parameters)
+        return series.with(rows: try database.seriesRows(series, keys: unique, needs: needs, deadline: deadline))
     }
 }

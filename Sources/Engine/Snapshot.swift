@@ -50,7 +50,7 @@ public final class Snapshot: Sendable {
 
     /// The database the store lives in, for a snapshot of a PostGIS store (Database.swift):
     /// FIND's selections run there. nil for a GeoPackage.
-    public let database: (any SQLDatabase)?
+    public let database: (any DatabaseStore)?
     /// Polygon layers with at least this many features are mapped from the snapshot file
     /// (SnapshotFile.swift says why this line).
     public static let mappedLayerMinimumFeatures = 10_000
@@ -163,7 +163,7 @@ public final class Snapshot: Sendable {
     /// series are read per answer (SeriesFetch.swift), so the snapshot keeps only their metadata.
     /// So do the layers `kept` names, with their family: feature layers too large to load, whose
     /// answers fetch their rows (DatabaseLayers.swift; `info.bbox` is their extent).
-    public static func build(location: String, layers input: [(info: LayerInfo, features: [StoredFeature])], database: any SQLDatabase,
+    public static func build(location: String, layers input: [(info: LayerInfo, features: [StoredFeature])], database: any DatabaseStore,
                              kept: [String: Layer.Family] = [:], tileSets tileSetPaths: [String: String] = [:],
                              limits: EngineLimits = EngineLimits(), loadSeconds: Double) throws(EngineError) -> Snapshot {
         var layers: [Layer] = []
@@ -191,7 +191,7 @@ public final class Snapshot: Sendable {
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
          tileSets: [String: MBTiles], unavailableTileSets: [String: String] = [:], loadSeconds: Double, limits: EngineLimits,
-         venues: [IndoorVenue] = [], venueWarnings: [String] = [], database: (any SQLDatabase)? = nil) throws(EngineError) {
+         venues: [IndoorVenue] = [], venueWarnings: [String] = [], database: (any DatabaseStore)? = nil) throws(EngineError) {
         self.database = database
         self.tileSets = tileSets
         self.unavailableTileSets = unavailableTileSets

@@ -123,10 +123,10 @@ public enum StoreLocation {
             throw .unknownLayer(layer, known: catalogue.map(\.info.name))
         }
         // Pages by key: each statement starts after the last fid of the one before.
-        let sql = "SELECT \(SQL.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(info.name)) AS t WHERE t.fid > $1 ORDER BY t.fid LIMIT $2"
+        let sql = "SELECT \(Fetch.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(info.name)) AS t WHERE t.fid > $1 ORDER BY t.fid LIMIT $2"
         var after = Int64.min
         while true {
-            let features = try SQL.features(try database.rows(sql, [.integer(after), .integer(Int64(page))], deadline: .none), of: info)
+            let features = try Fetch.features(try database.rows(sql, [.integer(after), .integer(Int64(page))], deadline: .none), of: info)
             features.forEach(body)
             guard features.count == page, let last = features.last else { return }
             after = last.fid
@@ -505,8 +505,8 @@ public enum PostGISStore {
 
     /// A layer's rows as features, fid order (Engine/DatabaseLayers.swift decodes them).
     static func readFeatures(_ info: LayerInfo, from database: PostGISDatabase) throws(EngineError) -> [StoredFeature] {
-        let rows = try database.rows("SELECT \(SQL.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(info.name)) AS t ORDER BY t.fid",
+        let rows = try database.rows("SELECT \(Fetch.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(info.name)) AS t ORDER BY t.fid",
                                      [], deadline: .none)
-        return try SQL.features(rows, of: info)
+        return try Fetch.features(rows, of: info)
     }
 }

@@ -11,7 +11,7 @@ import Geometry
 final class AnswerSeries: Sendable {
     let layer: Layer
     let stored: TimeSeries
-    private let state = Locked<(needs: SeriesNeeds, fetched: TimeSeries?, statement: (sql: String, parameters: [AttributeValue])?)>((SeriesNeeds(), nil, nil))
+    private let state = Locked<(needs: SeriesNeeds, fetched: TimeSeries?, keys: [String]?)>((SeriesNeeds(), nil, nil))
 
     init(layer: Layer, stored: TimeSeries) {
         self.layer = layer
@@ -26,11 +26,11 @@ final class AnswerSeries: Sendable {
     /// The rows fetched for this run (the stored series, empty, before any fetch).
     var series: TimeSeries { state.withLock { $0.fetched } ?? stored }
 
-    /// The statement of the last fetch, for EXPLAIN.
-    var lastStatement: (sql: String, parameters: [AttributeValue])? { state.withLock { $0.statement } }
+    /// The stations of the last fetch, for EXPLAIN.
+    var lastKeys: [String]? { state.withLock { $0.keys } }
 
-    func fill(_ series: TimeSeries, statement: (sql: String, parameters: [AttributeValue])?) {
-        state.withLock { $0.fetched = series; $0.statement = statement }
+    func fill(_ series: TimeSeries, keys: [String]) {
+        state.withLock { $0.fetched = series; $0.keys = keys }
     }
 }
 
@@ -68,8 +68,7 @@ extension Runner {
             }
             do {
                 let unique = Array(Set(keys)).sorted()
-                let statement = unique.isEmpty ? nil : answer.stored.fetchStatement(keys: unique, needs: answer.needs)
-                answer.fill(try plan.snapshot.series(answer.stored, keys: unique, needs: answer.needs, deadline: deadline), statement: statement)
+                answer.fill(try plan.snapshot.series(answer.stored, keys: unique, needs: answer.needs, deadline: deadline), keys: unique)
             } catch {
                 throw Runner.engineError(error, at: position)
             }
@@ -78,17 +77,16 @@ extension Runner {
 
     /// EXPLAIN's lines for the series fetched by the run just made: the statement and
     /// PostgreSQL's plan for it.
-    func seriesPlan(_ plan: FindPlan, database: any SQLDatabase) throws(EngineError) -> [String] {
+    func seriesPlan(_ plan: FindPlan, database: any DatabaseStore) throws(EngineError) -> [String] {
         var lines: [String] = []
         for answer in plan.series?.members ?? [] {
-            guard let (sql, parameters) = answer.lastStatement else {
+            guard let keys = answer.lastKeys, !keys.isEmpty else {
                 lines.append("   series (\(answer.stored.table)): no station selected, nothing fetched")
                 continue
             }
-            lines.append("   series (\(answer.stored.table)), LATEST/HISTORY/OBSERVED_AT for the stations selected: \(sql)")
-            for row in try database.rows("EXPLAIN " + sql, parameters, deadline: deadline) {
-                lines.append("     " + (row.first?.stringValue ?? ""))
-            }
+            let explained = try database.explainSeries(answer.stored, keys: keys, needs: answer.needs, deadline: deadline)
+            lines.append("   series (\(answer.stored.table)), LATEST/HISTORY/OBSERVED_AT for the stations selected: \(explained.statement)")
+            lines += explained.plan.map { "     " + $0 }
         }
         return lines
     }

@@ -395,21 +395,23 @@ extension Runner {
     }
 
     /// PostgreSQL's plan of each pushed selection, for EXPLAIN.
-    func pushedPlan(_ plan: FindPlan, database: any SQLDatabase) throws(EngineError) -> [String] {
+    func pushedPlan(_ plan: FindPlan, database: any DatabaseStore) throws(EngineError) -> [String] {
         var lines: [String] = []
         for (source, pushed) in zip(plan.sources, plan.pushed ?? []) {
             guard let pushed else { continue }
-            var (sql, parameters) = (pushed.sql, pushed.parameters)
-            if let slot = pushed.candidateParameter { parameters[slot - 1] = .integer(16) }
+            let explained: (statement: String, plan: [String])
             if let fetch = pushed.fetch {
                 // The rows fetched (NEAREST: its first fetch), then the FIND over them in memory.
-                (sql, parameters) = plan.snapshot.statement(source.layer, fetch.selection, fetch.condition, candidates: plan.snapshot.limits.maxRows + 1)
                 lines.append("   '\(source.layer.name)' stays in PostgreSQL (\(source.layer.rowCount) rows): its rows that may answer are fetched, then selected in memory")
+                explained = try database.explain(LayerFetch(layer: source.layer.info, points: source.layer.family == .points, selection: fetch.selection,
+                                                            condition: fetch.condition, limit: plan.snapshot.limits.maxRows + 1), deadline: deadline)
+            } else {
+                var parameters = pushed.parameters
+                if let slot = pushed.candidateParameter { parameters[slot - 1] = .integer(16) }
+                explained = (pushed.sql, try database.rows("EXPLAIN " + pushed.sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
             }
-            lines.append("   sql (\(source.layer.name)): \(sql)")
-            for row in try database.rows("EXPLAIN " + sql, parameters, deadline: deadline) {
-                lines.append("     " + (row.first?.stringValue ?? ""))
-            }
+            lines.append("   sql (\(source.layer.name)): \(explained.statement)")
+            lines += explained.plan.map { "     " + $0 }
         }
         return lines
     }

@@ -173,7 +173,7 @@ extension Endpoints {
             let fid = Int64(id)
             let layer = try fid.map { fid in
                 try engine { () throws(EngineError) in
-                    try snapshot.rows(of: kept, for: .all(order: nil, limit: 1), where: SQLCondition(sql: "t.fid = $1", parameters: [.integer(fid)]))
+                    try snapshot.rows(of: kept, for: .feature(fid: fid))
                 }
             } ?? kept
             guard let fid, let index = layer.index(ofFID: fid) else {

@@ -404,7 +404,11 @@ public final class GeoPackage {
     }
 }
 
-/// A SQL identifier in double quotes, with embedded quotes doubled.
-func quoted(_ identifier: String) -> String {
-    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+/// SQL text both stores share: SQLite and PostgreSQL quote identifiers alike.
+public enum SQL {
+    /// A table or column name as an identifier: in double quotes, embedded quotes doubled.
+    public static func identifier(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 }
+
+/// A SQL identifier in double quotes, with embedded quotes doubled.
+func quoted(_ identifier: String) -> String { SQL.identifier(identifier) }

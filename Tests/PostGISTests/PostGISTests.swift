@@ -6,7 +6,7 @@ import Dispatch
 import Engine
 import Foundation
 import Geometry
-import PostGIS
+@testable import PostGIS
 import QueryLanguage
 import Store
 import TestSupport
@@ -305,7 +305,7 @@ struct PostGISStoreTests {
                     == #"{"count":1,"rows":[{"name":"Hostile","latest_no2":7.0,"observed_at":"2019-04-16T21:00:00Z"}]}"#)
             #expect(rows.first?.count == 1)
             let series = try #require(reloaded.timeSeriesByLayer["stations"])
-            let statement = series.fetchStatement(keys: [hostile], needs: SeriesNeeds(columns: ["no2"], historyHours: 3))
+            let statement = Fetch.seriesStatement(series, keys: [hostile], needs: SeriesNeeds(columns: ["no2"], historyHours: 3))
             #expect(!statement.sql.contains("DROP") && !statement.sql.contains("x'"))
             #expect(statement.parameters == [.text(#"["x'); DROP TABLE observations; --"]"#), .integer(10800)])
             #expect(try cluster.psql("SELECT count(*) FROM observations", database: "vltava_series") == "820")

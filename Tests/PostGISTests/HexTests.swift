@@ -1,4 +1,4 @@
-import Engine
+@testable import PostGIS
 import TestSupport
 import Testing
 

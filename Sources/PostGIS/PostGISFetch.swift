@@ -1,0 +1,226 @@
+// The statements the engine's answers run on a PostGIS store (Engine/Database.swift,
+// `DatabaseStore`): the rows of a layer too large to load that a selection may hold
+// (Engine/DatabaseLayers.swift says why each is a superset of the answer), a page of its items
+// (Engine/DatabaseItems.swift), and the time-series rows an answer needs (Engine/SeriesFetch.swift
+// says which rows and why they are enough). The engine decides what to fetch; this file only
+// writes it as SQL, every value a bound parameter.
+
+import Engine
+import Geometry
+import Store
+
+extension PostGISDatabase: DatabaseStore {
+    public func features(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> FetchedRows {
+        let (sql, parameters) = Fetch.statement(fetch)
+        let rows = try rows(sql, parameters, deadline: deadline)
+        let lastMetres = if case .nearest = fetch.selection { rows.last?.last?.doubleValue } else { Double?.none }
+        return FetchedRows(features: try Fetch.features(rows, of: fetch.layer), lastMetres: lastMetres)
+    }
+
+    public func count(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> Int {
+        let (sql, parameters) = Fetch.statement(fetch, counting: true)
+        let total = try rows(sql, parameters, deadline: deadline).first?.first?.doubleValue ?? 0
+        return Int(exactly: total.rounded()) ?? 0
+    }
+
+    public func seriesRows(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> [Attributes] {
+        let (sql, parameters) = Fetch.seriesStatement(series, keys: keys, needs: needs)
+        let names = [series.link.keyColumn, series.link.startColumn, series.link.endColumn] + series.columns + series.textColumns
+        return try rows(sql, parameters, deadline: deadline).map { row in Attributes(Array(zip(names, row.dropFirst()))) }
+    }
+
+    public func seriesExtent(_ series: TimeSeries, deadline: Deadline) throws(EngineError) -> TimeRange? {
+        let (t, k, s, e) = (SQL.identifier(series.table), SQL.identifier(series.link.keyColumn), SQL.identifier(series.link.startColumn), SQL.identifier(series.link.endColumn))
+        let rows = try rows("SELECT min(vltava_utc(r.\(s))), max(vltava_utc(r.\(e))) FROM \(t) AS r "
+                            + "WHERE r.\(k) IS NOT NULL AND vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL", [], deadline: deadline)
+        guard let row = rows.first, row.count == 2, case .integer(let first) = row[0], case .integer(let last) = row[1] else { return nil }
+        return TimeRange(start: UTCTime(seconds: first), end: UTCTime(seconds: last))
+    }
+
+    public func explain(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String]) {
+        let (sql, parameters) = Fetch.statement(fetch)
+        return (sql, try rows("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
+    }
+
+    public func explainSeries(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String]) {
+        let (sql, parameters) = Fetch.seriesStatement(series, keys: keys, needs: needs)
+        return (sql, try rows("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
+    }
+}
+
+enum Fetch {
+    /// The statement of a fetch: the condition's parameters first, the selection's after; at
+    /// most `fetch.limit` rows (nil: no limit), or their count.
+    static func statement(_ fetch: LayerFetch, counting: Bool = false) -> (sql: String, parameters: [AttributeValue]) {
+        var parameters = fetch.condition?.parameters ?? []
+        func bind(_ value: AttributeValue) -> String {
+            parameters.append(value)
+            return "$\(parameters.count)"
+        }
+        func geography(_ p: Point) -> String { "ST_SetSRID(ST_MakePoint(\(bind(.real(p.lon))), \(bind(.real(p.lat)))), 4326)::geography" }
+        var columns = rowColumns(fetch.layer)
+        var conditions: [String] = []
+        var order = "t.fid"
+        var limit = fetch.limit
+        var skip = 0
+        switch fetch.selection {
+        case .containing(let p):
+            conditions.append("ST_Covers(t.geom, ST_SetSRID(ST_MakePoint(\(bind(.real(p.lon))), \(bind(.real(p.lat)))), 4326))")
+        case .feature(let fid):
+            conditions.append("t.fid = \(bind(.integer(fid)))")
+        case .nearest(_, let p, let within):
+            let point = geography(p)
+            if let within {
+                conditions.append("ST_DWithin(t.geom::geography, \(point), \(bind(.real(within + DatabaseSelection.slack(within, points: fetch.points)))), false)")
+            }
+            columns.append("ST_Distance(t.geom::geography, \(point), false)")
+            order = "t.geom::geography <-> \(point), t.fid"
+        case .within(let metres, let p):
+            conditions.append("ST_DWithin(t.geom::geography, \(geography(p)), \(bind(.real(metres + DatabaseSelection.slack(metres, points: fetch.points)))), false)")
+        case .intersecting(let box):
+            let envelopes = BBox.parts(of: box).map { part in
+                "t.geom && ST_MakeEnvelope(\([part.minLon, part.minLat, part.maxLon, part.maxLat].map { bind(.real($0)) }.joined(separator: ", ")), 4326)"
+            }
+            conditions.append(envelopes.count == 1 ? envelopes[0] : "(" + envelopes.joined(separator: " OR ") + ")")
+        case .all(let keys, let n, let offset):
+            if let keys { order = keys + ", t.fid" }
+            if let n { limit = min(n, fetch.limit ?? n) }
+            skip = offset
+        }
+        if let condition = fetch.condition { conditions.append("(" + condition.sql + ")") }
+        // Keyset paging: the rows past a fid, found on the primary key's index.
+        if let after = fetch.after { conditions.append("t.fid > \(bind(.integer(after)))") }
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let table = SQL.identifier(fetch.layer.name)
+        if counting { return ("SELECT count(*) FROM \(table) AS t\(whereClause)", parameters) }
+        let limitClause = (limit.map { " LIMIT " + bind(.integer(Int64($0))) } ?? "") + (skip > 0 ? " OFFSET " + bind(.integer(Int64(skip))) : "")
+        guard skip > 0 else {
+            return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t\(whereClause) ORDER BY \(order)\(limitClause)", parameters)
+        }
+        // A deep page: the rows skipped are counted off on fids alone (the primary key's index),
+        // and only the page's rows are read and converted. One statement over them all made
+        // PostgreSQL convert each skipped row's geometry: 500 ms for a page at row 900,000.
+        // (The inner `t` is the subquery's own; the condition and the order name it.)
+        return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t WHERE t.fid IN (SELECT t.fid FROM \(table) AS t\(whereClause) "
+            + "ORDER BY \(order)\(limitClause)) ORDER BY \(order)", parameters)
+    }
+
+    /// The select list of a layer's rows: fid, the geometry as hex WKB (feature layers), then
+    /// the columns, over the table as `alias`.
+    static func rowColumns(_ info: LayerInfo, alias: String = "t") -> [String] {
+        ["\(alias).fid"] + (info.kind == .features ? ["encode(ST_AsBinary(\(alias).geom), 'hex')"] : [])
+            + info.columns.map { "\(alias).\(SQL.identifier($0.name))" }
+    }
+
+    /// Rows selected by `rowColumns` as features (anything after those columns is ignored).
+    static func features(_ rows: [[AttributeValue]], of info: LayerInfo) throws(EngineError) -> [StoredFeature] {
+        let hasGeometry = info.kind == .features
+        let first = hasGeometry ? 2 : 1
+        var features: [StoredFeature] = []
+        features.reserveCapacity(rows.count)
+        for row in rows {
+            guard case .integer(let fid)? = row.first, row.count >= first + info.columns.count else {
+                throw .store("\(info.name): a row without its fid or columns")
+            }
+            var geometry: Geometry?
+            if hasGeometry, let hex = row[1].stringValue {
+                guard let bytes = Hex.decode(hex) else { throw .store("\(info.name), fid \(fid): the geometry cannot be read") }
+                do { geometry = try WKB.decodeAllowingEmpty(bytes) } catch { throw .store("\(info.name), fid \(fid): \(error)") }
+            }
+            var properties = Attributes()
+            for (n, column) in info.columns.enumerated() {
+                var value = row[first + n]
+                if column.isJSON, case .text(let text) = value { value = .json(text) }
+                properties[column.name] = value
+            }
+            features.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: geometry, properties: properties)))
+        }
+        return features
+    }
+
+    /// The one statement that fetches what `needs` asks for about the stations `keys` (bound as
+    /// one JSON array): the rows' fid, key, start, end, numeric columns and text columns, in fid
+    /// order. Engine/SeriesFetch.swift says which rows and why they are enough.
+    static func seriesStatement(_ series: TimeSeries, keys: [String], needs: SeriesNeeds) -> (sql: String, parameters: [AttributeValue]) {
+        let link = series.link
+        let (t, k, s, e) = (SQL.identifier(series.table), SQL.identifier(link.keyColumn), SQL.identifier(link.startColumn), SQL.identifier(link.endColumn))
+        var parameters: [AttributeValue] = [.text(JSON.serialize(.array(keys.map { .string($0) })))]
+        // Each pick reads whole rows (no join back to the table by fid, which PostgreSQL plans
+        // as a walk over the whole table when it guesses a HISTORY window large).
+        let row = (["fid", k, s, e] + series.columns.map(SQL.identifier) + series.textColumns.map(SQL.identifier)).map { "r." + $0 }.joined(separator: ", ")
+        let observation = "vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL"
+        func newest(_ condition: String) -> String {
+            "(SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation)\(condition) ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1)"
+        }
+        var picks = [newest("")]
+        for column in series.columns where needs.columns.contains(column) {
+            let c = "r." + SQL.identifier(column)
+            // A row that survives the rule when the station measures c: non-zero, or a zero in a
+            // complete hour (not for the quality column, whose 0 is "incomplete").
+            let survives = column == series.qualityColumn ? " AND \(c) <> 0"
+                : " AND \(c) IS NOT NULL" + (series.qualityColumn.map { " AND (\(c) <> 0 OR r.\(SQL.identifier($0)) <> 0)" } ?? "")
+            picks.append(newest(survives))
+            // Whether the station measures c: any one non-zero row says so (the partial index
+            // on c <> 0 answers at once, also when there is none).
+            picks.append("(SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND \(c) <> 0 AND \(observation) LIMIT 1)")
+        }
+        var selected = "SELECT p.* FROM keys AS key, LATERAL (\(picks.joined(separator: " UNION ALL "))) AS p"
+        if let hours = needs.historyHours {
+            let (seconds, overflow) = Int64(clamping: hours).multipliedReportingOverflow(by: 3600)
+            parameters.append(.integer(overflow ? 1_000_000_000_000_000 : min(seconds, 1_000_000_000_000_000)))
+            selected += " UNION ALL SELECT w.* FROM keys AS key, LATERAL (SELECT vltava_utc(r.\(e)) AS e FROM \(t) AS r WHERE r.\(k) = key.value AND \(observation) "
+                + "ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1) AS last, "
+                + "LATERAL (SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND vltava_utc(r.\(e)) > last.e - $\(parameters.count) AND vltava_utc(r.\(s)) IS NOT NULL OFFSET 0) AS w"
+        }
+        // (OFFSET 0 keeps the window a subquery run per station on the (key, end) index:
+        // pulled up, PostgreSQL merged it with the whole table.)
+        // A row picked twice comes once, and in fid order, as the engine reads a table.
+        let sql = "WITH keys AS (SELECT DISTINCT value FROM json_array_elements_text($1::json)) "
+            + "SELECT DISTINCT ON (o.fid) o.* FROM (\(selected)) AS o ORDER BY o.fid"
+        return (sql, parameters)
+    }
+}
+
+/// Bytes as hexadecimal text and back (PostgreSQL's `bytea` and `encode(…, 'hex')`).
+enum Hex {
+    static func encode(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Every geometry a layer kept in the database answers with comes through here, so it works
+    /// on the text's bytes in place through a table (a per-byte `append` with a branch per digit
+    /// took 13 % of such a server's time).
+    static func decode(_ text: String) -> [UInt8]? {
+        var text = text
+        return text.withUTF8 { digits -> [UInt8]? in
+            guard digits.count % 2 == 0 else { return nil }
+            var valid = true
+            let bytes = [UInt8](unsafeUninitializedCapacity: digits.count / 2) { out, count in
+                for i in 0..<digits.count / 2 {
+                    let high = nibbles[Int(digits[2 * i])], low = nibbles[Int(digits[2 * i + 1])]
+                    valid = valid && high < 16 && low < 16
+                    out[i] = high << 4 | (low & 15)
+                }
+                count = digits.count / 2
+            }
+            return valid ? bytes : nil
+        }
+    }
+
+    /// A hexadecimal digit's value by its byte, 255 for any other byte.
+    private static let nibbles: [UInt8] = (0...255).map { byte -> UInt8 in
+        switch byte {
+        case 48...57: UInt8(byte - 48)
+        case 97...102: UInt8(byte - 87)
+        case 65...70: UInt8(byte - 55)
+        default: 255
+        }
+    }
+}
