@@ -61,7 +61,7 @@ EOF
 wrk_query_script "FIND districts CONTAINING " " RETURN fid, NAZEV_MC" >"$work/w1.lua"
 wrk_query_script "FIND stations NEAREST 3 TO " " RETURN fid, code, distance_m" >"$work/w4.lua"
 
-# The SQL the PostGIS store runs for them (SQLPushdown.swift), with pgbench's random points.
+# The SQL the PostGIS store runs for them (PostGIS/PostGISFetch.swift), with pgbench's random points.
 cat >"$work/w1.sql" <<'EOF'
 \set lon 14.224437 + random(0, 482351) / 1000000.0
 \set lat 49.941900 + random(0, 235525) / 1000000.0

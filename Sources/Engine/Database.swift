@@ -2,11 +2,11 @@
 //
 // A snapshot is built by a `SnapshotSource`: the GeoPackage file (this module), or a PostGIS
 // database (the PostGIS module, which knows `postgresql://` URLs). A snapshot built from a
-// database keeps it as a `DatabaseStore`. The engine decides what an answer needs from it and
-// why that is enough (DatabaseLayers.swift, DatabaseItems.swift, SeriesFetch.swift); the store
-// writes the statements, every value a bound parameter, and runs them. This module writes no
-// SQL. The query language's pushdown (QueryLanguage/SQLPushdown.swift) still compiles a FIND's
-// selection to SQL and runs it through `SQLDatabase`, the raw capability underneath.
+// database keeps it as a `DatabaseStore`. The engine and the query language decide what an
+// answer needs from it and why that is enough (DatabaseLayers.swift, DatabaseItems.swift,
+// SeriesFetch.swift, QueryLanguage/Pushdown.swift), in the store's terms (`LayerFetch`,
+// `StoreCondition`); the store writes the statements, every value a bound parameter, and runs
+// them. Only the PostGIS module (and the Store module, for the GeoPackage) writes SQL.
 
 import Geometry
 import Store
@@ -44,10 +44,15 @@ public struct GeoPackageSource: SnapshotSource {
 /// What the engine asks of a store whose layers or time series stay in a database. Errors:
 /// `.databaseUnavailable` when the database cannot be reached (the HTTP API answers 503, and
 /// the next request tries again), `.store` for anything else.
-public protocol DatabaseStore: SQLDatabase {
+public protocol DatabaseStore: Sendable {
+    /// The database's URL without its password.
+    var location: String { get }
     /// The rows of a layer kept in the database that `fetch` selects, decoded as features, in
     /// the selection's order: nearest first for `.nearest`, fid order otherwise.
     func features(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> FetchedRows
+    /// The fids alone, in the same order, each with the database's sphere metres for
+    /// `.nearest`: a layer the snapshot holds reads the rest by fid.
+    func fids(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> [(fid: Int64, metres: Double?)]
     /// How many rows `fetch` selects, its limit set aside (for the error that says how many).
     func count(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> Int
     /// The rows of `series` that `needs` asks for about the stations `keys` (SeriesFetch.swift
@@ -55,8 +60,9 @@ public protocol DatabaseStore: SQLDatabase {
     func seriesRows(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> [Attributes]
     /// The first start and last end among the series' observations; nil when it has none.
     func seriesExtent(_ series: TimeSeries, deadline: Deadline) throws(EngineError) -> TimeRange?
-    /// The statement `features(fetch)` runs and the database's plan for it, for EXPLAIN.
-    func explain(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String])
+    /// The statement `features(fetch)` (or `fids(fetch)`) runs and the database's plan for it,
+    /// for EXPLAIN.
+    func explain(_ fetch: LayerFetch, fidsOnly: Bool, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String])
     /// The statement `seriesRows` runs and the database's plan for it, for EXPLAIN.
     func explainSeries(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String])
 }
@@ -69,11 +75,11 @@ public struct LayerFetch: Sendable {
     /// is smaller for points (`DatabaseSelection.slack`).
     public var points: Bool
     public var selection: DatabaseSelection
-    public var condition: SQLCondition?
+    public var condition: StoreCondition?
     public var after: Int64?
     public var limit: Int?
 
-    public init(layer: LayerInfo, points: Bool, selection: DatabaseSelection, condition: SQLCondition? = nil, after: Int64? = nil, limit: Int? = nil) {
+    public init(layer: LayerInfo, points: Bool, selection: DatabaseSelection, condition: StoreCondition? = nil, after: Int64? = nil, limit: Int? = nil) {
         self.layer = layer
         self.points = points
         self.selection = selection
@@ -93,15 +99,4 @@ public struct FetchedRows: Sendable {
         self.features = features
         self.lastMetres = lastMetres
     }
-}
-
-/// A database statements run in: one at a time, every value a bound parameter (`$1`, `$2`, …
-/// in the text). Only the query language's pushdown writes statements of its own.
-public protocol SQLDatabase: Sendable {
-    /// The database's URL without its password.
-    var location: String { get }
-    /// Runs one statement and returns its rows, each value decoded by its column's type
-    /// (integers, reals, text, booleans; anything else as text). The statement only reads, so
-    /// the database may run it again on a new connection when the one it met was lost.
-    func rows(_ sql: String, _ parameters: [AttributeValue], deadline: Deadline) throws(EngineError) -> [[AttributeValue]]
 }

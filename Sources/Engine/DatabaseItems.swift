@@ -51,7 +51,7 @@ extension Snapshot {
                 try deadline.check()
             }
         } else {
-            let fetch = LayerFetch(layer: layer.info, points: layer.family == .points, selection: .all(order: nil, limit: request.limit + 1, offset: request.offset),
+            let fetch = LayerFetch(layer: layer.info, points: layer.family == .points, selection: .all(limit: request.limit + 1, offset: request.offset),
                                    condition: request.condition, after: request.after)
             page = try database.features(fetch, deadline: deadline).features
         }

@@ -4,7 +4,7 @@
 // with more candidates until the answer is certain), the rows it may consist of, picked by
 // PostGIS through the layer's GiST indexes, and gets them as a layer of their own. The engine's
 // own operation then runs on that layer as on any other. The fetch is a superset of the answer
-// by the same rules as the query language's pushdown (QueryLanguage/SQLPushdown.swift):
+// by the same rules as the query language's pushdown (QueryLanguage/Pushdown.swift):
 //
 // - CONTAINING: `ST_Covers` counts the boundary in, a superset of the engine's half-open rule.
 // - NEAREST k: a KNN `ORDER BY geom::geography <-> point` fetches c candidates. Every row not
@@ -36,10 +36,10 @@ public enum DatabaseSelection: Sendable, Equatable {
     case within(metres: Double, of: Point)
     /// The features whose bounding box may meet `box`.
     case intersecting(BBox)
-    /// Every feature meeting the condition, in `order` (SQL over `t`; fid breaks ties), after
-    /// the first `offset` and at most `limit` of them: the statement's own ORDER BY, LIMIT and
-    /// OFFSET, where they can run in SQL.
-    case all(order: String?, limit: Int?, offset: Int = 0)
+    /// Every feature meeting the condition, in `order` (fid order when empty; the fid breaks
+    /// ties), after the first `offset` and at most `limit` of them, where the store can order
+    /// and count as the engine does.
+    case all(order: [StoreOrder] = [], limit: Int?, offset: Int = 0)
 
     /// Metres by which the engine's distance and PostGIS's sphere distance may differ at
     /// `metres`: points are both haversine on nearly the same radius (6,371,008.8 m against
@@ -50,14 +50,46 @@ public enum DatabaseSelection: Sendable, Equatable {
     }
 }
 
-/// A condition in SQL over a layer's table as `t`, with its own parameters `$1`, `$2`, …: the
-/// query language's WHERE or property filters, compiled for the database (SQLPushdown.swift).
-public struct SQLCondition: Sendable {
-    public var sql: String
-    public var parameters: [AttributeValue]
-    public init(sql: String, parameters: [AttributeValue]) {
-        self.sql = sql
-        self.parameters = parameters
+/// A WHERE a database store checks itself, in the store's terms: the query language's WHERE or
+/// property filters on a layer's own columns (QueryLanguage/Pushdown.swift lowers them). Values
+/// that are missing compare false, as in the engine, so `not` of a comparison with a missing
+/// value holds; text compares by code point, as Swift strings do.
+public indirect enum StoreCondition: Sendable {
+    case constant(Bool)
+    case and([StoreCondition])
+    case or([StoreCondition])
+    case not(StoreCondition)
+    /// The feature's fid against a number.
+    case fid(StoreComparison, Double)
+    /// A numeric column against a number.
+    case number(column: String, StoreComparison, Double)
+    /// A text column (or a date-time or blob one) against text.
+    case text(column: String, StoreComparison, String)
+    /// A boolean column against true or false.
+    case boolean(column: String, StoreComparison, Bool)
+    case isNull(column: String, negated: Bool)
+    /// The feature's station measures `column` of the layer's series (TimeSeries.swift, rule 2).
+    case measures(TimeSeries, column: String)
+    /// The feature's station's last observation ends within `hours` of the newest one of the
+    /// whole series (`TimeSeries.isStale`).
+    case fresh(TimeSeries, hours: Double)
+}
+
+public enum StoreComparison: Sendable {
+    case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+}
+
+/// One key of a fetch's order; the fid breaks ties after the last.
+public struct StoreOrder: Sendable, Equatable {
+    /// A numeric column, or nil for the fid.
+    public var column: String?
+    public var descending: Bool
+    public var nullsFirst: Bool
+
+    public init(column: String?, descending: Bool, nullsFirst: Bool) {
+        self.column = column
+        self.descending = descending
+        self.nullsFirst = nullsFirst
     }
 }
 
@@ -66,7 +98,7 @@ extension Snapshot {
     /// for a layer kept in the database, the rows `selection` may answer with (meeting
     /// `condition` too), fetched now, as a layer of their own. The engine's operation on that
     /// layer gives the answer the whole layer would.
-    public func rows(of layer: Layer, for selection: DatabaseSelection, where condition: SQLCondition? = nil,
+    public func rows(of layer: Layer, for selection: DatabaseSelection, where condition: StoreCondition? = nil,
                      deadline: Deadline = .none) throws(EngineError) -> Layer {
         guard layer.keptInDatabase else { return layer }
         guard let database else { throw .store("'\(layer.name)' is kept in a database this snapshot does not have") }

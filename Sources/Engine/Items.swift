@@ -33,16 +33,16 @@ public struct ItemsRequest: Sendable {
     public var time: TimeRange?
     /// Attribute conditions, compiled (`Query.filter`), for a layer whose rows are loaded.
     public var filter: FeatureFilter?
-    /// The same conditions as SQL over the table as `t`, for a layer kept in the database
-    /// (`Query.sqlFilter`): PostgreSQL applies them, before the page.
-    public var condition: SQLCondition?
+    /// The same conditions in the store's terms, for a layer kept in the database
+    /// (`Query.storeFilter`): the database applies them, before the page.
+    public var condition: StoreCondition?
     /// Only features whose fid is greater (keyset paging): the page after the one that ended
     /// there, found on the primary key's index, where an offset counts every row before it.
     public var after: Int64?
     public var offset: Int
     public var limit: Int
 
-    public init(bbox: BBox? = nil, time: TimeRange? = nil, filter: FeatureFilter? = nil, condition: SQLCondition? = nil,
+    public init(bbox: BBox? = nil, time: TimeRange? = nil, filter: FeatureFilter? = nil, condition: StoreCondition? = nil,
                 after: Int64? = nil, offset: Int = 0, limit: Int = 10) {
         self.bbox = bbox
         self.time = time

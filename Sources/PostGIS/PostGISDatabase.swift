@@ -63,7 +63,7 @@ public struct PostGISURL: Sendable, CustomStringConvertible {
 /// second kind the connection and every idle one are dropped (after a restart they are all
 /// dead), and a read that met it on a kept connection runs once more on a new one: a restart the
 /// server is already back from costs no failed request.
-public final class PostGISDatabase: SQLDatabase, @unchecked Sendable {
+public final class PostGISDatabase: @unchecked Sendable {
     public let url: PostGISURL
     public var location: String { url.description }
     let logger: Logger

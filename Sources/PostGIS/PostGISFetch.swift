@@ -17,6 +17,14 @@ extension PostGISDatabase: DatabaseStore {
         return FetchedRows(features: try Fetch.features(rows, of: fetch.layer), lastMetres: lastMetres)
     }
 
+    public func fids(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> [(fid: Int64, metres: Double?)] {
+        let (sql, parameters) = Fetch.statement(fetch, fidsOnly: true)
+        return try rows(sql, parameters, deadline: deadline).compactMap { row in
+            guard case .integer(let fid)? = row.first else { return nil }
+            return (fid, row.count > 1 ? row[1].doubleValue : nil)
+        }
+    }
+
     public func count(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> Int {
         let (sql, parameters) = Fetch.statement(fetch, counting: true)
         let total = try rows(sql, parameters, deadline: deadline).first?.first?.doubleValue ?? 0
@@ -37,8 +45,8 @@ extension PostGISDatabase: DatabaseStore {
         return TimeRange(start: UTCTime(seconds: first), end: UTCTime(seconds: last))
     }
 
-    public func explain(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String]) {
-        let (sql, parameters) = Fetch.statement(fetch)
+    public func explain(_ fetch: LayerFetch, fidsOnly: Bool, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String]) {
+        let (sql, parameters) = Fetch.statement(fetch, fidsOnly: fidsOnly)
         return (sql, try rows("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
     }
 
@@ -49,16 +57,16 @@ extension PostGISDatabase: DatabaseStore {
 }
 
 enum Fetch {
-    /// The statement of a fetch: the condition's parameters first, the selection's after; at
-    /// most `fetch.limit` rows (nil: no limit), or their count.
-    static func statement(_ fetch: LayerFetch, counting: Bool = false) -> (sql: String, parameters: [AttributeValue]) {
-        var parameters = fetch.condition?.parameters ?? []
+    /// The statement of a fetch: its rows (`rowColumns`), or only their fids; at most
+    /// `fetch.limit` rows (nil: no limit), or their count.
+    static func statement(_ fetch: LayerFetch, fidsOnly: Bool = false, counting: Bool = false) -> (sql: String, parameters: [AttributeValue]) {
+        var parameters: [AttributeValue] = []
         func bind(_ value: AttributeValue) -> String {
             parameters.append(value)
             return "$\(parameters.count)"
         }
         func geography(_ p: Point) -> String { "ST_SetSRID(ST_MakePoint(\(bind(.real(p.lon))), \(bind(.real(p.lat)))), 4326)::geography" }
-        var columns = rowColumns(fetch.layer)
+        var columns = fidsOnly ? ["t.fid"] : rowColumns(fetch.layer)
         var conditions: [String] = []
         var order = "t.fid"
         var limit = fetch.limit
@@ -83,11 +91,15 @@ enum Fetch {
             }
             conditions.append(envelopes.count == 1 ? envelopes[0] : "(" + envelopes.joined(separator: " OR ") + ")")
         case .all(let keys, let n, let offset):
-            if let keys { order = keys + ", t.fid" }
+            if !keys.isEmpty {
+                order = keys.map { key in
+                    (key.column.map { "t." + SQL.identifier($0) } ?? "t.fid") + (key.descending ? " DESC" : " ASC") + (key.nullsFirst ? " NULLS FIRST" : " NULLS LAST")
+                }.joined(separator: ", ") + ", t.fid"
+            }
             if let n { limit = min(n, fetch.limit ?? n) }
             skip = offset
         }
-        if let condition = fetch.condition { conditions.append("(" + condition.sql + ")") }
+        if let condition = fetch.condition { conditions.append(Fetch.sql(condition, bind)) }
         // Keyset paging: the rows past a fid, found on the primary key's index.
         if let after = fetch.after { conditions.append("t.fid > \(bind(.integer(after)))") }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
@@ -103,6 +115,67 @@ enum Fetch {
         // (The inner `t` is the subquery's own; the condition and the order name it.)
         return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t WHERE t.fid IN (SELECT t.fid FROM \(table) AS t\(whereClause) "
             + "ORDER BY \(order)\(limitClause)) ORDER BY \(order)", parameters)
+    }
+
+    /// A condition as SQL over the table as `t` (Engine/DatabaseLayers.swift, `StoreCondition`,
+    /// says what each means). Missing values compare false (`COALESCE(…, false)`), so NOT of a
+    /// comparison with a missing value holds, as in the engine; text compares by code point
+    /// (`COLLATE "C"`), as Swift strings do.
+    static func sql(_ condition: StoreCondition, _ bind: (AttributeValue) -> String) -> String {
+        func op(_ comparison: StoreComparison) -> String {
+            switch comparison {
+            case .equal: "="
+            case .notEqual: "<>"
+            case .less: "<"
+            case .lessOrEqual: "<="
+            case .greater: ">"
+            case .greaterOrEqual: ">="
+            }
+        }
+        switch condition {
+        case .constant(let value):
+            return value ? "true" : "false"
+        case .and(let terms):
+            return terms.isEmpty ? "true" : "(" + terms.map { sql($0, bind) }.joined(separator: " AND ") + ")"
+        case .or(let terms):
+            return terms.isEmpty ? "false" : "(" + terms.map { sql($0, bind) }.joined(separator: " OR ") + ")"
+        case .not(let inner):
+            return "(NOT \(sql(inner, bind)))"
+        case .fid(let comparison, let n):
+            return "(t.fid::float8 \(op(comparison)) \(bind(.real(n))))"
+        case .number(let column, let comparison, let n):
+            return "COALESCE(t.\(SQL.identifier(column))::float8 \(op(comparison)) \(bind(.real(n))), false)"
+        case .text(let column, let comparison, let text):
+            return "COALESCE(t.\(SQL.identifier(column)) COLLATE \"C\" \(op(comparison)) \(bind(.text(text))) COLLATE \"C\", false)"
+        case .boolean(let column, let comparison, let value):
+            return "COALESCE(t.\(SQL.identifier(column))::int \(op(comparison)) \(bind(.integer(value ? 1 : 0))), false)"
+        case .isNull(let column, let negated):
+            return "(t.\(SQL.identifier(column)) IS \(negated ? "NOT " : "")NULL)"
+        case .measures(let series, let column):
+            // Rule 2 of TimeSeries.swift over the observations the engine reads (times it can parse).
+            let (s, key) = (SQL.identifier(series.table), "t." + SQL.identifier(series.link.layerKeyColumn))
+            let (start, end) = (SQL.identifier(series.link.startColumn), SQL.identifier(series.link.endColumn))
+            return "EXISTS (SELECT 1 FROM \(s) AS s WHERE s.\(SQL.identifier(series.link.keyColumn)) = \(key) AND s.\(SQL.identifier(column)) <> 0 "
+                + "AND vltava_utc(s.\(start)) IS NOT NULL AND vltava_utc(s.\(end)) IS NOT NULL)"
+        case .fresh(let series, let hours):
+            let (s, key) = (SQL.identifier(series.table), "t." + SQL.identifier(series.link.layerKeyColumn))
+            let (start, end, keyColumn) = (SQL.identifier(series.link.startColumn), SQL.identifier(series.link.endColumn), SQL.identifier(series.link.keyColumn))
+            // The engine's rule (TimeSeries.isStale): fresh when the end of the station's last
+            // observation (newest start, then highest fid) is at most `hours` (whole seconds)
+            // before the newest such end of any key of the table. Times as the engine reads them
+            // (`vltava_utc`, Engine/SeriesFetch.swift); the keys are walked through the key index
+            // (a loose index scan), each one's last observation through (key, start, fid).
+            let seconds = (hours * 3600).rounded(.towardZero)
+            let maxAge = bind(.integer(seconds >= 9.2e18 ? Int64.max : seconds > 0 ? Int64(seconds) : 0))
+            let observation = "vltava_utc(r.\(start)) IS NOT NULL AND vltava_utc(r.\(end)) IS NOT NULL"
+            func lastEnd(of keyValue: String) -> String {
+                "(SELECT vltava_utc(r.\(end)) FROM \(s) AS r WHERE r.\(keyColumn) = \(keyValue) AND \(observation) ORDER BY vltava_utc(r.\(start)) DESC, r.fid DESC LIMIT 1)"
+            }
+            let newest = "(WITH RECURSIVE k(v) AS ((SELECT r.\(keyColumn) FROM \(s) AS r WHERE r.\(keyColumn) IS NOT NULL ORDER BY 1 LIMIT 1) "
+                + "UNION ALL SELECT (SELECT r.\(keyColumn) FROM \(s) AS r WHERE r.\(keyColumn) > k.v ORDER BY 1 LIMIT 1) FROM k WHERE k.v IS NOT NULL) "
+                + "SELECT max(\(lastEnd(of: "k.v"))) FROM k WHERE k.v IS NOT NULL)"
+            return "COALESCE(\(lastEnd(of: key)) >= \(newest) - \(maxAge), false)"
+        }
     }
 
     /// The select list of a layer's rows: fid, the geometry as hex WKB (feature layers), then

@@ -47,24 +47,24 @@ extension Query {
         return { keep[$0] }
     }
 
-    /// The same attribute conditions for a layer kept in the database (OGC API items), as SQL
-    /// over its table as `t`, compiled by the FIND pushdown's own compiler; nil when there are
-    /// none. Equality on a column of the layer always has an exact SQL form.
-    public static func sqlFilter(on layer: Layer, in snapshot: Snapshot,
-                                 equal attributes: [(name: String, value: String)]) throws(FilterError) -> SQLCondition? {
+    /// The same attribute conditions for a layer kept in the database (OGC API items), in the
+    /// store's terms, lowered by the FIND pushdown's own code; nil when there are none.
+    /// Equality on a column of the layer always has an exact form there.
+    public static func storeFilter(on layer: Layer, in snapshot: Snapshot,
+                                   equal attributes: [(name: String, value: String)]) throws(FilterError) -> StoreCondition? {
         let terms = try attributeTerms(on: layer, attributes)
         guard let first = attributes.first, !terms.isEmpty else { return nil }
-        var compiler = SQLPushdown(snapshot: snapshot, layer: layer)
-        let sql: String
+        var pushdown = Pushdown(snapshot: snapshot, layer: layer)
+        let condition: StoreCondition
         do {
-            sql = try compiler.condition(terms.count == 1 ? terms[0] : .and(terms), at: SourcePosition(line: 1, column: 1, length: 1))
+            condition = try pushdown.condition(terms.count == 1 ? terms[0] : .and(terms), at: SourcePosition(line: 1, column: 1, length: 1))
         } catch {
             throw FilterError(parameter: "attr.\(first.name)", message: error.message)
         }
-        guard !compiler.relaxed else {
+        guard !pushdown.relaxed else {
             throw FilterError(parameter: "attr.\(first.name)", message: "PostgreSQL cannot check this filter on '\(layer.name)', which stays in the database")
         }
-        return SQLCondition(sql: sql, parameters: compiler.parameters)
+        return condition
     }
 
     /// `name = value` terms, each name resolved among the layer's columns (exactly, else

@@ -174,9 +174,9 @@ struct Runner {
             var planner = Planner(snapshot: plan.snapshot, deadline: deadline)
             planner.fillsSeries = true
             for (s, source) in plan.sources.enumerated() {
-                guard let pushed = plan.pushed?[s], let fetch = pushed.fetch else { continue }
+                guard let pushed = plan.pushed?[s], pushed.fetchesRows else { continue }
                 do {
-                    let rows = try plan.snapshot.rows(of: source.layer, for: fetch.selection, where: fetch.condition, deadline: deadline)
+                    let rows = try plan.snapshot.rows(of: source.layer, for: pushed.selection, where: pushed.condition, deadline: deadline)
                     planner.fetched[ObjectIdentifier(source.layer)] = (rows, !pushed.relaxed)
                 } catch {
                     throw Runner.engineError(error, at: position)

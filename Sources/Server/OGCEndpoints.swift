@@ -121,7 +121,7 @@ extension Endpoints {
             var items = ItemsRequest(bbox: bbox, time: time, after: after, offset: offset, limit: limit)
             do throws(FilterError) {
                 if layer.keptInDatabase {
-                    items.condition = try Query.sqlFilter(on: layer, in: snapshot, equal: equal)
+                    items.condition = try Query.storeFilter(on: layer, in: snapshot, equal: equal)
                 } else {
                     items.filter = try Query.filter(on: layer, in: snapshot, measuring: [], equal: equal)
                 }

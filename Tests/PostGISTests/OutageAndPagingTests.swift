@@ -206,7 +206,7 @@ extension PostGISStoreTests {
                     bbox: request.bbox, filter: try Query.filter(on: loaded, in: embedded, measuring: [], equal: request.equal),
                     offset: request.offset, limit: request.limit))
                 let page = try kept.items(keptLayer, ItemsRequest(
-                    bbox: request.bbox, condition: try Query.sqlFilter(on: keptLayer, in: kept, equal: request.equal),
+                    bbox: request.bbox, condition: try Query.storeFilter(on: keptLayer, in: kept, equal: request.equal),
                     offset: request.offset, limit: request.limit))
                 let fids = page.indices.map { page.layer.fids[$0] }
                 #expect(fids == expected.indices.map { loaded.fids[$0] }, "\(request)")
@@ -230,7 +230,7 @@ extension PostGISStoreTests {
                     after: request.after, offset: request.offset, limit: request.limit))
                 let keptLayer = try kept.layer("parking")
                 let page = try kept.items(keptLayer, ItemsRequest(
-                    bbox: request.bbox, condition: try Query.sqlFilter(on: keptLayer, in: kept, equal: request.equal),
+                    bbox: request.bbox, condition: try Query.storeFilter(on: keptLayer, in: kept, equal: request.equal),
                     after: request.after, offset: request.offset, limit: request.limit))
                 let fids = page.indices.map { page.layer.fids[$0] }
                 #expect(fids == expected.indices.map { parking.fids[$0] } && page.hasNext == expected.hasNext, "\(request)")

@@ -221,6 +221,7 @@ import Testing
         let server = await RunningServer.start(store: try await DemoStore.path()) { configuration in
             configuration.idleTimeout = .seconds(3)
             configuration.requestTimeout = .seconds(3)
+            configuration.headerTimeout = .seconds(10)
         }
         defer { server.stop() }
         try await server.ready()

@@ -294,6 +294,14 @@ final class RunningServer: Sendable {
         configuration.heavyWorkers = 4
         configuration.heavyQueue = 64
         configuration.heavyQueueTimeout = .seconds(120)
+        // Likewise the connection timeouts: a machine loaded by other builds and tests has held
+        // every in-process server's threads past the deployment's 10 s header timeout, which
+        // then closed connections whose heads had arrived but were not read yet ("connection
+        // closed before a response head" in four tests at once). The tests of the timeouts
+        // themselves set theirs.
+        configuration.headerTimeout = .seconds(120)
+        configuration.idleTimeout = .seconds(120)
+        configuration.requestTimeout = .seconds(120)
         configure(&configuration)
         let server = VltavaServer(configuration: configuration, logger: logger ?? Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), load: load)
         let task = Task(executorPreference: serverThreads) { try await server.run() }
