@@ -1,6 +1,6 @@
 // Feature layers of a PostGIS store too large to hold: a layer with more rows than
 // `EngineLimits.maxRowsLoadedPerLayer` stays in PostgreSQL, and its snapshot layer holds none of
-// them (`Layer.keptInDatabase`). An answer on it first fetches, in one statement (NEAREST: again
+// them (`Layer.storage` is `.database`). An answer on it first fetches, in one statement (NEAREST: again
 // with more candidates until the answer is certain), the rows it may consist of, picked by
 // PostGIS through the layer's GiST indexes, and gets them as a layer of their own. The engine's
 // own operation then runs on that layer as on any other. The fetch is a superset of the answer
@@ -100,7 +100,7 @@ extension Snapshot {
     /// layer gives the answer the whole layer would.
     public func rows(of layer: Layer, for selection: DatabaseSelection, where condition: StoreCondition? = nil,
                      deadline: Deadline = .none) throws(EngineError) -> Layer {
-        guard layer.keptInDatabase else { return layer }
+        guard layer.storage == .database else { return layer }
         guard let database else { throw .store("'\(layer.name)' is kept in a database this snapshot does not have") }
         let points = layer.family == .points
         func fetch(_ candidates: Int?) -> LayerFetch {
@@ -153,7 +153,7 @@ extension Snapshot {
     /// Refuses an operation on a layer kept in the database, whose rows this snapshot does not
     /// hold: the caller fetches the rows first (`rows(of:for:)`).
     func requireRows(_ layer: Layer, _ operation: String) throws(EngineError) {
-        guard layer.keptInDatabase else { return }
+        guard layer.storage == .database else { return }
         throw .notSupportedOnPostGIS("\(operation) on '\(layer.name)', which stays in PostgreSQL (\(layer.rowCount) rows, more than the "
                                      + "\(limits.maxRowsLoadedPerLayer) a snapshot loads): ask FIND \(layer.name) … with CONTAINING, NEAREST, WITHIN or INTERSECTING")
     }

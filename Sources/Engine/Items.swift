@@ -90,8 +90,8 @@ extension Snapshot {
         guard (0...Int(Int32.max)).contains(request.offset) else {
             throw .invalidArgument(parameter: "offset", message: "must be between 0 and \(Int32.max), got \(request.offset)")
         }
-        if layer.keptInDatabase { return try keptItems(layer, request, deadline: deadline) }
-        if layer.rowsInDatabase { throw .notSupportedOnPostGIS("the items of a time-series table (its rows stay in the database)") }
+        if layer.storage == .database { return try keptItems(layer, request, deadline: deadline) }
+        if layer.storage.rowsInDatabase { throw .notSupportedOnPostGIS("the items of a time-series table (its rows stay in the database)") }
         var selected: [Int]
         if let box = request.bbox {
             selected = try self.features(of: layer, meeting: box)

@@ -29,8 +29,8 @@ public final class Layer: Sendable {
 
     /// Fid → index; empty for a mapped layer, whose fids ascend and are binary-searched.
     let fidIndex: [Int64: Int]
-    /// Whether the layer is read in place from a snapshot file.
-    public let isMapped: Bool
+    /// Where the layer's rows are.
+    public let storage: Storage
     /// Over every feature's bounding box.
     let tree: PackedRTree?
     /// Point-in-polygon over the polygonal features (polygon and mixed layers).
@@ -44,19 +44,10 @@ public final class Layer: Sendable {
     /// (a geometry that could not be read, or with a position that is not WGS 84 lon/lat).
     public let warnings: [String]
 
-    /// A layer of a PostGIS store whose rows stay in the database, so the layer holds none of
-    /// them: a time-series table (read per answer, SeriesFetch.swift), or a feature layer larger
-    /// than `EngineLimits.maxRowsLoadedPerLayer` (`keptInDatabase`: each answer fetches the rows
-    /// it needs, DatabaseLayers.swift).
-    public let rowsInDatabase: Bool
-
     public var name: String { info.name }
     public var count: Int { fids.count }
     /// The rows the store holds: `count`, or for rows left in the database the count it gave.
-    public var rowCount: Int { rowsInDatabase ? info.featureCount : count }
-    /// A feature layer whose rows stay in the database: operations run on the rows an answer
-    /// fetches (`Snapshot.rows(of:for:)`), never on this layer itself.
-    public var keptInDatabase: Bool { rowsInDatabase && info.timeSeries == nil }
+    public var rowCount: Int { storage.rowsInDatabase ? info.featureCount : count }
 
     /// `skipped`: the features the store could not read, reported as warnings. A feature whose
     /// geometry has a position out of range (`refusal(of:in:)`) is left out with a warning too, so one bad
@@ -67,7 +58,7 @@ public final class Layer: Sendable {
     init(info: LayerInfo, features input: [StoredFeature], skipped: [FeatureProblem] = [], rowsInDatabase: Bool = false,
          family declared: Family? = nil) throws(EngineError) {
         self.info = info
-        self.rowsInDatabase = rowsInDatabase
+        storage = !rowsInDatabase ? .loaded : info.timeSeries == nil ? .database : .seriesInDatabase
         var warnings = skipped.map { Layer.leftOut(info.name, $0.fid, $0.reason) }
         var features: [StoredFeature] = []
         features.reserveCapacity(input.count)
@@ -85,7 +76,6 @@ public final class Layer: Sendable {
         self.fids = FlatArray(fids)
         self.geometries = LayerGeometries(geometries)
         self.properties = LayerProperties(properties)
-        isMapped = false
         var index: [Int64: Int] = [:]
         for (i, fid) in fids.enumerated() { index[fid] = i }
         fidIndex = index
@@ -108,7 +98,7 @@ public final class Layer: Sendable {
             return
         }
         let boxes = geometries.map { $0?.bbox ?? .empty }
-        bounds = rowsInDatabase ? (info.bbox ?? .empty) : boxes.reduce(into: BBox.empty) { $0.extend($1) }
+        bounds = storage.rowsInDatabase ? (info.bbox ?? .empty) : boxes.reduce(into: BBox.empty) { $0.extend($1) }
         let (name, featureIDs) = (info.name, fids)
         tree = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in try PackedRTree(boxes: boxes) }
         if family == .polygons || family == .mixed {
@@ -162,7 +152,7 @@ public final class Layer: Sendable {
     /// A polygon layer read in place from a snapshot file: nothing is read or built here.
     init(info: LayerInfo, mapped: MappedLayer) {
         self.info = info
-        rowsInDatabase = false
+        storage = .mapped
         family = .polygons
         fids = mapped.fids
         geometries = mapped.geometries
@@ -171,7 +161,6 @@ public final class Layer: Sendable {
         bounds = mapped.bounds
         idList = nil
         fidIndex = [:]
-        isMapped = true
         tree = mapped.tree
         polygons = mapped.polygons
         points = nil
@@ -180,7 +169,7 @@ public final class Layer: Sendable {
     }
 
     public func index(ofFID fid: Int64) -> Int? {
-        guard isMapped else { return fidIndex[fid] }
+        guard storage == .mapped else { return fidIndex[fid] }
         // Ascending fids (checked when the file is read): a binary search.
         var low = 0, high = fids.count
         while low < high {
@@ -221,4 +210,21 @@ public final class Layer: Sendable {
         }
         return seen.count == 1 ? seen.first ?? .mixed : .mixed
     }
+}
+
+/// Where a layer's rows are: one value, so every operation asks one question.
+public enum Storage: Sendable, Equatable {
+    /// Decoded into memory at load.
+    case loaded
+    /// Polygons read in place from a snapshot file (SnapshotFile.swift).
+    case mapped
+    /// A feature layer of a PostGIS store larger than `EngineLimits.maxRowsLoadedPerLayer`: the
+    /// layer holds none of its rows, and each answer fetches the rows it needs
+    /// (`Snapshot.rows(of:for:)`, DatabaseLayers.swift).
+    case database
+    /// A time-series table of a PostGIS store: its rows are read per answer (SeriesFetch.swift).
+    case seriesInDatabase
+
+    /// Whether the rows stay in the database (`.database` or `.seriesInDatabase`).
+    public var rowsInDatabase: Bool { self == .database || self == .seriesInDatabase }
 }

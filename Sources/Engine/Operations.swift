@@ -131,7 +131,7 @@ extension Snapshot {
     /// Great-circle metres from the point to a feature (0 inside a polygon).
     public func distance(from point: Point, to layer: Layer, fid: Int64) throws(EngineError) -> Double {
         try Check.position(point)
-        if layer.rowsInDatabase && !layer.keptInDatabase { throw .notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)") }
+        if layer.storage == .seriesInDatabase { throw .notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)") }
         try requireRows(layer, "a feature's distance")
         guard let index = layer.index(ofFID: fid) else { throw .unknownFeature(layer: layer.name, fid: fid) }
         guard let geometry = layer.geometries[index] else {
@@ -145,7 +145,7 @@ extension Snapshot {
     /// the paths layer to disable navigation outside its map.
     public func areaCheck(_ layer: Layer, at point: Point) throws(EngineError) -> AreaCheck {
         try Check.position(point)
-        if layer.keptInDatabase && layer.polygons != nil {
+        if layer.storage == .database && layer.polygons != nil {
             // Inside: a polygon around the point; outside: the distance to the nearest polygon,
             // which is the distance to the area. Both from the rows fetched for them.
             let around = try rows(of: layer, for: .containing(point))

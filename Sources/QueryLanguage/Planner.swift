@@ -289,7 +289,7 @@ struct Planner {
     /// other side, a feature reference): not one kept in the database.
     func layerInMemory(_ name: Name) throws(QueryError) -> Layer {
         let layer = try self.layer(name)
-        guard !layer.keptInDatabase else {
+        guard layer.storage != .database else {
             throw Runner.engineError(.notSupportedOnPostGIS("'\(layer.name)' outside a FIND of its own: it stays in PostgreSQL (\(layer.rowCount) rows, "
                                                             + "more than the \(limits.maxRowsLoadedPerLayer) a snapshot loads)"), at: name.position)
         }
@@ -431,7 +431,7 @@ struct Planner {
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m", $0.nullsFirst) },
                         limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial), pushed: pushed,
-                        refetch: layers.contains(where: \.keptInDatabase) ? find : nil, series: answers.isEmpty ? nil : answers)
+                        refetch: layers.contains(where: { $0.storage == .database }) ? find : nil, series: answers.isEmpty ? nil : answers)
     }
 
     func checkSpatial(_ spatial: Spatial?, on layer: Layer, name: Name) throws(QueryError) {

@@ -78,7 +78,7 @@ struct Endpoints: Sendable {
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("layer", context)
         var layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
-        if layer.keptInDatabase {
+        if layer.storage == .database {
             // Its polygons around the point, fetched on the heavy-work pool (the hot path, a
             // layer in memory, stays free of the hop).
             let kept = layer
@@ -109,7 +109,7 @@ struct Endpoints: Sendable {
         let stations = snapshot.stations.flatMap { $0.layer === kept ? $0 : nil }
         let attributes = parameters.attributes
         return try await readsDatabase(context, snapshot) {
-            if kept.keptInDatabase && !(measured.isEmpty && attributes.isEmpty) {
+            if kept.storage == .database && !(measured.isEmpty && attributes.isEmpty) {
                 // Filtered after the fetch, the nearest rows fetched might not hold the k nearest that pass.
                 throw APIError.engine(.notSupportedOnPostGIS("where= and attribute filters on '\(kept.name)', which stays in PostgreSQL "
                                                              + "(ask POST /v1/query: FIND \(kept.name) NEAREST k TO POINT(…) WHERE …)"))

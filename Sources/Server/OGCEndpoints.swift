@@ -120,7 +120,7 @@ extension Endpoints {
             // A layer kept in PostgreSQL gets its filter as SQL: PostgreSQL selects the page.
             var items = ItemsRequest(bbox: bbox, time: time, after: after, offset: offset, limit: limit)
             do throws(FilterError) {
-                if layer.keptInDatabase {
+                if layer.storage == .database {
                     items.condition = try Query.storeFilter(on: layer, in: snapshot, equal: equal)
                 } else {
                     items.filter = try Query.filter(on: layer, in: snapshot, measuring: [], equal: equal)
@@ -142,13 +142,13 @@ extension Endpoints {
             }
             var links = [Link(href: base + "/items" + (query.isEmpty ? "" : "?" + query), rel: "self", type: Reply.geoJSON, title: "This page"),
                          Link(href: base, rel: "collection", type: Reply.json, title: "The collection")]
-            if page.hasNext, layer.keptInDatabase, let last = page.indices.last.map({ page.layer.fids[$0] }) {
+            if page.hasNext, layer.storage == .database, let last = page.indices.last.map({ page.layer.fids[$0] }) {
                 links.append(Link(href: pageURL(["offset": "", "after": String(last)]), rel: "next", type: Reply.geoJSON, title: "The next page"))
             } else if page.hasNext {
                 links.append(Link(href: pageURL(["offset": String(offset + limit)]), rel: "next", type: Reply.geoJSON, title: "The next page"))
             }
             // Keyset pages do not go back: a `prev` only where an offset says where this page is.
-            if offset > 0 && !(layer.keptInDatabase && after != nil) {
+            if offset > 0 && !(layer.storage == .database && after != nil) {
                 links.append(Link(href: pageURL(["offset": String(max(0, offset - limit))]), rel: "prev", type: Reply.geoJSON, title: "The previous page"))
             }
             let now = UTCTime(seconds: Int64(Date().timeIntervalSince1970.rounded(.down))).iso
@@ -164,7 +164,7 @@ extension Endpoints {
         let name = try request.pathParameter("collection", context)
         let kept = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let id = try request.pathParameter("featureId", context)
-        if kept.rowsInDatabase && !kept.keptInDatabase {
+        if kept.storage == .seriesInDatabase {
             throw APIError.engine(.notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)"))
         }
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(kept.name)

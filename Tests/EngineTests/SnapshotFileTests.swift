@@ -37,7 +37,7 @@ import Testing
     static func expectSameLayers(_ mapped: Snapshot, _ reference: Snapshot) throws {
         for name in mappedLayers {
             let m = try mapped.layer(name), r = try reference.layer(name)
-            #expect(m.isMapped && !r.isMapped, "\(name)")
+            #expect(m.storage == .mapped && r.storage == .loaded, "\(name)")
             #expect(m.count == r.count && m.count > 0)
             // Taken from the file, not counted: the rows mapped plus those left out.
             #expect(m.info.featureCount == r.info.featureCount && m.info.featureCount == m.count + m.warnings.count)
@@ -55,7 +55,7 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: SnapshotFile.path(forStore: path)))
             #expect(mapped.warnings.filter { $0.contains("snapshot file") }.isEmpty)
             // Point and line layers, and the time series, stay as they were.
-            #expect(try !mapped.layer("stations").isMapped && !mapped.layer("paths").isMapped)
+            #expect(try mapped.layer("stations").storage == .loaded && mapped.layer("paths").storage == .loaded)
             let reference = try DemoStore.get()
             try Self.expectSameLayers(mapped, reference)
             // A second load maps the file written by the first.
@@ -184,7 +184,7 @@ import Testing
             #expect(try MappedFile(path: file).directory().store != identity)
             #expect(second.warnings.filter { $0.contains("snapshot file") }.isEmpty)
             let again = try second.layer("districts_again"), original = try first.layer("districts")
-            #expect(again.isMapped && again.count == original.count)
+            #expect(again.storage == .mapped && again.count == original.count)
             #expect((0..<again.count).allSatisfy { again.geometries[$0] == original.geometries[$0] })
         }
     }
@@ -270,7 +270,7 @@ import Testing
             let store = try GeoPackage(path: path)
             let read = try store.readFeatures(of: "zones")
             let r = try Layer(info: try store.layer("zones"), features: read.features, skipped: read.problems)
-            #expect(m.isMapped && !r.isMapped)
+            #expect(m.storage == .mapped && r.storage == .loaded)
             #expect(r.count == 57 + 7 * 1548 && m.count == r.count)
             let tableRows = try store.rowCount(of: "zones")
             #expect(m.info.featureCount == r.count && tableRows == r.count)
@@ -288,7 +288,7 @@ import Testing
             let copy = path + ".copy.gpkg"
             try FileManager.default.copyItem(atPath: path, toPath: copy)
             let loaded = try Snapshot.load(storePath: copy, mappedLayerMinimumFeatures: Int.max)
-            #expect(try !loaded.layer("zones").isMapped)
+            #expect(try loaded.layer("zones").storage == .loaded)
             let geometries = r.geometries.map { $0 ?? .collection([]) }
             let geos = try GEOSPreparedLayer(context: try GEOSContext(), geometries: geometries)
             let boxes = geometries.map(\.bbox)
@@ -324,7 +324,7 @@ import Testing
             let file = SnapshotFile.path(forStore: path)
             let first = try Snapshot.load(storePath: path)
             let layer = try first.layer("zones")
-            #expect(!layer.isMapped && layer.idList?.column == "ids" && layer.count == 57 + 7 * 1548)
+            #expect(layer.storage != .mapped && layer.idList?.column == "ids" && layer.count == 57 + 7 * 1548)
             #expect(first.warnings.filter { $0.contains("snapshot file") }.isEmpty)
             let directory = try MappedFile(path: file).directory()
             #expect(directory.layers.isEmpty)
@@ -332,7 +332,7 @@ import Testing
             #expect(stat(file, &before) == 0)
             let second = try Snapshot.load(storePath: path)
             #expect(stat(file, &after) == 0 && after.st_ino == before.st_ino && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
-            #expect(try !second.layer("zones").isMapped)
+            #expect(try second.layer("zones").storage == .loaded)
         }
     }
 }

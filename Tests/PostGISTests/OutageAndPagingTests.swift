@@ -201,7 +201,7 @@ extension PostGISStoreTests {
             }
             for request in requests {
                 let keptLayer = try kept.layer(request.layer), loaded = try embedded.layer(request.layer)
-                #expect(keptLayer.keptInDatabase)
+                #expect(keptLayer.storage == .database)
                 let expected = try embedded.items(loaded, ItemsRequest(
                     bbox: request.bbox, filter: try Query.filter(on: loaded, in: embedded, measuring: [], equal: request.equal),
                     offset: request.offset, limit: request.limit))

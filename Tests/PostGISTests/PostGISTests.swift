@@ -163,7 +163,7 @@ struct PostGISStoreTests {
             // The time series stays in PostgreSQL: the snapshot holds its metadata, no observation.
             #expect(try cluster.psql("SELECT count(*) FROM observations") == "816")
             let observations = try postgis.layer("observations")
-            #expect(observations.count == 0 && observations.rowsInDatabase && observations.rowCount == 816)
+            #expect(observations.count == 0 && observations.storage.rowsInDatabase && observations.rowCount == 816)
             #expect(try embedded.layer("observations").count == 816)
             #expect(postgis.timeSeriesByLayer["stations"]?.keys == [])
             #expect(embedded.timeSeriesByLayer["stations"]?.keys.count == 17)
@@ -381,7 +381,7 @@ struct PostGISStoreTests {
         for layer in embedded.layers {
             let other = try kept.layer(layer.name)
             #expect(other.family == layer.family && other.rowCount == layer.rowCount, "\(layer.name)")
-            if other.keptInDatabase {
+            if other.storage == .database {
                 keptNames.append(layer.name)
                 #expect(other.count == 0)
             }
