@@ -2,8 +2,9 @@
 //
 // A snapshot from a GeoPackage holds every observation (TimeSeries.swift). A snapshot from
 // PostGIS holds only each series' metadata (table, link, columns): an answer that needs LATEST,
-// HISTORY, OBSERVED_AT or whether a station measures a column fetches, in one statement with
-// bound parameters, the rows of its stations that decide those values, and builds the same
+// HISTORY, OBSERVED_AT or whether a station measures a column fetches (`DatabaseStore.seriesRows`;
+// the statement is PostGIS/PostGISFetch.swift's), in one statement with bound parameters, the
+// rows of its stations that decide those values, and builds the same
 // `TimeSeries` from them with the engine's own code (`TimeSeries.with(rows:)`). The rules of
 // TimeSeries.swift are not written again in SQL; SQL only picks rows, and the rows it picks are
 // enough for the rules to give the whole table's answer. Per station:
