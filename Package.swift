@@ -24,6 +24,8 @@ let package = Package(
         // NIOHTTPTypes) directly; Hummingbird and postgres-nio bring the same versions anyway.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // HTTPFields for the router tests' requests (Tests/ServerTests/RoutedServer.swift).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -126,7 +128,13 @@ let package = Package(
         .testTarget(name: "VltavaTests", dependencies: ["Vltava", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.
-        .testTarget(name: "ServerTests", dependencies: ["Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "SQLite", "Indoor", "Geometry", "VectorTiles", "TestSupport"]),
+        .testTarget(name: "ServerTests", dependencies: [
+            "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "SQLite", "Indoor", "Geometry", "VectorTiles", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ]),
         // The PostGIS store against a throwaway PostgreSQL 15 + PostGIS 3 cluster (TestSupport/PostgresCluster.swift).
         .testTarget(name: "PostGISTests", dependencies: ["PostGIS", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
 

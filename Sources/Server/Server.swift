@@ -179,6 +179,15 @@ public final class VltavaServer: Sendable {
         return router
     }
 
+    /// The routes as a Hummingbird application that does not listen, with the first snapshot
+    /// loaded: for tests of what the routes answer, sent straight to the router
+    /// (HummingbirdTesting's `.router`). What the connection guard does (limits, head deadlines,
+    /// 414) and the listening socket are `run`'s, and are tested over loopback.
+    public func routerApplication() async throws -> Application<RouterResponder<APIContext>> {
+        try await state.loadFirst(load)
+        return Application(router: makeRouter(), logger: logger)
+    }
+
     /// The port the server listens on, once it does.
     public func port() async -> Int {
         await withCheckedContinuation { continuation in

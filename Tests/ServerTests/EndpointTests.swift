@@ -11,8 +11,8 @@ import VectorTiles
 
 @Suite(.validatesStores) struct EndpointTests {
     @Test func layersListTheStore() async throws {
-        let server = try await RunningServer.shared.value
-        let response = try await get(server.port, "/v1/layers")
+        let server = try await RoutedServer.shared.value
+        let response = try await get(server, "/v1/layers")
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/json")
         let layers = response.json["layers"]?.items ?? []
@@ -32,8 +32,8 @@ import VectorTiles
 
     /// The Old Town point of the design brief lies in Praha 1 (fid 20 in the districts file).
     @Test func containingDistrict() async throws {
-        let server = try await RunningServer.shared.value
-        let response = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
+        let server = try await RoutedServer.shared.value
+        let response = try await get(server, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880")
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/geo+json")
         let features = response.json["features"]?.items ?? []
@@ -42,22 +42,22 @@ import VectorTiles
         #expect(features.first?["id"] == .integer(20))
         #expect(features.first?["geometry"] == .null)  // polygons only on request
         // With geometry=true the polygon comes along, and it does contain the point.
-        let withGeometry = try await get(server.port, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880&geometry=true")
+        let withGeometry = try await get(server, "/v1/layers/districts/containing?lon=14.4208&lat=50.0880&geometry=true")
         let polygon = try GeoJSON.geometry(from: withGeometry.json["features"]?[0]?["geometry"] ?? .null)
         guard case .polygon = polygon else { Issue.record("not a polygon: \(polygon)"); return }
         // The zoo: the gorilla pavilion; the sea: nothing.
-        let pavilion = try await get(server.port, "/v1/layers/pavilions/containing?lon=14.404809&lat=50.115416")
+        let pavilion = try await get(server, "/v1/layers/pavilions/containing?lon=14.404809&lat=50.115416")
         #expect(pavilion.json["features"]?[0]?["properties"]?["name"] == .string("Pavilon goril"))
-        let nowhere = try await get(server.port, "/v1/layers/districts/containing?lon=0&lat=0")
+        let nowhere = try await get(server, "/v1/layers/districts/containing?lon=0&lat=0")
         #expect(nowhere.status == 200 && nowhere.json["features"]?.items.isEmpty == true)
     }
 
     /// The nearest station to the Old Town point is AREPA (Praha 1-n. Republiky), 600.76 m away
     /// by haversine from the CSV's coordinates.
     @Test func nearestStation() async throws {
-        let server = try await RunningServer.shared.value
+        let server = try await RoutedServer.shared.value
         let expected = Geodesy.haversine(lon1: 14.4208, lat1: 50.0880, lon2: 14.42922, lat2: 50.088066)
-        let response = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3")
+        let response = try await get(server, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3")
         #expect(response.status == 200)
         let features = response.json["features"]?.items ?? []
         #expect(features.compactMap { $0["properties"]?["code"]?.string } == ["AREPA", "AKALA", "ARIEA"])
@@ -69,17 +69,17 @@ import VectorTiles
         #expect(features.first?["properties"]?["latest"]?["no2"]?["value"] == .double(32.9))
         #expect(features.first?["properties"]?["latest"]?["so2"] == nil)  // AREPA does not measure SO2
         // Within 500 m: nothing; within 1 km: AREPA alone.
-        #expect(try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3&within_m=500").json["features"]?.items.isEmpty == true)
-        #expect(try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3&within_m=1000").json["features"]?.items.count == 1)
+        #expect(try await get(server, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3&within_m=500").json["features"]?.items.isEmpty == true)
+        #expect(try await get(server, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=3&within_m=1000").json["features"]?.items.count == 1)
         // Only stations that measure SO2: Riegrovy sady is the nearest of them.
-        let so2 = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&where=so2")
+        let so2 = try await get(server, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&where=so2")
         #expect(so2.json["features"]?[0]?["properties"]?["code"] == .string("ARIEA"))
         #expect(so2.json["features"]?[0]?["properties"]?["latest"]?["so2"]?["value"] == .double(3.5))
         // Traffic stations measuring NO2: Karlín.
-        let traffic = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&where=no2&attr.classif=traffic")
+        let traffic = try await get(server, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&where=no2&attr.classif=traffic")
         #expect(traffic.json["features"]?.items.compactMap { $0["properties"]?["code"]?.string } == ["AKALA"])
         // A pen in the zoo: the tigers, 22.7 m from the point.
-        let pens = try await get(server.port, "/v1/layers/pens/nearest?lon=14.4035&lat=50.1166")
+        let pens = try await get(server, "/v1/layers/pens/nearest?lon=14.4035&lat=50.1166")
         #expect(pens.json["features"]?[0]?["properties"]?["name"] == .string("tygři"))
         #expect(abs((pens.json["features"]?[0]?["properties"]?["distance_m"]?.number ?? 0) - 22.737) < 0.001)
     }
@@ -87,8 +87,8 @@ import VectorTiles
     /// The zoo entrance to the gorillas: 559.557 m (NetworkX on the same graph), snapping
     /// 12.774 m and 18.709 m, in OSRM's shape.
     @Test func zooRoute() async throws {
-        let server = try await RunningServer.shared.value
-        let response = try await get(server.port, "/v1/route?from=14.4109,50.1167&to=14.40519,50.11576&network=paths")
+        let server = try await RoutedServer.shared.value
+        let response = try await get(server, "/v1/route?from=14.4109,50.1167&to=14.40519,50.11576&network=paths")
         #expect(response.status == 200)
         let answer = response.json
         #expect(answer["code"] == .string("Ok"))
@@ -103,10 +103,10 @@ import VectorTiles
         #expect(abs((waypoints.first?["distance"]?.number ?? 0) - 12.774) < 0.001)
         #expect(abs((waypoints.last?["distance"]?.number ?? 0) - 18.709) < 0.001)
         // The store has one line layer, so the network may be left out.
-        let implicit = try await get(server.port, "/v1/route?from=14.4109,50.1167&to=14.40519,50.11576")
+        let implicit = try await get(server, "/v1/route?from=14.4109,50.1167&to=14.40519,50.11576")
         #expect(abs((implicit.json["routes"]?[0]?["distance"]?.number ?? 0) - 559.557) < 0.001)
         // Old Town is 3 km from the zoo's paths: NoSegment, 422, as a problem.
-        let far = try await get(server.port, "/v1/route?from=14.4213,50.0875&to=14.40519,50.11576&network=paths")
+        let far = try await get(server, "/v1/route?from=14.4213,50.0875&to=14.40519,50.11576&network=paths")
         #expect(far.status == 422)
         #expect(far.header("Content-Type") == "application/problem+json")
         #expect(far.object["code"] == .string("NoSegment"))
@@ -118,31 +118,31 @@ import VectorTiles
     /// steps join the points it is a 422 NoRoute saying so, and an unknown profile is a 400
     /// that lists the profiles.
     @Test func wheelchairRoute() async throws {
-        let server = try await RunningServer.shared.value
+        let server = try await RoutedServer.shared.value
         let seaLions = "/v1/route?from=14.4109,50.1167&to=14.41064991,50.11601702&network=paths"
-        let foot = try await get(server.port, seaLions)
+        let foot = try await get(server, seaLions)
         #expect(foot.status == 200)
         #expect(abs((foot.json["routes"]?[0]?["distance"]?.number ?? 0) - 110.416) < 0.001)
-        let response = try await get(server.port, seaLions + "&profile=wheelchair")
+        let response = try await get(server, seaLions + "&profile=wheelchair")
         #expect(response.status == 200)
         let answer = response.json
         #expect(answer["profile"] == .string("wheelchair"))
         let route = answer["routes"]?[0]
         #expect(abs((route?["distance"]?.number ?? 0) - 165.696) < 0.001)
         #expect(abs((route?["duration"]?.number ?? 0) - 149.1) < 0.1)
-        let stairs = try await get(server.port, "/v1/route?from=14.396432,50.10957096&to=14.39647441,50.1094895&profile=wheelchair")
+        let stairs = try await get(server, "/v1/route?from=14.396432,50.10957096&to=14.39647441,50.1094895&profile=wheelchair")
         #expect(stairs.status == 422)
         #expect(stairs.object["code"] == .string("NoRoute"))
         #expect(stairs.object["detail"] == .string("no route: no path without steps connects the two points: only paths with steps join them"))
-        let bike = try await get(server.port, seaLions + "&profile=bike")
+        let bike = try await get(server, seaLions + "&profile=bike")
         #expect(bike.status == 400)
         #expect(bike.object["parameter"] == .string("profile"))
         #expect(bike.object["detail"]?.string?.hasSuffix("unknown profile 'bike' (profiles: foot, wheelchair, any)") == true)
     }
 
     @Test func hereOnTheHomeScreen() async throws {
-        let server = try await RunningServer.shared.value
-        let response = try await get(server.port, "/v1/here?lon=14.4208&lat=50.0880")
+        let server = try await RoutedServer.shared.value
+        let response = try await get(server, "/v1/here?lon=14.4208&lat=50.0880")
         #expect(response.status == 200)
         let answer = response.json
         #expect(answer["area"]?["inside"] == .bool(true))
@@ -156,13 +156,13 @@ import VectorTiles
         #expect(abs((station?["properties"]?["distance_m"]?.number ?? 0) - 600.76) < 0.01)
         #expect(station?["properties"]?["latest"]?["pm10"]?["value"] == .double(43))
         // West of Prague: outside the mapped area, with how far.
-        let outside = try await get(server.port, "/v1/here?lon=14.10&lat=50.0").json
+        let outside = try await get(server, "/v1/here?lon=14.10&lat=50.0").json
         #expect(outside["area"]?["inside"] == .bool(false))
         #expect(outside["area"]?["reason"] == .string("outside_area"))
         #expect(abs((outside["area"]?["metres_outside"]?.number ?? 0) - 12_406.9) < 1)
         #expect(outside["nearest_station"]?["properties"]?["code"] == .string("ARERA"))
         // In the zoo, with the zoo's paths as the area.
-        let zoo = try await get(server.port, "/v1/here?lon=14.404809&lat=50.115416&area=paths").json
+        let zoo = try await get(server, "/v1/here?lon=14.404809&lat=50.115416&area=paths").json
         #expect(zoo["area"]?["layer"] == .string("paths") && zoo["area"]?["inside"] == .bool(true))
         #expect(zoo["containing"]?.items.first { $0["layer"]?.string == "pavilions" }?["features"]?[0]?["properties"]?["name"] == .string("Pavilon goril"))
     }
@@ -230,11 +230,11 @@ import VectorTiles
 
     /// Tile set names are keys of the snapshot's registered sets, never file paths.
     @Test func noPathTraversalThroughTiles() async throws {
-        let server = try await RunningServer.shared.value
+        let server = try await RoutedServer.shared.value
         for target in ["/v1/tiles/..%2F..%2Fetc/0/0/0", "/v1/tiles/../../etc/passwd", "/v1/tiles/zoo_map/../../../etc/passwd",
                        "/v1/tiles/%2Fetc%2Fpasswd/0/0/0", "/v1/tiles/..%2F..%2F..%2Fetc%2Fpasswd.json", "/v1/tiles/%2e%2e/0/0/0",
                        "/v1/tiles/zoo_map/..%2F16/35389/22192", "/v1/tiles/%00/0/0/0"] {
-            let response = try await get(server.port, target)
+            let response = try await get(server, target)
             #expect([400, 404].contains(response.status), "\(target): \(response.status)")
             #expect(!response.text.contains("root:"), "\(target)")
             #expect(response.header("Content-Type") == "application/problem+json", "\(target)")

@@ -7,8 +7,8 @@ import Testing
 /// /v1/air and /v1/schedule/check against the demo store, cross-checked by brute force.
 @Suite(.validatesStores) struct StoryEndpointTests {
     @Test func airWhereIAm() async throws {
-        let server = try await RunningServer.shared.value
-        let air = try await get(server.port, "/v1/air?lon=14.42076&lat=50.08804")
+        let server = try await RoutedServer.shared.value
+        let air = try await get(server, "/v1/air?lon=14.42076&lat=50.08804")
         #expect(air.status == 200)
         guard case .object(let district)? = air.object["district"], case .object(let properties)? = district["properties"],
               case .object(let index)? = air.object["index"], case .array(let pollutants)? = air.object["pollutants"] else {
@@ -49,15 +49,15 @@ import Testing
     }
 
     @Test func scheduleCheck() async throws {
-        let server = try await RunningServer.shared.value
-        let relaxed = try await post(server.port, "/v1/schedule/check", body: Self.plan(gapMinutes: 15), headers: [("Content-Type", "application/json")])
+        let server = try await RoutedServer.shared.value
+        let relaxed = try await post(server, "/v1/schedule/check", body: Self.plan(gapMinutes: 15), headers: [("Content-Type", "application/json")])
         #expect(relaxed.status == 200, "\(relaxed.text)")
         #expect(relaxed.object["feasible"] == .bool(true))
         guard case .array(let legs)? = relaxed.object["legs"], legs.count == 2, case .object(let first)? = legs.first else {
             Issue.record("no legs: \(relaxed.text)"); return
         }
         // The first leg is exactly the ROUTE the language gives for the same places.
-        let route = try await post(server.port, "/v1/query", body: "ROUTE FROM pavilions WHERE name = 'Pavilon goril' TO pens WHERE name = 'lachtani' ON paths")
+        let route = try await post(server, "/v1/query", body: "ROUTE FROM pavilions WHERE name = 'Pavilon goril' TO pens WHERE name = 'lachtani' ON paths")
         guard case .array(let routes)? = route.object["routes"], case .object(let best)? = routes.first else { Issue.record("no route"); return }
         #expect(first["walk_m"] == best["distance"])
         let walkMinutes = (best["duration"]?.number ?? 0) / 60
@@ -66,19 +66,19 @@ import Testing
         #expect(abs((first["slack_min"]?.number ?? 0) - (15 - walkMinutes)) < 0.051)
 
         // One minute between events is too little for any of these walks.
-        let tight = try await post(server.port, "/v1/schedule/check", body: Self.plan(gapMinutes: 1))
+        let tight = try await post(server, "/v1/schedule/check", body: Self.plan(gapMinutes: 1))
         #expect(tight.object["feasible"] == .bool(false))
         guard case .array(let tightLegs)? = tight.object["legs"] else { Issue.record("no legs"); return }
         #expect(tightLegs.allSatisfy { if case .object(let leg) = $0 { leg["enough_time"] == .bool(false) } else { false } })
 
-        let unknown = try await post(server.port, "/v1/schedule/check", body: Self.plan(gapMinutes: 15).replacingOccurrences(of: "pens WHERE", with: "pns WHERE"))
+        let unknown = try await post(server, "/v1/schedule/check", body: Self.plan(gapMinutes: 15).replacingOccurrences(of: "pens WHERE", with: "pns WHERE"))
         #expect(unknown.status == 404 && unknown.object["code"] == .string("unknown_layer"))
-        let nothing = try await post(server.port, "/v1/schedule/check", body: Self.plan(gapMinutes: 15).replacingOccurrences(of: "lachtani", with: "jednorožci"))
+        let nothing = try await post(server, "/v1/schedule/check", body: Self.plan(gapMinutes: 15).replacingOccurrences(of: "lachtani", with: "jednorožci"))
         #expect(nothing.status == 422 && nothing.object["code"] == .string("NoTarget"))
-        let outOfOrder = try await post(server.port, "/v1/schedule/check", body: Self.plan(gapMinutes: -10))
+        let outOfOrder = try await post(server, "/v1/schedule/check", body: Self.plan(gapMinutes: -10))
         #expect(outOfOrder.status == 400 && outOfOrder.object["parameter"] == .string("events[1]"))
         #expect(outOfOrder.object["detail"]?.string?.contains("starts before the event before it ends") == true)
-        let notJSON = try await post(server.port, "/v1/schedule/check", body: "{events")
+        let notJSON = try await post(server, "/v1/schedule/check", body: "{events")
         #expect(notJSON.status == 400 && notJSON.object["code"] == .string("invalid_body"))
     }
 }

@@ -1,0 +1,103 @@
+// OGC API – Features' documents (collections, pages of items, one item), written on the same
+// output path as the server's own answers; their links are made by the endpoints, which know the
+// URLs (OGCEndpoints.swift). Coordinates as stored.
+
+import Engine
+import Geometry
+
+/// A link of an OGC API document (RFC 8288 in JSON).
+struct Link: Sendable, Equatable {
+    var href: String
+    var rel: String
+    var type: String
+    var title: String?
+
+    init(href: String, rel: String, type: String, title: String? = nil) {
+        self.href = href
+        self.rel = rel
+        self.type = type
+        self.title = title
+    }
+}
+
+extension Output {
+    /// OGC API's name of the coordinates' reference system: WGS 84 longitude/latitude.
+    static let crs84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84"
+
+    static func links(_ w: inout JSONWriter, _ links: [Link]) {
+        w.key("links")
+        w.beginArray()
+        for link in links {
+            w.beginObject()
+            w.key("href"); w.string(link.href)
+            w.key("rel"); w.string(link.rel)
+            w.key("type"); w.string(link.type)
+            if let title = link.title { w.key("title"); w.string(title) }
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    /// A collection's description: id, title, links, extent (the layer's bounds in CRS84 and,
+    /// for a layer with time, its interval), item type and CRS.
+    static func ogcCollection(_ w: inout JSONWriter, _ layer: Layer, temporal: TimeRange?, links: [Link]) {
+        w.beginObject()
+        w.key("id"); w.string(layer.name)
+        w.key("title"); w.string(layer.name)
+        w.key("description")
+        let count = "\(layer.rowCount) \(layer.family == .table ? "rows" : "features")"
+        w.string(layer.family == .table ? "\(count), without geometry" : "\(count) (\(layer.family.rawValue))")
+        Output.links(&w, links)
+        w.key("extent")
+        w.beginObject()
+        if !layer.bounds.isEmpty {
+            w.key("spatial")
+            w.beginObject()
+            w.key("bbox"); w.beginArray(); bounds(&w, layer.bounds); w.endArray()
+            w.key("crs"); w.string(crs84)
+            w.endObject()
+        }
+        if let temporal {
+            w.key("temporal")
+            w.beginObject()
+            w.key("interval")
+            w.beginArray()
+            w.beginArray()
+            if let start = temporal.start { w.string(start.iso) } else { w.null() }
+            if let end = temporal.end { w.string(end.iso) } else { w.null() }
+            w.endArray()
+            w.endArray()
+            w.key("trs"); w.string("http://www.opengis.net/def/uom/ISO-8601/0/Gregorian")
+            w.endObject()
+        }
+        w.endObject()
+        w.key("itemType"); w.string("feature")
+        w.key("crs"); w.beginArray(); w.string(crs84); w.endArray()
+        w.endObject()
+    }
+
+    /// A page of items: a GeoJSON FeatureCollection with every geometry, its links, when it
+    /// was written, and how many features the selection holds and the page returns.
+    static func ogcItems(_ w: inout JSONWriter, _ page: ItemsPage, links: [Link], timeStamp: String,
+                                budget: RequestBudget? = nil) throws(EngineError) {
+        w.beginObject()
+        w.key("type"); w.string("FeatureCollection")
+        w.key("features")
+        w.beginArray()
+        for index in page.indices {
+            feature(&w, page.layer, index, geometry: .all)
+            try budget?.check(responseBytes: w.bytes.count)
+        }
+        w.endArray()
+        Output.links(&w, links)
+        w.key("timeStamp"); w.string(timeStamp)
+        if let matched = page.matched { w.key("numberMatched"); w.integer(Int64(matched)) }
+        w.key("numberReturned"); w.integer(Int64(page.indices.count))
+        w.endObject()
+    }
+
+    /// One item: a GeoJSON Feature with its geometry and links.
+    static func ogcItem(_ w: inout JSONWriter, _ layer: Layer, _ index: Int, links: [Link]) {
+        feature(&w, layer, index, geometry: .all, members: { w in Output.links(&w, links) })
+    }
+}
