@@ -57,7 +57,7 @@ extension Snapshot {
         }
         let hasNext = page.count > request.limit
         let rows = try Layer(info: layer.info, features: Array(page.prefix(request.limit)), family: layer.family)
-        return ItemsPage(layer: rows, indices: Array(0..<rows.count), matched: nil, offset: request.offset, limit: request.limit, hasNext: hasNext)
+        return ItemsPage(layer: rows, indices: Array(0..<rows.count), matched: nil, request: request, hasNext: hasNext, keyset: true)
     }
 
 }

@@ -139,7 +139,7 @@ extension Snapshot {
         let rows = try database.features(fetch(limits.maxRows + 1), deadline: deadline).features
         if rows.count > limits.maxRows {
             // How many there are, for the error: the same selection, counted.
-            throw .tooManyRows(count: try database.count(fetch(nil), deadline: deadline), limit: limits.maxRows)
+            throw .tooManyRows(count: max(try database.count(fetch(nil), deadline: deadline), rows.count), limit: limits.maxRows)
         }
         return try fetchedLayer(layer, rows)
     }

@@ -65,17 +65,32 @@ public struct ItemsPage: Sendable {
     public let matched: Int?
     public let offset: Int
     public let limit: Int
+    /// Where the next page starts; nil on the last page. An offset on a layer in memory; on a
+    /// layer kept in the database the page's last fid, which the database finds on the primary
+    /// key's index, where an offset counts every row before the page.
+    public let next: PagePlace?
+    /// Where the previous page starts, where an offset says where this page is (keyset pages do
+    /// not go back).
+    public let previous: PagePlace?
     /// Whether pages follow this one.
-    public let hasNext: Bool
+    public var hasNext: Bool { next != nil }
 
-    init(layer: Layer, indices: [Int], matched: Int?, offset: Int, limit: Int, hasNext: Bool) {
+    init(layer: Layer, indices: [Int], matched: Int?, request: ItemsRequest, hasNext: Bool, keyset: Bool) {
         self.layer = layer
         self.indices = indices
         self.matched = matched
-        self.offset = offset
-        self.limit = limit
-        self.hasNext = hasNext
+        offset = request.offset
+        limit = request.limit
+        let last = indices.last.map { layer.fids[$0] }
+        next = !hasNext ? nil : keyset ? last.map { .after($0) } : .offset(request.offset + request.limit)
+        previous = request.offset > 0 && !(keyset && request.after != nil) ? .offset(max(0, request.offset - request.limit)) : nil
     }
+}
+
+/// Where a page starts: after a number of features, or after a fid.
+public enum PagePlace: Sendable, Equatable {
+    case offset(Int)
+    case after(Int64)
 }
 
 extension Snapshot {
@@ -110,8 +125,8 @@ extension Snapshot {
         try deadline.check()
         let start = min(request.offset, selected.count)
         let page = Array(selected[start..<min(selected.count, start + request.limit)])
-        return ItemsPage(layer: layer, indices: page, matched: selected.count, offset: request.offset, limit: request.limit,
-                         hasNext: start + page.count < selected.count)
+        return ItemsPage(layer: layer, indices: page, matched: selected.count, request: request,
+                         hasNext: start + page.count < selected.count, keyset: false)
     }
 
     /// The time the layer's features cover, from the earliest start to the latest end; nil for

@@ -47,6 +47,18 @@ extension Query {
         return { keep[$0] }
     }
 
+    /// OGC API items' property filters (`name = value`), as the layer's storage takes them:
+    /// compiled for a layer in memory (`filter`), in the store's terms for a layer kept in the
+    /// database (`storeFilter`).
+    public static func filterItems(_ request: inout ItemsRequest, on layer: Layer, in snapshot: Snapshot,
+                                   equal attributes: [(name: String, value: String)]) throws(FilterError) {
+        if layer.storage == .database {
+            request.condition = try storeFilter(on: layer, in: snapshot, equal: attributes)
+        } else {
+            request.filter = try filter(on: layer, in: snapshot, measuring: [], equal: attributes)
+        }
+    }
+
     /// The same attribute conditions for a layer kept in the database (OGC API items), in the
     /// store's terms, lowered by the FIND pushdown's own code; nil when there are none.
     /// Equality on a column of the layer always has an exact form there.

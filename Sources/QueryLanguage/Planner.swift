@@ -170,8 +170,9 @@ struct FindPlan: Sendable {
     var groups: GroupPlan? = nil
     /// Said with the answer (swapped coordinates).
     var warnings: [String] = []
-    /// On a PostGIS store: each source's selection as SQL (Pushdown.swift); nil for rows
-    /// fetched for this answer from a layer kept in the database, which are selected in memory.
+    /// On a PostGIS store: each source's selection, pushed down to the database (Pushdown.swift);
+    /// nil for rows fetched for this answer from a layer kept in the database, which are
+    /// selected in memory.
     var pushed: [PushedSelection?]? = nil
     /// The FIND itself, when a layer is kept in the database: the runner fetches its rows and
     /// plans the FIND again over them (`Runner.find`).
@@ -215,7 +216,7 @@ struct Planner {
     let snapshot: Snapshot
     /// On a PostGIS store: the series the planned FIND's rows read, filled by the runner.
     let answers = AnswerSeriesSet()
-    /// The FIND's WHERE runs in SQL (Pushdown.swift): its compiled predicates are never called.
+    /// The FIND's WHERE runs in the database (Pushdown.swift): its compiled predicates are never called.
     var wherePushedDown = false
     /// Planning a FIND's own rows: the runner fetches the series they read once it has selected
     /// them (`answers`). Elsewhere (a route's FROM/TO, LINKED TO's other side, a reference to
@@ -640,7 +641,7 @@ struct Planner {
             return { i in value(i).stringValue.map { pattern.matches($0) } ?? false }
         case .measures(let column):
             let (stored, keyOf, _) = try timeSeries(column, on: layer)
-            if wherePushedDown { return { _ in false } }  // never called: SQL decides (Pushdown.swift)
+            if wherePushedDown { return { _ in false } }  // never called: the database decides (Pushdown.swift)
             let series = snapshot.seriesInDatabase ? try everyStation(stored, on: layer, needs: SeriesNeeds(columns: [column.text]), at: column.position) : stored
             let name = column.text
             return { i in keyOf(i).map { series.measures($0, name) } ?? false }
@@ -648,7 +649,7 @@ struct Planner {
             guard let stored = snapshot.timeSeriesByLayer[layer.name] else {
                 throw Planner.error(.invalid, "no_time_series", "'\(layer.name)' has no time series", at: position, hint: timeSeriesHint)
             }
-            if wherePushedDown { return { _ in false } }  // never called: SQL decides (Pushdown.swift)
+            if wherePushedDown { return { _ in false } }  // never called: the database decides (Pushdown.swift)
             // The newest observation of every key of the table counts (not only the layer's).
             if snapshot.seriesInDatabase {
                 throw Runner.engineError(.notSupportedOnPostGIS("FRESH outside a FIND's WHERE (a route's FROM or TO)"), at: position)

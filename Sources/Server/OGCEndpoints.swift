@@ -117,40 +117,30 @@ extension Endpoints {
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
         let query = request.uri.query ?? ""
         return try await heavyWork(context, snapshot) { budget in
-            // A layer kept in PostgreSQL gets its filter as SQL: PostgreSQL selects the page.
             var items = ItemsRequest(bbox: bbox, time: time, after: after, offset: offset, limit: limit)
             do throws(FilterError) {
-                if layer.storage == .database {
-                    items.condition = try Query.storeFilter(on: layer, in: snapshot, equal: equal)
-                } else {
-                    items.filter = try Query.filter(on: layer, in: snapshot, measuring: [], equal: equal)
-                }
+                try Query.filterItems(&items, on: layer, in: snapshot, equal: equal)
             } catch {
                 throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
             }
             let page = try engine { () throws(EngineError) in try snapshot.items(layer, items, deadline: budget.deadline) }
-            // Next and previous pages keep the request's parameters, with a new place: an offset,
-            // or on a layer kept in PostgreSQL the next page's `after` (the page's last fid), which
-            // PostgreSQL finds on the primary key's index where an offset counts every row before.
-            func pageURL(_ place: [String: String]) -> String {
+            // Next and previous pages keep the request's parameters, with the page's new place
+            // (`ItemsPage.next`): an offset, or after a fid (keyset, on a layer kept in PostgreSQL).
+            func pageURL(_ place: PagePlace) -> String {
+                let moved: [String: String?] = switch place {
+                case .offset(let n): ["offset": "offset=\(n)"]
+                case .after(let fid): ["offset": nil, "after": "after=\(fid)"]
+                }
                 let kept = query.split(separator: "&").filter { item in
                     let key = Parameters.decoded(String(item.split(separator: "=", maxSplits: 1).first ?? ""))
-                    return key != "limit" && place[key] == nil
+                    return key != "limit" && moved.index(forKey: key) == nil
                 }
-                let moved = place.sorted { $0.key < $1.key }.compactMap { key, value in value.isEmpty ? nil : "\(key)=\(value)" }
-                return base + "/items?" + (kept.map(String.init) + ["limit=\(limit)"] + moved).joined(separator: "&")
+                return base + "/items?" + (kept.map(String.init) + ["limit=\(limit)"] + moved.values.compactMap { $0 }.sorted()).joined(separator: "&")
             }
             var links = [Link(href: base + "/items" + (query.isEmpty ? "" : "?" + query), rel: "self", type: Reply.geoJSON, title: "This page"),
                          Link(href: base, rel: "collection", type: Reply.json, title: "The collection")]
-            if page.hasNext, layer.storage == .database, let last = page.indices.last.map({ page.layer.fids[$0] }) {
-                links.append(Link(href: pageURL(["offset": "", "after": String(last)]), rel: "next", type: Reply.geoJSON, title: "The next page"))
-            } else if page.hasNext {
-                links.append(Link(href: pageURL(["offset": String(offset + limit)]), rel: "next", type: Reply.geoJSON, title: "The next page"))
-            }
-            // Keyset pages do not go back: a `prev` only where an offset says where this page is.
-            if offset > 0 && !(layer.storage == .database && after != nil) {
-                links.append(Link(href: pageURL(["offset": String(max(0, offset - limit))]), rel: "prev", type: Reply.geoJSON, title: "The previous page"))
-            }
+            if let next = page.next { links.append(Link(href: pageURL(next), rel: "next", type: Reply.geoJSON, title: "The next page")) }
+            if let previous = page.previous { links.append(Link(href: pageURL(previous), rel: "prev", type: Reply.geoJSON, title: "The previous page")) }
             let now = UTCTime(seconds: Int64(Date().timeIntervalSince1970.rounded(.down))).iso
             var w = JSONWriter(reservingCapacity: 4096)
             try engine { () throws(EngineError) in try Output.ogcItems(&w, page, links: links, timeStamp: now, budget: budget) }
