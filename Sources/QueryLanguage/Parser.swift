@@ -6,9 +6,9 @@ import Geometry
 // stack. Errors name the line, the column, the token found and what was expected.
 
 struct Parser {
-    private var tokens: [Token]
-    private var index = 0
-    private var depth = 0
+    var tokens: [Token]
+    var index = 0
+    var depth = 0
     static let maxDepth = 64
     /// The upper bound of counts the parser leaves to the engine's limits.
     static let unbounded = 1_000_000_000
@@ -68,7 +68,7 @@ struct Parser {
     }
 
     /// The value bound to the parameter token at `peek` (consumed), or nil when preparing.
-    private mutating func boundValue(_ n: Int, _ what: String) throws(QueryError) -> (QueryValue?, SourcePosition) {
+    mutating func boundValue(_ n: Int, _ what: String) throws(QueryError) -> (QueryValue?, SourcePosition) {
         let position = advance().position
         parameterCount = max(parameterCount, n)
         guard let parameters else { return (nil, position) }
@@ -83,7 +83,7 @@ struct Parser {
         return (parameters[n - 1], position)
     }
 
-    private func wrongKind(_ n: Int, _ value: QueryValue, expected: String, at position: SourcePosition) -> QueryError {
+    func wrongKind(_ n: Int, _ value: QueryValue, expected: String, at position: SourcePosition) -> QueryError {
         QueryError(kind: .invalid, code: "parameter_type", message: "$\(n) must be \(expected), got \(value.kindName)",
                    line: position.line, column: position.column, length: position.length)
     }
@@ -93,37 +93,37 @@ struct Parser {
     /// The next token, copied whole (with its strings). Where only a field is needed, the parser
     /// reads `tokens[index].field`, which copies just that: token copies were a tenth of the
     /// cost of parsing and planning.
-    private var peek: Token { tokens[index] }
-    private var previous: Token { tokens[max(0, index - 1)] }
+    var peek: Token { tokens[index] }
+    var previous: Token { tokens[max(0, index - 1)] }
 
-    private mutating func advance() -> Token {
+    mutating func advance() -> Token {
         let token = tokens[index]
         if index < tokens.count - 1 { index += 1 }
         return token
     }
 
-    private func isKeyword(_ keyword: String, offset: Int = 0) -> Bool {
+    func isKeyword(_ keyword: String, offset: Int = 0) -> Bool {
         let i = min(index + offset, tokens.count - 1)
         return tokens[i].keyword == keyword
     }
 
-    private mutating func accept(_ keyword: String) -> Bool {
+    mutating func accept(_ keyword: String) -> Bool {
         guard isKeyword(keyword) else { return false }
         index += 1
         return true
     }
 
-    private mutating func accept(symbol: String) -> Bool {
+    mutating func accept(symbol: String) -> Bool {
         guard tokens[index].isSymbol(symbol) else { return false }
         index += 1
         return true
     }
 
-    private mutating func expect(_ keyword: String, _ context: String) throws(QueryError) {
+    mutating func expect(_ keyword: String, _ context: String) throws(QueryError) {
         guard accept(keyword) else { throw error(expected: "\(keyword) \(context)") }
     }
 
-    private mutating func expect(symbol: String, _ context: String) throws(QueryError) {
+    mutating func expect(symbol: String, _ context: String) throws(QueryError) {
         guard accept(symbol: symbol) else { throw error(expected: "'\(symbol)' \(context)") }
     }
 
@@ -153,17 +153,17 @@ struct Parser {
         (findClauses.union(routeClauses).union(locateClauses).union(["AND", "OR", "ASC", "DESC", "LAYER"])).sorted()
     }
 
-    private func invalid(_ message: String, at position: SourcePosition, hint: String? = nil) -> QueryError {
+    func invalid(_ message: String, at position: SourcePosition, hint: String? = nil) -> QueryError {
         QueryError(kind: .invalid, code: "invalid_value", message: message, line: position.line, column: position.column, length: position.length, hint: hint)
     }
 
-    private mutating func name(_ what: String) throws(QueryError) -> Name {
+    mutating func name(_ what: String) throws(QueryError) -> Name {
         guard case .word(let word) = tokens[index].kind else { throw error(expected: what) }
         let position = advance().position
         return Name(text: word, position: position)
     }
 
-    private mutating func number(_ what: String) throws(QueryError) -> (Double, SourcePosition) {
+    mutating func number(_ what: String) throws(QueryError) -> (Double, SourcePosition) {
         if case .parameter(let n) = tokens[index].kind {
             let (value, position) = try boundValue(n, what)
             switch value {
@@ -176,7 +176,7 @@ struct Parser {
         return (value, advance().position)
     }
 
-    private mutating func integer(_ what: String, in range: ClosedRange<Int>) throws(QueryError) -> (Int, SourcePosition) {
+    mutating func integer(_ what: String, in range: ClosedRange<Int>) throws(QueryError) -> (Int, SourcePosition) {
         let (value, position) = try number(what)
         guard value == value.rounded(), value >= Double(range.lowerBound), value <= Double(range.upperBound) else {
             // An open-ended count (NEAREST k) is bounded by the engine's limits, not here.
@@ -192,7 +192,7 @@ struct Parser {
 
     // MARK: - Statements
 
-    private mutating func statement() throws(QueryError) -> Statement {
+    mutating func statement() throws(QueryError) -> Statement {
         let token = peek
         switch token.keyword {
         case "SHOW":
@@ -227,7 +227,7 @@ struct Parser {
         }
     }
 
-    private mutating func find() throws(QueryError) -> Find {
+    mutating func find() throws(QueryError) -> Find {
         var layers: [Name] = []
         if tokens[index].isSymbol("*") {
             layers.append(Name(text: "*", position: advance().position))
@@ -319,60 +319,9 @@ struct Parser {
         return find
     }
 
-    private mutating func route() throws(QueryError) -> RouteStatement {
-        try expect("FROM", "after ROUTE")
-        let fromPosition = tokens[index].position
-        let from = try routeTarget()
-        try expect("TO", "after the start (ROUTE FROM … TO …)")
-        let toPosition = tokens[index].position
-        let to = try routeTarget()
-        try expect("ON", "and a network layer after the destination (… ON paths)")
-        var statement = RouteStatement(from: from, to: to, network: try name("a network (line layer) after ON"),
-                                       fromPosition: fromPosition, toPosition: toPosition)
-        // Clauses in any order, each at most once (as in FIND).
-        var seen: Set<String> = []
-        while let keyword = tokens[index].keyword, Parser.routeClauses.contains(keyword) {
-            guard seen.insert(keyword).inserted else {
-                throw QueryError(kind: .syntax, code: "duplicate_clause", message: "\(keyword) appears twice in one ROUTE",
-                                 line: tokens[index].position.line, column: tokens[index].position.column, length: tokens[index].position.length)
-            }
-            index += 1
-            switch keyword {
-            case "AVOID":
-                statement.avoid = try selection(parenthesised: false)
-            case "SPEED":
-                let (speed, position) = try number("a walking speed after SPEED")
-                guard speed > 0, speed <= 100 else { throw invalid("the speed must be more than 0 and at most 100 km/h", at: position) }
-                try expectUnit(["KM/H"], after: position, what: "km/h")
-                statement.speedKmh = speed
-            default:  // PROFILE
-                statement.profile = try name("a profile after PROFILE (foot, wheelchair or any)")
-            }
-        }
-        return statement
-    }
-
-    private mutating func routeTarget() throws(QueryError) -> RouteStatement.Target {
-        if isKeyword("POINT") { return .point(try point()) }
-        if case .parameter = tokens[index].kind { return .point(try point()) }
-        // `pens LINKED TO (animals WHERE …) [WHERE …]` or `pens WHERE … LINKED TO (…)`.
-        var selection = Selection(layer: try name("a layer name"))
-        while true {
-            if selection.filter == nil && accept("WHERE") {
-                selection.filter = try expression()
-            } else if selection.linked.isEmpty && isKeyword("LINKED") {
-                index += 1
-                try expect("TO", "after LINKED")
-                selection.linked = [try self.selection(parenthesised: true, what: "LINKED TO (layer WHERE …)", noun: "linked selection")]
-            } else {
-                return .features(selection)
-            }
-        }
-    }
-
     /// `layer [WHERE expr]`, in parentheses where a WHERE could otherwise belong to the outer
     /// statement; `what` names the construct in errors.
-    private mutating func selection(parenthesised: Bool, what: String = "", noun: String = "selection") throws(QueryError) -> Selection {
+    mutating func selection(parenthesised: Bool, what: String = "", noun: String = "selection") throws(QueryError) -> Selection {
         if parenthesised { try expect(symbol: "(", "around the \(noun): \(what)") }
         var selection = Selection(layer: try name("a layer name"))
         if accept("WHERE") { selection.filter = try expression() }
@@ -381,14 +330,14 @@ struct Parser {
     }
 
     /// Whether the tokens ahead read `( layer`: a selection, where a point could also stand.
-    private var atSelection: Bool {
+    var atSelection: Bool {
         guard tokens[index].isSymbol("("), case .word = tokens[min(index + 1, tokens.count - 1)].kind else { return false }
         return true
     }
 
     /// Whether the tokens ahead read `( layer CONTAINING` or `( layer NEAREST`: a feature
     /// reference, not a parenthesised condition.
-    private var atFeatureReference: Bool {
+    var atFeatureReference: Bool {
         guard tokens[index].isSymbol("("), case .word = tokens[min(index + 1, tokens.count - 1)].kind else { return false }
         let relation = tokens[min(index + 2, tokens.count - 1)].keyword
         return relation == "CONTAINING" || relation == "NEAREST"
@@ -396,7 +345,7 @@ struct Parser {
 
     /// `(layer CONTAINING [WHERE …]).field` or `(layer NEAREST [WHERE …]).field`: a field of the
     /// feature of another layer that contains, or lies nearest to, each row's feature.
-    private mutating func featureReference() throws(QueryError) -> FieldExpression {
+    mutating func featureReference() throws(QueryError) -> FieldExpression {
         let start = advance().position
         let layer = try name("a layer name")
         let relation: FeatureReference.Relation = advance().keyword == "CONTAINING" ? .containing : .nearest
@@ -411,7 +360,7 @@ struct Parser {
         return .reference(FeatureReference(layer: layer, relation: relation, filter: filter, position: position), field)
     }
 
-    private mutating func tile() throws(QueryError) -> TileStatement {
+    mutating func tile() throws(QueryError) -> TileStatement {
         let start = tokens[index].position
         let (z, _) = try integer("the zoom of z/x/y", in: 0...30)
         try expect(symbol: "/", "between z and x (TILE z/x/y)")
@@ -435,47 +384,10 @@ struct Parser {
         return statement
     }
 
-    /// `SCAN(b3001 -78, b3006 -77) IN venue [K n] [METHOD m] [FINGERPRINTS f]`
-    private mutating func locate(at start: SourcePosition) throws(QueryError) -> LocateStatement {
-        guard accept("SCAN") else { throw error(expected: "SCAN(beacon rssi, …) after LOCATE", hint: "LOCATE SCAN(b3001 -78, b3006 -77) IN venue") }
-        try expect(symbol: "(", "after SCAN")
-        var readings: [LocateStatement.Reading] = []
-        repeat {
-            let position = tokens[index].position
-            let beacon: String
-            switch tokens[index].kind {
-            case .word(let word): beacon = word
-            case .string(let text): beacon = text
-            default: throw error(expected: "a beacon id (a name or a 'string') in SCAN(beacon rssi, …)")
-            }
-            index += 1
-            guard readings.count < 1000 else { throw error(expected: "')': a scan holds at most 1000 beacons") }
-            let (rssi, _) = try number("the strength in dBm after the beacon (b3001 -78)")
-            readings.append(LocateStatement.Reading(beacon: beacon, rssi: rssi, position: position))
-        } while accept(symbol: ",")
-        try expect(symbol: ")", "to close SCAN(")
-        try expect("IN", "and a venue after the scan (LOCATE SCAN(…) IN venue)")
-        var statement = LocateStatement(readings: readings, venue: try name("a venue name after IN"), position: start)
-        var seen: Set<String> = []
-        while let keyword = tokens[index].keyword, Parser.locateClauses.contains(keyword) {
-            guard seen.insert(keyword).inserted else {
-                throw QueryError(kind: .syntax, code: "duplicate_clause", message: "\(keyword) appears twice in one LOCATE",
-                                 line: tokens[index].position.line, column: tokens[index].position.column, length: tokens[index].position.length)
-            }
-            index += 1
-            switch keyword {
-            case "K": statement.k = try integer("the number of fingerprints after K", in: 1...Parser.unbounded).0
-            case "METHOD": statement.method = try name("a method after METHOD (knn or wknn)")
-            default: statement.fingerprints = try name("fingerprints after FINGERPRINTS (scans, mean or median)")
-            }
-        }
-        return statement
-    }
-
     // MARK: - Values
 
     /// `POINT(lon lat)`, as in WKT, or labelled in either order: `POINT(lat 50.088, lon 14.42)`.
-    private mutating func point() throws(QueryError) -> PointLiteral {
+    mutating func point() throws(QueryError) -> PointLiteral {
         let start = tokens[index].position
         if case .parameter(let n) = tokens[index].kind {
             let (value, position) = try boundValue(n, "a point")
@@ -525,7 +437,7 @@ struct Parser {
     }
 
     /// `BBOX(minLon minLat, maxLon maxLat)`
-    private mutating func bbox() throws(QueryError) -> Spatial {
+    mutating func bbox() throws(QueryError) -> Spatial {
         let start = tokens[index].position
         guard accept("BBOX") else { throw error(expected: "a box, BBOX(minLon minLat, maxLon maxLat)") }
         try expect(symbol: "(", "after BBOX")
@@ -550,14 +462,14 @@ struct Parser {
     }
 
     /// A number and its unit, in metres: `500 m`, `2 km`.
-    private mutating func distance() throws(QueryError) -> Double {
+    mutating func distance() throws(QueryError) -> Double {
         let (value, position) = try number("a distance (e.g. 500 m or 2 km)")
         guard value >= 0 else { throw invalid("a distance cannot be negative", at: position) }
         let unit = try expectUnit(["M", "KM"], after: position, what: "m or km")
         return unit == "KM" ? value * 1000 : value
     }
 
-    private mutating func hours() throws(QueryError) -> (Double, SourcePosition) {
+    mutating func hours() throws(QueryError) -> (Double, SourcePosition) {
         let (value, position) = try number("a duration in hours (e.g. 24 h)")
         guard value > 0, value <= 24 * 366 else { throw invalid("a duration must be more than 0 h and at most a year", at: position) }
         _ = try expectUnit(["H"], after: position, what: "h")
@@ -566,7 +478,7 @@ struct Parser {
 
     /// The unit word after a number. `km/h` is lexed as km, '/', h.
     @discardableResult
-    private mutating func expectUnit(_ units: [String], after position: SourcePosition, what: String) throws(QueryError) -> String {
+    mutating func expectUnit(_ units: [String], after position: SourcePosition, what: String) throws(QueryError) -> String {
         if units == ["KM/H"] {
             guard isKeyword("KM"), tokens[min(index + 1, tokens.count - 1)].kind == .symbol("/"), isKeyword("H", offset: 2) else {
                 throw error(expected: "the unit km/h after the speed")
@@ -584,7 +496,7 @@ struct Parser {
 
     // MARK: - Fields and expressions
 
-    private mutating func fieldExpression() throws(QueryError) -> FieldExpression {
+    mutating func fieldExpression() throws(QueryError) -> FieldExpression {
         let token = peek
         if atFeatureReference { return try featureReference() }
         guard case .word = token.kind else { throw error(expected: "a field name") }
@@ -614,7 +526,7 @@ struct Parser {
         }
     }
 
-    private mutating func expression() throws(QueryError) -> Expression {
+    mutating func expression() throws(QueryError) -> Expression {
         depth += 1
         defer { depth -= 1 }
         guard depth <= Parser.maxDepth else {
@@ -626,13 +538,13 @@ struct Parser {
         return terms.count == 1 ? terms[0] : .or(terms)
     }
 
-    private mutating func conjunction() throws(QueryError) -> Expression {
+    mutating func conjunction() throws(QueryError) -> Expression {
         var terms = [try negation()]
         while accept("AND") { terms.append(try negation()) }
         return terms.count == 1 ? terms[0] : .and(terms)
     }
 
-    private mutating func negation() throws(QueryError) -> Expression {
+    mutating func negation() throws(QueryError) -> Expression {
         if isKeyword("NOT") && tokens[min(index + 1, tokens.count - 1)].kind != .symbol("=") {
             index += 1
             depth += 1
@@ -646,7 +558,7 @@ struct Parser {
         return try primary()
     }
 
-    private mutating func primary() throws(QueryError) -> Expression {
+    mutating func primary() throws(QueryError) -> Expression {
         if !atFeatureReference && accept(symbol: "(") {
             let inner = try expression()
             try expect(symbol: ")", "to close '('")
@@ -675,7 +587,7 @@ struct Parser {
 
     /// What follows a field in a condition: IS [NOT] NULL, [NOT] IN (…), ~ ['CZECH'] 'text', or a
     /// comparison.
-    private mutating func condition(on field: FieldExpression) throws(QueryError) -> Expression {
+    mutating func condition(on field: FieldExpression) throws(QueryError) -> Expression {
         if accept("IS") {
             let negated = accept("NOT")
             try expect("NULL", negated ? "after IS NOT" : "after IS")
@@ -737,7 +649,7 @@ struct Parser {
         return .compare(field, comparison, value, position: operatorToken.position)
     }
 
-    private mutating func literal() throws(QueryError) -> Literal {
+    mutating func literal() throws(QueryError) -> Literal {
         let token = peek
         switch token.kind {
         case .number(let value, _): index += 1; return .number(value)
@@ -769,7 +681,7 @@ struct Parser {
 extension Parser {
     /// `COUNT(*)`, `COUNT(x)`, `SUM(x)`, `AVG(x)`, `MIN(x)`, `MAX(x)`, `ANY(list)`, `ALL(list)`,
     /// `WKT(geom)`, `WKB(geom)`; `peek` is the function's name, followed by '('.
-    fileprivate mutating func callExpression(_ keyword: String) throws(QueryError) -> FieldExpression {
+    mutating func callExpression(_ keyword: String) throws(QueryError) -> FieldExpression {
         let position = advance().position
         index += 1  // '('
         let result: FieldExpression
@@ -802,7 +714,7 @@ extension Parser {
     }
 
     /// `field [ASC | DESC] [NULLS FIRST | NULLS LAST]`
-    fileprivate mutating func orderKey() throws(QueryError) -> OrderKey {
+    mutating func orderKey() throws(QueryError) -> OrderKey {
         let field = try fieldExpression()
         var descending = false
         if accept("DESC") { descending = true } else { _ = accept("ASC") }

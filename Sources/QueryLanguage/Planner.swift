@@ -193,25 +193,6 @@ struct TilesPlan: Sendable {
     var fields: [FieldExpression]
 }
 
-struct RoutePlan: Sendable {
-    var snapshot: Snapshot
-    var network: Network
-    var request: RouteRequest
-    var position: SourcePosition
-    var fromPosition: SourcePosition
-    var toPosition: SourcePosition
-    var avoidPosition: SourcePosition?
-}
-
-struct LocatePlan: Sendable {
-    var snapshot: Snapshot
-    var venue: IndoorVenue
-    var readings: [(beacon: String, rssi: Double)]
-    var positions: [SourcePosition]
-    var options: LocateOptions
-    var position: SourcePosition
-}
-
 struct Planner {
     let snapshot: Snapshot
     /// On a PostGIS store: the series the planned FIND's rows read, filled by the runner.
@@ -313,37 +294,6 @@ struct Planner {
 
     static func error(_ kind: QueryError.Kind, _ code: String, _ message: String, at position: SourcePosition, hint: String? = nil) -> QueryError {
         QueryError(kind: kind, code: code, message: message, line: position.line, column: position.column, length: position.length, hint: hint)
-    }
-
-    // MARK: LOCATE
-
-    func planLocate(_ locate: LocateStatement) throws(QueryError) -> LocatePlan {
-        let venue: IndoorVenue
-        do {
-            venue = try snapshot.venue(locate.venue.text)
-        } catch {
-            let known = snapshot.venueNames
-            let hint = Suggestion.closest(to: locate.venue.text, in: known).map { "did you mean '\($0)'?" }
-                ?? (known.isEmpty ? "the store has no venues; import a survey with vltava indoor import" : "venues: \(known.joined(separator: ", "))")
-            throw Planner.error(.notFound, "unknown_venue", "unknown venue \(Quote.input(locate.venue.text))", at: locate.venue.position, hint: hint)
-        }
-        var options = LocateOptions()
-        if let k = locate.k { options.k = k }
-        if let name = locate.method {
-            guard let method = LocateMethod(rawValue: name.text.lowercased()) else {
-                throw Planner.error(.invalid, "invalid_value", "unknown method \(Quote.input(name.text))", at: name.position, hint: "METHOD knn or METHOD wknn")
-            }
-            options.method = method
-        }
-        if let name = locate.fingerprints {
-            guard let kind = FingerprintKind(rawValue: name.text.lowercased()) else {
-                throw Planner.error(.invalid, "invalid_value", "unknown fingerprints \(Quote.input(name.text))", at: name.position,
-                                    hint: "FINGERPRINTS scans, mean or median")
-            }
-            options.fingerprints = kind
-        }
-        return LocatePlan(snapshot: snapshot, venue: venue, readings: locate.readings.map { ($0.beacon, $0.rssi) },
-                          positions: locate.readings.map(\.position), options: options, position: locate.position)
     }
 
     // MARK: FIND
@@ -736,46 +686,6 @@ struct Planner {
         let layers = find.layers.first?.text == "*" ? nil : find.layers.map(\.text)
         try Planner.refuseReferences(find.fields, find.filter)
         return TilesPlan(snapshot: snapshot, limit: find.limit, tileSet: tiles, tileSetName: name.text, layers: layers, point: point, zoom: zoom, filter: find.filter, fields: find.fields)
-    }
-
-    // MARK: ROUTE
-
-    func planRoute(_ route: RouteStatement) throws(QueryError) -> RoutePlan {
-        let network: Network
-        do {
-            network = try snapshot.network(route.network.text)
-        } catch {
-            if case .unknownLayer = error { _ = try layer(route.network) }
-            throw Planner.error(.invalid, "not_a_network", "\(Quote.input(route.network.text)) is not a network: ROUTE walks along a line layer",
-                                at: route.network.position, hint: networkHint)
-        }
-        func place(_ target: RouteStatement.Target) throws(QueryError) -> RoutePlace {
-            switch target {
-            case .point(let p): .point(Point(lon: p.lon, lat: p.lat))
-            case .features(let selection): .features(try select(selection))
-            }
-        }
-        let from = try place(route.from), to = try place(route.to)
-        var avoid: [Geometry] = []
-        if let selection = route.avoid {
-            let layer = try layerInMemory(selection.layer)
-            guard layer.family == .polygons else {
-                throw Planner.error(.invalid, "unsupported_geometry", "AVOID needs a polygon layer; '\(layer.name)' holds \(layer.family.rawValue)", at: selection.layer.position)
-            }
-            avoid = try select(selection)
-        }
-        var profile = WalkingProfile.foot
-        if let name = route.profile {
-            guard let known = WalkingProfile(rawValue: name.text.lowercased()) else {
-                var hint = "profiles: \(WalkingProfile.names)"
-                if let suggestion = Suggestion.closest(to: name.text, in: WalkingProfile.allCases.map(\.rawValue)) { hint = "did you mean '\(suggestion)'? " + hint }
-                throw Planner.error(.invalid, "unknown_profile", "unknown profile \(Quote.input(name.text))", at: name.position, hint: hint)
-            }
-            profile = known
-        }
-        return RoutePlan(snapshot: snapshot, network: network, request: RouteRequest(from: from, to: to, profile: profile, speedKmh: route.speedKmh, avoid: avoid),
-                         position: route.network.position, fromPosition: route.fromPosition, toPosition: route.toPosition,
-                         avoidPosition: route.avoid?.layer.position)
     }
 
     var networkHint: String {

@@ -385,44 +385,4 @@ struct Runner {
         return QueryResult(body: .rows(.init(columns: columns, values: values, geometries: kept.map(\.feature.geometry))))
     }
 
-    // MARK: LOCATE
-
-    func locate(_ plan: LocatePlan) throws(QueryError) -> QueryResult {
-        do {
-            return QueryResult(body: .location(try plan.snapshot.locate(plan.readings, in: plan.venue, options: plan.options, deadline: deadline)))
-        } catch {
-            // Point the error at the reading it is about (for a duplicate: its second mention).
-            var position = plan.position
-            if case .scan(let scan) = error, let beacon = scan.beacon {
-                let mentions = plan.readings.indices.filter { plan.readings[$0].beacon == beacon }
-                if case .duplicateBeacon = scan, mentions.count > 1 { position = plan.positions[mentions[1]] }
-                else if let first = mentions.first { position = plan.positions[first] }
-            }
-            throw Runner.engineError(error, at: position)
-        }
-    }
-
-    // MARK: ROUTE
-
-    func route(_ plan: RoutePlan) throws(QueryError) -> QueryResult {
-        do {
-            return QueryResult(body: .route(try plan.snapshot.route(plan.request, on: plan.network, deadline: deadline)))
-        } catch {
-            // Point the error at the end it is about.
-            var position = plan.position
-            switch error {
-            case .invalidArgument(let parameter, _) where parameter == "from": position = plan.fromPosition
-            case .invalidArgument(let parameter, _) where parameter == "to": position = plan.toPosition
-            case .route(let route) where route.waypoint != nil: position = route.waypoint == 0 ? plan.fromPosition : plan.toPosition
-            case .tooManyRows: position = plan.avoidPosition ?? plan.toPosition
-            default: break
-            }
-            var mapped = Runner.engineError(error, at: position)
-            if case .invalidArgument(let parameter, _) = error, parameter == "from" {
-                mapped = QueryError(kind: mapped.kind, code: "ambiguous_start", message: mapped.message, line: position.line, column: position.column,
-                                    length: position.length, hint: "narrow it with WHERE, e.g. WHERE name = '…'")
-            }
-            throw mapped
-        }
-    }
 }

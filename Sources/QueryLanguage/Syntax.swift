@@ -160,24 +160,6 @@ enum Comparison: String, Sendable, Equatable {
     case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
 }
 
-/// `ROUTE FROM target TO target ON network [AVOID layer [WHERE …]] [SPEED n KM/H] [PROFILE name]`
-/// (the clauses after ON in any order, each once)
-struct RouteStatement: Sendable, Equatable {
-    enum Target: Sendable, Equatable {
-        case point(PointLiteral)
-        case features(Selection)
-    }
-    var from: Target
-    var to: Target
-    var network: Name
-    var avoid: Selection?
-    var speedKmh: Double?
-    /// `PROFILE wheelchair`: checked against the profiles by the planner.
-    var profile: Name?
-    var fromPosition: SourcePosition
-    var toPosition: SourcePosition
-}
-
 /// `TILE z/x/y OF tileset [LAYER name] [WHERE …] [LIMIT n] [RETURN …]`
 struct TileStatement: Sendable, Equatable {
     var z: Int, x: Int, y: Int
@@ -187,21 +169,4 @@ struct TileStatement: Sendable, Equatable {
     var filter: Expression?
     var limit: Int?
     var fields: [FieldExpression] = []
-}
-
-/// `LOCATE SCAN(beacon rssi, …) IN venue [K n] [METHOD knn|wknn] [FINGERPRINTS scans|mean|median]`
-/// (the clauses after IN in any order, each once)
-struct LocateStatement: Sendable, Equatable {
-    struct Reading: Sendable, Equatable {
-        /// A beacon id: a name (b3001) or a string ('f7826da6-4fa2:1:2').
-        var beacon: String
-        var rssi: Double
-        var position: SourcePosition
-    }
-    var readings: [Reading]
-    var venue: Name
-    var k: Int?
-    var method: Name?
-    var fingerprints: Name?
-    var position: SourcePosition
 }
