@@ -360,30 +360,6 @@ struct Parser {
         return .reference(FeatureReference(layer: layer, relation: relation, filter: filter, position: position), field)
     }
 
-    mutating func tile() throws(QueryError) -> TileStatement {
-        let start = tokens[index].position
-        let (z, _) = try integer("the zoom of z/x/y", in: 0...30)
-        try expect(symbol: "/", "between z and x (TILE z/x/y)")
-        let (x, _) = try integer("the column x of z/x/y", in: 0...Int(1 << 30))
-        try expect(symbol: "/", "between x and y (TILE z/x/y)")
-        let (y, yPosition) = try integer("the row y of z/x/y", in: 0...Int(1 << 30))
-        let size = 1 << z
-        let end = yPosition.column + yPosition.length
-        let position = SourcePosition(line: start.line, column: start.column, length: max(1, end - start.column))
-        guard x < size, y < size else {
-            throw invalid("tile \(z)/\(x)/\(y) does not exist: at zoom \(z), x and y run from 0 to \(size - 1)", at: position)
-        }
-        try expect("OF", "and a tile set after the tile (TILE z/x/y OF tileset)")
-        var statement = TileStatement(z: z, x: x, y: y, position: position, tileSet: try name("a tile set name after OF"))
-        if accept("LAYER") { statement.layer = try name("a tile layer name after LAYER") }
-        if accept("WHERE") { statement.filter = try expression() }
-        if accept("LIMIT") { statement.limit = try integer("a row count after LIMIT", in: 0...1_000_000).0 }
-        if accept("RETURN") {
-            repeat { statement.fields.append(try fieldExpression()) } while accept(symbol: ",")
-        }
-        return statement
-    }
-
     // MARK: - Values
 
     /// `POINT(lon lat)`, as in WKT, or labelled in either order: `POINT(lat 50.088, lon 14.42)`.

@@ -181,18 +181,6 @@ struct FindPlan: Sendable {
     var series: AnswerSeriesSet? = nil
 }
 
-struct TilesPlan: Sendable {
-    var snapshot: Snapshot
-    var limit: Int?
-    var tileSet: MBTiles
-    var tileSetName: String
-    var layers: [String]?
-    var point: PointLiteral
-    var zoom: Int
-    var filter: Expression?
-    var fields: [FieldExpression]
-}
-
 struct Planner {
     let snapshot: Snapshot
     /// On a PostGIS store: the series the planned FIND's rows read, filled by the runner.
@@ -276,20 +264,6 @@ struct Planner {
                                                             + "more than the \(limits.maxRowsLoadedPerLayer) a snapshot loads)"), at: name.position)
         }
         return layer
-    }
-
-    func tileSet(_ name: Name) throws(QueryError) -> MBTiles {
-        if let reason = snapshot.unavailableTileSets[name.text] {
-            throw Runner.engineError(.tileSetUnavailable(name.text, reason: reason), at: name.position)
-        }
-        guard let tiles = snapshot.tileSets[name.text] else {
-            let known = snapshot.tileSets.keys.sorted()
-            let hint = Suggestion.closest(to: name.text, in: known).map { "did you mean '\($0)'?" }
-                ?? (known.isEmpty ? "the store has no tile sets; register one with vltava import FILE.mbtiles --layer NAME" : "tile sets: \(known.joined(separator: ", "))")
-            throw QueryError(kind: .notFound, code: "unknown_tileset", message: "unknown tile set \(Quote.input(name.text))", line: name.position.line,
-                             column: name.position.column, length: name.position.length, hint: hint)
-        }
-        return tiles
     }
 
     static func error(_ kind: QueryError.Kind, _ code: String, _ message: String, at position: SourcePosition, hint: String? = nil) -> QueryError {
@@ -669,23 +643,6 @@ struct Planner {
             }
         }
         return (filters, notes.joined(separator: ", "))
-    }
-
-    // MARK: FIND … OF tileset
-
-    func planTiles(_ find: Find) throws(QueryError) -> TilesPlan {
-        guard let name = find.tileSet else { throw Planner.error(.syntax, "syntax_error", "missing tile set", at: find.layers[0].position) }
-        let tiles = try tileSet(name)
-        guard case .atZoom(let point, let zoom)? = find.spatial else {
-            throw Planner.error(.syntax, "syntax_error", "FIND … OF a tile set needs AT POINT(lon lat) ZOOM z", at: name.position,
-                                hint: "FIND * OF \(name.text) AT POINT(14.4049 50.1154) ZOOM 16")
-        }
-        guard find.linked == nil, find.order.isEmpty else {
-            throw Planner.error(.syntax, "syntax_error", "FIND … OF a tile set takes AT … ZOOM, WHERE, LIMIT and RETURN only", at: name.position)
-        }
-        let layers = find.layers.first?.text == "*" ? nil : find.layers.map(\.text)
-        try Planner.refuseReferences(find.fields, find.filter)
-        return TilesPlan(snapshot: snapshot, limit: find.limit, tileSet: tiles, tileSetName: name.text, layers: layers, point: point, zoom: zoom, filter: find.filter, fields: find.fields)
     }
 
     var networkHint: String {

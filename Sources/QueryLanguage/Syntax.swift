@@ -159,14 +159,3 @@ indirect enum Expression: Sendable, Equatable {
 enum Comparison: String, Sendable, Equatable {
     case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
 }
-
-/// `TILE z/x/y OF tileset [LAYER name] [WHERE …] [LIMIT n] [RETURN …]`
-struct TileStatement: Sendable, Equatable {
-    var z: Int, x: Int, y: Int
-    var position: SourcePosition
-    var tileSet: Name
-    var layer: Name?
-    var filter: Expression?
-    var limit: Int?
-    var fields: [FieldExpression] = []
-}
