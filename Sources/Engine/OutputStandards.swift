@@ -31,7 +31,6 @@ public struct OSRMRouteOptions: Sendable {
 }
 
 extension Output {
-
     /// A route in OSRM's shape: one route of one leg per pair of consecutive points, with
     /// weight (seconds: the weight is the duration, `weight_name` says so) and the waypoints.
     /// `waypoints` false leaves them out (OSRM's `skip_waypoints`).

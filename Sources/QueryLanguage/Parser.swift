@@ -651,7 +651,6 @@ struct Parser {
     }
 }
 
-
 // MARK: - Aggregates, quantifiers, geometry text, ORDER BY keys (docs: "The questions backends ask")
 
 extension Parser {
