@@ -44,17 +44,11 @@ extension Parser {
         try expect(symbol: ")", "to close SCAN(")
         try expect("IN", "and a venue after the scan (LOCATE SCAN(…) IN venue)")
         var statement = LocateStatement(readings: readings, venue: try name("a venue name after IN"), position: start)
-        var seen: Set<String> = []
-        while let keyword = tokens[index].keyword, Parser.locateClauses.contains(keyword) {
-            guard seen.insert(keyword).inserted else {
-                throw QueryError(kind: .syntax, code: "duplicate_clause", message: "\(keyword) appears twice in one LOCATE",
-                                 line: tokens[index].position.line, column: tokens[index].position.column, length: tokens[index].position.length)
-            }
-            index += 1
+        try clauses(Parser.locateClauses, of: "LOCATE") { (parser, keyword) throws(QueryError) in
             switch keyword {
-            case "K": statement.k = try integer("the number of fingerprints after K", in: 1...Parser.unbounded).0
-            case "METHOD": statement.method = try name("a method after METHOD (knn or wknn)")
-            default: statement.fingerprints = try name("fingerprints after FINGERPRINTS (scans, mean or median)")
+            case "K": statement.k = try parser.integer("the number of fingerprints after K", in: 1...Parser.unbounded).0
+            case "METHOD": statement.method = try parser.name("a method after METHOD (knn or wknn)")
+            default: statement.fingerprints = try parser.name("fingerprints after FINGERPRINTS (scans, mean or median)")
             }
         }
         return statement

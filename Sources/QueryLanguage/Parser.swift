@@ -190,6 +190,21 @@ struct Parser {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
+    /// Clauses of `allowed` in any order, each at most once (ROUTE's and LOCATE's, after their
+    /// required parts): `parse` reads each one after its keyword.
+    mutating func clauses(_ allowed: Set<String>, of statement: String,
+                          _ parse: (inout Parser, String) throws(QueryError) -> Void) throws(QueryError) {
+        var seen: Set<String> = []
+        while let keyword = tokens[index].keyword, allowed.contains(keyword) {
+            guard seen.insert(keyword).inserted else {
+                throw QueryError(kind: .syntax, code: "duplicate_clause", message: "\(keyword) appears twice in one \(statement)",
+                                 line: tokens[index].position.line, column: tokens[index].position.column, length: tokens[index].position.length)
+            }
+            index += 1
+            try parse(&self, keyword)
+        }
+    }
+
     // MARK: - Statements
 
     mutating func statement() throws(QueryError) -> Statement {

@@ -34,24 +34,17 @@ extension Parser {
         try expect("ON", "and a network layer after the destination (… ON paths)")
         var statement = RouteStatement(from: from, to: to, network: try name("a network (line layer) after ON"),
                                        fromPosition: fromPosition, toPosition: toPosition)
-        // Clauses in any order, each at most once (as in FIND).
-        var seen: Set<String> = []
-        while let keyword = tokens[index].keyword, Parser.routeClauses.contains(keyword) {
-            guard seen.insert(keyword).inserted else {
-                throw QueryError(kind: .syntax, code: "duplicate_clause", message: "\(keyword) appears twice in one ROUTE",
-                                 line: tokens[index].position.line, column: tokens[index].position.column, length: tokens[index].position.length)
-            }
-            index += 1
+        try clauses(Parser.routeClauses, of: "ROUTE") { (parser, keyword) throws(QueryError) in
             switch keyword {
             case "AVOID":
-                statement.avoid = try selection(parenthesised: false)
+                statement.avoid = try parser.selection(parenthesised: false)
             case "SPEED":
-                let (speed, position) = try number("a walking speed after SPEED")
-                guard speed > 0, speed <= 100 else { throw invalid("the speed must be more than 0 and at most 100 km/h", at: position) }
-                try expectUnit(["KM/H"], after: position, what: "km/h")
+                let (speed, position) = try parser.number("a walking speed after SPEED")
+                guard speed > 0, speed <= 100 else { throw parser.invalid("the speed must be more than 0 and at most 100 km/h", at: position) }
+                try parser.expectUnit(["KM/H"], after: position, what: "km/h")
                 statement.speedKmh = speed
             default:  // PROFILE
-                statement.profile = try name("a profile after PROFILE (foot, wheelchair or any)")
+                statement.profile = try parser.name("a profile after PROFILE (foot, wheelchair or any)")
             }
         }
         return statement
