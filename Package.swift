@@ -148,7 +148,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AirQualityTests",
-            dependencies: ["AirQuality", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            dependencies: ["AirQuality", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")],
             path: "Examples/AirQualityServer/Tests/AirQualityTests"
         ),
     ]

@@ -121,7 +121,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let pool = server.server.heavy
         let holding = Task { try await pool.run { gate.wait() } }
-        for _ in 0..<400 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { pool.counts.running > 0 }
         #expect(pool.counts.running == 1)
         for (method, target, body) in [("POST", "/v1/query", "SHOW LAYERS"), ("GET", "/v1/route?from=14.4109,50.1167&to=14.40519,50.11576", ""),
                                        ("GET", "/v1/tiles/zoo_map/16/35389/22192", "")] {
@@ -150,9 +150,9 @@ import Testing
         let ran = Atomic<Int>(0)
         let first = Task { try await pool.run { gate.wait() } }
         // Waits of up to 10 s: only a hang should fail them, not a busy machine.
-        for _ in 0..<2000 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { pool.counts.running > 0 }
         let late = Task { try await pool.run { ran.add(1, ordering: .relaxed) } }
-        for _ in 0..<2000 where pool.counts.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { pool.counts.queued > 0 }
         try await Task.sleep(for: .milliseconds(100))
         gate.signal()
         try await first.value
@@ -201,13 +201,13 @@ import Testing
         let body = Array(BudgetTests.slowJoins.utf8)
         try await leaving.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: \(body.count)\r\n\r\n")
         try await leaving.send(body)
-        // Waits of up to 30 s: only a hang (or work that never stops) should fail them.
-        for _ in 0..<6000 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        // Waits of up to a minute: only a hang (or work that never stops) should fail them.
+        try await eventually { pool.counts.running > 0 }
         #expect(pool.counts.running == 1)
         let busy = try await post(server.port, "/v1/query", body: "SHOW LAYERS")
         #expect(busy.status == 503 && busy.object["code"] == .string("busy"))
         leaving.leave()
-        for _ in 0..<6000 where pool.counts.running == 1 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { pool.counts.running == 0 }
         #expect(pool.counts.running == 0)
         let next = try await post(server.port, "/v1/query", body: "SHOW LAYERS")
         #expect(next.status == 200 && next.text.contains(#""districts""#))
@@ -221,7 +221,7 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let ran = Atomic<Int>(0)
         let first = Task { try await pool.run { gate.wait() } }
-        for _ in 0..<6000 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { pool.counts.running > 0 }
         // Frees the thread after a minute whatever happens, so a failure fails rather than hangs.
         let backstop = Task { try await Task.sleep(for: .seconds(60)); gate.signal() }
         let late = Task { try await pool.run { ran.add(1, ordering: .relaxed) } }
@@ -240,10 +240,10 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         let ran = Atomic<Int>(0)
         let first = Task { try await pool.run { gate.wait() } }
-        for _ in 0..<6000 where pool.counts.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { pool.counts.running > 0 }
         let departure = Cancellation()
         let dropped = Task { try await pool.run(cancellation: departure) { ran.add(1, ordering: .relaxed) } }
-        for _ in 0..<6000 where pool.counts.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await eventually { pool.counts.queued > 0 }
         departure.cancel()
         gate.signal()
         try await first.value

@@ -52,7 +52,7 @@ import Testing
 
         // The connections that are still open never complete their heads: closed by the head
         // deadline (5 s), long before the idle timeout (30 s).
-        for _ in 0..<200 where server.server.connections.counts.open > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        try await eventually { server.server.connections.counts.open == 0 }
         #expect(server.server.connections.counts.open == 0)
         // 300 half-open and the real one in 100 places: every half-open one was displaced by a
         // newer one or closed by the head deadline. Which of the two depends on how fast the
@@ -120,13 +120,13 @@ import Testing
             let holding = Task { try await pool.run { gate.wait() } }
             // Running, not still queued: its thread (at nice 10) may start late on a busy machine,
             // and the two queries below must be the only jobs waiting.
-            for _ in 0..<2000 where pool.counts.running < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually { pool.counts.running >= 1 }
             #expect(pool.counts.running == 1)
             let a = try await HTTPConnection.open(port: server.port)
             let b = try await HTTPConnection.open(port: server.port)
             try await a.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
             try await b.send("POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\n\r\nSHOW LAYERS")
-            for _ in 0..<2000 where pool.counts.queued < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually { pool.counts.queued >= 2 }
             #expect(pool.counts.queued == 2)
             let c = try await HTTPConnection.open(port: server.port)
             #expect(await c.isClosedByServer())
@@ -141,7 +141,7 @@ import Testing
     /// Waits until the server has seen the readiness checks' connections close, so that the
     /// counts start from none.
     static func untilClosed(_ server: RunningServer) async throws {
-        for _ in 0..<1000 where server.server.connections.counts.open > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try await eventually { server.server.connections.counts.open == 0 }
         #expect(server.server.connections.counts.open == 0)
     }
 }

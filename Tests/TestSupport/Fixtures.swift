@@ -250,3 +250,12 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
         condition.unlock()
     }
 }
+
+/// Waits until `condition` holds or `limit` has passed, polling every 5 ms; the caller then
+/// expects the condition, so a miss fails with its own message. The limit is generous: a full
+/// parallel test run on two cores has kept a worker thread (at nice 10) from starting for
+/// more than 10 s.
+public func eventually(within limit: Duration = .seconds(60), _ condition: () -> Bool) async throws {
+    let start = ContinuousClock.now
+    while !condition() && ContinuousClock.now - start < limit { try await Task.sleep(for: .milliseconds(5)) }
+}

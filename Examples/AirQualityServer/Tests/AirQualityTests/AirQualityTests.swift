@@ -4,6 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import Vltava
+#if canImport(TestSupport)
+import TestSupport
+#endif
 
 /// The example served on a free loopback port and asked over real HTTP, on the demo store that
 /// scripts/build-demo-store.sh builds. The expected values come from the fixture files, worked
@@ -31,8 +34,21 @@ import Vltava
         return path
     }
 
+    /// One engine for every test, as the app has one.
+    static let engine: Result<Engine, any Error> = Result { try Engine(path: try store.get()) }
+
     func withApp(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-        let app = Application(router: router(engine: try Engine(path: try Self.store.get())),
+        #if canImport(TestSupport)
+        // Inside Vltava's own `swift test`, hundreds of tests share a cooperative pool of two
+        // threads, and the test client gives up after 20 s; so the app gets a thread of its own.
+        try await onAThreadOfItsOwn { try await Self.serve(test) }
+        #else
+        try await Self.serve(test)
+        #endif
+    }
+
+    static func serve(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let app = Application(router: router(engine: try engine.get()),
                               configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live, test)
     }
