@@ -24,11 +24,16 @@ public protocol SnapshotSource: Sendable {
     /// (PostGIS: the database does not answer a cheap statement within `timeout` seconds).
     /// A file is ready once loaded: the default does nothing.
     func checkReady(timeout: Double) throws(EngineError)
+    /// The store's writer (Writes.swift). The default: the store takes no writes.
+    func openWriter() throws(EngineError) -> any StoreWriter
 }
 
 extension SnapshotSource {
     public func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool { false }
     public func checkReady(timeout: Double) throws(EngineError) {}
+    public func openWriter() throws(EngineError) -> any StoreWriter {
+        throw .write(code: "read_only", category: .impossible, message: "the store at \(location) takes no writes")
+    }
 }
 
 /// The GeoPackage file at `path`.
@@ -38,6 +43,9 @@ public struct GeoPackageSource: SnapshotSource {
     public var location: String { path }
     public func loadSnapshot(tileSets: [String: String], limits: EngineLimits) throws(EngineError) -> Snapshot {
         try Snapshot.load(storePath: path, tileSets: tileSets, limits: limits)
+    }
+    public func openWriter() throws(EngineError) -> any StoreWriter {
+        try GeoPackageStoreWriter(path: path)
     }
 }
 

@@ -6,6 +6,9 @@ import Geometry
 
 public final class Engine: Sendable {
     private let current: Locked<Snapshot>
+    /// Held for the whole of a write or a reload, so they run one at a time (Writes.swift);
+    /// the store's writer is opened on the first write and kept.
+    private let updates = Locked<(any StoreWriter)?>(nil)
     /// Where the snapshots are loaded from: the GeoPackage's path, or a database's URL without
     /// its password.
     public let storePath: String
@@ -42,8 +45,26 @@ public final class Engine: Sendable {
     /// stays and the error is thrown.
     @discardableResult
     public func reload() throws(EngineError) -> Snapshot {
-        let fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
+        try updates.withLock { _ throws(EngineError) in
+            let fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
+            swap(fresh)
+            return fresh
+        }
+    }
+
+    /// Runs `body` with the store's writer (opened now if it is not yet), holding the update
+    /// lock: no other write or reload runs meanwhile.
+    func updating<T>(_ body: (any StoreWriter) throws(EngineError) -> T) throws(EngineError) -> T {
+        try updates.withLock { (writer: inout (any StoreWriter)?) throws(EngineError) -> T in
+            if let writer { return try body(writer) }
+            let opened = try source.openWriter()
+            writer = opened
+            return try body(opened)
+        }
+    }
+
+    /// Makes `fresh` the snapshot every later read takes.
+    func swap(_ fresh: Snapshot) {
         current.withLock { $0 = fresh }
-        return fresh
     }
 }

@@ -45,6 +45,9 @@ public enum EngineError: CategorizedError, Equatable, Sendable {
     /// A statement the PostGIS store cannot compile to SQL yet: refused rather than answered
     /// differently from the GeoPackage store.
     case notSupportedOnPostGIS(String)
+    /// A write refused, with nothing written (the store's code and category: `bad_write`,
+    /// `unknown_feature`, `feature_exists`…), or a store that takes no writes.
+    case write(code: String, category: ErrorCategory, message: String)
 
     public var code: String {
         switch self {
@@ -66,6 +69,7 @@ public enum EngineError: CategorizedError, Equatable, Sendable {
         case .leg(_, _, _, let inner): inner.code
         case .databaseUnavailable: "database_unavailable"
         case .notSupportedOnPostGIS: "not_supported_on_postgis"
+        case .write(let code, _, _): code
         }
     }
 
@@ -83,6 +87,7 @@ public enum EngineError: CategorizedError, Equatable, Sendable {
         case .route(let error): error.category
         case .scan(let error): error.category
         case .leg(_, _, _, let inner): inner.category
+        case .write(_, let category, _): category
         }
     }
 
@@ -133,6 +138,8 @@ public enum EngineError: CategorizedError, Equatable, Sendable {
             return message
         case .notSupportedOnPostGIS(let what):
             return "\(what) is not supported on a PostGIS store yet"
+        case .write(_, _, let message):
+            return message
         }
     }
 }

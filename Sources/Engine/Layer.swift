@@ -81,7 +81,7 @@ public final class Layer: Sendable {
         fidIndex = index
 
         idList = Layer.idList(info: info, properties: properties)
-        let family = declared ?? Layer.family(of: geometries, kind: info.kind)
+        let family = declared ?? Layer.family(of: geometries, kind: info.kind, geometryType: info.geometryType)
         self.family = family
         areas = FlatArray(geometries.map { geometry in
             switch geometry {
@@ -196,7 +196,7 @@ public final class Layer: Sendable {
         return nil
     }
 
-    static func family(of geometries: [Geometry?], kind: LayerInfo.Kind) -> Family {
+    static func family(of geometries: [Geometry?], kind: LayerInfo.Kind, geometryType: String? = nil) -> Family {
         guard kind == .features else { return .table }
         var seen: Set<Family> = []
         for geometry in geometries {
@@ -208,7 +208,19 @@ public final class Layer: Sendable {
             case nil: break
             }
         }
+        if seen.isEmpty, let declared = declaredFamily(geometryType) { return declared }
         return seen.count == 1 ? seen.first ?? .mixed : .mixed
+    }
+
+    /// What a layer of this GeoPackage geometry type holds, for a layer with no geometries yet
+    /// (one made from a schema, to be written into).
+    static func declaredFamily(_ geometryType: String?) -> Family? {
+        switch geometryType?.uppercased() {
+        case "POINT", "MULTIPOINT": .points
+        case "LINESTRING", "MULTILINESTRING": .lines
+        case "POLYGON", "MULTIPOLYGON": .polygons
+        default: nil
+        }
     }
 }
 

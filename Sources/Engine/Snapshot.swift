@@ -57,6 +57,9 @@ public final class Snapshot: Sendable {
 
     let layersByName: [String: Layer]
     let venuesByName: [String: IndoorVenue]
+    /// The load's warnings about the snapshot file and the venues, kept for the snapshots a
+    /// write derives from this one.
+    let venueWarnings: [String]
 
     /// The last request on a replaced snapshot has finished: its arrays are freed now, and
     /// their pages go back to the system (see `Memory`).
@@ -191,8 +194,10 @@ public final class Snapshot: Sendable {
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
          tileSets: [String: MBTiles], unavailableTileSets: [String: String] = [:], loadSeconds: Double, limits: EngineLimits,
-         venues: [IndoorVenue] = [], venueWarnings: [String] = [], database: (any DatabaseStore)? = nil) throws(EngineError) {
+         venues: [IndoorVenue] = [], venueWarnings: [String] = [], database: (any DatabaseStore)? = nil,
+         networks kept: [String: Network] = [:]) throws(EngineError) {
         self.database = database
+        self.venueWarnings = venueWarnings
         self.tileSets = tileSets
         self.unavailableTileSets = unavailableTileSets
         self.venues = venues
@@ -212,7 +217,11 @@ public final class Snapshot: Sendable {
         var networks: [String: Network] = [:]
         for layer in layers {
             byName[layer.name.lowercased()] = layer
-            if let network = try Network.build(from: layer) { networks[layer.name.lowercased()] = network }
+            if let network = kept[layer.name.lowercased()] {
+                networks[layer.name.lowercased()] = network
+            } else if let network = try Network.build(from: layer) {
+                networks[layer.name.lowercased()] = network
+            }
         }
         layersByName = byName
         self.networks = networks

@@ -272,9 +272,10 @@ public final class GeoPackage {
     /// As `readFeatures(of:)`, one feature at a time, so a caller that keeps only part of each
     /// feature (the snapshot file's builder) never holds the layer whole. `body` returns false
     /// to stop early. Returns the features left out, as `readFeatures(of:)` lists them.
+    /// With `fids`, only those features, in the order given (a write reads back what it wrote).
     @discardableResult
-    public func forEachFeature(of layerName: String, _ body: (StoredFeature) -> Bool) throws(StoreError) -> [FeatureProblem] {
-        let info = try layer(layerName)
+    public func forEachFeature(of layerName: String, fids: [Int64]? = nil, _ body: (StoredFeature) -> Bool) throws(StoreError) -> [FeatureProblem] {
+        let info = try layer(layerName, countingRows: false)
         let (fidColumn, _) = try sqlite { try tableColumns(layerName) }
         var transformer: CoordinateTransformer?
         if let crs = info.crs, crs != "EPSG:4326" {
@@ -288,10 +289,22 @@ public final class GeoPackage {
         let selected = ([fidColumn, info.geometryColumn].compactMap { $0 } + info.columns.map(\.name)).map(quoted)
         let orderBy = fidColumn.map { " ORDER BY \(quoted($0))" } ?? ""
         return try sqlite { () throws -> [FeatureProblem] in
-            let statement = try database.prepare("SELECT \(selected.joined(separator: ", ")) FROM \(quoted(layerName))\(orderBy)")
+            let only = fids != nil ? fidColumn.map { " WHERE \(quoted($0)) = ?" } ?? " WHERE rowid = ?" : ""
+            let statement = try database.prepare("SELECT \(selected.joined(separator: ", ")) FROM \(quoted(layerName))\(only)\(orderBy)")
             var problems: [FeatureProblem] = []
             var rowNumber: Int64 = 0
-            while try statement.step() {
+            var wanted = (fids ?? []).makeIterator()
+            func next() throws -> Bool {
+                guard fids != nil else { return try statement.step() }
+                while let fid = wanted.next() {
+                    statement.reset()
+                    try statement.bind([.integer(fid)])
+                    rowNumber = fid - 1
+                    if try statement.step() { return true }
+                }
+                return false
+            }
+            while try next() {
                 rowNumber += 1
                 var column: Int32 = 0
                 var fid = rowNumber

@@ -108,6 +108,55 @@ extension GeoPackage {
           WHERE NOT EXISTS (SELECT 1 FROM gpkg_extensions WHERE table_name = '\(table)' AND extension_name = 'gpkg_schema');
         """ }.joined(separator: "\n")
 
+    /// Registers a written table in the GeoPackage catalog: contents (with its extent), its
+    /// geometry column, its JSON columns, and its time-series link.
+    func register(_ name: String, kind: LayerInfo.Kind, geometryType: String?, columns: [ColumnInfo], box: BBox,
+                  description: String, timeSeries: TimeSeriesLink?) throws {
+        let hasBox = !box.isEmpty
+        try database.prepare("""
+            INSERT INTO gpkg_contents (table_name, data_type, identifier, description, min_x, min_y, max_x, max_y, srs_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run([
+                .text(name), .text(kind.rawValue), .text(name), .text(description),
+                hasBox ? .real(box.minLon) : .null, hasBox ? .real(box.minLat) : .null,
+                hasBox ? .real(box.maxLon) : .null, hasBox ? .real(box.maxLat) : .null,
+                kind == .features ? .integer(4326) : .null,
+            ])
+        if let geometryType {
+            try database.prepare("INSERT INTO gpkg_geometry_columns VALUES (?, 'geom', ?, 4326, 0, 0)")
+                .run([.text(name), .text(geometryType)])
+        }
+        let addDataColumn = try database.prepare("""
+            INSERT INTO gpkg_data_columns (table_name, column_name, name, mime_type) VALUES (?, ?, ?, 'application/json')
+            """)
+        for column in columns where column.isJSON {
+            try addDataColumn.run([.text(name), .text(column.name), .text(column.name)])
+        }
+        if let link = timeSeries {
+            try database.prepare("INSERT INTO vltava_time_series VALUES (?, ?, ?, ?, ?, ?)").run([
+                .text(name), .text(link.keyLayer), .text(link.layerKeyColumn),
+                .text(link.keyColumn), .text(link.startColumn), .text(link.endColumn),
+            ])
+        }
+    }
+
+    /// An empty layer with declared columns (a feature layer in EPSG:4326 with an empty R-tree
+    /// and its triggers when `geometryType` is set, else an attribute table), in the open
+    /// transaction. The caller has checked the names.
+    func createLayer(_ name: String, geometryType: String?, columns: [ColumnInfo], description: String) throws {
+        try database.execute(GeoPackage.catalogExtensionsDDL + GeoPackage.schemaExtensionRows)
+        var definitions = ["fid INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL"]
+        if let geometryType { definitions.append("geom \(geometryType)") }
+        definitions += columns.map { "\(quoted($0.name)) \($0.type.rawValue)" }
+        try database.execute("CREATE TABLE \(quoted(name)) (\(definitions.joined(separator: ", ")))")
+        try register(name, kind: geometryType == nil ? .attributes : .features, geometryType: geometryType, columns: columns, box: .empty,
+                     description: description, timeSeries: nil)
+        if geometryType != nil {
+            var none: [RTreeCell] = []
+            try createSpatialIndex(table: name, column: "geom", fidColumn: "fid", cells: &none)
+        }
+    }
+
     /// Removes a layer, its spatial index and its catalog rows.
     func drop(_ name: String) throws {
         if let column = try geometryColumnName(of: name) {

@@ -205,7 +205,8 @@ final class LayerWriter {
             }
             let geometryType = kind == .features ? (geometryTypes.count == 1 ? geometryTypes.first ?? "GEOMETRY" : "GEOMETRY") : nil
             try declareTypes(finalColumns, geometryType: geometryType)
-            try register(finalColumns, geometryType: geometryType, description: description, timeSeries: timeSeries)
+            try store.register(name, kind: kind, geometryType: geometryType, columns: finalColumns, box: kind == .features ? box : .empty,
+                               description: description, timeSeries: timeSeries)
             if kind == .features { try store.createSpatialIndex(table: name, column: "geom", fidColumn: "fid", cells: &rtreeCells) }
             return Summary(kind: kind, geometryType: geometryType, featureCount: count, renames: renames)
         }
@@ -257,35 +258,6 @@ final class LayerWriter {
         defer { try? database.execute("PRAGMA writable_schema = OFF") }
         try database.prepare("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?").run([.text(sql), .text(name)])
         try database.execute("PRAGMA schema_version = \(version + 1)")
-    }
-
-    private func register(_ finalColumns: [ColumnInfo], geometryType: String?, description: String, timeSeries: TimeSeriesLink?) throws {
-        let hasBox = kind == .features && !box.isEmpty
-        try database.prepare("""
-            INSERT INTO gpkg_contents (table_name, data_type, identifier, description, min_x, min_y, max_x, max_y, srs_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).run([
-                .text(name), .text(kind.rawValue), .text(name), .text(description),
-                hasBox ? .real(box.minLon) : .null, hasBox ? .real(box.minLat) : .null,
-                hasBox ? .real(box.maxLon) : .null, hasBox ? .real(box.maxLat) : .null,
-                kind == .features ? .integer(4326) : .null,
-            ])
-        if let geometryType {
-            try database.prepare("INSERT INTO gpkg_geometry_columns VALUES (?, 'geom', ?, 4326, 0, 0)")
-                .run([.text(name), .text(geometryType)])
-        }
-        let addDataColumn = try database.prepare("""
-            INSERT INTO gpkg_data_columns (table_name, column_name, name, mime_type) VALUES (?, ?, ?, 'application/json')
-            """)
-        for column in finalColumns where column.isJSON {
-            try addDataColumn.run([.text(name), .text(column.name), .text(column.name)])
-        }
-        if let link = timeSeries {
-            try database.prepare("INSERT INTO vltava_time_series VALUES (?, ?, ?, ?, ?, ?)").run([
-                .text(name), .text(link.keyLayer), .text(link.layerKeyColumn),
-                .text(link.keyColumn), .text(link.startColumn), .text(link.endColumn),
-            ])
-        }
     }
 }
 

@@ -17,6 +17,10 @@ public enum StoreError: CategorizedError, Sendable {
     /// An import failed; nothing was written.
     case importFailed(file: String, problems: [ImportProblem])
     case unsupportedFormat(file: String, reason: String)
+    /// Operation `position` (from 1) of a write batch cannot be applied; nothing was written.
+    case badWrite(position: Int, reason: String)
+    case noSuchFeature(layer: String, fid: Int64, position: Int)
+    case featureExists(layer: String, fid: Int64, position: Int)
 
     public var code: String {
         switch self {
@@ -31,14 +35,17 @@ public enum StoreError: CategorizedError, Sendable {
         case .readOnly: "read_only"
         case .importFailed: "import_failed"
         case .unsupportedFormat: "unsupported_format"
+        case .badWrite: "bad_write"
+        case .noSuchFeature: "unknown_feature"
+        case .featureExists: "feature_exists"
         }
     }
 
     public var category: ErrorCategory {
         switch self {
-        case .fileNotFound, .unknownLayer: .notFound
-        case .notAGeoPackage, .invalidLayerName, .importFailed, .unsupportedFormat: .invalid
-        case .layerExists, .readOnly: .impossible
+        case .fileNotFound, .unknownLayer, .noSuchFeature: .notFound
+        case .notAGeoPackage, .invalidLayerName, .importFailed, .unsupportedFormat, .badWrite: .invalid
+        case .layerExists, .readOnly, .featureExists: .impossible
         // What the store holds cannot be read: the store is broken, not the request.
         case .sqlite, .corruptGeometry, .badFeature: .internal
         }
@@ -73,6 +80,12 @@ public enum StoreError: CategorizedError, Sendable {
             return "import of \(file) failed; the store is unchanged:\n\(shown)\(more)"
         case .unsupportedFormat(let file, let reason):
             return "cannot import \(file): \(reason)"
+        case .badWrite(let position, let reason):
+            return "operation \(position) of the batch: \(reason); nothing was written"
+        case .noSuchFeature(let layer, let fid, let position):
+            return "operation \(position) of the batch: layer '\(layer)' has no feature \(fid); nothing was written"
+        case .featureExists(let layer, let fid, let position):
+            return "operation \(position) of the batch: layer '\(layer)' already has a feature \(fid); nothing was written"
         }
     }
 }

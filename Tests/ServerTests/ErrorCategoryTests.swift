@@ -41,9 +41,10 @@ struct ErrorCategoryTests {
         case .leg: 16
         case .databaseUnavailable: 17
         case .notSupportedOnPostGIS: 18
+        case .write: 19
         }
     }
-    static let engineCases = 19
+    static let engineCases = 20
 
     static func index(_ error: RouteError) -> Int {
         switch error {
@@ -81,9 +82,12 @@ struct ErrorCategoryTests {
         case .readOnly: 8
         case .importFailed: 9
         case .unsupportedFormat: 10
+        case .badWrite: 11
+        case .noSuchFeature: 12
+        case .featureExists: 13
         }
     }
-    static let storeCases = 11
+    static let storeCases = 14
 
     static func index(_ error: IndoorError) -> Int {
         switch error {
@@ -116,6 +120,7 @@ struct ErrorCategoryTests {
         .leg(index: 2, from: "lions", to: "bears", .route(.noRoute(reason: "different components"))),
         .databaseUnavailable("postgresql://vltava@127.0.0.1:1/none: connection refused"),
         .notSupportedOnPostGIS("LINKED TO"),
+        .write(code: "bad_write", category: .invalid, message: "operation 2 of the batch: latitude 95 is outside -90…90; nothing was written"),
     ] + routeErrors.map { .route($0) } + scanErrors.map { .scan($0) }
     static let storeErrors: [StoreError] = [
         .fileNotFound("none.gpkg"), .notAGeoPackage(path: "x.gpkg", reason: "no gpkg_contents"),
@@ -124,6 +129,8 @@ struct ErrorCategoryTests {
         .badFeature(layer: "stations", fid: 3, reason: "short blob"), .readOnly("x.gpkg"),
         .importFailed(file: "x.csv", problems: [ImportProblem(location: "line 2", message: "no longitude")]),
         .unsupportedFormat(file: "x.pdf", reason: "it is a PDF"),
+        .badWrite(position: 2, reason: "latitude 95 is outside -90…90"), .noSuchFeature(layer: "stations", fid: 99, position: 1),
+        .featureExists(layer: "stations", fid: 1, position: 1),
     ]
     static let indoorErrors: [IndoorError] = [
         .malformedCSV(file: "s.csv", problems: []), .invalidOption("--floor"), .venueExists("library"),
@@ -142,7 +149,7 @@ struct ErrorCategoryTests {
 
     /// docs/HTTP_API.md's error table, for the codes of these samples.
     static let documented: [String: Int] = [
-        "invalid_parameter": 400, "unsupported_geometry": 400, "InvalidValue": 400, "rssi_out_of_range": 400, "duplicate_beacon": 400,
+        "invalid_parameter": 400, "unsupported_geometry": 400, "bad_write": 400, "InvalidValue": 400, "rssi_out_of_range": 400, "duplicate_beacon": 400,
         "unknown_layer": 404, "unknown_feature": 404, "unknown_tileset": 404, "unknown_venue": 404, "no_time_series": 404,
         "NoSegment": 422, "NoRoute": 422, "TooBig": 422, "NoTarget": 422, "no_known_beacon": 422, "too_many_readings": 422,
         "too_many_rows": 422, "response_too_large": 422, "deadline_exceeded": 422, "not_supported_on_postgis": 422,
@@ -170,7 +177,7 @@ struct ErrorCategoryTests {
     /// middleware (the engine wraps them as `store_error`); there they answer by category.
     @Test func storeAndIndoorErrorsAnswerByTheirCategory() {
         let statuses = Self.storeErrors.map { APIError.categorized($0).status.code } + Self.indoorErrors.map { APIError.categorized($0).status.code }
-        #expect(statuses == [404, 400, 500, 404, 422, 400, 500, 500, 422, 400, 400] + [400, 400, 422, 400, 500])
+        #expect(statuses == [404, 400, 500, 404, 422, 400, 500, 500, 422, 400, 400, 400, 404, 422] + [400, 400, 422, 400, 500])
     }
 
     /// The cases that answered differently before: 500 against 422 for the store's and the

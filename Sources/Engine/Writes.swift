@@ -1,0 +1,186 @@
+// Writes while the engine serves. A batch is applied by the store (atomic, durable when it
+// returns, every change numbered: Store/Writes.swift), then the engine derives the next
+// snapshot from the current one: the layers the batch changed are rebuilt from their features
+// and the written ones, and everything else (other layers, their indexes and networks, tile
+// sets, venues) is shared. The new snapshot is swapped in before the write returns, so the
+// next read sees it; reads in flight finish on the one they hold.
+//
+// One writer at a time: writes and reloads take the engine's update lock, so a reload never
+// swaps in a snapshot that misses a write acknowledged meanwhile.
+
+import Foundation
+import Geometry
+import Store
+
+/// A store the engine can write into.
+public protocol StoreWriter: Sendable {
+    /// Applies the batch in one transaction; nothing is written when it throws.
+    func apply(_ batch: WriteBatch) throws(EngineError) -> AppliedBatch
+    /// The changes after `sequence`, oldest first, at most `limit`.
+    func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change]
+    /// The last change's sequence number (0 before any).
+    func lastSequence() throws(EngineError) -> Int64
+}
+
+/// What an acknowledged write did.
+public struct WriteReceipt: Sendable {
+    /// The store's sequence number after the batch: its last change's.
+    public let sequence: Int64
+    /// One per operation, in the batch's order.
+    public let changes: [Change]
+    /// Geometries repaired with make-valid, naming the operation.
+    public let warnings: [String]
+    /// The snapshot that holds the write (the engine's current one when the write returned).
+    public let snapshot: Snapshot
+}
+
+extension Engine {
+    /// Applies `batch` to the store and swaps in a snapshot that holds it before returning, so
+    /// the next read sees it. Errors: `.write` when the batch is refused (nothing written: the
+    /// message names the operation) or the store takes no writes.
+    @discardableResult
+    public func write(_ batch: WriteBatch) throws(EngineError) -> WriteReceipt {
+        try updating { (writer: any StoreWriter) throws(EngineError) -> WriteReceipt in
+            let applied = try writer.apply(batch)
+            let old = snapshot
+            let fresh: Snapshot
+            do {
+                fresh = try old.applying(applied)
+            } catch {
+                // Committed, so never reported as failed: the store holds it, and a reload
+                // reads it from there.
+                fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
+            }
+            swap(fresh)
+            return WriteReceipt(sequence: applied.sequence, changes: applied.changes, warnings: applied.warnings, snapshot: fresh)
+        }
+    }
+
+    /// The changes after `sequence` (0: from the first), oldest first, at most `limit`.
+    public func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
+        try updating { (writer: any StoreWriter) throws(EngineError) in try writer.changes(since: sequence, limit: limit) }
+    }
+}
+
+extension Snapshot {
+    /// This snapshot with a committed batch in it: each layer the batch changed rebuilt from
+    /// its features and the written ones, everything else shared.
+    func applying(_ applied: AppliedBatch) throws(EngineError) -> Snapshot {
+        var layers = self.layers
+        var changed: Set<String> = []
+        for (name, info) in applied.layers {
+            let key = name.lowercased()
+            changed.insert(key)
+            let fresh = try Layer.rebuilt(layersByName[key], info: info, written: applied.features[name] ?? [:])
+            if let i = layers.firstIndex(where: { $0.name.lowercased() == key }) {
+                layers[i] = fresh
+            } else {
+                layers.append(fresh)
+                layers.sort { $0.name < $1.name }
+            }
+        }
+        var byTable = timeSeriesByTable.filter { !changed.contains($0.key.lowercased()) }
+        var byLayer = timeSeriesByLayer.filter { !changed.contains($0.value.table.lowercased()) }
+        let (newByTable, newByLayer) = Snapshot.timeSeries(of: layers.filter { changed.contains($0.name.lowercased()) })
+        byTable.merge(newByTable) { $1 }
+        byLayer.merge(newByLayer) { $1 }
+        return try Snapshot(storePath: storePath, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer,
+                            tileSets: tileSets, unavailableTileSets: unavailableTileSets, loadSeconds: loadSeconds, limits: limits,
+                            venues: venues, venueWarnings: venueWarnings, database: database,
+                            networks: networks.filter { !changed.contains($0.key) })
+    }
+}
+
+extension Layer {
+    /// The layer after a write: its features but those `written` names, plus the written ones
+    /// that still exist (nil: deleted), in fid order, indexed anew. A layer whose rows stay in
+    /// the database keeps none. `old` is nil for a layer the batch created.
+    static func rebuilt(_ old: Layer?, info: LayerInfo, written: [Int64: StoredFeature?]) throws(EngineError) -> Layer {
+        var info = info
+        guard let old else {
+            info.featureCount = written.values.count { $0 != nil }
+            return try Layer(info: info, features: written.values.compactMap { $0 }.sorted { $0.fid < $1.fid })
+        }
+        if old.storage.rowsInDatabase {
+            return try Layer(info: info, features: [], rowsInDatabase: true, family: old.family)
+        }
+        var features: [StoredFeature] = []
+        features.reserveCapacity(old.count + written.count)
+        for index in 0..<old.count where written[old.fids[index]] == nil {
+            let fid = old.fids[index]
+            features.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: old.geometries[index], properties: old.properties[index])))
+        }
+        var count = old.info.featureCount
+        for (fid, feature) in written {
+            let existed = old.index(ofFID: fid) != nil
+            if let feature {
+                features.append(feature)
+                if !existed { count += 1 }
+            } else if existed {
+                count -= 1
+            }
+        }
+        features.sort { $0.fid < $1.fid }
+        info.featureCount = count
+        return try Layer(info: info, features: features)
+    }
+}
+
+/// The GeoPackage file as the engine's writer: one read-write connection, used by one batch at
+/// a time (the engine's update lock), in the one process that writes the file. That process
+/// holds an exclusive `flock` on `STORE-writer` beside the store for as long as it writes, so
+/// a second one is refused by name rather than left to write changes the first one's snapshot
+/// never sees. The lock goes with the process, however it ends.
+final class GeoPackageStoreWriter: StoreWriter, @unchecked Sendable {
+    private let store: Locked<GeoPackage>
+    private let lockDescriptor: Int32
+
+    init(path: String) throws(EngineError) {
+        let lockPath = path + "-writer"
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw .write(code: "read_only", category: .impossible, message: "cannot write the store \(path): cannot open \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            close(descriptor)
+            throw .write(code: "store_has_a_writer", category: .impossible,
+                         message: "the store \(path) is written by another process\(holder.isEmpty ? "" : " (pid \(holder))"): a GeoPackage store has one writer process; send writes to that one")
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(descriptor, 0)
+        _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        lockDescriptor = descriptor
+        do {
+            store = Locked(try GeoPackage(path: path, mode: .readWrite))
+        } catch {
+            close(descriptor)
+            throw .write(code: error.code, category: error.category, message: error.description)
+        }
+    }
+
+    deinit { close(lockDescriptor) }
+
+    func apply(_ batch: WriteBatch) throws(EngineError) -> AppliedBatch {
+        try run { (store: GeoPackage) throws(StoreError) in try store.apply(batch) }
+    }
+
+    func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
+        try run { (store: GeoPackage) throws(StoreError) in try store.changes(since: sequence, limit: limit) }
+    }
+
+    func lastSequence() throws(EngineError) -> Int64 {
+        try run { (store: GeoPackage) throws(StoreError) in try store.lastSequence() }
+    }
+
+    private func run<T>(_ body: (GeoPackage) throws(StoreError) -> T) throws(EngineError) -> T {
+        do {
+            return try store.withLock { (store: inout GeoPackage) throws(StoreError) -> T in try body(store) }
+        } catch {
+            switch error.category {
+            case .internal: throw .store(error.description)
+            default: throw .write(code: error.code, category: error.category, message: error.description)
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import Engine
+import Foundation
+import Geometry
+import Store
+import TestSupport
+import Testing
+
+/// Writes through the engine: the snapshot after a write answers as a snapshot loaded afresh
+/// from the store does (the reference), the batch is all or nothing, and every change is
+/// numbered. Every store written here passes validate_gpkg.py.
+@Suite(.validatesStores) struct WriteTests {
+    /// A copy of the demo store, for a test to write into.
+    static func demoCopy(_ label: String) throws -> String {
+        let path = try Fixtures.temporaryDirectory(label).appendingPathComponent("live.gpkg").path
+        try DemoFixtureStore.build(at: path)
+        return path
+    }
+
+    static func point(_ lon: Double, _ lat: Double, _ properties: [(String, AttributeValue)] = [], id: Int64? = nil) -> Feature {
+        var attributes = Attributes()
+        for (name, value) in properties { attributes[name] = value }
+        return Feature(id: id.map { .integer($0) }, geometry: .point(Point(lon: lon, lat: lat)), properties: attributes)
+    }
+
+    /// Haversine on R = 6,371,008.8 m, written out here as the reference.
+    static func haversine(_ a: Point, _ b: Point) -> Double {
+        let r = 6_371_008.8, toRadians = Double.pi / 180
+        let dLat = (b.lat - a.lat) * toRadians, dLon = (b.lon - a.lon) * toRadians
+        let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.lat * toRadians) * cos(b.lat * toRadians) * sin(dLon / 2) * sin(dLon / 2)
+        return 2 * r * asin(min(1, h.squareRoot()))
+    }
+
+    @Test func aLayerMadeFromASchemaAnswersAtOnce() throws {
+        let path = try Self.demoCopy("write-schema")
+        let engine = try Engine(storePath: path)
+        let stages = LayerSchema(name: "stages", geometryType: "POINT",
+                                 columns: [ColumnInfo(name: "name", type: .text), ColumnInfo(name: "capacity", type: .integer)])
+        let receipt = try engine.write(WriteBatch([
+            .create(stages),
+            .change(layer: "stages", .insert(Self.point(14.4378, 50.1031, [("name", .text("Main stage")), ("capacity", .integer(5000))]))),
+            .change(layer: "stages", .insert(Self.point(14.4410, 50.1050, [("name", .text("Tent")), ("capacity", .integer(800))]))),
+            .change(layer: "stages", .insert(Self.point(14.4300, 50.1000, [("name", .text("Forest"))]))),
+        ]))
+        #expect(receipt.changes.map(\.sequence) == [1, 2, 3, 4])
+        #expect(receipt.changes.map(\.kind) == [.created, .inserted, .inserted, .inserted])
+        #expect(receipt.changes.map(\.fid) == [nil, 1, 2, 3])
+        #expect(receipt.sequence == 4)
+
+        // The next read sees it: nearest first, with the reference's metres.
+        let here = Point(lon: 14.4400, lat: 50.1040)
+        let layer = try engine.snapshot.layer("stages")
+        #expect(layer.family == .points && layer.count == 3 && layer.info.featureCount == 3)
+        let nearest = try engine.snapshot.nearest(layer, to: here, k: 3)
+        #expect(nearest.map(\.fid) == [2, 1, 3])
+        let expected = [Point(lon: 14.4410, lat: 50.1050), Point(lon: 14.4378, lat: 50.1031), Point(lon: 14.4300, lat: 50.1000)].map { Self.haversine(here, $0) }
+        for (match, metres) in zip(nearest, expected) { #expect(abs((match.metres ?? -1) - metres) < 1e-6) }
+        #expect(layer.properties[2]["capacity"] == .null)
+
+        // A snapshot loaded afresh from the file holds the same.
+        let reloaded = try Snapshot.load(storePath: path).layer("stages")
+        #expect(reloaded.count == 3 && Array(reloaded.fids) == [1, 2, 3])
+        #expect((0..<3).map { reloaded.properties[$0] } == (0..<3).map { layer.properties[$0] })
+        #expect((0..<3).map { reloaded.geometries[$0] } == (0..<3).map { layer.geometries[$0] })
+
+        // The feed, from the store's table.
+        #expect(try engine.changes(since: 2, limit: 10).map(\.sequence) == [3, 4])
+        #expect(try engine.changes(since: 0, limit: 1).map(\.layer) == ["stages"])
+    }
+
+    /// Deleting, replacing, updating and inserting districts: the written snapshot answers
+    /// CONTAINING at 2,000 points exactly as a snapshot loaded afresh from the store.
+    @Test func theWrittenSnapshotAnswersAsAFreshLoad() throws {
+        let path = try Self.demoCopy("write-districts")
+        let engine = try Engine(storePath: path)
+        let before = try engine.snapshot.layer("districts")
+        let troja = try #require((0..<before.count).first { before.properties[$0]["NAZEV_MC"]?.stringValue == "Praha-Troja" })
+        let trojaFID = before.fids[troja]
+        let suchdolIndex = try #require((0..<before.count).first { before.properties[$0]["NAZEV_MC"]?.stringValue == "Praha-Suchdol" })
+        let suchdol = before.fids[suchdolIndex]
+        let square = Polygon(rings: [[14.40, 50.10, 14.45, 50.10, 14.45, 50.13, 14.40, 50.13, 14.40, 50.10]])
+        var renamed = Attributes()
+        renamed["NAZEV_MC"] = .text("Suchdol (renamed)")
+        let receipt = try engine.write(WriteBatch([
+            .change(layer: "districts", .delete(fid: trojaFID)),
+            .change(layer: "districts", .insert(Feature(geometry: .polygon(square), properties: renamed))),
+            .change(layer: "districts", .update(fid: suchdol, Feature(geometry: nil, properties: renamed))),
+        ]))
+        #expect(receipt.changes.map(\.kind) == [.deleted, .inserted, .updated])
+        let written = try engine.snapshot.layer("districts")
+        #expect(written.count == before.count)
+        #expect(written.info.featureCount == before.info.featureCount)
+        let fresh = try Snapshot.load(storePath: path)
+        let reference = try fresh.layer("districts")
+        #expect(Array(written.fids) == Array(reference.fids))
+
+        var generator = SystemRandomNumberGenerator()
+        var inSquare = 0
+        for _ in 0..<2000 {
+            let point = Point(lon: Double.random(in: 14.22...14.71, using: &generator), lat: Double.random(in: 49.94...50.18, using: &generator))
+            let got = try engine.snapshot.containing(written, at: point).map(\.fid)
+            let want = try fresh.containing(reference, at: point).map(\.fid)
+            #expect(got == want, "at \(point)")
+            if got.contains(receipt.changes[1].fid ?? -1) { inSquare += 1 }
+        }
+        #expect(inSquare > 0)
+        // Suchdol kept its geometry and got its new name; the other columns are as they were.
+        let suchdolNow = try #require(written.index(ofFID: suchdol))
+        #expect(written.properties[suchdolNow]["NAZEV_MC"] == .text("Suchdol (renamed)"))
+        #expect(written.properties[suchdolNow]["KOD_MC"] == before.properties[suchdolIndex]["KOD_MC"])
+        #expect(written.geometries[suchdolNow] == before.geometries[suchdolIndex])
+        #expect(written.index(ofFID: trojaFID) == nil)
+    }
+
+    /// One bad feature fails the batch, names its operation, and writes nothing.
+    @Test func aBadOperationFailsTheWholeBatch() throws {
+        let path = try Self.demoCopy("write-atomic")
+        let engine = try Engine(storePath: path)
+        let count = try engine.snapshot.layer("stations").count
+        let cases: [(FeatureChange, String, String)] = [
+            (.insert(Self.point(14.4, 95)), "bad_write", "operation 3 of the batch: latitude 95"),
+            (.insert(Self.point(14.4, 50.1, [("altitude", .integer(3))])), "bad_write", "operation 3 of the batch: layer 'stations' has no column 'altitude'"),
+            (.insert(Self.point(14.4, 50.1, [("name", .integer(3))])), "bad_write", "operation 3 of the batch: column 'name' holds TEXT; the number 3 does not fit"),
+            (.insert(Self.point(14.4, 50.1, id: 1)), "feature_exists", "operation 3 of the batch: layer 'stations' already has a feature 1"),
+            (.delete(fid: 999), "unknown_feature", "operation 3 of the batch: layer 'stations' has no feature 999"),
+            (.insert(Feature(geometry: .lineString(LineString(coordinates: [14.4, 50.1, 14.5, 50.2])))), "bad_write", "layer 'stations' holds POINT geometries; this is a LineString"),
+        ]
+        for (bad, code, message) in cases {
+            let batch = WriteBatch([
+                .change(layer: "stations", .insert(Self.point(14.41, 50.09, [("code", .text("NEW1"))]))),
+                .change(layer: "stations", .insert(Self.point(14.42, 50.09, [("code", .text("NEW2"))]))),
+                .change(layer: "stations", bad),
+            ])
+            #expect {
+                try engine.write(batch)
+            } throws: { error in
+                guard case .write(let got, _, let text) = error as? EngineError else { return false }
+                return got == code && text.contains(message) && text.hasSuffix("nothing was written")
+            }
+            #expect(try engine.snapshot.layer("stations").count == count)
+            #expect(try Snapshot.load(storePath: path).layer("stations").count == count)
+        }
+        #expect(try engine.changes(since: 0, limit: 100).isEmpty)
+    }
+
+    /// Geometries in S-JTSK are reprojected and stored in the layer's own CRS; one outside
+    /// S-JTSK's area of use is refused.
+    @Test func aBatchInAnotherCRS() throws {
+        let path = try Self.demoCopy("write-crs")
+        let engine = try Engine(storePath: path)
+        // `echo "50.1031 14.4378" | cs2cs -f %.4f EPSG:4326 EPSG:5514` gives -741399.9687
+        // -1041451.4369; back in WGS 84 it must land within 1e-6° (about 0.1 m).
+        let receipt = try engine.write(WriteBatch([
+            .change(layer: "stations", .insert(Feature(geometry: .point(Point(lon: -741_399.9687, lat: -1_041_451.4369)), properties: Attributes()))),
+        ], crs: "EPSG:5514"))
+        let stations = try engine.snapshot.layer("stations")
+        let fid = try #require(receipt.changes.first?.fid)
+        let index = try #require(stations.index(ofFID: fid))
+        guard case .point(let stored)? = stations.geometries[index] else { Issue.record("not a point"); return }
+        #expect(abs(stored.lon - 14.4378) < 1e-6 && abs(stored.lat - 50.1031) < 1e-6)
+        #expect {
+            try engine.write(WriteBatch([.change(layer: "stations", .insert(Feature(geometry: .point(Point(lon: 14.4, lat: 50.1)))))], crs: "EPSG:5514"))
+        } throws: { error in
+            "\(error)".contains("outside the area of use")
+        }
+    }
+
+    /// A GeoPackage store has one writer process: a second engine on the file is refused by name.
+    @Test func aSecondWriterIsRefused() throws {
+        let path = try Self.demoCopy("write-second")
+        let first = try Engine(storePath: path)
+        try first.write(WriteBatch([.change(layer: "stations", .delete(fid: 1))]))
+        // Another engine stands for another process: flock locks belong to the open file
+        // description, so a second open in this process conflicts as another process's would.
+        let second = try Engine(storePath: path)
+        #expect {
+            try second.write(WriteBatch([.change(layer: "stations", .delete(fid: 2))]))
+        } throws: { error in
+            guard case .write(let code, let category, let message) = error as? EngineError else { return false }
+            return code == "store_has_a_writer" && category == .impossible && message.contains("pid \(getpid())")
+        }
+        #expect(try second.snapshot.layer("stations").index(ofFID: 2) != nil)
+    }
+}
