@@ -69,7 +69,7 @@ public enum Output {
     }
 
     /// The members of a properties object (left open: the caller may add and must close).
-    static func properties(_ w: inout JSONWriter, _ attributes: Attributes, skipping: Set<String>) {
+    package static func properties(_ w: inout JSONWriter, _ attributes: Attributes, skipping: Set<String>) {
         w.beginObject()
         for (name, value) in attributes where !skipping.contains(name) {
             w.key(name)

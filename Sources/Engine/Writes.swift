@@ -56,6 +56,12 @@ extension Engine {
         }
     }
 
+    /// Opens the store's writer now rather than at the first write: a store that takes no
+    /// writes, or whose writer is another process, fails here.
+    public func prepareWrites() throws(EngineError) {
+        try updating { (_: any StoreWriter) throws(EngineError) in }
+    }
+
     /// The changes after `sequence` (0: from the first), oldest first, at most `limit`.
     public func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
         try updating { (writer: any StoreWriter) throws(EngineError) in try writer.changes(since: sequence, limit: limit) }

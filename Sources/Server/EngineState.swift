@@ -7,6 +7,7 @@ import Geometry
 import Dispatch
 import Engine
 import Foundation
+import Store
 
 public final class EngineState: Sendable {
     enum Phase {
@@ -18,6 +19,8 @@ public final class EngineState: Sendable {
     private let phase = Locked(Phase.loading)
     /// One reload at a time, off the concurrency pool.
     private let queue = DispatchQueue(label: "vltava.reload")
+    /// Writes and the change feed's reads, in order, off the concurrency pool.
+    private let writes = DispatchQueue(label: "vltava.writes")
     /// A change notification has asked for a reload that has not started yet.
     private let reloadPending = Locked(false)
     let metrics: HTTPMetrics
@@ -91,6 +94,25 @@ public final class EngineState: Sendable {
         } catch {
             metrics.reloaded(ok: false)
             throw error
+        }
+    }
+
+    /// Applies a write batch on the writes' own thread (an fsync and a layer's rebuild are
+    /// synchronous work); the next request sees it.
+    func write(_ batch: WriteBatch) async throws -> WriteReceipt {
+        guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); throw APIError.loading() }
+        return try await onWrites { () throws(APIError) in try engine { () throws(EngineError) in try host.write(batch) } }
+    }
+
+    /// The change feed after `since`.
+    func changes(since: Int64, limit: Int) async throws -> [Change] {
+        guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); throw APIError.loading() }
+        return try await onWrites { () throws(APIError) in try engine { () throws(EngineError) in try host.changes(since: since, limit: limit) } }
+    }
+
+    private func onWrites<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            writes.async { continuation.resume(with: Result { try work() }) }
         }
     }
 

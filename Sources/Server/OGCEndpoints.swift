@@ -170,10 +170,17 @@ extension Endpoints {
                 throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(kept.name)' has no feature \(Quote.input(id))",
                                extra: JSONObject([("layer", .string(kept.name))]))
             }
-            return Reply.json(contentType: Reply.geoJSON, request: request) { w in
+            // The ETag that PUT, PATCH and DELETE take in If-Match (WriteEndpoints.swift).
+            let etag = Endpoints.itemETag(layer, index)
+            if let tags = request.headers[.ifNoneMatch], tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+                return Response(status: .notModified, headers: [.eTag: etag])
+            }
+            var response = Reply.json(contentType: Reply.geoJSON, request: request) { w in
                 Output.ogcItem(&w, layer, index, links: [Link(href: base + "/items/\(fid)", rel: "self", type: Reply.geoJSON, title: "This feature"),
                                                          Link(href: base, rel: "collection", type: Reply.json, title: "The collection")])
             }
+            response.headers[.eTag] = etag
+            return response
         }
     }
 

@@ -220,6 +220,59 @@ enum OpenAPI {
         }
       }
     },
+    "/v1/write": {
+      "post": {
+        "summary": "A batch of writes on any layers, all or none",
+        "description": "{\"crs\": …, \"strict\": false, \"operations\": [{\"insert\": LAYER, \"feature\": {…}}, {\"replace\": LAYER, \"fid\": N, \"feature\": {…}}, {\"update\": LAYER, \"fid\": N, \"feature\": {…}}, {\"delete\": LAYER, \"fid\": N}, {\"upsert\": LAYER, \"key\": COLUMN, \"feature\": {…}}, {\"create\": {\"name\": …, \"geometry_type\": …, \"columns\": [{\"name\": …, \"type\": …}]}}]}. Needs a write token covering every layer named.",
+        "security": [{"bearer": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["operations"], "properties": {"crs": {"type": "string"}, "strict": {"type": "boolean"}, "operations": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object"}}}}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "Applied, durable and visible to the next request.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WriteReceipt"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "408": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/layers/{layer}/rows": {
+      "post": {
+        "summary": "Append rows to a table (a time series' observations): a JSON array of objects, or CSV with a header line",
+        "security": [{"bearer": []}],
+        "parameters": [{"$ref": "#/components/parameters/layer"}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}, "text/csv": {"schema": {"type": "string"}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "201": {"description": "Appended.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WriteReceipt"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "408": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/changes": {
+      "get": {
+        "summary": "The change feed: every write's changes after a sequence number, oldest first",
+        "parameters": [
+          {"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}},
+          {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "changes (sequence, layer, fid, change, at) and last, the sequence to ask after next.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/admin/reload": {
       "post": {
         "summary": "Reload the snapshot from the store",
@@ -339,6 +392,26 @@ enum OpenAPI {
           "422": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
+      },
+      "post": {
+        "tags": ["OGC API – Features"],
+        "summary": "Insert features (OGC API – Features Part 4): a GeoJSON Feature or FeatureCollection, all or none",
+        "description": "Needs Authorization: Bearer with a write token for the collection (403 writes_disabled when the server takes no writes). An integer id becomes the feature's fid. Geometries are in CRS84, or in the CRS a Content-Crs header names (http://www.opengis.net/def/crs/EPSG/0/5514).",
+        "security": [{"bearer": []}],
+        "parameters": [{"$ref": "#/components/parameters/collection"}, {"$ref": "#/components/parameters/contentCrs"}],
+        "requestBody": {"required": true, "content": {"application/geo+json": {"schema": {"type": "object"}}, "application/json": {"schema": {"type": "object"}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "201": {"description": "Inserted, durable and visible to the next request: the sequence number and one change per feature. Location names the feature when one was sent.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WriteReceipt"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "408": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
       }
     },
     "/ogc/collections/{collection}/items/{featureId}": {
@@ -355,6 +428,79 @@ enum OpenAPI {
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "406": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "put": {
+        "tags": ["OGC API – Features"],
+        "summary": "Replace a feature whole (OGC API – Features Part 4)",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"$ref": "#/components/parameters/collection"},
+          {"name": "featureId", "in": "path", "required": true, "schema": {"type": "integer"}},
+          {"name": "If-Match", "in": "header", "schema": {"type": "string"}, "description": "The ETag the client last read: 412 when the feature has changed since."},
+          {"$ref": "#/components/parameters/contentCrs"}
+        ],
+        "requestBody": {"required": true, "content": {"application/geo+json": {"schema": {"type": "object"}}, "application/json": {"schema": {"type": "object"}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "Replaced; ETag is the feature's new one.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WriteReceipt"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "412": {"$ref": "#/components/responses/Problem"},
+          "408": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "patch": {
+        "tags": ["OGC API – Features"],
+        "summary": "Change some of a feature's properties, or its geometry (a JSON merge patch, RFC 7396)",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"$ref": "#/components/parameters/collection"},
+          {"name": "featureId", "in": "path", "required": true, "schema": {"type": "integer"}},
+          {"name": "If-Match", "in": "header", "schema": {"type": "string"}, "description": "The ETag the client last read: 412 when the feature has changed since."},
+          {"$ref": "#/components/parameters/contentCrs"}
+        ],
+        "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}}, "application/json": {"schema": {"type": "object"}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "Updated; ETag is the feature's new one.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WriteReceipt"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "412": {"$ref": "#/components/responses/Problem"},
+          "408": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "delete": {
+        "tags": ["OGC API – Features"],
+        "summary": "Delete a feature",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"$ref": "#/components/parameters/collection"},
+          {"name": "featureId", "in": "path", "required": true, "schema": {"type": "integer"}},
+          {"name": "If-Match", "in": "header", "schema": {"type": "string"}, "description": "The ETag the client last read: 412 when the feature has changed since."}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "Deleted.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WriteReceipt"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "406": {"$ref": "#/components/responses/Problem"},
+          "412": {"$ref": "#/components/responses/Problem"},
+          "408": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
           "503": {"$ref": "#/components/responses/Problem"}
         }
       }
@@ -468,6 +614,7 @@ enum OpenAPI {
       "lat": {"name": "lat", "in": "query", "required": true, "schema": {"type": "number", "minimum": -90, "maximum": 90}, "example": 50.088},
       "geometry": {"name": "geometry", "in": "query", "schema": {"type": "boolean"}, "description": "true: every geometry; false: none; absent: points only."},
       "collection": {"name": "collection", "in": "path", "required": true, "schema": {"type": "string"}, "example": "districts", "description": "A layer of the store."},
+      "contentCrs": {"name": "Content-Crs", "in": "header", "schema": {"type": "string"}, "example": "<http://www.opengis.net/def/crs/EPSG/0/5514>", "description": "The CRS of the body's geometries (OGC API – Features Part 2); CRS84 when absent."},
       "f": {"name": "f", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson"]}, "description": "The answer's format: JSON only (406 otherwise); given twice, 400."},
       "osrmProfile": {"name": "profile", "in": "path", "required": true, "schema": {"type": "string", "enum": ["foot", "walking", "walk", "pedestrian", "wheelchair"]}, "description": "foot (walking, walk, pedestrian are the same), or wheelchair: step-free."},
       "osrmCoordinates": {"name": "coordinates", "in": "path", "required": true, "schema": {"type": "string"}, "example": "14.4109,50.1167;14.40519,50.11576", "description": "LON,LAT;LON,LAT…, polyline(…) or polyline6(…); an optional .json suffix."},
@@ -486,6 +633,15 @@ enum OpenAPI {
     "schemas": {
       "QueryText": {"type": "string", "minLength": 1, "pattern": "\\S", "description": "One or more statements; text of white space alone is 400 empty_query."},
       "LonLat": {"type": "string", "pattern": "^[-+]?(180(\\.0+)?|(1[0-7][0-9]|[0-9]{1,2})(\\.[0-9]+)?),[-+]?(90(\\.0+)?|[0-8]?[0-9](\\.[0-9]+)?)$", "description": "LON,LAT in degrees: longitude −180 to 180, latitude −90 to 90 (exponents are read too)."},
+      "WriteReceipt": {
+        "type": "object",
+        "required": ["sequence", "changes", "warnings"],
+        "properties": {
+          "sequence": {"type": "integer", "description": "The store's sequence number after the write."},
+          "changes": {"type": "array", "items": {"type": "object", "properties": {"sequence": {"type": "integer"}, "layer": {"type": "string"}, "fid": {"type": "integer", "nullable": true}, "change": {"type": "string", "enum": ["created", "inserted", "replaced", "updated", "deleted"]}, "at": {"type": "string"}}}},
+          "warnings": {"type": "array", "items": {"type": "string"}}
+        }
+      },
       "Problem": {
         "type": "object",
         "required": ["type", "title", "status", "code", "detail"],

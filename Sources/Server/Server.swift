@@ -16,8 +16,11 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// 0 picks a free port (the tests use it); `VltavaServer.port` tells which.
     public var port: Int = 8080
-    /// Enables POST /v1/admin/reload when set (and not empty).
+    /// Enables POST /v1/admin/reload when set (and not empty), and writes to every layer.
     public var adminToken: String?
+    /// Tokens that may write (WriteEndpoints.swift); with none and no admin token, the server
+    /// takes no writes.
+    public var writeTokens = WriteTokens()
     /// The layer whose area /v1/here checks; nil: the polygon layer with the largest extent.
     public var areaLayer: String?
     /// The polygon layer /v1/air names the district from.
@@ -116,7 +119,13 @@ public final class VltavaServer: Sendable {
 
     /// A server over the store at `storePath`: a GeoPackage file, or a `postgresql://` URL.
     public convenience init(configuration: ServerConfiguration, storePath: String, logger: Logger? = nil) {
-        self.init(configuration: configuration, logger: logger) { try StoreLocation.engine(storePath, limits: configuration.limits) }
+        self.init(configuration: configuration, logger: logger) {
+            let engine = try StoreLocation.engine(storePath, limits: configuration.limits)
+            // A server given write tokens takes the store's writer at start, so a second
+            // writer process fails there, by name, rather than at its first write.
+            if !configuration.writeTokens.entries.isEmpty { try engine.prepareWrites() }
+            return engine
+        }
     }
 
     /// The routes the server answers (the OpenAPI document lists the same).
@@ -152,6 +161,14 @@ public final class VltavaServer: Sendable {
         (.get, "/ogc/collections/{collection}", { try await $0.ogcCollection($1, $2) }),
         (.get, "/ogc/collections/{collection}/items", { try await $0.ogcItems($1, $2) }),
         (.get, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcItem($1, $2) }),
+        // Writes: OGC API – Features Part 4, batches, rows, and the change feed (WriteEndpoints.swift).
+        (.post, "/ogc/collections/{collection}/items", { try await $0.ogcCreateItems($1, $2) }),
+        (.put, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcReplaceItem($1, $2) }),
+        (.patch, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcUpdateItem($1, $2) }),
+        (.delete, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcDeleteItem($1, $2) }),
+        (.post, "/v1/write", { try await $0.writeBatch($1, $2) }),
+        (.post, "/v1/layers/{layer}/rows", { try await $0.appendRows($1, $2) }),
+        (.get, "/v1/changes", { try await $0.changes($1, $2) }),
         // OSRM's HTTP API for walking (Sources/Server/OSRMEndpoints.swift).
         (.get, "/route/v1/{profile}/{coordinates}", { try await $0.osrmRoute($1, $2) }),
         (.get, "/table/v1/{profile}/{coordinates}", { try await $0.osrmTable($1, $2) }),
@@ -166,8 +183,8 @@ public final class VltavaServer: Sendable {
         router.add(middleware: AccessMiddleware(metrics: metrics, log: RequestLogPolicy(
             sampleEvery: configuration.logSampleEvery,
             slowSeconds: Double(configuration.slowRequest.components.seconds) + Double(configuration.slowRequest.components.attoseconds) * 1e-18)))
-        router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .authorization, .contentType, .origin, .acceptEncoding],
-                                              allowMethods: [.get, .post, .options], maxAge: .seconds(86_400)))
+        router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .authorization, .contentType, .origin, .acceptEncoding, .ifMatch, .ifNoneMatch],
+                                              allowMethods: [.get, .post, .put, .patch, .delete, .options], maxAge: .seconds(86_400)))
         router.add(middleware: ProblemMiddleware(maxURIBytes: configuration.maxURIBytes))
         let endpoints = Endpoints(state: state, configuration: configuration, metrics: metrics, heavy: heavy, connections: connections)
         for route in VltavaServer.routeTable {

@@ -13,7 +13,7 @@ package struct CSVTable {
     var decimalComma = false
 
     /// A cell as a number: "14.42", or "14,42" in a file with a decimal comma.
-    func number(_ cell: String) -> Double? {
+    package func number(_ cell: String) -> Double? {
         let trimmed = cell.trimmingSpaces
         if let value = Double(trimmed) { return value }
         guard decimalComma, !trimmed.contains("."), trimmed.filter({ $0 == "," }).count == 1 else { return nil }

@@ -258,20 +258,32 @@ extension Importer {
         }
         let keyLayer = try store.layer(keyLayerName)
         let table = try parseCSV(bytes, file: file)
+        let (rows, link) = try observationRows(table, file: file, keyLayer: keyLayer, keyColumn: options.keyColumn) { (column: String) throws(StoreError) in
+            Set(try store.features(of: keyLayerName).compactMap { $0.feature.properties[column]?.stringValue })
+        }
+        return ImportRecords(kind: .attributes, features: rows, sourceCRS: nil, timeSeries: link)
+    }
+
+    /// The observations of a CSV table as a time series stores them, for an import and for
+    /// rows appended to a series (`TimeSeriesRows`): the station key checked against the point
+    /// layer's (`keys` gives them, for the layer's key column), the interval as ISO UTC, the
+    /// columns that describe the point dropped; every problem with its line, and any fails all.
+    static func observationRows(_ table: CSVTable, file: String, keyLayer: LayerInfo, keyColumn: String?,
+                                keys: (String) throws(StoreError) -> Set<String>) throws(StoreError) -> (rows: [Feature], link: TimeSeriesLink) {
+        let keyLayerName = keyLayer.name
         do {
             try CSV.checkImportHeader(table.header)
         } catch {
             throw .importFailed(file: file, problems: [ImportProblem(location: "", message: error.description)])
         }
-        let keyIndex = try column(options.keyColumn, orOneOf: keyColumnNames, role: "station key", option: "--key", in: table.header, file: file)
+        let keyIndex = try column(keyColumn, orOneOf: keyColumnNames, role: "station key", option: "--key", in: table.header, file: file)
         let startIndex = try column(nil, orOneOf: startColumnNames, role: "interval start", option: "a column named datefromutc or interval_start", in: table.header, file: file)
         let endIndex = try column(nil, orOneOf: endColumnNames, role: "interval end", option: "a column named datetoutc or interval_end", in: table.header, file: file)
         let keyName = table.header[keyIndex]
         guard let layerKey = keyLayer.columns.first(where: { $0.name.lowercased() == keyName.lowercased() }) else {
             throw .importFailed(file: file, problems: [ImportProblem(location: "header", message: "layer '\(keyLayerName)' has no column '\(keyName)' to link the series to")])
         }
-        let known = Set(try store.features(of: keyLayerName).compactMap { $0.feature.properties[layerKey.name]?.stringValue })
-
+        let known = try keys(layerKey.name)
         let pointColumns = Set(keyLayer.columns.map { $0.name.lowercased() })
         let coordinateNames = Set(longitudeNames + latitudeNames)
         let valueColumns = table.header.indices.filter { i in
@@ -318,6 +330,6 @@ extension Importer {
         if !problems.isEmpty { throw .importFailed(file: file, problems: problems) }
         let link = TimeSeriesLink(keyLayer: keyLayerName, layerKeyColumn: layerKey.name, keyColumn: keyName,
                                   startColumn: "interval_start", endColumn: "interval_end")
-        return ImportRecords(kind: .attributes, features: rows, sourceCRS: nil, timeSeries: link)
+        return (rows, link)
     }
 }

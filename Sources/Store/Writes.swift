@@ -27,9 +27,9 @@ public enum FeatureChange: Sendable, Equatable {
     /// geometry; the rest of feature `fid` stays.
     case update(fid: Int64, Feature)
     case delete(fid: Int64)
-    /// Replaces the feature whose `key` column holds the same value as this one's (keeping
+    /// Replaces the feature whose `keys` columns hold the same values as this one's (keeping
     /// its fid), or inserts it when none does.
-    case upsert(key: String, Feature)
+    case upsert(keys: [String], Feature)
 }
 
 /// A layer made from a schema rather than a file.
@@ -270,19 +270,27 @@ private struct BatchWriter {
             try delete.run([.integer(fid)])
             guard database.changes == 1 else { throw StoreError.noSuchFeature(layer: layer.name, fid: fid, position: position) }
             return (fid, .deleted)
-        case .upsert(let key, let feature):
-            guard let column = layer.columns.first(where: { $0.name.lowercased() == key.lowercased() }) else {
-                throw StoreError.badWrite(position: position, reason: "layer '\(layer.name)' has no key column '\(key)' (columns: \(layer.columns.map(\.name).joined(separator: ", ")))")
+        case .upsert(let keys, let feature):
+            var columns: [ColumnInfo] = []
+            var values: [SQLiteValue] = []
+            for key in keys {
+                guard let column = layer.columns.first(where: { $0.name.lowercased() == key.lowercased() }) else {
+                    throw StoreError.badWrite(position: position, reason: "layer '\(layer.name)' has no key column '\(key)' (columns: \(layer.columns.map(\.name).joined(separator: ", ")))")
+                }
+                let value = feature.properties[column.name] ?? feature.properties.first(where: { $0.0.lowercased() == key.lowercased() })?.1 ?? .null
+                guard !value.isNull else { throw StoreError.badWrite(position: position, reason: "the feature has no value for the key column '\(column.name)'") }
+                columns.append(column)
+                values.append(try FeatureChecks.stored(value, column, position))
             }
-            let value = feature.properties[column.name] ?? feature.properties.first(where: { $0.0.lowercased() == key.lowercased() })?.1 ?? .null
-            guard !value.isNull else { throw StoreError.badWrite(position: position, reason: "the feature has no value for the key column '\(column.name)'") }
+            guard !columns.isEmpty else { throw StoreError.badWrite(position: position, reason: "an upsert names at least one key column") }
             let row = try checkedRow(feature, of: layer, position, whole: true)
-            let find = try database.prepare("SELECT fid FROM \(table) WHERE \(quoted(column.name)) = ? LIMIT 2")
-            try find.bind([try FeatureChecks.stored(value, column, position)])
+            let condition = columns.map { "\(quoted($0.name)) = ?" }.joined(separator: " AND ")
+            let find = try database.prepare("SELECT fid FROM \(table) WHERE \(condition) LIMIT 2")
+            try find.bind(values)
             var found: [Int64] = []
             while try find.step() { found.append(find.int64(0)) }
             if found.count > 1 {
-                throw StoreError.badWrite(position: position, reason: "more than one feature of '\(layer.name)' has \(column.name) = \(value): the key must be unique")
+                throw StoreError.badWrite(position: position, reason: "more than one feature of '\(layer.name)' has these \(columns.map(\.name).joined(separator: ", ")): the key must be unique")
             }
             if let fid = found.first {
                 try update(layer, fid, row)
@@ -467,5 +475,45 @@ private extension AttributeValue {
         case .text(let s): "the text '\(s.prefix(40))'"
         case .json: "a JSON value"
         }
+    }
+}
+
+/// Rows for a time-series table: from the CSV an import reads (the feed's own columns, such as
+/// ČHMÚ's datefromutc and the station's description, mapped as `vltava import
+/// --time-series-of` maps them), or from JSON objects named as the table's columns.
+public enum TimeSeriesRows {
+    /// The CSV's rows, as the series stores them; every problem with its line.
+    public static func fromCSV(_ bytes: [UInt8], link: TimeSeriesLink, keyLayer: LayerInfo, keys: Set<String>) throws(StoreError) -> [Feature] {
+        let table = try Importer.parseCSV(bytes, file: "the rows")
+        return try Importer.observationRows(table, file: "the rows", keyLayer: keyLayer, keyColumn: link.keyColumn) { _ throws(StoreError) in keys }.rows
+    }
+
+    /// JSON rows with the interval read as UTC (written as ISO 8601) and the key checked.
+    public static func fromJSON(_ rows: [Attributes], link: TimeSeriesLink, keys: Set<String>) throws(StoreError) -> [Feature] {
+        var problems: [ImportProblem] = []
+        var features: [Feature] = []
+        for (index, row) in rows.enumerated() {
+            let location = "row \(index + 1)"
+            var row = row
+            guard let key = row[link.keyColumn]?.stringValue, keys.contains(key) else {
+                problems.append(ImportProblem(location: location, message: "'\(row[link.keyColumn]?.stringValue ?? "")' is not a \(link.layerKeyColumn) of layer '\(link.keyLayer)'"))
+                continue
+            }
+            guard let start = row[link.startColumn]?.stringValue.flatMap(UTCTime.parse), let end = row[link.endColumn]?.stringValue.flatMap(UTCTime.parse), start < end else {
+                problems.append(ImportProblem(location: location, message: "\(link.startColumn) and \(link.endColumn) must be UTC times, the start first"))
+                continue
+            }
+            row[link.startColumn] = .text(start.iso)
+            row[link.endColumn] = .text(end.iso)
+            features.append(Feature(geometry: nil, properties: row))
+        }
+        if !problems.isEmpty { throw .importFailed(file: "the rows", problems: problems) }
+        return features
+    }
+
+    /// The operations that write them: each replaces the series' row of the same station and
+    /// start, or is inserted, so a feed that sends an hour again changes nothing twice.
+    public static func operations(_ rows: [Feature], into table: String, link: TimeSeriesLink) -> [WriteOperation] {
+        rows.map { .change(layer: table, .upsert(keys: [link.keyColumn, link.startColumn], $0)) }
     }
 }

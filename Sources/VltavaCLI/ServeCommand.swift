@@ -28,6 +28,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Enables POST /v1/admin/reload with the bearer token this file holds.") var adminTokenFile: String?
     @Option(help: "The same with the token itself (default: $VLTAVA_ADMIN_TOKEN). Every local user sees it in ps: prefer --admin-token-file or the variable.")
     var adminToken: String?
+    @Option(help: "Enables writes (OGC API – Features Part 4, /v1/write, /v1/layers/LAYER/rows) for the bearer tokens this file lists: one a line, `TOKEN` for every layer or `TOKEN layer1,layer2`. The admin token may write too.")
+    var writeTokenFile: String?
     @Option(help: "The layer whose area /v1/here checks (default: the polygon layer with the largest extent).") var areaLayer: String?
     @Option(help: "The polygon layer /v1/air names the district from.") var districtLayer: String = "districts"
     @Option(help: "The URL clients reach the server at, for TileJSON tile URLs (default: from the Host header).") var publicURL: String?
@@ -72,6 +74,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.adminToken = try adminTokenFile.map(readAdminToken) ?? adminToken ?? ProcessInfo.processInfo.environment["VLTAVA_ADMIN_TOKEN"]
+        if let writeTokenFile {
+            guard let data = FileManager.default.contents(atPath: writeTokenFile) else { throw CLIError("cannot read the write token file \(writeTokenFile)") }
+            do {
+                configuration.writeTokens = try WriteTokens.parse(String(decoding: data, as: UTF8.self))
+            } catch {
+                throw CLIError("the write token file \(writeTokenFile): \(error)")
+            }
+            guard !configuration.writeTokens.entries.isEmpty else { throw CLIError("the write token file \(writeTokenFile) lists no token") }
+        }
         configuration.areaLayer = areaLayer
         configuration.districtLayer = districtLayer
         configuration.publicURL = publicURL

@@ -1,0 +1,195 @@
+// Writes over real HTTP on loopback: OGC API – Features Part 4 sent with curl and read back by
+// GDAL's OAPIF driver, the batch endpoint's all-or-nothing, rows appended to the air-quality
+// time series and answered at once, the change feed, and who may write.
+
+import Engine
+import Foundation
+import Geometry
+import Server
+import Store
+import TestSupport
+import Testing
+
+@Suite(.validatesStores) struct WriteEndpointTests {
+    static let token = "write-token-0123456789abcdef"
+    static let stationsToken = "stations-only-0123456789abcdef"
+
+    /// A server on a copy of the demo store that takes writes with `token` (every layer) and
+    /// `stationsToken` (the stations only).
+    static func writableServer(_ label: String) async throws -> (RunningServer, String) {
+        let directory = try Fixtures.temporaryDirectory(label)
+        let store = directory.appendingPathComponent("demo.gpkg").path
+        let source = try await DemoStore.path()
+        // The shared store is checkpointed and no longer written, so the file alone is all of it.
+        try FileManager.default.copyItem(atPath: source, toPath: store)
+        let server = await RunningServer.start(store: store) { configuration in
+            configuration.writeTokens = WriteTokens([(token, nil), (stationsToken, ["stations"])])
+        }
+        try await server.ready()
+        return (server, store)
+    }
+
+    static func curl(_ arguments: [String]) async throws -> (status: Int, headers: String, body: String) {
+        let directory = try Fixtures.temporaryDirectory("curl")
+        let headers = directory.appendingPathComponent("headers").path
+        let result = try await offPool {
+            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/curl"), ["-s", "-D", headers, "-w", "\n%{http_code}"] + arguments)
+        }
+        guard result.status == 0 else { throw HTTPClientError("curl \(arguments): \(result.stderr)") }
+        var lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let status = Int(lines.popLast() ?? "") ?? 0
+        return (status, (try? String(contentsOfFile: headers, encoding: .utf8)) ?? "", lines.joined(separator: "\n"))
+    }
+
+    static func header(_ name: String, in headers: String) -> String? {
+        headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+            .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    /// Insert, read, replace under If-Match, patch, delete: each visible to the very next
+    /// request, and the inserted station read back by GDAL's OAPIF driver.
+    @Test func ogcPart4WithCurlAndGDAL() async throws {
+        let (server, _) = try await Self.writableServer("write-ogc")
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let auth = ["-H", "Authorization: Bearer \(Self.token)"]
+        let feature = #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.4205, 50.0875]}, "properties": {"code": "ANEWA", "name": "Praha 1-Nová", "classif": "urban"}}"#
+        let created = try await Self.curl(auth + ["-X", "POST", "-H", "Content-Type: application/geo+json", "--data-binary", feature, base + "/ogc/collections/stations/items"])
+        #expect(created.status == 201, "\(created.body)")
+        let receipt = Self.json(created.body)
+        let changes = try #require(receipt["changes"] as? [[String: Any]])
+        let fid = try #require(changes.first?["fid"] as? Int)
+        #expect(fid == 18)  // the 17 stations are fids 1–17
+        #expect(changes.first?["change"] as? String == "inserted" && receipt["sequence"] as? Int == 1)
+        #expect(Self.header("Location", in: created.headers) == base + "/ogc/collections/stations/items/18")
+
+        // Read-your-writes: the nearest station to a point 60 m away is the new one.
+        let nearest = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=1")
+        #expect(nearest.text.contains(#""code":"ANEWA""#), "\(nearest.text)")
+
+        let read = try await Self.curl([base + "/ogc/collections/stations/items/18"])
+        let etag = try #require(Self.header("ETag", in: read.headers))
+        #expect(read.body.contains(#""name":"Praha 1-Nová""#))
+
+        // GDAL's OAPIF driver, a client nobody here wrote, reads the written feature.
+        let gdal = try await offPool {
+            try Fixtures.run(StandardClientTests.ogrinfo, ["-ro", "-al", "-where", "code = 'ANEWA'", "OAPIF:\(base)/ogc", "stations"])
+        }
+        #expect(gdal.status == 0, "\(gdal.stderr)")
+        #expect(gdal.stdout.contains("name (String) = Praha 1-Nová") && gdal.stdout.contains("POINT (14.4205 50.0875)"), "\(gdal.stdout)")
+
+        // A replacement with a stale ETag is refused; with the current one it lands.
+        let replacement = #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.4210, 50.0870]}, "properties": {"code": "ANEWA", "name": "Praha 1-Nová 2"}}"#
+        let stale = try await Self.curl(auth + ["-X", "PUT", "-H", "If-Match: \"0\"", "--data-binary", replacement, base + "/ogc/collections/stations/items/18"])
+        #expect(stale.status == 412 && stale.body.contains("precondition_failed"), "\(stale.body)")
+        let replaced = try await Self.curl(auth + ["-X", "PUT", "-H", "If-Match: \(etag)", "--data-binary", replacement, base + "/ogc/collections/stations/items/18"])
+        #expect(replaced.status == 200, "\(replaced.body)")
+        let newTag = try #require(Self.header("ETag", in: replaced.headers))
+        #expect(newTag != etag)
+        let afterReplace = Self.json(try await Self.curl([base + "/ogc/collections/stations/items/18"]).body)
+        #expect(((afterReplace["properties"] as? [String: Any])?["classif"]) is NSNull)
+
+        let patched = try await Self.curl(auth + ["-X", "PATCH", "-H", "Content-Type: application/merge-patch+json", "-H", "If-Match: \(newTag)",
+                                                  "--data-binary", #"{"properties": {"classif": "traffic"}}"#, base + "/ogc/collections/stations/items/18"])
+        #expect(patched.status == 200, "\(patched.body)")
+        let afterPatch = Self.json(try await Self.curl([base + "/ogc/collections/stations/items/18"]).body)
+        #expect((afterPatch["properties"] as? [String: Any])?["classif"] as? String == "traffic")
+        #expect((afterPatch["properties"] as? [String: Any])?["name"] as? String == "Praha 1-Nová 2")
+
+        let deleted = try await Self.curl(auth + ["-X", "DELETE", base + "/ogc/collections/stations/items/18"])
+        #expect(deleted.status == 200, "\(deleted.body)")
+        #expect(try await Self.curl([base + "/ogc/collections/stations/items/18"]).status == 404)
+
+        // The feed: four changes in order, resumable from any of them.
+        let feed = Self.json(try await Self.curl([base + "/v1/changes?since=0"]).body)
+        let kinds = (feed["changes"] as? [[String: Any]])?.compactMap { $0["change"] as? String }
+        #expect(kinds == ["inserted", "replaced", "updated", "deleted"] && feed["last"] as? Int == 4)
+        let later = Self.json(try await Self.curl([base + "/v1/changes?since=2&limit=1"]).body)
+        #expect((later["changes"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int } == [3])
+    }
+
+    /// A batch over two layers is all or nothing; the refused one names its operation.
+    @Test func aBatchIsAllOrNothing() async throws {
+        let (server, store) = try await Self.writableServer("write-batch")
+        defer { server.stop() }
+        let auth = [("Authorization", "Bearer \(Self.token)")]
+        let bad = #"""
+            {"operations": [
+              {"create": {"name": "stages", "geometry_type": "POINT", "columns": [{"name": "name", "type": "TEXT"}]}},
+              {"insert": "stages", "feature": {"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.43, 50.1]}, "properties": {"name": "Main"}}},
+              {"insert": "stages", "feature": {"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.43, 95]}, "properties": {"name": "Moon"}}}
+            ]}
+            """#
+        let refused = try await post(server.port, "/v1/write", body: bad, headers: auth)
+        #expect(refused.status == 400 && refused.object["code"] == .string("bad_write"), "\(refused.text)")
+        #expect(refused.object["detail"]?.string?.hasPrefix("operation 3 of the batch: ") == true, "\(refused.text)")
+        #expect(try await get(server.port, "/v1/layers/stages/nearest?lon=14.43&lat=50.1").status == 404)
+        #expect(try GeoPackage(path: store).hasLayer("stages") == false)
+
+        let good = bad.replacingOccurrences(of: "[14.43, 95]", with: "[14.44, 50.11]")
+        let applied = try await post(server.port, "/v1/write", body: good, headers: auth)
+        #expect(applied.status == 200, "\(applied.text)")
+        let nearest = try await get(server.port, "/v1/layers/stages/nearest?lon=14.4401&lat=50.1101&k=2")
+        #expect(nearest.status == 200)
+        #expect(nearest.text.range(of: #""name":"Moon".*"name":"Main""#, options: .regularExpression) != nil, "\(nearest.text)")
+    }
+
+    /// The hourly air-quality update: one hour of AREPA appended as CSV is the station's
+    /// latest value in the very next query, and the feed lists the row.
+    @Test func theHourlyUpdate() async throws {
+        let (server, _) = try await Self.writableServer("write-rows")
+        defer { server.stop() }
+        let csv = """
+            code,datefromutc,datetoutc,aqi,no2,pm10
+            AREPA,2019-04-16 21:00:00.0 UTC,2019-04-16 22:00:00.0 UTC,3,51.5,44
+            """
+        let appended = try await HTTPConnection.request(port: server.port, "POST", "/v1/layers/observations/rows",
+                                                        headers: [("Authorization", "Bearer \(Self.token)"), ("Content-Type", "text/csv")], body: Array(csv.utf8))
+        #expect(appended.status == 201, "\(appended.text)")
+        let latest = try await post(server.port, "/v1/query", body: "FIND stations WHERE code = 'AREPA' RETURN LATEST(no2), LATEST(pm10)")
+        #expect(latest.text.contains("51.5") && latest.text.contains("44"), "\(latest.text)")
+        let feed = try await get(server.port, "/v1/changes")
+        #expect(feed.text.contains(#""layer":"observations""#) && feed.text.contains(#""change":"inserted""#), "\(feed.text)")
+        // The feed sends the hour again, corrected: the row is replaced, not doubled.
+        let again = try await HTTPConnection.request(port: server.port, "POST", "/v1/layers/observations/rows",
+                                                     headers: [("Authorization", "Bearer \(Self.token)"), ("Content-Type", "text/csv")],
+                                                     body: Array(csv.replacingOccurrences(of: "51.5", with: "52.5").utf8))
+        #expect(again.status == 201 && again.text.contains(#""change":"replaced""#), "\(again.text)")
+        let hours = try await post(server.port, "/v1/query", body: "FIND observations WHERE code = 'AREPA' AND interval_start = '2019-04-16T21:00:00Z' RETURN no2")
+        #expect(hours.text.contains(#""count":1"#) && hours.text.contains("52.5"), "\(hours.text)")
+        // A station the stations layer does not have is refused with its line.
+        let unknown = try await HTTPConnection.request(port: server.port, "POST", "/v1/layers/observations/rows",
+                                                       headers: [("Authorization", "Bearer \(Self.token)"), ("Content-Type", "text/csv")],
+                                                       body: Array(csv.replacingOccurrences(of: "AREPA", with: "AXXXA").utf8))
+        #expect(unknown.status == 400 && unknown.text.contains("line 2: 'AXXXA' is not a code of layer 'stations'"), "\(unknown.text)")
+        // A field that is not the column's type is refused with its line.
+        let wrong = try await HTTPConnection.request(port: server.port, "POST", "/v1/layers/observations/rows",
+                                                     headers: [("Authorization", "Bearer \(Self.token)"), ("Content-Type", "text/csv")],
+                                                     body: Array("code,datefromutc,datetoutc,no2\nAREPA,2019-04-16 22:00,2019-04-16 23:00,high\n".utf8))
+        #expect(wrong.status == 400 && wrong.text.contains("column 'no2' holds REAL; the text 'high' does not fit"), "\(wrong.text)")
+    }
+
+    /// Who may write: nobody without tokens (403 writes_disabled), 401 without a known token,
+    /// 403 for a layer the token does not cover.
+    @Test func whoMayWrite() async throws {
+        let body = #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.42, 50.08]}, "properties": {}}"#
+        let readOnly = try await RunningServer.shared.value
+        let disabled = try await post(readOnly.port, "/ogc/collections/stations/items", body: body)
+        #expect(disabled.status == 403 && disabled.object["code"] == .string("writes_disabled"), "\(disabled.text)")
+
+        let (server, _) = try await Self.writableServer("write-auth")
+        defer { server.stop() }
+        let none = try await post(server.port, "/ogc/collections/stations/items", body: body)
+        #expect(none.status == 401 && none.header("WWW-Authenticate") == "Bearer realm=\"vltava-write\"", "\(none.text)")
+        let wrong = try await post(server.port, "/ogc/collections/stations/items", body: body, headers: [("Authorization", "Bearer not-a-token-at-all")])
+        #expect(wrong.status == 401)
+        let outside = try await post(server.port, "/ogc/collections/pens/items", body: body, headers: [("Authorization", "Bearer \(Self.stationsToken)")])
+        #expect(outside.status == 403 && outside.object["code"] == .string("forbidden"), "\(outside.text)")
+        let allowed = try await post(server.port, "/ogc/collections/stations/items", body: body, headers: [("Authorization", "Bearer \(Self.stationsToken)")])
+        #expect(allowed.status == 201, "\(allowed.text)")
+    }
+}
