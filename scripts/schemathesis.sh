@@ -3,8 +3,9 @@
 # Features, OSRM's services), positive and negative data, every check, and the stateful phase.
 # A failure is a 5xx, a status or content type the document does not list, a schema-valid
 # request rejected or an invalid one accepted. scripts/schemathesis.toml names the operations
-# whose well-formed requests may still be refused for what the data holds, and why. The server
-# has an admin token (which schemathesis is not given), so the admin API answers as deployed.
+# whose well-formed requests may still be refused for what the data holds, and why. Schemathesis
+# is given the server's admin token, which also writes: the writes (OGC API – Features Part 4,
+# /v1/write, rows) change the throwaway store as the run goes, and the reload runs too.
 #
 # Usage: scripts/schemathesis.sh [--binary PATH] [--max-examples N] [--max-time SECONDS] [--seed N]
 #   --binary        the vltava to serve (default .build/debug/vltava)
@@ -51,4 +52,5 @@ options=(--checks all --mode all --phases examples,coverage,fuzzing,stateful --m
          --seed "$seed" --generation-deterministic --workers 1 --request-timeout 30 --no-color
          --suppress-health-check too_slow,filter_too_much)
 [[ -n $time_budget ]] && options+=(--max-time "$time_budget")
-schemathesis --config-file "$root/scripts/schemathesis.toml" run "http://127.0.0.1:$port/openapi.json" "${options[@]}"
+schemathesis --config-file "$root/scripts/schemathesis.toml" run "http://127.0.0.1:$port/openapi.json" "${options[@]}" \
+    --header "Authorization: Bearer $(cat "$work/admin-token")"

@@ -81,6 +81,7 @@ extension Endpoints {
         if let id = feature.id, id != .integer(fid) {
             throw APIError(.badRequest, code: "invalid_body", detail: "the feature's id \(Quote.input(id.description)) is not the \(fid) of the URL")
         }
+        try checkIfMatch(request, layer, fid)
         let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .replace(fid: fid, feature))], crs: try Endpoints.contentCRS(request) ?? document.crs))
         return itemWritten(receipt, layer: layer.name, fid: fid, request: request)
     }
@@ -91,18 +92,19 @@ extension Endpoints {
         let (layer, fid) = try ogcWrittenItem(request, context)
         let body = try await Endpoints.readBody(request, limit: Endpoints.maxWriteBodyBytes, timeout: configuration.requestTimeout)
         let patch = try Endpoints.parsePatch(body)
+        try checkIfMatch(request, layer, fid)
         let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .update(fid: fid, patch))], crs: try Endpoints.contentCRS(request)))
         return itemWritten(receipt, layer: layer.name, fid: fid, request: request)
     }
 
     func ogcDeleteItem(_ request: Request, _ context: APIContext) async throws -> Response {
         let (layer, fid) = try ogcWrittenItem(request, context)
+        try checkIfMatch(request, layer, fid)
         let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .delete(fid: fid))]))
         return receiptResponse(receipt, status: .ok, request: request)
     }
 
-    /// The layer and fid of an item a request writes: authorised, and with its `If-Match`
-    /// (when sent) equal to the item's current ETag, else 412.
+    /// The layer and fid of an item a request writes, authorised.
     private func ogcWrittenItem(_ request: Request, _ context: APIContext) throws -> (Layer, Int64) {
         try Endpoints.ogcFormat(request, allowed: [])
         let snapshot = try state.snapshot()
@@ -114,18 +116,29 @@ extension Endpoints {
             throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(layer.name)' has no feature \(Quote.input(id))",
                            extra: JSONObject([("layer", .string(layer.name))]))
         }
-        if let expected = request.headers[.ifMatch] {
-            let current = layer.storage.rowsInDatabase ? nil : layer.index(ofFID: fid).map { Endpoints.itemETag(layer, $0) }
-            let matches = expected.split(separator: ",").contains { tag in
-                let tag = tag.trimmingCharacters(in: .whitespaces)
-                return tag == "*" ? current != nil : tag == current
-            }
-            guard matches else {
-                throw APIError(.preconditionFailed, code: "precondition_failed",
-                               detail: "If-Match: the feature has changed since that ETag (it is \(current ?? "gone") now): read it again")
-            }
-        }
         return (layer, fid)
+    }
+
+    /// With the body read: the request's `If-Match` (when it sends one) must name the item's
+    /// current ETag, else 412. As RFC 9110 asks, it is not checked where the answer without it
+    /// would not be a success: a feature that does not exist is 404 whatever the header says.
+    private func checkIfMatch(_ request: Request, _ layer: Layer, _ fid: Int64) throws(APIError) {
+        // An empty If-Match (no tag at all) is taken as none.
+        guard let expected = request.headers[.ifMatch], !expected.trimmingCharacters(in: .whitespaces).isEmpty,
+              !layer.storage.rowsInDatabase else { return }
+        let snapshot = try state.snapshot()
+        let current = try engine { () throws(EngineError) in try snapshot.layer(layer.name) }
+        guard let index = current.index(ofFID: fid) else {
+            throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(layer.name)' has no feature \(fid)", extra: JSONObject([("layer", .string(layer.name))]))
+        }
+        let etag = Endpoints.itemETag(current, index)
+        let matches = expected.split(separator: ",").contains { tag in
+            let tag = tag.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == etag
+        }
+        guard matches else {
+            throw APIError(.preconditionFailed, code: "precondition_failed", detail: "If-Match: the feature has changed since that ETag (it is \(etag) now): read it again")
+        }
     }
 
     /// A feature's ETag: FNV-1a over its geometry and properties as GeoJSON, so it changes
@@ -154,10 +167,11 @@ extension Endpoints {
     /// POST /v1/write: a batch of operations on any layers, all or none (docs/HTTP_API.md).
     func writeBatch(_ request: Request, _ context: APIContext) async throws -> Response {
         _ = try Parameters(request, allowed: [])
+        let grant = try writeGrant(request)
         let body = try await Endpoints.readBody(request, limit: Endpoints.maxWriteBodyBytes, timeout: configuration.requestTimeout)
         let batch = try Endpoints.parseBatch(body)
         let snapshot = try state.snapshot()
-        try authorizeWrite(request, layers: batch.operations.map { operation in
+        try Endpoints.check(grant: grant, covers: batch.operations.map { operation in
             switch operation {
             case .create(let schema): schema.name
             case .change(let layer, _): (try? snapshot.layer(layer).name) ?? layer
@@ -256,6 +270,20 @@ extension Endpoints {
     /// 403 `writes_disabled` without any write token; 401 without a known token; 403
     /// `forbidden` when the token does not cover one of `layers`.
     func authorizeWrite(_ request: Request, layers: [String]) throws(APIError) {
+        try Endpoints.check(grant: try writeGrant(request), covers: layers)
+    }
+
+    /// 403 `forbidden` when a token's grant (nil: every layer) leaves out one of `layers`.
+    static func check(grant: Set<String>?, covers layers: [String]) throws(APIError) {
+        if let allowed = grant, let outside = layers.first(where: { !allowed.contains($0.lowercased()) }) {
+            throw APIError(.forbidden, code: "forbidden", detail: "this token may not write layer \(Quote.input(outside))",
+                           extra: JSONObject([("layer", .string(Quote.capped(outside)))]))
+        }
+    }
+
+    /// The layers the request's token may write (nil: all), before anything else of it is
+    /// read: 403 `writes_disabled` or 401 as above.
+    func writeGrant(_ request: Request) throws(APIError) -> Set<String>? {
         let admin = configuration.adminToken.flatMap { $0.isEmpty ? nil : $0 }
         guard admin != nil || !configuration.writeTokens.entries.isEmpty else {
             throw APIError(.forbidden, code: "writes_disabled",
@@ -266,17 +294,14 @@ extension Endpoints {
         let unauthorized = APIError(.unauthorized, code: "unauthorized", detail: "send Authorization: Bearer TOKEN with a write token",
                                     headers: [.wwwAuthenticate: "Bearer realm=\"vltava-write\""])
         guard !token.isEmpty else { throw unauthorized }
-        if let admin, Endpoints.constantTimeEqual(token, Array(admin.utf8)) { return }
+        if let admin, Endpoints.constantTimeEqual(token, Array(admin.utf8)) { return nil }
         // Every entry is compared, whichever matches, so the time taken tells nothing.
         var covered: Set<String>?? = .none
         for entry in configuration.writeTokens.entries where Endpoints.constantTimeEqual(token, Array(entry.token.utf8)) {
             covered = .some(entry.layers)
         }
         guard case .some(let allowed) = covered else { throw unauthorized }
-        if let allowed, let outside = layers.first(where: { !allowed.contains($0.lowercased()) }) {
-            throw APIError(.forbidden, code: "forbidden", detail: "this token may not write layer \(Quote.input(outside))",
-                           extra: JSONObject([("layer", .string(Quote.capped(outside)))]))
-        }
+        return allowed
     }
 
     // MARK: - Bodies
