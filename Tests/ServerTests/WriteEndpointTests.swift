@@ -173,6 +173,21 @@ import Testing
         #expect(wrong.status == 400 && wrong.text.contains("column 'no2' holds REAL; the text 'high' does not fit"), "\(wrong.text)")
     }
 
+    /// The short version of scripts/write-drill.py: batches of 1 and 100 features and rows while
+    /// the server is killed with SIGKILL twice; every acknowledged batch is in the store whole,
+    /// none is there in part, and the store passes integrity_check and validate_gpkg.py.
+    @Test func nothingAcknowledgedIsLostToKillNine() async throws {
+        let script = Fixtures.root.appendingPathComponent("scripts/write-drill.py")
+        let run = try await offPool {
+            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, "--binary", CLI.binary.path, "--seconds", "8", "--kills", "2"], timeout: 600)
+        }
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr.suffix(3000))")
+        let summary = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))) as? [String: Any] ?? [:]
+        #expect(summary["kills"] as? Int == 2 && (summary["acknowledged"] as? Int ?? 0) > 0, "\(run.stdout)")
+        #expect(summary["integrity_check"] as? String == "ok" && summary["validate_gpkg"] as? Bool == true, "\(run.stdout)")
+        #expect((summary["problems"] as? [String])?.isEmpty == true, "\(run.stdout)")
+    }
+
     /// Who may write: nobody without tokens (403 writes_disabled), 401 without a known token,
     /// 403 for a layer the token does not cover.
     @Test func whoMayWrite() async throws {
