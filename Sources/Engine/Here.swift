@@ -95,7 +95,7 @@ extension Snapshot {
         try Check.position(point)
         guard let stations else { throw .noTimeSeries }
         // Every station: which columns each measures decides the nearest one for each column.
-        let series = try self.series(stations.series, keys: (0..<stations.layer.count).compactMap(stations.key),
+        let series = try self.series(stations.series, keys: stations.layer.indices.compactMap(stations.key),
                                      needs: SeriesNeeds(columns: stations.series.columns))
         func nearestMeasuring(_ column: String) throws(EngineError) -> Match? {
             try nearest(stations.layer, to: point, k: 1, filter: { i in stations.key(i).map { series.measures($0, column) } ?? false }).first

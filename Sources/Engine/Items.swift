@@ -111,7 +111,7 @@ extension Snapshot {
         if let box = request.bbox {
             selected = try self.features(of: layer, meeting: box)
         } else {
-            selected = Array(0..<layer.count)
+            selected = layer.indicesInLoadOrder
         }
         try deadline.check()
         if let after = request.after { selected = try Items.keep(selected, { layer.fids[$0] > after }, deadline) }
@@ -153,7 +153,9 @@ extension Snapshot {
                 if layer.geometries[index]?.intersects(box: part) == true { found.insert(index) }
             }
         }
-        return found.sorted()
+        var sorted = Array(found)
+        layer.sortInLoadOrder(&sorted)
+        return sorted
     }
 
     /// Whether feature `index` of the layer has a time in a range: a time-series table by its

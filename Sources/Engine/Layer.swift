@@ -16,12 +16,13 @@ public final class Layer: Sendable {
     public let info: LayerInfo
     public let family: Family
     /// GeoPackage fids, in load order; a feature's *index* is its position here.
-    public let fids: FlatArray<Int64>
+    public let fids: LayerColumn<Int64>
     public let geometries: LayerGeometries
     public let properties: LayerProperties
     /// Each polygon's area in m² (0 for other geometries): `containing` answers smallest first.
-    public let areas: FlatArray<Double>
-    /// The extent of all geometries.
+    public let areas: LayerColumn<Double>
+    /// The extent of all geometries (after writes, of all it has held since it was built:
+    /// a deleted feature's extent stays until the layer is rebuilt).
     public let bounds: BBox
     /// A JSON column whose every value is a list of integers (feature ids of another layer, such
     /// as the animals' `location_ids`), parsed once here: the query language joins through it.
@@ -31,12 +32,12 @@ public final class Layer: Sendable {
     let fidIndex: [Int64: Int]
     /// Where the layer's rows are.
     public let storage: Storage
-    /// Over every feature's bounding box.
-    let tree: PackedRTree?
-    /// Point-in-polygon over the polygonal features (polygon and mixed layers).
-    let polygons: PolygonIndex?
-    /// Exact k-nearest over point features (point layers).
-    let points: PointIndex?
+    /// What writes changed since the layer's indexes were built (LayerChanges.swift); nil for
+    /// a layer built whole.
+    let changes: LayerChanges?
+    private let ownTree: PackedRTree?
+    private let ownPolygons: PolygonIndex?
+    private let ownPoints: PointIndex?
     /// For the inside-the-area check of point and line layers: the convex hull of all vertices.
     let hull: Polygon?
 
@@ -45,9 +46,54 @@ public final class Layer: Sendable {
     public let warnings: [String]
 
     public var name: String { info.name }
-    public var count: Int { fids.count }
+    /// The layer's features (after writes, without those they replaced or deleted).
+    public var count: Int { changes.map { $0.base.count - $0.hidden.count + $0.added.count } ?? fids.count }
+    /// The feature indices in use: `0..<slots`, some of which writes may have hidden.
+    public var slots: Int { fids.count }
+    /// Every feature's index, in load order (then the written ones, in fid order).
+    public var indices: LayerIndices {
+        LayerIndices(slots: slots, hidden: changes?.hidden, hiddenBelow: changes?.base.slots ?? 0)
+    }
+    /// Every feature's index in load order, the store's fid order: for a layer changed by
+    /// writes, the base's and the written features' merged by fid.
+    public var indicesInLoadOrder: [Int] {
+        guard let changes else { return Array(0..<slots) }
+        var merged: [Int] = []
+        merged.reserveCapacity(count)
+        let offset = changes.base.slots
+        var added = 0
+        for index in indices where index < offset {
+            while added < changes.added.slots && changes.added.fids[added] < fids[index] { merged.append(offset + added); added += 1 }
+            merged.append(index)
+        }
+        while added < changes.added.slots { merged.append(offset + added); added += 1 }
+        return merged
+    }
+
+    /// Sorts feature indices into load order (fid order for a layer changed by writes).
+    func sortInLoadOrder(_ found: inout [Int]) {
+        if changes == nil { found.sort() } else { found.sort { fids[$0] < fids[$1] } }
+    }
+
     /// The rows the store holds: `count`, or for rows left in the database the count it gave.
     public var rowCount: Int { storage.rowsInDatabase ? info.featureCount : count }
+
+    /// Over every feature's bounding box.
+    var tree: LayerTree? { index(\.ownTree) { LayerTree(parts: $0, fids: fids) } }
+    /// Point-in-polygon over the polygonal features (polygon and mixed layers).
+    var polygons: LayerPolygons? { index(\.ownPolygons) { LayerPolygons(parts: $0) } }
+    /// Exact k-nearest over point features (point layers).
+    var points: LayerPoints? { index(\.ownPoints) { LayerPoints(parts: $0, fids: fids) } }
+
+    /// One of the layer's indexes: its own, or the base's (without what writes hid) and the
+    /// written features' (shifted past the base).
+    private func index<Structure, Wrapper>(_ own: KeyPath<Layer, Structure?>, _ wrap: ([IndexPart<Structure>]) -> Wrapper) -> Wrapper? {
+        guard let changes else { return self[keyPath: own].map { wrap([IndexPart(structure: $0, offset: 0, hidden: nil)]) } }
+        guard let base = changes.base[keyPath: own] else { return nil }
+        var parts = [IndexPart(structure: base, offset: 0, hidden: changes.hidden)]
+        if let added = changes.added[keyPath: own] { parts.append(IndexPart(structure: added, offset: changes.base.slots, hidden: nil)) }
+        return wrap(parts)
+    }
 
     /// `skipped`: the features the store could not read, reported as warnings. A feature whose
     /// geometry has a position out of range (`refusal(of:in:)`) is left out with a warning too, so one bad
@@ -73,7 +119,7 @@ public final class Layer: Sendable {
         let fids = features.map(\.fid)
         let geometries = features.map(\.feature.geometry)
         let properties = features.map(\.feature.properties)
-        self.fids = FlatArray(fids)
+        self.fids = LayerColumn(FlatArray(fids))
         self.geometries = LayerGeometries(geometries)
         self.properties = LayerProperties(properties)
         var index: [Int64: Int] = [:]
@@ -83,42 +129,43 @@ public final class Layer: Sendable {
         idList = Layer.idList(info: info, properties: properties)
         let family = declared ?? Layer.family(of: geometries, kind: info.kind, geometryType: info.geometryType)
         self.family = family
-        areas = FlatArray(geometries.map { geometry in
+        areas = LayerColumn(FlatArray(geometries.map { geometry in
             switch geometry {
             case let polygonal? where polygonal.isPolygonal: Measure.area(polygonal)
             default: 0
             }
-        })
+        }))
+        changes = nil
         guard family != .table else {
             bounds = .empty
-            tree = nil
-            polygons = nil
-            points = nil
+            ownTree = nil
+            ownPolygons = nil
+            ownPoints = nil
             hull = nil
             return
         }
         let boxes = geometries.map { $0?.bbox ?? .empty }
         bounds = storage.rowsInDatabase ? (info.bbox ?? .empty) : boxes.reduce(into: BBox.empty) { $0.extend($1) }
         let (name, featureIDs) = (info.name, fids)
-        tree = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in try PackedRTree(boxes: boxes) }
+        ownTree = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in try PackedRTree(boxes: boxes) }
         if family == .polygons || family == .mixed {
             let geometries = geometries
-            polygons = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
+            ownPolygons = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
                 try PolygonIndex(geometries: geometries.map { $0 ?? .collection([]) })
             }
         } else {
-            polygons = nil
+            ownPolygons = nil
         }
         if family == .points {
             // NaN in both coordinates: no point here (a feature without geometry), left out.
             let points = geometries.map { geometry in
                 if case .point(let p)? = geometry { p } else { Point(lon: .nan, lat: .nan) }
             }
-            self.points = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
+            ownPoints = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
                 try PointIndex(lons: points.map(\.lon), lats: points.map(\.lat))
             }
         } else {
-            points = nil
+            ownPoints = nil
         }
         hull = family == .polygons ? nil : ConvexHull.of(geometries)
     }
@@ -154,21 +201,62 @@ public final class Layer: Sendable {
         self.info = info
         storage = .mapped
         family = .polygons
-        fids = mapped.fids
+        fids = LayerColumn(mapped.fids)
         geometries = mapped.geometries
         properties = mapped.properties
-        areas = mapped.areas
+        areas = LayerColumn(mapped.areas)
         bounds = mapped.bounds
         idList = nil
         fidIndex = [:]
-        tree = mapped.tree
-        polygons = mapped.polygons
-        points = nil
+        changes = nil
+        ownTree = mapped.tree
+        ownPolygons = mapped.polygons
+        ownPoints = nil
         hull = nil
         warnings = mapped.warnings
     }
 
+    /// A base with the written features beside it (LayerChanges.swift).
+    init(info: LayerInfo, changes: LayerChanges) {
+        let (base, added) = (changes.base, changes.added)
+        self.info = info
+        self.changes = changes
+        storage = base.storage
+        family = base.family
+        fids = LayerColumn(joining: base.fids, added.fids)
+        geometries = LayerGeometries(joining: base.geometries, added.geometries)
+        properties = LayerProperties(joining: base.properties, added.properties)
+        areas = LayerColumn(joining: base.areas, added.areas)
+        var bounds = base.bounds
+        bounds.extend(added.bounds)
+        self.bounds = bounds
+        switch (base.idList, added.idList) {
+        case (nil, nil): idList = nil
+        case let (first?, second) where second == nil || second?.column == first.column:
+            idList = (first.column, first.ids + (second?.ids ?? Array(repeating: [], count: added.slots)))
+        case let (nil, second?):
+            idList = (second.column, Array(repeating: [], count: base.slots) + second.ids)
+        default:
+            idList = Layer.idList(info: info, properties: Array(properties))
+        }
+        fidIndex = [:]
+        ownTree = nil
+        ownPolygons = nil
+        ownPoints = nil
+        // Over the base's hull and the written features: a deleted feature's vertices stay
+        // inside until the layer is rebuilt.
+        hull = base.hull.map { hull in ConvexHull.of([.polygon(hull)] + added.geometries.map { $0 }) } ?? added.hull
+        warnings = base.warnings
+    }
+
     public func index(ofFID fid: Int64) -> Int? {
+        if let changes {
+            if let index = changes.added.index(ofFID: fid) { return changes.base.slots + index }
+            // Written but not added: deleted.
+            if changes.written[fid] != nil { return nil }
+            guard let index = changes.base.index(ofFID: fid), !changes.hidden.contains(index) else { return nil }
+            return index
+        }
         guard storage == .mapped else { return fidIndex[fid] }
         // Ascending fids (checked when the file is read): a binary search.
         var low = 0, high = fids.count

@@ -1,8 +1,10 @@
 // A layer's geometries and attributes, by feature index: Swift arrays for a layer loaded from
 // the store, or records read in place from a mapped snapshot file (SnapshotFile.swift), where
-// a feature's Geometry or Attributes is made only when an answer asks for it. Both are
-// collections, so `layer.geometries[i]`, `layer.properties[i]` and loops over them read the
-// same either way.
+// a feature's Geometry or Attributes is made only when an answer asks for it, or the two parts
+// of a layer changed by writes (a base and the written features after it: LayerChanges.swift).
+// All are collections, so `layer.geometries[i]` and `layer.properties[i]` read the same either
+// way; loops over a layer's features go through `layer.indices`, which skips what writes
+// replaced or deleted.
 
 import Geometry
 import SpatialIndex
@@ -14,21 +16,33 @@ public struct LayerGeometries: RandomAccessCollection, Sendable {
     }
 
     private let storage: Storage
+    /// The written features after a base's (LayerChanges.swift); empty otherwise.
+    private let tail: [Geometry?]
+    private let storedCount: Int
 
-    init(_ geometries: [Geometry?]) { storage = .memory(geometries) }
-    init(encoded rows: EncodedRows) { storage = .encoded(rows) }
+    init(_ geometries: [Geometry?]) { self.init(.memory(geometries), tail: []) }
+    init(encoded rows: EncodedRows) { self.init(.encoded(rows), tail: []) }
+    /// `first`'s features, then `second`'s (a layer built in memory).
+    init(joining first: LayerGeometries, _ second: LayerGeometries) {
+        self.init(first.storage, tail: first.tail + Array(second))
+    }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int {
+    private init(_ storage: Storage, tail: [Geometry?]) {
+        self.storage = storage
+        self.tail = tail
         switch storage {
-        case .memory(let geometries): geometries.count
-        case .encoded(let rows): rows.offsets.count - 1
+        case .memory(let geometries): storedCount = geometries.count
+        case .encoded(let rows): storedCount = rows.offsets.count - 1
         }
     }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { storedCount + tail.count }
 
     /// Feature `index`'s geometry (nil when it has none). From a snapshot file, decoded from its
     /// WKB at each call: keep the value rather than asking twice in a loop.
     public subscript(index: Int) -> Geometry? {
+        if index >= storedCount { return tail[index - storedCount] }
         switch storage {
         case .memory(let geometries): return geometries[index]
         case .encoded(let rows):
@@ -46,24 +60,62 @@ public struct LayerProperties: RandomAccessCollection, Sendable {
     }
 
     private let storage: Storage
+    /// The written features after a base's (LayerChanges.swift); empty otherwise.
+    private let tail: [Attributes]
+    private let storedCount: Int
 
-    init(_ properties: [Attributes]) { storage = .memory(properties) }
-    init(encoded rows: EncodedRows, names: [String]) { storage = .encoded(rows, names: names) }
+    init(_ properties: [Attributes]) { self.init(.memory(properties), tail: []) }
+    init(encoded rows: EncodedRows, names: [String]) { self.init(.encoded(rows, names: names), tail: []) }
+    /// `first`'s features, then `second`'s (a layer built in memory).
+    init(joining first: LayerProperties, _ second: LayerProperties) {
+        self.init(first.storage, tail: first.tail + Array(second))
+    }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int {
+    private init(_ storage: Storage, tail: [Attributes]) {
+        self.storage = storage
+        self.tail = tail
         switch storage {
-        case .memory(let properties): properties.count
-        case .encoded(let rows, _): rows.offsets.count - 1
+        case .memory(let properties): storedCount = properties.count
+        case .encoded(let rows, _): storedCount = rows.offsets.count - 1
         }
     }
 
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { storedCount + tail.count }
+
     /// Feature `index`'s attributes. From a snapshot file, decoded from its record at each call.
     public subscript(index: Int) -> Attributes {
+        if index >= storedCount { return tail[index - storedCount] }
         switch storage {
-        case .memory(let properties): properties[index]
-        case .encoded(let rows, let names): AttributeRecord.decode(rows[index], names: names)
+        case .memory(let properties): return properties[index]
+        case .encoded(let rows, let names): return AttributeRecord.decode(rows[index], names: names)
         }
+    }
+}
+
+/// A column of flat values by feature index (fids, areas): one flat array, or a base's and the
+/// written features' after it.
+public struct LayerColumn<Element: BitwiseCopyable & Sendable>: RandomAccessCollection, Sendable {
+    let first: FlatArray<Element>
+    let second: FlatArray<Element>
+
+    init(_ values: FlatArray<Element>) {
+        first = values
+        second = FlatArray()
+    }
+
+    init(joining first: LayerColumn<Element>, _ second: LayerColumn<Element>) {
+        // A base is never itself joined (LayerChanges keeps one level).
+        self.first = first.first
+        self.second = second.first
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { first.count + second.count }
+
+    @inline(__always)
+    public subscript(index: Int) -> Element {
+        index < first.count ? first[index] : second[index - first.count]
     }
 }
 

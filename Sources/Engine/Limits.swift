@@ -45,6 +45,10 @@ public struct EngineLimits: Sendable, Equatable {
     /// (DatabaseLayers.swift). Lines (a network routes in memory) and point layers with a time
     /// series always load.
     public var maxRowsLoadedPerLayer: Int = 250_000
+    /// A write rebuilds a changed layer of at most this many features whole (fresh indexes,
+    /// exact extent); a larger one keeps its indexes, with the written features searched beside
+    /// them (LayerChanges.swift), so a write costs what it writes.
+    public var maxFeaturesRebuiltPerWrite: Int = 20_000
 
     // Per request (`RequestBudget`).
 

@@ -145,7 +145,9 @@ public final class Network: Sendable {
     static func lines(of layer: Layer) -> Lines? {
         guard layer.family == .lines else { return nil }
         var lines = Lines()
-        for (geometry, (properties, fid)) in zip(layer.geometries, zip(layer.properties, layer.fids)) where !isTrack(properties) {
+        for index in layer.indices {
+            let (geometry, properties, fid) = (layer.geometries[index], layer.properties[index], layer.fids[index])
+            guard !isTrack(properties) else { continue }
             let steps = isSteps(properties)
             let name = properties["name"]?.stringValue ?? ""
             let access = footAccess(properties)

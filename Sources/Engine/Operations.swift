@@ -55,7 +55,7 @@ extension Snapshot {
         polygons.containing(lon: point.lon, lat: point.lat) { index in
             if filter?(index) ?? true { found.append(index) }
         }
-        found.sort { (layer.areas[$0], $0) < (layer.areas[$1], $1) }
+        found.sort { (layer.areas[$0], layer.fids[$0]) < (layer.areas[$1], layer.fids[$1]) }
         return found.map { Match(index: $0, fid: layer.fids[$0], metres: nil) }
     }
 
@@ -122,7 +122,7 @@ extension Snapshot {
             if filter?(index) ?? true { found.append(index) }
         }
         stats?.nodesVisited += visited
-        found.sort()
+        layer.sortInLoadOrder(&found)
         if let limit, found.count > limit { found.removeLast(found.count - limit) }
         if limit == nil && found.count > limits.maxRows { throw .tooManyRows(count: found.count, limit: limits.maxRows) }
         return found.map { Match(index: $0, fid: layer.fids[$0], metres: nil) }
@@ -164,7 +164,7 @@ extension Snapshot {
             var any = false
             polygons.containing(lon: point.lon, lat: point.lat) { _ in any = true }
             inside = any
-            outline = .collection(layer.geometries.compactMap { $0 })
+            outline = .collection(layer.indices.compactMap { layer.geometries[$0] })
         } else if let hull = layer.hull {
             inside = hull.contains(lon: point.lon, lat: point.lat)
             outline = .polygon(hull)

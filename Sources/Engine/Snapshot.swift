@@ -153,7 +153,7 @@ public final class Snapshot: Sendable {
         var byLayer: [String: TimeSeries] = [:]
         for layer in layers {
             guard let link = layer.info.timeSeries else { continue }
-            let series = TimeSeries(table: layer.name, link: link, info: layer.info, rows: Array(layer.properties))
+            let series = TimeSeries(table: layer.name, link: link, info: layer.info, rows: layer.indices.map { layer.properties[$0] })
             byTable[layer.name] = series
             byLayer[link.keyLayer] = series
         }

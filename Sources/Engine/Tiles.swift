@@ -120,7 +120,7 @@ extension Snapshot {
         var encoder = MVTLayerEncoder(name: layer.name, z: z, x: x, y: y, options: options)
         var candidates: [Int] = []
         _ = tree.search(encoder.searchBox) { candidates.append($0) }
-        candidates.sort()
+        layer.sortInLoadOrder(&candidates)
         for (n, index) in candidates.enumerated() {
             if n & 1023 == 1023 { try deadline.check() }
             guard let geometry = layer.geometries[index] else { continue }

@@ -1,8 +1,8 @@
 // Writes while the engine serves. A batch is applied by the store (atomic, durable when it
 // returns, every change numbered: Store/Writes.swift), then the engine derives the next
-// snapshot from the current one: the layers the batch changed are rebuilt from their features
-// and the written ones, and everything else (other layers, their indexes and networks, tile
-// sets, venues) is shared. The new snapshot is swapped in before the write returns, so the
+// snapshot from the current one: the layers the batch changed are rebuilt, or for large ones
+// given the written features beside their indexes (LayerChanges.swift), and everything else
+// (other layers, their indexes and networks, tile sets, venues) is shared. The new snapshot is swapped in before the write returns, so the
 // next read sees it; reads in flight finish on the one they hold.
 //
 // One writer at a time: writes and reloads take the engine's update lock, so a reload never
@@ -69,15 +69,15 @@ extension Engine {
 }
 
 extension Snapshot {
-    /// This snapshot with a committed batch in it: each layer the batch changed rebuilt from
-    /// its features and the written ones, everything else shared.
+    /// This snapshot with a committed batch in it: each layer the batch changed rebuilt or
+    /// overlaid (`Layer.rebuilt`), everything else shared.
     func applying(_ applied: AppliedBatch) throws(EngineError) -> Snapshot {
         var layers = self.layers
         var changed: Set<String> = []
         for (name, info) in applied.layers {
             let key = name.lowercased()
             changed.insert(key)
-            let fresh = try Layer.rebuilt(layersByName[key], info: info, written: applied.features[name] ?? [:])
+            let fresh = try Layer.rebuilt(layersByName[key], info: info, written: applied.features[name] ?? [:], limits: limits)
             if let i = layers.firstIndex(where: { $0.name.lowercased() == key }) {
                 layers[i] = fresh
             } else {
@@ -94,41 +94,6 @@ extension Snapshot {
                             tileSets: tileSets, unavailableTileSets: unavailableTileSets, loadSeconds: loadSeconds, limits: limits,
                             venues: venues, venueWarnings: venueWarnings, database: database,
                             networks: networks.filter { !changed.contains($0.key) })
-    }
-}
-
-extension Layer {
-    /// The layer after a write: its features but those `written` names, plus the written ones
-    /// that still exist (nil: deleted), in fid order, indexed anew. A layer whose rows stay in
-    /// the database keeps none. `old` is nil for a layer the batch created.
-    static func rebuilt(_ old: Layer?, info: LayerInfo, written: [Int64: StoredFeature?]) throws(EngineError) -> Layer {
-        var info = info
-        guard let old else {
-            info.featureCount = written.values.count { $0 != nil }
-            return try Layer(info: info, features: written.values.compactMap { $0 }.sorted { $0.fid < $1.fid })
-        }
-        if old.storage.rowsInDatabase {
-            return try Layer(info: info, features: [], rowsInDatabase: true, family: old.family)
-        }
-        var features: [StoredFeature] = []
-        features.reserveCapacity(old.count + written.count)
-        for index in 0..<old.count where written[old.fids[index]] == nil {
-            let fid = old.fids[index]
-            features.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: old.geometries[index], properties: old.properties[index])))
-        }
-        var count = old.info.featureCount
-        for (fid, feature) in written {
-            let existed = old.index(ofFID: fid) != nil
-            if let feature {
-                features.append(feature)
-                if !existed { count += 1 }
-            } else if existed {
-                count -= 1
-            }
-        }
-        features.sort { $0.fid < $1.fid }
-        info.featureCount = count
-        return try Layer(info: info, features: features)
     }
 }
 

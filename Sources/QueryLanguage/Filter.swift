@@ -43,7 +43,7 @@ extension Query {
             throw FilterError(parameter: attributes.isEmpty ? "where" : "attr.\(attributes[0].name)", message: error.message)
         }
         // Decided once per feature here, so the search's filter is an array lookup.
-        let keep = (0..<layer.count).map(compiled)
+        let keep = (0..<layer.slots).map(compiled)
         return { keep[$0] }
     }
 

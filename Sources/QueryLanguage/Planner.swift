@@ -495,7 +495,7 @@ struct Planner {
     func everyStation(_ stored: TimeSeries, on layer: Layer, needs: SeriesNeeds, at position: SourcePosition) throws(QueryError) -> TimeSeries {
         let key = stored.link.layerKeyColumn
         do {
-            return try snapshot.series(stored, keys: (0..<layer.count).compactMap { layer.properties[$0][key]?.stringValue }, needs: needs)
+            return try snapshot.series(stored, keys: layer.indices.compactMap { layer.properties[$0][key]?.stringValue }, needs: needs)
         } catch {
             throw Runner.engineError(error, at: position)
         }
@@ -661,7 +661,7 @@ struct Planner {
             let inner = filter
             filter = { i in link(i) && (inner?(i) ?? true) }
         }
-        return (0..<layer.count).filter { filter?($0) ?? true }.compactMap { layer.geometries[$0] }
+        return layer.indices.filter { filter?($0) ?? true }.compactMap { layer.geometries[$0] }
     }
 
     // MARK: EXPLAIN

@@ -214,7 +214,7 @@ struct Runner {
                     let box = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
                     matches = try snapshot.intersecting(layer, box: box, limit: plan.order.isEmpty ? plan.limit : nil, filter: filter, stats: stats)
                 case .atZoom?, nil:
-                    for i in 0..<layer.count {
+                    for i in layer.indices {
                         if i & (Runner.stride - 1) == 0 { try deadline.check() }
                         if source.filter?(i) ?? true { hits.append(Hit(source: s, index: i, metres: nil)) }
                     }

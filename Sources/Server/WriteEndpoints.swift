@@ -199,7 +199,7 @@ extension Endpoints {
             // A time series: the rows as an import of the feed reads them, each replacing the
             // station's row of the same start if there is one.
             let stations = try engine { () throws(EngineError) in try snapshot.layer(link.keyLayer) }
-            let keys = Set((0..<stations.count).compactMap { stations.properties[$0][link.layerKeyColumn]?.stringValue })
+            let keys = Set(stations.indices.compactMap { stations.properties[$0][link.layerKeyColumn]?.stringValue })
             let rows: [Feature]
             do {
                 rows = try isCSV ? TimeSeriesRows.fromCSV(Array(body.utf8), link: link, keyLayer: stations.info, keys: keys)

@@ -1,4 +1,4 @@
-import Engine
+@testable import Engine
 import Foundation
 import Geometry
 import Store
@@ -109,6 +109,107 @@ import Testing
         #expect(written.properties[suchdolNow]["KOD_MC"] == before.properties[suchdolIndex]["KOD_MC"])
         #expect(written.geometries[suchdolNow] == before.geometries[suchdolIndex])
         #expect(written.index(ofFID: trojaFID) == nil)
+    }
+
+    /// With every changed layer kept as base plus written features (the overlay a large layer
+    /// gets), after deletes, replacements, updates and inserts on polygons, points and the
+    /// paths, every operation answers as a snapshot loaded afresh from the store: containing,
+    /// nearest, within, intersecting, items pages, vector tiles, the area check and routes.
+    @Test func anOverlaidLayerAnswersAsAFreshLoad() throws {
+        let path = try Self.demoCopy("write-overlay")
+        var limits = EngineLimits()
+        limits.maxFeaturesRebuiltPerWrite = 0
+        let engine = try Engine(storePath: path, limits: limits)
+        let districts = try engine.snapshot.layer("districts")
+        let square = Polygon(rings: [[14.40, 50.10, 14.45, 50.10, 14.45, 50.13, 14.40, 50.13, 14.40, 50.10]])
+        var name = Attributes()
+        name["NAZEV_MC"] = .text("written")
+        let paths = try engine.snapshot.layer("paths")
+        // Two batches, so the second overlays a layer that is already overlaid.
+        try engine.write(WriteBatch([
+            .change(layer: "districts", .delete(fid: districts.fids[3])),
+            .change(layer: "districts", .replace(fid: districts.fids[10], Feature(geometry: .polygon(square), properties: name))),
+            .change(layer: "stations", .insert(Self.point(14.4300, 50.0800, [("code", .text("NEW1"))]))),
+            .change(layer: "stations", .delete(fid: 9)),
+            .change(layer: "paths", .delete(fid: paths.fids[5])),
+        ]))
+        try engine.write(WriteBatch([
+            .change(layer: "districts", .update(fid: districts.fids[20], Feature(geometry: nil, properties: name))),
+            .change(layer: "districts", .insert(Feature(geometry: .polygon(square), properties: name))),
+            .change(layer: "stations", .update(fid: 2, Feature(geometry: .point(Point(lon: 14.41, lat: 50.07))))),
+            .change(layer: "pens", .delete(fid: try engine.snapshot.layer("pens").fids[0])),
+        ]))
+        let written = engine.snapshot
+        let fresh = try Snapshot.load(storePath: path, limits: limits)
+        for name in ["districts", "stations", "paths", "pens"] {
+            let layer = try written.layer(name), reference = try fresh.layer(name)
+            #expect(layer.changes != nil, "\(name) is overlaid")
+            #expect(layer.count == reference.count && layer.info.featureCount == reference.info.featureCount, "\(name)")
+            #expect(layer.indicesInLoadOrder.map { layer.fids[$0] } == Array(reference.fids), "\(name)")
+            #expect(layer.indicesInLoadOrder.map { layer.properties[$0] } == reference.indices.map { reference.properties[$0] }, "\(name)")
+        }
+        var generator = SystemRandomNumberGenerator()
+        func random() -> Point {
+            Point(lon: Double.random(in: 14.22...14.71, using: &generator), lat: Double.random(in: 49.94...50.18, using: &generator))
+        }
+        for _ in 0..<1000 {
+            let point = random()
+            for name in ["districts", "pavilions"] {
+                let layer = try written.layer(name), reference = try fresh.layer(name)
+                #expect(try written.containing(layer, at: point).map(\.fid) == fresh.containing(reference, at: point).map(\.fid), "\(name) at \(point)")
+            }
+            for name in ["stations", "pens", "districts"] {
+                let layer = try written.layer(name), reference = try fresh.layer(name)
+                let got = try written.nearest(layer, to: point, k: 3), want = try fresh.nearest(reference, to: point, k: 3)
+                #expect(Self.same(got, want), "\(name) at \(point)")
+                let near = try written.within(layer, metres: 2000, of: point), nearReference = try fresh.within(reference, metres: 2000, of: point)
+                #expect(Self.same(near, nearReference), "\(name) within 2 km of \(point)")
+            }
+            let corner = random()
+            let box = BBox(minLon: min(point.lon, corner.lon), minLat: min(point.lat, corner.lat), maxLon: max(point.lon, corner.lon), maxLat: max(point.lat, corner.lat))
+            for name in ["districts", "stations", "paths"] {
+                #expect(try written.intersecting(written.layer(name), box: box).map(\.fid) == fresh.intersecting(fresh.layer(name), box: box).map(\.fid), "\(name) in \(box)")
+            }
+            #expect(try written.areaCheck(written.layer("districts"), at: point).inside == fresh.areaCheck(fresh.layer("districts"), at: point).inside)
+        }
+        // Items, a page at a time, and a box's.
+        for name in ["districts", "stations"] {
+            for offset in stride(from: 0, to: 60, by: 7) {
+                let page = try written.items(written.layer(name), ItemsRequest(offset: offset, limit: 7))
+                let want = try fresh.items(fresh.layer(name), ItemsRequest(offset: offset, limit: 7))
+                #expect(page.indices.map { page.layer.fids[$0] } == want.indices.map { want.layer.fids[$0] }, "\(name) from \(offset)")
+            }
+        }
+        // Vector tiles, byte for byte, over Prague at zoom 12.
+        for x in 2208...2213 {
+            for y in 1386...1390 {
+                for name in ["districts", "stations", "paths"] {
+                    #expect(try written.vectorTile(written.layer(name), z: 12, x: x, y: y) == fresh.vectorTile(fresh.layer(name), z: 12, x: x, y: y), "\(name) 12/\(x)/\(y)")
+                }
+            }
+        }
+        // Routes on the paths without the deleted one.
+        let zoo = [Point(lon: 14.410887, lat: 50.116698), Point(lon: 14.40519, lat: 50.115769), Point(lon: 14.4066, lat: 50.1189), Point(lon: 14.4086, lat: 50.1162)]
+        for from in zoo {
+            for to in zoo where to != from {
+                let got = try written.route(RouteRequest(from: .point(from), to: .point(to))).route.metres
+                let want = try fresh.route(RouteRequest(from: .point(from), to: .point(to))).route.metres
+                #expect(got == want, "\(from) → \(to)")
+            }
+        }
+    }
+
+    /// The same nearest-first answer: the same metres in order, and the same features at each
+    /// distance. Features at exactly equal distances (the two identical squares written here)
+    /// may come in either order, and at the last distance either may be cut by k: the R-tree
+    /// orders exact ties by when its best-first search meets them.
+    static func same(_ got: [Match], _ want: [Match]) -> Bool {
+        guard got.map(\.metres) == want.map(\.metres) else { return false }
+        let last = got.last?.metres
+        func groups(_ matches: [Match]) -> [Double: Set<Int64>] {
+            Dictionary(grouping: matches.filter { $0.metres != last }, by: { $0.metres ?? -1 }).mapValues { Set($0.map(\.fid)) }
+        }
+        return groups(got) == groups(want)
     }
 
     /// One bad feature fails the batch, names its operation, and writes nothing.

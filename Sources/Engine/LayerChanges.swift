@@ -1,0 +1,210 @@
+// A large layer changed by writes keeps its indexes: the written features become a small layer
+// of their own, searched beside the base, and the base's features they replaced or deleted are
+// hidden. A write then costs what its features cost, not what the layer does (a 200,000-polygon
+// mapped layer is not decoded and re-indexed for one feature). Small layers are rebuilt whole
+// instead (`EngineLimits.maxFeaturesRebuiltPerWrite`): exact extents and hulls, one structure.
+//
+// Feature indices below `base.slots` are the base's; those above are the written layer's,
+// shifted by `base.slots`. Every search of the layer goes through the wrappers below, which
+// search both parts, skip hidden features and shift the written ones, so the operations
+// (containing, nearest, within, intersecting, joins, tiles, items) need not know. A loop over
+// a layer's features goes through `layer.indices`.
+//
+// There is one level: a write to a changed layer makes a new written layer from all the
+// writes since the base (`written`), so searches never stack.
+
+import Geometry
+import SpatialIndex
+import Store
+
+/// What writes changed in a layer since its indexes were built.
+struct LayerChanges: Sendable {
+    /// The layer as built from the store (never itself changed).
+    let base: Layer
+    /// Every written feature's current version since the base, by fid; nil for a deleted one.
+    let written: [Int64: StoredFeature?]
+    /// The written features that exist, as a layer of their own, in fid order.
+    let added: Layer
+    /// The base's features that `written` replaced or deleted.
+    let hidden: HiddenSet
+}
+
+/// Feature indices of a base hidden by writes: a bit per feature.
+struct HiddenSet: Sendable {
+    private var words: [UInt64]
+    private(set) var count = 0
+
+    init(slots: Int) { words = Array(repeating: 0, count: (slots + 63) / 64) }
+
+    @inline(__always)
+    func contains(_ index: Int) -> Bool {
+        words[index >> 6] & (1 << UInt64(index & 63)) != 0
+    }
+
+    mutating func insert(_ index: Int) {
+        guard !contains(index) else { return }
+        words[index >> 6] |= 1 << UInt64(index & 63)
+        count += 1
+    }
+}
+
+/// The features of a layer, in index order, without those writes hid.
+public struct LayerIndices: Sequence, Sendable {
+    let slots: Int
+    let hidden: HiddenSet?
+    let hiddenBelow: Int
+
+    public func makeIterator() -> Iterator { Iterator(position: 0, indices: self) }
+
+    public struct Iterator: IteratorProtocol {
+        var position: Int
+        let indices: LayerIndices
+
+        public mutating func next() -> Int? {
+            while position < indices.slots {
+                defer { position += 1 }
+                if let hidden = indices.hidden, position < indices.hiddenBelow, hidden.contains(position) { continue }
+                return position
+            }
+            return nil
+        }
+    }
+}
+
+/// One part of a layer's index: the structure, the shift of its indices, and what it hides.
+struct IndexPart<Structure: Sendable>: Sendable {
+    let structure: Structure
+    let offset: Int
+    let hidden: HiddenSet?
+
+    @inline(__always)
+    func keeps(_ index: Int) -> Bool { !(hidden?.contains(index) ?? false) }
+}
+
+/// The layer's R-tree: its own, or the base's and the written features'.
+struct LayerTree: Sendable {
+    let parts: [IndexPart<PackedRTree>]
+    /// The layer's fids: ties between parts go to the smaller fid, as in a layer loaded whole.
+    let fids: LayerColumn<Int64>
+
+    /// Every feature whose box meets `box`; returns the nodes visited.
+    func search(_ box: BBox, _ visit: (Int) -> Void) -> Int {
+        if parts.count == 1, parts[0].offset == 0, parts[0].hidden == nil { return parts[0].structure.search(box, visit) }
+        var visited = 0
+        for part in parts {
+            visited += part.structure.search(box) { index in if part.keeps(index) { visit(index + part.offset) } }
+        }
+        return visited
+    }
+
+    /// The k nearest by the caller's distances, nearest first, ties by smaller index (as
+    /// `PackedRTree.nearest`; between parts, by smaller fid, which is the same order).
+    func nearest(k: Int, maxDistance: Double = .infinity, boxDistance: (BBox) -> Double, itemDistance: (Int) -> Double,
+                 filter: ((Int) -> Bool)? = nil, visited: UnsafeMutablePointer<Int>? = nil,
+                 shouldStop: (() -> Bool)? = nil) -> [(index: Int, distance: Double)] {
+        if parts.count == 1, parts[0].offset == 0, parts[0].hidden == nil {
+            return parts[0].structure.nearest(k: k, maxDistance: maxDistance, boxDistance: boxDistance, itemDistance: itemDistance,
+                                              filter: filter, visited: visited, shouldStop: shouldStop)
+        }
+        var found: [(index: Int, distance: Double)] = []
+        var expanded = 0
+        for part in parts {
+            let offset = part.offset
+            var partExpanded = 0
+            found += part.structure.nearest(
+                k: k, maxDistance: maxDistance, boxDistance: boxDistance, itemDistance: { itemDistance($0 + offset) },
+                filter: { index in part.keeps(index) && (filter?(index + offset) ?? true) }, visited: &partExpanded, shouldStop: shouldStop
+            ).map { ($0.index + offset, $0.distance) }
+            expanded += partExpanded
+        }
+        visited?.pointee = expanded
+        return Array(found.sorted { ($0.distance, fids[$0.index]) < ($1.distance, fids[$1.index]) }.prefix(k))
+    }
+}
+
+/// Point in polygon over the layer's polygons: its own index, or the base's and the written.
+struct LayerPolygons: Sendable {
+    let parts: [IndexPart<PolygonIndex>]
+
+    func containing(lon: Double, lat: Double, _ visit: (Int) -> Void) {
+        for part in parts {
+            part.structure.containing(lon: lon, lat: lat) { index in if part.keeps(index) { visit(index + part.offset) } }
+        }
+    }
+
+    func candidateCount(lon: Double, lat: Double) -> Int {
+        parts.reduce(0) { $0 + $1.structure.candidateCount(lon: lon, lat: lat) }
+    }
+}
+
+/// Exact k-nearest over the layer's points: its own index, or the base's and the written.
+struct LayerPoints: Sendable {
+    let parts: [IndexPart<PointIndex>]
+    let fids: LayerColumn<Int64>
+
+    func nearest(k: Int, lon: Double, lat: Double, maxMetres: Double = .infinity, filter: ((Int) -> Bool)? = nil,
+                 visited: UnsafeMutablePointer<Int>? = nil) -> [(index: Int, metres: Double)] {
+        if parts.count == 1, parts[0].offset == 0, parts[0].hidden == nil {
+            return parts[0].structure.nearest(k: k, lon: lon, lat: lat, maxMetres: maxMetres, filter: filter, visited: visited)
+        }
+        var found: [(index: Int, metres: Double)] = []
+        var entered = 0
+        for part in parts {
+            let offset = part.offset
+            var partEntered = 0
+            found += part.structure.nearest(k: k, lon: lon, lat: lat, maxMetres: maxMetres,
+                                            filter: { index in part.keeps(index) && (filter?(index + offset) ?? true) }, visited: &partEntered)
+                .map { ($0.index + offset, $0.metres) }
+            entered += partEntered
+        }
+        visited?.pointee = entered
+        return Array(found.sorted { ($0.metres, fids[$0.index]) < ($1.metres, fids[$1.index]) }.prefix(k))
+    }
+}
+
+extension Layer {
+    /// The layer after a write: `written` maps each fid the batch touched to its stored version
+    /// (nil: deleted). A layer of at most `limits.maxFeaturesRebuiltPerWrite` features is
+    /// rebuilt whole; a larger one keeps its base's indexes and gets the written features as a
+    /// layer beside them (see above). A layer whose rows stay in the database keeps none.
+    /// `old` is nil for a layer the batch created.
+    static func rebuilt(_ old: Layer?, info: LayerInfo, written: [Int64: StoredFeature?], limits: EngineLimits) throws(EngineError) -> Layer {
+        var info = info
+        guard let old else {
+            info.featureCount = written.values.count { $0 != nil }
+            return try Layer(info: info, features: written.values.compactMap { $0 }.sorted { $0.fid < $1.fid })
+        }
+        if old.storage.rowsInDatabase {
+            return try Layer(info: info, features: [], rowsInDatabase: true, family: old.family)
+        }
+        var count = old.info.featureCount
+        for (fid, feature) in written {
+            let existed = old.index(ofFID: fid) != nil
+            if feature != nil && !existed { count += 1 }
+            if feature == nil && existed { count -= 1 }
+        }
+        info.featureCount = count
+
+        let base = old.changes?.base ?? old
+        var all = old.changes?.written ?? [:]
+        all.merge(written) { $1 }
+        let added = all.values.compactMap { $0 }.sorted { $0.fid < $1.fid }
+        let addedFamily = Layer.family(of: added.map(\.feature.geometry), kind: info.kind)
+        if base.count + added.count > limits.maxFeaturesRebuiltPerWrite && (added.isEmpty || addedFamily == base.family) {
+            var hidden = old.changes?.hidden ?? HiddenSet(slots: base.slots)
+            for fid in written.keys { if let index = base.index(ofFID: fid) { hidden.insert(index) } }
+            let addedLayer = try Layer(info: info, features: added, family: base.family)
+            return Layer(info: info, changes: LayerChanges(base: base, written: all, added: addedLayer, hidden: hidden))
+        }
+        // Whole: the old layer's features but the written ones, and the written that exist.
+        var features: [StoredFeature] = []
+        features.reserveCapacity(old.count + written.count)
+        for index in old.indices where written[old.fids[index]] == nil {
+            let fid = old.fids[index]
+            features.append(StoredFeature(fid: fid, feature: Feature(id: .integer(fid), geometry: old.geometries[index], properties: old.properties[index])))
+        }
+        features += written.values.compactMap { $0 }
+        features.sort { $0.fid < $1.fid }
+        return try Layer(info: info, features: features)
+    }
+}
