@@ -6,8 +6,8 @@ Benchmarks/w3-tiled.py), serves it with a write token, then --writes times: inse
 square at a random point of the layer's extent (POST /ogc/collections/cells/items) and, the
 moment the 201 arrives, asks GET /v1/layers/cells/containing at the square's centre, which must
 name the new feature. Prints the p50/p90/p99/max of the write (request to acknowledgement) and
-of the visibility (acknowledgement to the answer that holds it), the server's RSS before and
-after, as RESULT lines. Each request is a new connection (urllib), as a backend's would be.
+of the visibility (acknowledgement to the answer that holds it), the server's RSS (and heap)
+before and after, as RESULT lines. Each request is a new connection (urllib), as a backend's would be.
 
     Benchmarks/write-latency.py --binary .build/release/vltava --polygons /tmp/geobench/W3-pip-synthetic-200k/polygons.geojson \\
         --work /tmp/write-latency [--writes 500] [--label 200k]
@@ -31,11 +31,15 @@ def free_port():
 
 
 def rss_mb(pid):
+    """Resident MB, and of it the heap's (RssAnon): the rest is the mapped snapshot file's pages
+    that answers touched, shared and given back under pressure."""
+    values = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) // 1024
-    return -1
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "RssAnon"):
+                values[key] = int(rest.split()[0]) // 1024
+    return f"{values.get('VmRSS', -1)} heap_mb={values.get('RssAnon', -1)}"
 
 
 def percentile(values, p):

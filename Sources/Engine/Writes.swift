@@ -12,6 +12,15 @@ import Foundation
 import Geometry
 import Store
 
+// The write model is the store's; the engine's users name it through the engine, as they do
+// routes (EngineError.swift).
+public typealias WriteBatch = Store.WriteBatch
+public typealias WriteOperation = Store.WriteOperation
+public typealias FeatureChange = Store.FeatureChange
+public typealias LayerSchema = Store.LayerSchema
+public typealias ColumnInfo = Store.ColumnInfo
+public typealias Change = Store.Change
+
 /// A store the engine can write into.
 public protocol StoreWriter: Sendable {
     /// Applies the batch in one transaction; nothing is written when it throws.
@@ -54,6 +63,16 @@ extension Engine {
             swap(fresh)
             return WriteReceipt(sequence: applied.sequence, changes: applied.changes, warnings: applied.warnings, snapshot: fresh)
         }
+    }
+
+    /// Collects the writes `body` adds to a batch and applies them as one: all or none, durable
+    /// and visible to the next read when this returns (GRDB's `DatabaseWriter.write`, for a
+    /// store that many readers share). A `body` that throws writes nothing.
+    @discardableResult
+    public func write(crs: String? = nil, _ body: (inout WriteBatch) throws -> Void) throws -> WriteReceipt {
+        var batch = WriteBatch(crs: crs)
+        try body(&batch)
+        return try write(batch)
     }
 
     /// Opens the store's writer now rather than at the first write: a store that takes no

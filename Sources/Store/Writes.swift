@@ -517,3 +517,36 @@ public enum TimeSeriesRows {
         rows.map { .change(layer: table, .upsert(keys: [link.keyColumn, link.startColumn], $0)) }
     }
 }
+
+extension WriteBatch {
+    /// Adds the insert of `feature` into `layer` (its integer id, if any, becomes the fid).
+    public mutating func insert(_ feature: Feature, into layer: String) {
+        operations.append(.change(layer: layer, .insert(feature)))
+    }
+
+    /// Adds the replacement of feature `fid` of `layer`: geometry and every attribute.
+    public mutating func replace(_ fid: Int64, in layer: String, with feature: Feature) {
+        operations.append(.change(layer: layer, .replace(fid: fid, feature)))
+    }
+
+    /// Adds an update of feature `fid` of `layer`: the attributes given (null clears one) and
+    /// the geometry when given.
+    public mutating func update(_ fid: Int64, in layer: String, properties: Attributes, geometry: Geometry? = nil) {
+        operations.append(.change(layer: layer, .update(fid: fid, Feature(geometry: geometry, properties: properties))))
+    }
+
+    public mutating func delete(_ fid: Int64, from layer: String) {
+        operations.append(.change(layer: layer, .delete(fid: fid)))
+    }
+
+    /// Adds an upsert: the feature of `layer` whose `keys` columns hold `feature`'s values is
+    /// replaced, or `feature` is inserted.
+    public mutating func upsert(_ feature: Feature, into layer: String, keys: [String]) {
+        operations.append(.change(layer: layer, .upsert(keys: keys, feature)))
+    }
+
+    /// Adds the creation of a layer from a schema.
+    public mutating func create(_ schema: LayerSchema) {
+        operations.append(.create(schema))
+    }
+}

@@ -215,6 +215,38 @@ import Vltava
     }
 
     /// Engine errors carry a stable code.
+    /// The write closure: the festival organiser's stages in one batch, read back by the next
+    /// statement; a closure that throws writes nothing. Only `import Vltava` is needed.
+    @Test func aWriteClosureIsOneBatch() throws {
+        let path = try Fixtures.temporaryDirectory("library-write").appendingPathComponent("live.gpkg").path
+        let source = try Self.store.get()
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: source + suffix) {
+            try FileManager.default.copyItem(atPath: source + suffix, toPath: path + suffix)
+        }
+        let engine = try Engine(path: path)
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try engine.write { batch in
+                batch.create(LayerSchema(name: "stages", geometryType: "POINT", columns: [ColumnInfo(name: "name", type: .text)]))
+                throw Refused()
+            }
+        }
+        #expect(engine.snapshot.layerNames.contains("stages") == false)
+        let receipt = try engine.write { batch in
+            batch.create(LayerSchema(name: "stages", geometryType: "POINT", columns: [ColumnInfo(name: "name", type: .text)]))
+            for (name, lon, lat) in [("Main stage", 14.4378, 50.1031), ("Tent", 14.4410, 50.1050)] {
+                var properties = Attributes()
+                properties["name"] = .text(name)
+                batch.insert(Feature(geometry: .point(Point(lon: lon, lat: lat)), properties: properties), into: "stages")
+            }
+        }
+        #expect(receipt.changes.map(\.kind) == [.created, .inserted, .inserted])
+        struct Stage: Decodable, Equatable { var name: String; var distance_m: Double }
+        // Haversine (R = 6,371,008.8 m) from (14.4400, 50.1040): the tent 132.101 m, the main stage 186.103 m.
+        let nearest = try engine.fetch(Stage.self, "FIND stages NEAREST 1 TO POINT(14.4400 50.1040) RETURN name, distance_m")
+        #expect(nearest == [Stage(name: "Tent", distance_m: 132.101)])
+    }
+
     @Test func engineErrorsHaveCodes() throws {
         let snapshot = try Self.engine().snapshot
         #expect(throws: EngineError.unknownLayer("station", known: snapshot.layerNames)) { try snapshot.layer("station") }
