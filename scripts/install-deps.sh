@@ -25,7 +25,7 @@ for option in "$@"; do
             packages+=(gdal-bin python3-gdal tmux python3-pip chromium chromium-driver postgresql-15-postgis-3)
             python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
                               "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*"
-                              "schemathesis:schemathesis==4.32.*") ;;
+                              "schemathesis:schemathesis==4.32.*" "sseclient:sseclient-py==1.8.*") ;;
         --bench)
             packages+=(wrk nginx postgresql-15-postgis-3 python3-pip)
             python_packages+=("sklearn:scikit-learn==1.7.*" "shapely:shapely==2.1.*") ;;

@@ -25,6 +25,8 @@ public final class EngineState: Sendable {
     private let reloadPending = Locked(false)
     let metrics: HTTPMetrics
     private let readiness = Readiness()
+    /// Wakes the change feed's streams when a write commits.
+    let changeSignal = ChangeSignal()
 
     init(metrics: HTTPMetrics) {
         self.metrics = metrics
@@ -98,10 +100,12 @@ public final class EngineState: Sendable {
     }
 
     /// Applies a write batch on the writes' own thread (an fsync and a layer's rebuild are
-    /// synchronous work); the next request sees it.
+    /// synchronous work); the next request sees it, and the change feed's streams wake.
     func write(_ batch: WriteBatch) async throws -> WriteReceipt {
         guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); throw APIError.loading() }
-        return try await onWrites { () throws(APIError) in try engine { () throws(EngineError) in try host.write(batch) } }
+        let receipt = try await onWrites { () throws(APIError) in try engine { () throws(EngineError) in try host.write(batch) } }
+        changeSignal.published()
+        return receipt
     }
 
     /// The change feed after `since`.
@@ -127,5 +131,41 @@ public final class EngineState: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try work() }) }
         }
+    }
+}
+
+/// Wakes the change feed's event streams: each stream subscribes, and is woken when a write
+/// commits, or every `heartbeat` so it can tell a silent client it is still there. A wake
+/// only says "look again": the stream reads the changes from the store, so a wake lost to a
+/// full buffer loses nothing.
+final class ChangeSignal: Sendable {
+    enum Wake: Sendable { case written, heartbeat }
+
+    private let subscribers = Locked<(next: UInt64, all: [UInt64: AsyncStream<Wake>.Continuation])>((0, [:]))
+
+    /// A stream of wakes, until `cancel` with the token.
+    func subscribe(heartbeat: Duration) -> (wakes: AsyncStream<Wake>, token: UInt64) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Wake.self, bufferingPolicy: .bufferingNewest(1))
+        let token = subscribers.withLock { state in
+            state.next += 1
+            state.all[state.next] = continuation
+            return state.next
+        }
+        let beat = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: heartbeat)
+                continuation.yield(.heartbeat)
+            }
+        }
+        continuation.onTermination = { _ in beat.cancel() }
+        return (stream, token)
+    }
+
+    func cancel(_ token: UInt64) {
+        subscribers.withLock { $0.all.removeValue(forKey: token) }?.finish()
+    }
+
+    func published() {
+        for continuation in subscribers.withLock({ Array($0.all.values) }) { continuation.yield(.written) }
     }
 }

@@ -261,6 +261,7 @@ enum OpenAPI {
     "/v1/changes": {
       "get": {
         "summary": "The change feed: every write's changes after a sequence number, oldest first",
+        "description": "With Accept: text/event-stream, the same as Server-Sent Events that stay open: each change an event whose id is its sequence number, resumed after a Last-Event-ID header (docs/HTTP_API.md).",
         "parameters": [
           {"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}},
           {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}}

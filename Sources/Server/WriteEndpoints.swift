@@ -222,11 +222,25 @@ extension Endpoints {
 
     // MARK: - The change feed
 
-    /// GET /v1/changes?since=N&limit=M: the changes after N, oldest first.
+    /// GET /v1/changes?since=N&limit=M: the changes after N, oldest first; with `Accept:
+    /// text/event-stream`, the same as Server-Sent Events, live (`changeStream`).
     func changes(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["since", "limit"])
         let since = try parameters.int("since", default: 0, range: 0...Int.max)
         let limit = try parameters.int("limit", default: 1000, range: 1...10_000)
+        if (request.headers[.accept] ?? "").contains("text/event-stream") {
+            // A reconnecting client resumes after the last event it saw.
+            var resume = Int64(since)
+            if let last = request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value {
+                guard let id = Int64(last.trimmingCharacters(in: .whitespaces)), id >= 0 else {
+                    throw APIError(.badRequest, code: "invalid_parameter", detail: "Last-Event-ID: \(Quote.input(last)) is not a sequence number",
+                                   extra: JSONObject([("parameter", .string("Last-Event-ID"))]))
+                }
+                resume = id
+            }
+            _ = try state.snapshot()
+            return changeStream(after: resume)
+        }
         let changes = try await state.changes(since: Int64(since), limit: limit)
         return Reply.json(request: request) { w in
             w.beginObject()
@@ -237,6 +251,43 @@ extension Endpoints {
             w.key("last"); w.integer(changes.last?.sequence ?? Int64(since))
             w.endObject()
         }
+    }
+
+    /// Seconds between the comments that keep a quiet event stream (and proxies) open.
+    static let heartbeat: Duration = .seconds(15)
+
+    /// The change feed as Server-Sent Events: every change after `sequence`, each an event
+    /// whose `id` is its sequence number (so a client's `Last-Event-ID` resumes exactly after
+    /// it), then each new one as writes commit, until the client leaves. The events are read
+    /// from the store's change table, so a stream misses nothing a commit holds, whatever
+    /// wakes it.
+    func changeStream(after sequence: Int64) -> Response {
+        let state = self.state
+        let body = ResponseBody { writer in
+            let (wakes, token) = state.changeSignal.subscribe(heartbeat: Endpoints.heartbeat)
+            defer { state.changeSignal.cancel(token) }
+            var last = sequence
+            var wake = wakes.makeAsyncIterator()
+            try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+            while true {
+                let changes = try await state.changes(since: last, limit: 1000)
+                if let newest = changes.last {
+                    var text = ""
+                    for change in changes {
+                        var w = JSONWriter(reservingCapacity: 128)
+                        Endpoints.change(&w, change)
+                        text += "id: \(change.sequence)\nevent: change\ndata: \(String(decoding: w.bytes, as: UTF8.self))\n\n"
+                    }
+                    try await writer.write(ByteBuffer(string: text))
+                    last = newest.sequence
+                    continue
+                }
+                guard let woken = await wake.next() else { break }
+                if woken == .heartbeat { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
     }
 
     static func change(_ w: inout JSONWriter, _ change: Change) {

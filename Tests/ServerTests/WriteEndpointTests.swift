@@ -188,6 +188,20 @@ import Testing
         #expect((summary["problems"] as? [String])?.isEmpty == true, "\(run.stdout)")
     }
 
+    /// The short version of scripts/feed-drill.py: sseclient-py (PyPI) reads the change feed as
+    /// Server-Sent Events while batches are written, leaves 8 times and resumes with
+    /// Last-Event-ID; it sees every sequence number exactly once, in order.
+    @Test func theFeedMissesNothingAcrossReconnects() async throws {
+        let script = Fixtures.root.appendingPathComponent("scripts/feed-drill.py")
+        let run = try await offPool {
+            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path, "--binary", CLI.binary.path, "--changes", "300", "--disconnects", "8"], timeout: 600)
+        }
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr.suffix(3000))")
+        let summary = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))) as? [String: Any] ?? [:]
+        #expect(summary["changes"] as? Int == 301 && summary["events"] as? Int == 301 && summary["reconnects"] as? Int == 8, "\(run.stdout)")
+        #expect(summary["every_one_once"] as? Bool == true && summary["duplicates"] as? Int == 0, "\(run.stdout)")
+    }
+
     /// Who may write: nobody without tokens (403 writes_disabled), 401 without a known token,
     /// 403 for a layer the token does not cover.
     @Test func whoMayWrite() async throws {
