@@ -35,9 +35,12 @@ public final class Layer: Sendable {
     /// What writes changed since the layer's indexes were built (LayerChanges.swift); nil for
     /// a layer built whole.
     let changes: LayerChanges?
-    private let ownTree: PackedRTree?
-    private let ownPolygons: PolygonIndex?
-    private let ownPoints: PointIndex?
+    /// Over every feature's bounding box.
+    let tree: LayerTree?
+    /// Point-in-polygon over the polygonal features (polygon and mixed layers).
+    let polygons: LayerPolygons?
+    /// Exact k-nearest over point features (point layers).
+    let points: LayerPoints?
     /// For the inside-the-area check of point and line layers: the convex hull of all vertices.
     let hull: Polygon?
 
@@ -77,23 +80,6 @@ public final class Layer: Sendable {
 
     /// The rows the store holds: `count`, or for rows left in the database the count it gave.
     public var rowCount: Int { storage.rowsInDatabase ? info.featureCount : count }
-
-    /// Over every feature's bounding box.
-    var tree: LayerTree? { index(\.ownTree) { LayerTree(parts: $0, fids: fids) } }
-    /// Point-in-polygon over the polygonal features (polygon and mixed layers).
-    var polygons: LayerPolygons? { index(\.ownPolygons) { LayerPolygons(parts: $0) } }
-    /// Exact k-nearest over point features (point layers).
-    var points: LayerPoints? { index(\.ownPoints) { LayerPoints(parts: $0, fids: fids) } }
-
-    /// One of the layer's indexes: its own, or the base's (without what writes hid) and the
-    /// written features' (shifted past the base).
-    private func index<Structure, Wrapper>(_ own: KeyPath<Layer, Structure?>, _ wrap: ([IndexPart<Structure>]) -> Wrapper) -> Wrapper? {
-        guard let changes else { return self[keyPath: own].map { wrap([IndexPart(structure: $0, offset: 0, hidden: nil)]) } }
-        guard let base = changes.base[keyPath: own] else { return nil }
-        var parts = [IndexPart(structure: base, offset: 0, hidden: changes.hidden)]
-        if let added = changes.added[keyPath: own] { parts.append(IndexPart(structure: added, offset: changes.base.slots, hidden: nil)) }
-        return wrap(parts)
-    }
 
     /// `skipped`: the features the store could not read, reported as warnings. A feature whose
     /// geometry has a position out of range (`refusal(of:in:)`) is left out with a warning too, so one bad
@@ -138,34 +124,37 @@ public final class Layer: Sendable {
         changes = nil
         guard family != .table else {
             bounds = .empty
-            ownTree = nil
-            ownPolygons = nil
-            ownPoints = nil
+            tree = nil
+            polygons = nil
+            points = nil
             hull = nil
             return
         }
         let boxes = geometries.map { $0?.bbox ?? .empty }
         bounds = storage.rowsInDatabase ? (info.bbox ?? .empty) : boxes.reduce(into: BBox.empty) { $0.extend($1) }
         let (name, featureIDs) = (info.name, fids)
-        ownTree = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in try PackedRTree(boxes: boxes) }
+        let ownTree = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in try PackedRTree(boxes: boxes) }
+        tree = LayerTree(parts: [IndexPart(structure: ownTree, offset: 0, hidden: nil)], fids: self.fids)
         if family == .polygons || family == .mixed {
             let geometries = geometries
-            ownPolygons = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
+            let own = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
                 try PolygonIndex(geometries: geometries.map { $0 ?? .collection([]) })
             }
+            polygons = LayerPolygons(parts: [IndexPart(structure: own, offset: 0, hidden: nil)])
         } else {
-            ownPolygons = nil
+            polygons = nil
         }
         if family == .points {
             // NaN in both coordinates: no point here (a feature without geometry), left out.
             let points = geometries.map { geometry in
                 if case .point(let p)? = geometry { p } else { Point(lon: .nan, lat: .nan) }
             }
-            ownPoints = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
+            let own = try Layer.indexing(name, featureIDs) { () throws(SpatialIndexError) in
                 try PointIndex(lons: points.map(\.lon), lats: points.map(\.lat))
             }
+            self.points = LayerPoints(parts: [IndexPart(structure: own, offset: 0, hidden: nil)], fids: self.fids)
         } else {
-            ownPoints = nil
+            points = nil
         }
         hull = family == .polygons ? nil : ConvexHull.of(geometries)
     }
@@ -209,9 +198,9 @@ public final class Layer: Sendable {
         idList = nil
         fidIndex = [:]
         changes = nil
-        ownTree = mapped.tree
-        ownPolygons = mapped.polygons
-        ownPoints = nil
+        tree = LayerTree(parts: [IndexPart(structure: mapped.tree, offset: 0, hidden: nil)], fids: fids)
+        polygons = LayerPolygons(parts: [IndexPart(structure: mapped.polygons, offset: 0, hidden: nil)])
+        points = nil
         hull = nil
         warnings = mapped.warnings
     }
@@ -240,9 +229,17 @@ public final class Layer: Sendable {
             idList = Layer.idList(info: info, properties: Array(properties))
         }
         fidIndex = [:]
-        ownTree = nil
-        ownPolygons = nil
-        ownPoints = nil
+        // The base's indexes without what the writes hid, then the written features' shifted
+        // past the base's slots. A base is built whole, so each has one part.
+        func parts<Structure>(_ base: Structure?, _ added: Structure?) -> [IndexPart<Structure>]? {
+            guard let base else { return nil }
+            return [IndexPart(structure: base, offset: 0, hidden: changes.hidden)]
+                + (added.map { [IndexPart(structure: $0, offset: changes.base.slots, hidden: nil)] } ?? [])
+        }
+        let fids = self.fids
+        tree = parts(base.tree?.parts.first?.structure, added.tree?.parts.first?.structure).map { LayerTree(parts: $0, fids: fids) }
+        polygons = parts(base.polygons?.parts.first?.structure, added.polygons?.parts.first?.structure).map { LayerPolygons(parts: $0) }
+        points = parts(base.points?.parts.first?.structure, added.points?.parts.first?.structure).map { LayerPoints(parts: $0, fids: fids) }
         // Over the base's hull and the written features: a deleted feature's vertices stay
         // inside until the layer is rebuilt.
         hull = base.hull.map { hull in ConvexHull.of([.polygon(hull)] + added.geometries.map { $0 }) } ?? added.hull
