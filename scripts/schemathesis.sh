@@ -5,7 +5,8 @@
 # request rejected or an invalid one accepted. scripts/schemathesis.toml names the operations
 # whose well-formed requests may still be refused for what the data holds, and why. Schemathesis
 # is given the server's admin token, which also writes: the writes (OGC API – Features Part 4,
-# /v1/write, rows) change the throwaway store as the run goes, and the reload runs too.
+# /v1/write, rows) change the throwaway store as the run goes, and the reload runs too (a debug
+# build's reload takes seconds on a loaded machine, hence --max-response-time).
 #
 # Usage: scripts/schemathesis.sh [--binary PATH] [--max-examples N] [--max-time SECONDS] [--seed N]
 #   --binary        the vltava to serve (default .build/debug/vltava)
@@ -49,7 +50,7 @@ for _ in $(seq 1 600); do
 done
 
 options=(--checks all --mode all --phases examples,coverage,fuzzing,stateful --max-examples "$examples"
-         --seed "$seed" --generation-deterministic --workers 1 --request-timeout 30 --no-color
+         --seed "$seed" --generation-deterministic --workers 1 --request-timeout 30 --max-response-time 120 --no-color
          --suppress-health-check too_slow,filter_too_much)
 [[ -n $time_budget ]] && options+=(--max-time "$time_budget")
 schemathesis --config-file "$root/scripts/schemathesis.toml" run "http://127.0.0.1:$port/openapi.json" "${options[@]}" \
