@@ -202,6 +202,25 @@ import Testing
         #expect(summary["every_one_once"] as? Bool == true && summary["duplicates"] as? Int == 0, "\(run.stdout)")
     }
 
+    /// OGC API – Features Part 2's Content-Crs: a station sent in S-JTSK is stored in WGS 84
+    /// (`echo "50.1031 14.4378" | cs2cs -f %.4f EPSG:4326 EPSG:5514` gives -741399.9687
+    /// -1041451.4369); a header that names no EPSG CRS is 400.
+    @Test func geometriesInSJTSK() async throws {
+        let (server, _) = try await Self.writableServer("write-crs")
+        defer { server.stop() }
+        let auth = ("Authorization", "Bearer \(Self.token)")
+        let body = #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [-741399.9687, -1041451.4369]}, "properties": {"code": "AKRIZ"}}"#
+        let created = try await post(server.port, "/ogc/collections/stations/items", body: body,
+                                     headers: [auth, ("Content-Crs", "<http://www.opengis.net/def/crs/EPSG/0/5514>")])
+        #expect(created.status == 201, "\(created.text)")
+        let item = try await get(server.port, "/ogc/collections/stations/items/18")
+        let coordinates = item.json["geometry"]?["coordinates"]
+        let lon = coordinates?[0]?.number ?? 0, lat = coordinates?[1]?.number ?? 0
+        #expect(abs(lon - 14.4378) < 1e-6 && abs(lat - 50.1031) < 1e-6, "\(item.text)")
+        let bad = try await post(server.port, "/ogc/collections/stations/items", body: body, headers: [auth, ("Content-Crs", "<urn:nonsense>")])
+        #expect(bad.status == 400 && bad.object["code"] == .string("invalid_crs"), "\(bad.text)")
+    }
+
     /// Who may write: nobody without tokens (403 writes_disabled), 401 without a known token,
     /// 403 for a layer the token does not cover.
     @Test func whoMayWrite() async throws {
