@@ -26,6 +26,9 @@ public protocol SnapshotSource: Sendable {
     func checkReady(timeout: Double) throws(EngineError)
     /// The store's writer (Writes.swift). The default: the store takes no writes.
     func openWriter() throws(EngineError) -> any StoreWriter
+    /// The change feed after `sequence`, read without becoming the store's writer. The
+    /// default: a store without a feed.
+    func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change]
 }
 
 extension SnapshotSource {
@@ -33,6 +36,9 @@ extension SnapshotSource {
     public func checkReady(timeout: Double) throws(EngineError) {}
     public func openWriter() throws(EngineError) -> any StoreWriter {
         throw .write(code: "read_only", category: .impossible, message: "the store at \(location) takes no writes")
+    }
+    public func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
+        throw .write(code: "read_only", category: .impossible, message: "the store at \(location) has no change feed yet")
     }
 }
 
@@ -46,6 +52,13 @@ public struct GeoPackageSource: SnapshotSource {
     }
     public func openWriter() throws(EngineError) -> any StoreWriter {
         try GeoPackageStoreWriter(path: path)
+    }
+    public func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
+        do {
+            return try GeoPackage(path: path, mode: .readOnly).changes(since: sequence, limit: limit)
+        } catch {
+            throw .store(error.description)
+        }
     }
 }
 

@@ -8,7 +8,7 @@ public final class Engine: Sendable {
     private let current: Locked<Snapshot>
     /// Held for the whole of a write or a reload, so they run one at a time (Writes.swift);
     /// the store's writer is opened on the first write and kept.
-    private let updates = Locked<(any StoreWriter)?>(nil)
+    let updates = Locked<(any StoreWriter)?>(nil)
     /// Where the snapshots are loaded from: the GeoPackage's path, or a database's URL without
     /// its password.
     public let storePath: String

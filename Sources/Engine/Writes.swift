@@ -27,8 +27,6 @@ public protocol StoreWriter: Sendable {
     func apply(_ batch: WriteBatch) throws(EngineError) -> AppliedBatch
     /// The changes after `sequence`, oldest first, at most `limit`.
     func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change]
-    /// The last change's sequence number (0 before any).
-    func lastSequence() throws(EngineError) -> Int64
 }
 
 /// What an acknowledged write did.
@@ -81,9 +79,14 @@ extension Engine {
         try updating { (_: any StoreWriter) throws(EngineError) in }
     }
 
-    /// The changes after `sequence` (0: from the first), oldest first, at most `limit`.
+    /// The changes after `sequence` (0: from the first), oldest first, at most `limit`. Read
+    /// through the writer when this engine has one, else from the store: reading the feed
+    /// never makes a process the store's writer.
     public func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
-        try updating { (writer: any StoreWriter) throws(EngineError) in try writer.changes(since: sequence, limit: limit) }
+        try updates.withLock { (writer: inout (any StoreWriter)?) throws(EngineError) -> [Change] in
+            if let writer { return try writer.changes(since: sequence, limit: limit) }
+            return try source.changes(since: sequence, limit: limit)
+        }
     }
 }
 
@@ -157,10 +160,6 @@ final class GeoPackageStoreWriter: StoreWriter, @unchecked Sendable {
 
     func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
         try run { (store: GeoPackage) throws(StoreError) in try store.changes(since: sequence, limit: limit) }
-    }
-
-    func lastSequence() throws(EngineError) -> Int64 {
-        try run { (store: GeoPackage) throws(StoreError) in try store.lastSequence() }
     }
 
     private func run<T>(_ body: (GeoPackage) throws(StoreError) -> T) throws(EngineError) -> T {

@@ -109,7 +109,7 @@ public struct AppliedBatch: Sendable {
 
 extension GeoPackage {
     /// The store's last change's sequence number; 0 before any write.
-    public func lastSequence() throws(StoreError) -> Int64 {
+    func lastSequence() throws(StoreError) -> Int64 {
         try sqlite {
             guard try database.hasTable("vltava_changes") else { return 0 }
             if case .integer(let last)? = try database.scalar("SELECT max(seq) FROM vltava_changes") { return last }

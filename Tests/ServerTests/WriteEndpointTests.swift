@@ -228,6 +228,10 @@ import Testing
         let readOnly = try await RunningServer.shared.value
         let disabled = try await post(readOnly.port, "/ogc/collections/stations/items", body: body)
         #expect(disabled.status == 403 && disabled.object["code"] == .string("writes_disabled"), "\(disabled.text)")
+        // Its feed can be read, and reading it does not make the server the store's writer.
+        let feed = try await get(readOnly.port, "/v1/changes")
+        #expect(feed.status == 200 && feed.text == #"{"changes":[],"last":0}"#, "\(feed.text)")
+        #expect(!FileManager.default.fileExists(atPath: try await DemoStore.path() + "-writer"))
 
         let (server, _) = try await Self.writableServer("write-auth")
         defer { server.stop() }
