@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "SQLite", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["VltavaCLI", "Geometry", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["VltavaCLI", "Engine", "Store", "Geometry", "TestSupport"]),
         .testTarget(name: "VltavaTests", dependencies: ["Vltava", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.

@@ -164,6 +164,7 @@ private struct BatchWriter {
     var features: [String: [Int64: StoredFeature?]] = [:]
     var checks: FeatureChecks?
     var warnings: [String] = []
+    var indexed: Set<String> = []
 
     init(store: GeoPackage, batch: WriteBatch) {
         self.store = store
@@ -283,6 +284,7 @@ private struct BatchWriter {
                 values.append(try FeatureChecks.stored(value, column, position))
             }
             guard !columns.isEmpty else { throw StoreError.badWrite(position: position, reason: "an upsert names at least one key column") }
+            try indexKey(columns.map(\.name), of: layer)
             let row = try checkedRow(feature, of: layer, position, whole: true)
             let condition = columns.map { "\(quoted($0.name)) = ?" }.joined(separator: " AND ")
             let find = try database.prepare("SELECT fid FROM \(table) WHERE \(condition) LIMIT 2")
@@ -290,7 +292,7 @@ private struct BatchWriter {
             var found: [Int64] = []
             while try find.step() { found.append(find.int64(0)) }
             if found.count > 1 {
-                throw StoreError.badWrite(position: position, reason: "more than one feature of '\(layer.name)' has these \(columns.map(\.name).joined(separator: ", ")): the key must be unique")
+                throw StoreError.badWrite(position: position, reason: "more than one feature of '\(layer.name)' has the same \(columns.map(\.name).joined(separator: ", ")): the key must be unique")
             }
             if let fid = found.first {
                 try update(layer, fid, row)
@@ -298,6 +300,15 @@ private struct BatchWriter {
             }
             return (try insert(row, fid: nil, into: layer), .inserted)
         }
+    }
+
+    /// An index on an upsert's key columns, made with the first upsert on them, so each upsert
+    /// finds its row by a lookup rather than a scan (an hourly feed upserts into a series that
+    /// only grows). Part of the batch's transaction, like every other change.
+    private mutating func indexKey(_ columns: [String], of layer: LayerInfo) throws {
+        let name = "vltava_key_" + ([layer.name] + columns).joined(separator: "_")
+        guard indexed.insert(name.lowercased()).inserted else { return }
+        try database.execute("CREATE INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(layer.name)) (\(columns.map(quoted).joined(separator: ", ")))")
     }
 
     private func exists(_ layer: LayerInfo, _ fid: Int64) throws -> Bool {

@@ -1,5 +1,7 @@
+import Engine
 import Foundation
 import Geometry
+import Store
 import TestSupport
 import Testing
 
@@ -89,5 +91,86 @@ import Testing
             #expect(a.geometry == b.geometry)
             #expect(a.properties == b.properties)
         }
+    }
+}
+
+/// `vltava import --append` and `--upsert --key`: a file added to a layer that exists, as one
+/// write batch that the change feed numbers.
+@Suite(.validatesStores) struct AppendCLITests {
+    @Test func observationsAppendedToASeriesEqualTheSeriesImportedWhole() throws {
+        let folder = try Fixtures.temporaryDirectory("cli-append")
+        let db = folder.appendingPathComponent("a.gpkg").path, whole = folder.appendingPathComponent("whole.gpkg").path
+        let csv = try String(contentsOf: Fixtures.url("air/observations-2019-04-15-16.csv"), encoding: .utf8)
+        let lines = csv.split(whereSeparator: \.isNewline)
+        #expect(lines.count == 817)
+        // The first 39 rows, then the whole file: 39 of its rows are there already.
+        let first = folder.appendingPathComponent("first.csv")
+        try (lines.prefix(40).joined(separator: "\n") + "\n").write(to: first, atomically: true, encoding: .utf8)
+        for store in [db, whole] {
+            #expect(try CLI.run(["import", Fixtures.path("air/stations-prague.csv"), "--layer", "stations", "--db", store]).status == 0)
+        }
+        #expect(try CLI.run(["import", first.path, "--layer", "observations", "--time-series-of", "stations", "--db", db]).status == 0)
+        let appended = try CLI.run(["import", Fixtures.path("air/observations-2019-04-15-16.csv"), "--layer", "observations", "--append", "--db", db])
+        #expect(appended.status == 0, "\(appended.stderr)")
+        #expect(appended.stdout == "appended 816 rows to layer 'observations': 777 added, 39 replaced (changes 1–816 of the feed)\n")
+        #expect(try CLI.run(["import", Fixtures.path("air/observations-2019-04-15-16.csv"), "--layer", "observations",
+                             "--time-series-of", "stations", "--db", whole]).status == 0)
+
+        // The same rows as the file imported at once, compared by station and hour.
+        func rows(_ path: String) throws -> [String: Attributes] {
+            var rows: [String: Attributes] = [:]
+            try GeoPackage(path: path).forEachFeature(of: "observations") { stored in
+                var properties = stored.feature.properties
+                let key = "\(properties["code"]?.stringValue ?? "")@\(properties["interval_start"]?.stringValue ?? "")"
+                properties["fid"] = nil
+                rows[key] = properties
+                return true
+            }
+            return rows
+        }
+        let appendedRows = try rows(db), importedRows = try rows(whole)
+        #expect(appendedRows.count == 816)
+        #expect(appendedRows == importedRows)
+        let feed = try GeoPackage(path: db).changes(since: 0, limit: 10_000)
+        #expect(feed.map(\.sequence) == Array(1...816))
+        #expect(feed.filter { $0.kind == .inserted }.count == 777 && feed.filter { $0.kind == .replaced }.count == 39)
+    }
+
+    @Test func upsertReplacesByKeyAndAddsTheRest() throws {
+        let folder = try Fixtures.temporaryDirectory("cli-upsert")
+        let db = folder.appendingPathComponent("u.gpkg").path
+        let csv = try String(contentsOf: Fixtures.url("air/stations-prague.csv"), encoding: .utf8)
+        let lines = csv.split(whereSeparator: \.isNewline).map(String.init)
+        #expect(lines.count == 18 && lines[1].hasPrefix("ABREA,"))
+        let first = folder.appendingPathComponent("first.csv"), renamed = folder.appendingPathComponent("renamed.csv")
+        try (lines.prefix(11).joined(separator: "\n") + "\n").write(to: first, atomically: true, encoding: .utf8)
+        var changed = lines
+        changed[1] = changed[1].replacingOccurrences(of: "Praha 6-Břevnov", with: "Praha 6 – Břevnov")
+        try (changed.joined(separator: "\n") + "\n").write(to: renamed, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["import", first.path, "--layer", "stations", "--db", db]).status == 0)
+        let upserted = try CLI.run(["import", renamed.path, "--layer", "stations", "--upsert", "--key", "code", "--db", db])
+        #expect(upserted.status == 0, "\(upserted.stderr)")
+        #expect(upserted.stdout == "upserted 17 features to layer 'stations': 7 added, 10 replaced (changes 1–17 of the feed)\n")
+        var names: [String: String] = [:]
+        try GeoPackage(path: db).forEachFeature(of: "stations") { stored in
+            names[stored.feature.properties["code"]?.stringValue ?? ""] = stored.feature.properties["name"]?.stringValue
+            return true
+        }
+        #expect(names.count == 17 && names["ABREA"] == "Praha 6 – Břevnov")
+
+        // A polygon into a point layer fails the batch, naming the operation; nothing changes.
+        let polygons = try CLI.run(["import", Fixtures.path("prague/districts.wgs84.geojson"), "--layer", "stations", "--append", "--db", db])
+        #expect(polygons.status == 1)
+        #expect(polygons.stderr.contains("operation 1 of the batch: layer 'stations' holds POINT geometries; this is a"), "\(polygons.stderr)")
+        #expect(try GeoPackage(path: db).changes(since: 0, limit: 100).count == 17)
+        let noKey = try CLI.run(["import", renamed.path, "--layer", "stations", "--upsert", "--key", "nope", "--db", db])
+        #expect(noKey.status != 0 && noKey.stderr.contains("layer 'stations' has no column 'nope' to upsert on (columns: code, name, classif, owner)"), "\(noKey.stderr)")
+
+        // While another process is the store's writer (a server taking writes), the CLI is
+        // refused by name rather than writing what that process's snapshot would not see.
+        let writer = try GeoPackageSource(path: db).openWriter()
+        let refused = try CLI.run(["import", renamed.path, "--layer", "stations", "--append", "--db", db])
+        #expect(refused.status == 1 && refused.stderr.contains("is written by another process (pid \(getpid()))"), "\(refused.stderr)")
+        withExtendedLifetime(writer) {}
     }
 }
