@@ -47,20 +47,41 @@ extension Engine {
     /// message names the operation) or the store takes no writes.
     @discardableResult
     public func write(_ batch: WriteBatch) throws(EngineError) -> WriteReceipt {
-        try updating { (writer: any StoreWriter) throws(EngineError) -> WriteReceipt in
-            let applied = try writer.apply(batch)
-            let old = snapshot
-            let fresh: Snapshot
-            do {
-                fresh = try old.applying(applied)
+        try updating { (writer: any StoreWriter) throws(EngineError) -> WriteReceipt in try apply(batch, with: writer) }
+    }
+
+    /// Builds a batch from the current snapshot and applies it, both under the update lock, so
+    /// no other write lands between what `build` read and what it writes (a query's UPDATE …
+    /// WHERE selects its features on the snapshot it writes over). Returns nil, writing
+    /// nothing, when `build` gives an empty batch. Errors: `build`'s, or `write(_:)`'s.
+    public func write<E: Error>(building build: (Snapshot) throws(E) -> WriteBatch) throws -> WriteReceipt? {
+        var failure: E?
+        let receipt = try updating { (writer: any StoreWriter) throws(EngineError) -> WriteReceipt? in
+            let batch: WriteBatch
+            do throws(E) {
+                batch = try build(snapshot)
             } catch {
-                // Committed, so never reported as failed: the store holds it, and a reload
-                // reads it from there.
-                fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
+                failure = error
+                return nil
             }
-            swap(fresh)
-            return WriteReceipt(sequence: applied.sequence, changes: applied.changes, warnings: applied.warnings, snapshot: fresh)
+            return batch.operations.isEmpty ? nil : try apply(batch, with: writer)
         }
+        if let failure { throw failure }
+        return receipt
+    }
+
+    private func apply(_ batch: WriteBatch, with writer: any StoreWriter) throws(EngineError) -> WriteReceipt {
+        let applied = try writer.apply(batch)
+        let fresh: Snapshot
+        do {
+            fresh = try snapshot.applying(applied)
+        } catch {
+            // Committed, so never reported as failed: the store holds it, and a reload reads
+            // it from there.
+            fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
+        }
+        swap(fresh)
+        return WriteReceipt(sequence: applied.sequence, changes: applied.changes, warnings: applied.warnings, snapshot: fresh)
     }
 
     /// Collects the writes `body` adds to a batch and applies them as one: all or none, durable

@@ -63,6 +63,7 @@ extension Query {
     /// and the words inside them.
     public static let keywords: [String] = Set(Parser.statementKeywords).union(Parser.findClauses)
         .union(Parser.routeClauses).union(Parser.locateClauses)
+        .union(["INTO", "VALUES", "SET", "GEOMETRY"])
         .union(["AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "BY", "TO", "OF", "ON", "FROM", "ASC", "DESC",
                 "POINT", "BBOX", "ZOOM", "LAYER", "LAYERS", "SCAN", "LATEST", "HISTORY", "MEASURES", "FRESH",
                 "COUNT", "SUM", "AVG", "MIN", "MAX", "ANY", "ALL", "NULLS", "FIRST", "LAST", "WKT", "WKB", "CZECH"])

@@ -46,21 +46,21 @@ extension QueryResult {
 }
 
 extension Query {
-    static func answerCSV(_ parsed: [(Statement, SourcePosition)], on snapshot: Snapshot, budget: inout RequestBudget) throws(QueryError) -> [UInt8] {
+    static func answerCSV(_ parsed: [(Statement, SourcePosition)], on snapshot: Snapshot, writingTo engine: Engine?, budget: inout RequestBudget) throws(QueryError) -> [UInt8] {
         guard parsed.count == 1 else {
             let second = parsed.count > 1 ? parsed[1].1 : SourcePosition(line: 1, column: 1, length: 1)
             throw QueryError(kind: .invalid, code: "invalid_parameter", message: "CSV holds one table, and the text has \(parsed.count) statements",
                              line: second.line, column: second.column, length: second.length, hint: "send one statement per request, or ask for JSON")
         }
-        let statement = try Planner(snapshot: snapshot, deadline: budget.deadline).plan(parsed[0].0, at: parsed[0].1)
-        do { try budget.deadline.check() } catch { throw Runner.engineError(error, at: statement.position) }
-        let result = try statement.run(deadline: budget.deadline)
+        let (statement, position) = parsed[0]
+        do { try budget.deadline.check() } catch { throw Runner.engineError(error, at: position) }
+        let result = try Query.result(of: statement, at: position, on: snapshot, writingTo: engine, deadline: budget.deadline)
         var w = CSVWriter(reservingCapacity: 4096)
         do {
             try budget.answered(rows: result.count)
             try result.writeCSV(&w, budget: budget)
         } catch {
-            throw Runner.engineError(error, at: statement.position)
+            throw Runner.engineError(error, at: position)
         }
         return w.bytes
     }

@@ -14,11 +14,11 @@ struct Parser {
     static let unbounded = 1_000_000_000
     /// The values bound to `$n`/`?`, or nil when preparing: then every parameter stands for a
     /// placeholder of the kind its place takes, so the text's syntax is checked without values.
-    private let parameters: [QueryValue]?
+    let parameters: [QueryValue]?
     /// The highest parameter number used so far.
     private(set) var parameterCount = 0
 
-    static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN"]
+    static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN", "INSERT", "UPDATE", "DELETE"]
     static let locateClauses: Set<String> = ["K", "METHOD", "FINGERPRINTS"]
     static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE"]
     static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN", "GROUP", "HAVING"]
@@ -229,12 +229,14 @@ struct Parser {
         case "LOCATE":
             index += 1
             return .locate(try locate(at: token.position))
+        case "INSERT", "UPDATE", "DELETE":
+            return .write(try writeStatement(token.keyword ?? ""))
         case "EXPLAIN":
             index += 1
             guard tokens[index].keyword != "EXPLAIN" else { throw error(expected: "a statement to explain") }
             return .explain(try statement())
         default:
-            var hint: String? = "statements start with SHOW, DESCRIBE, FIND, ROUTE, TILE, LOCATE or EXPLAIN"
+            var hint: String? = "statements start with SHOW, DESCRIBE, FIND, ROUTE, TILE, LOCATE, INSERT, UPDATE, DELETE or EXPLAIN"
             if case .word(let word) = token.kind, let close = Suggestion.closest(to: word.uppercased(), in: Parser.statementKeywords) {
                 hint = "did you mean \(close)?"
             }

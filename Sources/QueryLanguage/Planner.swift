@@ -44,11 +44,14 @@ public enum Query {
     }
 
     /// The same, in `format`: JSON, GeoJSON, or CSV (one statement's table; CSVOutput.swift).
-    public static func answer(_ text: String, _ parameters: [any QueryArgument] = [], on snapshot: Snapshot, format: AnswerFormat,
-                              budget: inout RequestBudget) throws(QueryError) -> [UInt8] {
+    /// With `engine`, INSERT, UPDATE and DELETE write through it (Writes.swift), and each
+    /// statement is planned when its turn comes, on the snapshot the writes before it made;
+    /// without, they are refused (`read_only`), and every statement is planned before any runs.
+    public static func answer(_ text: String, _ parameters: [any QueryArgument] = [], on snapshot: Snapshot, writingTo engine: Engine? = nil,
+                              format: AnswerFormat, budget: inout RequestBudget) throws(QueryError) -> [UInt8] {
         let geoJSON = format == .geojson
         let parsed = try Parser.parse(text, parameters: parameters.map(\.queryValue)).statements
-        if format == .csv { return try answerCSV(parsed, on: snapshot, budget: &budget) }
+        if format == .csv { return try answerCSV(parsed, on: snapshot, writingTo: engine, budget: &budget) }
         let maxStatements = budget.limits.maxStatements
         if parsed.count > maxStatements {
             let first = parsed[maxStatements].1
@@ -57,17 +60,20 @@ public enum Query {
                              line: first.line, column: first.column, length: first.length,
                              hint: "send at most \(maxStatements) statements per request; the one here is number \(maxStatements + 1)")
         }
+        let writes = engine != nil && parsed.contains { if case .write = $0.0 { true } else { false } }
         var planned: [PlannedStatement] = []
-        for (statement, position) in parsed { planned.append(try Planner(snapshot: snapshot, deadline: budget.deadline).plan(statement, at: position)) }
+        if !writes {
+            for (statement, position) in parsed { planned.append(try Planner(snapshot: snapshot, deadline: budget.deadline).plan(statement, at: position)) }
+        }
         // Several statements: a JSON array of their answers, or as GeoJSON one
         // FeatureCollection of all their features, each marked with its statement's number.
-        let several = planned.count > 1
+        let several = parsed.count > 1
         var w = JSONWriter(reservingCapacity: 4096)
         if several { geoJSON ? QueryResult.beginCollection(&w) : w.beginArray() }
-        for (number, statement) in zip(1..., planned) {
-            let position = statement.position
+        for (number, (statement, position)) in zip(1..., parsed) {
             do { try budget.deadline.check() } catch { throw Runner.engineError(error, at: position) }
-            let result = try statement.run(deadline: budget.deadline)
+            let result = writes ? try Query.result(of: statement, at: position, on: snapshot, writingTo: engine, deadline: budget.deadline)
+                                : try planned[number - 1].run(deadline: budget.deadline)
             do {
                 try budget.answered(rows: result.count)
                 if several && geoJSON {
@@ -87,7 +93,8 @@ public enum Query {
     /// whatever snapshot is current then (a prepared query outlives reloads: names are
     /// resolved when it runs).
     public static func prepare(_ text: String) throws(QueryError) -> PreparedQuery {
-        PreparedQuery(text: text, parameterCount: try Parser.parse(text, parameters: nil).parameterCount)
+        let parsed = try Parser.parse(text, parameters: nil)
+        return PreparedQuery(text: text, parameterCount: parsed.parameterCount, statementCount: parsed.statements.count)
     }
 }
 
@@ -106,6 +113,7 @@ extension Query {
 public struct PreparedQuery: Sendable {
     public let text: String
     public let parameterCount: Int
+    public let statementCount: Int
 
     public func run(_ parameters: [any QueryArgument] = [], on snapshot: Snapshot) throws(QueryError) -> [QueryResult] {
         guard parameters.count == parameterCount else {
@@ -130,6 +138,8 @@ public struct PlannedStatement: Sendable {
         case route(RoutePlan)
         case tile(TileStatement, MBTiles, Snapshot)
         case locate(LocatePlan)
+        /// Made only through an engine (`Query.result(of:…)`); planned here for EXPLAIN.
+        case write(WritePlan)
         indirect case explain(PlannedStatement, [String])
     }
 
@@ -232,6 +242,8 @@ struct Planner {
             step = .tile(tile, try tileSet(tile.tileSet), snapshot)
         case .locate(let locate):
             step = .locate(try planLocate(locate))
+        case .write(let write):
+            step = .write(try planWrite(write, at: position))
         case .explain(let inner):
             let planned = try plan(inner, at: position)
             step = .explain(planned, describe(inner, planned))
@@ -723,6 +735,8 @@ struct Planner {
                     "   estimate: \(plan.options.method == .wknn ? "weighted by 1/signal distance" : "mean") of the \(plan.options.k) nearest"]
         case .showLayers, .describeLayer, .describeTileSet:
             return ["1. read from the loaded snapshot; no index"]
+        case .write(let plan):
+            return plan.lines
         case .explain:
             return []
         }

@@ -45,6 +45,7 @@ struct Runner {
         case .route(let plan): return try route(plan)
         case .tile(let tile, let tiles, let snapshot): return try self.tile(tile, tiles, snapshot)
         case .locate(let plan): return try locate(plan)
+        case .write: throw Query.readOnly(at: statement.position)
         case .explain(let inner, let lines):
             var plan = lines
             if case .find(let find) = inner.step, find.pushed != nil, let database = find.snapshot.database {
@@ -76,6 +77,8 @@ struct Runner {
                 let result = try self.find(find, at: inner.position, stats: stats)
                 plan.append("ran: " + visitedNodes(find, stats)
                             + "\(counter.total) feature\(counter.total == 1 ? "" : "s") reached the WHERE test, \(result.count) row\(result.count == 1 ? "" : "s") kept")
+            } else if case .write = inner.step {
+                plan.append("not run: EXPLAIN does not write")
             } else {
                 let result = try run(inner)
                 switch result.body {

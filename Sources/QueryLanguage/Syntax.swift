@@ -24,6 +24,8 @@ enum Statement: Sendable, Equatable {
     case route(RouteStatement)
     case tile(TileStatement)
     case locate(LocateStatement)
+    /// INSERT, UPDATE, DELETE (Writes.swift).
+    case write(WriteStatement)
     indirect case explain(Statement)
 }
 

@@ -373,6 +373,28 @@ struct Endpoints: Sendable {
         }
         let snapshot = try state.snapshot()
         let query = text, values = bound
+        let contentType = switch format {
+        case .json: Reply.json
+        case .geojson: Reply.geoJSON
+        case .csv: Reply.csvWithHeader
+        }
+        // INSERT, UPDATE and DELETE need a write token for their layers, checked before any
+        // statement runs; a text that writes runs on the writes' thread, through the engine.
+        let written: [String]
+        do { written = try Query.writtenLayers(query) } catch { throw APIError.query(error) }
+        if !written.isEmpty {
+            try authorizeWrite(request, layers: written.map { (try? snapshot.layer($0).name) ?? $0 })
+            let departure = connections.departure(of: context.channel)
+            let body = try await state.writing { host in
+                var budget = RequestBudget(limits: snapshot.limits, cancellation: departure)
+                do {
+                    return try Query.answer(query, values, on: host.snapshot, writingTo: host, format: format, budget: &budget)
+                } catch let error as QueryError {
+                    throw APIError.query(error)
+                }
+            }
+            return Reply.bytes(body, contentType: contentType, compressible: true, request: request)
+        }
         return try await heavyWork(context, snapshot) { budget in
             var budget = budget
             let body: [UInt8]
@@ -380,11 +402,6 @@ struct Endpoints: Sendable {
                 body = try Query.answer(query, values, on: snapshot, format: format, budget: &budget)
             } catch let error as QueryError {
                 throw APIError.query(error)
-            }
-            let contentType = switch format {
-            case .json: Reply.json
-            case .geojson: Reply.geoJSON
-            case .csv: Reply.csvWithHeader
             }
             return Reply.bytes(body, contentType: contentType, compressible: true, request: request)
         }

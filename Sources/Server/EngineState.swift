@@ -102,10 +102,16 @@ public final class EngineState: Sendable {
     /// Applies a write batch on the writes' own thread (an fsync and a layer's rebuild are
     /// synchronous work); the next request sees it, and the change feed's streams wake.
     func write(_ batch: WriteBatch) async throws -> WriteReceipt {
+        try await writing { host throws(APIError) in try engine { () throws(EngineError) in try host.write(batch) } }
+    }
+
+    /// Runs `work`, which may write through the engine, on the writes' thread; the change
+    /// feed's streams wake afterwards, whether it ended well or not (a script may have written
+    /// before a later statement failed).
+    func writing<T: Sendable>(_ work: @escaping @Sendable (Engine) throws -> T) async throws -> T {
         guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); throw APIError.loading() }
-        let receipt = try await onWrites { () throws(APIError) in try engine { () throws(EngineError) in try host.write(batch) } }
-        changeSignal.published()
-        return receipt
+        defer { changeSignal.published() }
+        return try await onWrites { try work(host) }
     }
 
     /// The change feed after `since`.

@@ -17,6 +17,7 @@ enum OpenAPI {
     "/v1/query": {
       "post": {
         "summary": "Run query-language statements",
+        "description": "INSERT, UPDATE and DELETE need a write token for the layers they write (Authorization: Bearer …), checked before any statement runs; EXPLAIN of a write plans it without writing. A write answers its changes as rows: sequence, layer, fid, change.",
         "parameters": [
           {"name": "format", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson", "csv"]}, "description": "Answer format; default from the Accept header (application/geo+json picks geojson, text/csv picks csv), else json. CSV (RFC 4180, header line, CRLF) holds one statement's rows."}
         ],
@@ -30,6 +31,8 @@ enum OpenAPI {
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "One statement: its result; several: an array of results. A rows answer has count, rows, and warnings when there are any (a point that looks swapped).", "content": {"application/json": {"schema": {}}, "application/geo+json": {"schema": {}}, "text/csv": {"schema": {"type": "string"}}}},
           "400": {"$ref": "#/components/responses/QueryProblem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/QueryProblem"},
           "408": {"$ref": "#/components/responses/Problem"},
           "413": {"$ref": "#/components/responses/Problem"},

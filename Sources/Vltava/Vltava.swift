@@ -22,13 +22,20 @@ extension Engine {
     }
 
     /// Runs one statement on the current snapshot, with `parameters` bound to `$1, $2, …`.
+    /// INSERT, UPDATE and DELETE write through the engine: durable and visible to the next
+    /// read when this returns.
     public func query(_ text: String, _ parameters: [any QueryArgument] = []) throws(QueryError) -> QueryResult {
-        try snapshot.query(text, parameters)
+        let count = try Query.prepare(text).statementCount
+        guard count == 1, let only = try Query.run(text, parameters, on: self).first else {
+            throw QueryError(kind: .invalid, code: "several_statements", message: "query takes one statement; the text holds \(count)", line: 1, column: 1,
+                             hint: "run scripts with Query.run")
+        }
+        return only
     }
 
     /// Runs one statement and decodes each row into `T` (columns by name, as `Decodable` keys).
     public func fetch<T: Decodable>(_ type: T.Type, _ text: String, _ parameters: [any QueryArgument] = []) throws -> [T] {
-        try snapshot.fetch(type, text, parameters)
+        try query(text, parameters).decode(type)
     }
 }
 

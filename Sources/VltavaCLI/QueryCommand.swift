@@ -19,6 +19,14 @@ func loadSnapshot(_ store: StoreOptions) throws -> Snapshot {
     }
 }
 
+func loadEngine(_ store: StoreOptions) throws -> Engine {
+    do {
+        return try StoreLocation.engine(store.db, limits: store.limits)
+    } catch {
+        throw CLIError(error)
+    }
+}
+
 /// Writes answers in one format: tables separated by a blank line; one JSON value for one
 /// statement, an array for several (as GeoJSON: one FeatureCollection of all their features).
 /// Tables wider than `width` (a terminal's) show their rows as records, or always with
@@ -80,9 +88,14 @@ struct QueryCommand: ParsableCommand {
         default:
             throw CLIError("give the statements as an argument or with --file, not both")
         }
-        let snapshot = try loadSnapshot(store)
+        // A text that writes (INSERT, UPDATE, DELETE) runs on an engine, the store's writer;
+        // one that only reads, on a snapshot.
+        let writes = (try? Query.writtenLayers(source).isEmpty == false) ?? false
+        let engine = writes ? try loadEngine(store) : nil
+        let snapshot = try engine?.snapshot ?? loadSnapshot(store)
         do {
-            let results = try Query.run(source, on: snapshot)
+            let results: [QueryResult]
+            if let engine { results = try Query.run(source, on: engine) } else { results = try Query.run(source, on: snapshot) }
             if format == .csv {
                 // The CSV's own bytes, CRLF line ends and all, so a file written with > is RFC 4180.
                 FileHandle.standardOutput.write(Data(try QueryResult.csv(results)))

@@ -15,8 +15,9 @@ struct ReplCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let snapshot = try loadSnapshot(store)
-        let session = ReplSession(snapshot: snapshot, format: format)
+        // An engine, so INSERT, UPDATE and DELETE write (the store's writer opens at the first).
+        let session = ReplSession(engine: try loadEngine(store), format: format)
+        let snapshot = session.snapshot
         guard isatty(0) == 1 else {
             // Piped input: the same statements and commands, without prompts or history.
             while let line = Swift.readLine() {
@@ -65,7 +66,9 @@ final class ReplSession {
     /// the terminal (auto).
     enum Records: String { case on, off, auto }
 
-    let snapshot: Snapshot
+    let engine: Engine
+    /// The engine's current snapshot: what the statements before wrote.
+    var snapshot: Snapshot { engine.snapshot }
     var format: QueryFormat
     private var timing = false
     private var records = Records.auto
@@ -78,8 +81,8 @@ final class ReplSession {
     private var readDepth = 0
     static let maxReadDepth = 8
 
-    init(snapshot: Snapshot, format: QueryFormat) {
-        self.snapshot = snapshot
+    init(engine: Engine, format: QueryFormat) {
+        self.engine = engine
         self.format = format
     }
 
@@ -218,7 +221,7 @@ final class ReplSession {
         let started = ContinuousClock.now
         let rendered: String, results: [QueryResult]
         do {
-            results = try Query.run(text, on: snapshot)
+            results = try Query.run(text, on: engine)
             // Records and wrapping follow the terminal; a file gets whole tables (or records).
             let width = output == nil ? terminalWidth(1) : nil
             rendered = try render(results, as: format, width: records == .off ? nil : width, records: records == .on)

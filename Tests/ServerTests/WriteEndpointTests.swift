@@ -244,4 +244,41 @@ import Testing
         let allowed = try await post(server.port, "/ogc/collections/stations/items", body: body, headers: [("Authorization", "Bearer \(Self.stationsToken)")])
         #expect(allowed.status == 201, "\(allowed.text)")
     }
+
+    /// INSERT, UPDATE and DELETE over POST /v1/query: a write token for the layers they write,
+    /// checked before any statement runs; bound values; read at once and numbered in the feed.
+    @Test func writeStatementsOverQuery() async throws {
+        let (server, store) = try await Self.writableServer("write-query")
+        defer { server.stop() }
+        let insert = #"{"query": "INSERT INTO stations (code, name, geom) VALUES ($1, $2, $3)", "params": ["QTEST", "Náměstí", {"lon": 14.4205, "lat": 50.0875}]}"#
+        let json = [("Content-Type", "application/json")]
+        let anonymous = try await post(server.port, "/v1/query", body: insert, headers: json)
+        #expect(anonymous.status == 401, "\(anonymous.text)")
+        let pensOnly = #"{"query": "FIND stations LIMIT 1; DELETE FROM pens WHERE fid = 1"}"#
+        let outside = try await post(server.port, "/v1/query", body: pensOnly, headers: json + [("Authorization", "Bearer \(Self.stationsToken)")])
+        #expect(outside.status == 403 && outside.object["code"] == .string("forbidden"), "\(outside.text)")
+
+        let auth = json + [("Authorization", "Bearer \(Self.stationsToken)")]
+        let inserted = try await post(server.port, "/v1/query", body: insert, headers: auth)
+        #expect(inserted.status == 200, "\(inserted.text)")
+        #expect(inserted.text.contains(#""rows":[{"sequence":1,"layer":"stations","fid":18,"change":"inserted"}]"#), "\(inserted.text)")
+        let nearest = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=1")
+        #expect(nearest.text.contains(#""code":"QTEST""#), "\(nearest.text)")
+
+        // A script: the update, then a FIND that sees it, in one request.
+        let script = #"{"query": "UPDATE stations SET name = $1 WHERE code = 'QTEST'; FIND stations WHERE code = 'QTEST' RETURN name", "params": ["Staroměstské náměstí"]}"#
+        let updated = try await post(server.port, "/v1/query", body: script, headers: auth)
+        #expect(updated.status == 200 && updated.text.contains(#""name":"Staroměstské náměstí""#), "\(updated.text)")
+        let feed = try await get(server.port, "/v1/changes?since=0")
+        #expect(feed.text.contains(#"{"sequence":2,"layer":"stations","fid":18,"change":"updated""#), "\(feed.text)")
+
+        // EXPLAIN plans without writing, and needs no token.
+        let explain = try await post(server.port, "/v1/query", body: "EXPLAIN DELETE FROM stations WHERE code = 'QTEST'")
+        #expect(explain.status == 200 && explain.text.contains("not run: EXPLAIN does not write"), "\(explain.text)")
+        let deleted = try await post(server.port, "/v1/query", body: #"{"query": "DELETE FROM stations WHERE code = 'QTEST'"}"#, headers: auth)
+        #expect(deleted.status == 200 && deleted.text.contains(#""change":"deleted""#), "\(deleted.text)")
+        let gone = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=1")
+        #expect(!gone.text.contains("QTEST"))
+        #expect(FileManager.default.fileExists(atPath: store + "-writer"))
+    }
 }
