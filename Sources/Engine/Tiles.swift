@@ -228,6 +228,9 @@ extension Snapshot {
                                                                   ("minzoom", .integer(Int64(zooms.lowerBound))), ("maxzoom", .integer(Int64(zooms.upperBound)))]))])
             object["minzoom"] = .integer(Int64(zooms.lowerBound))
             object["maxzoom"] = .integer(Int64(zooms.upperBound))
+            // When the layer's data last changed (an extra key, as TileJSON 3.0 allows): a
+            // client that caches the tiles knows when to look again.
+            if let lastChange = layer.info.lastChange { object["updated"] = .string(lastChange) }
             let b = layer.bounds
             // A loaded layer's features are within ±180/±90 (`Layer.refusal`); a layer kept in
             // the database has the extent the database gave. An empty layer has no bounds and

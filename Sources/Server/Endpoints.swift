@@ -276,20 +276,40 @@ struct Endpoints: Sendable {
             contentEncoding = nil
         }
         var response = Reply.bytes(bytes, contentType: body.encoding.format.contentType, contentEncoding: contentEncoding,
-                                   compressible: !body.encoding.format.isRaster, request: request)
+                                   compressible: !body.encoding.format.isRaster, etag: etag, request: request)
         response.headers[.cacheControl] = Endpoints.tileCacheControl
-        response.headers[.eTag] = etag
         response.headers[.vary] = "Accept-Encoding"
         return response
     }
 
     static let tileCacheControl = "public, max-age=3600"
 
-    /// `W/"…"`: 64-bit FNV-1a of the stored tile, in hex. Not cryptographic: it only has to
-    /// change when a re-imported tile set changes the bytes.
-    static func weakETag(_ bytes: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+    /// `W/"…"`: a 64-bit hash of an answer's bytes (or a stored tile's), in hex. Not
+    /// cryptographic: it only has to change when the bytes do, the same on every replica and
+    /// after every restart (so not Swift's seeded `Hasher`). FNV-1a's step taken eight bytes at
+    /// a time (every step a bijection of the state, so one changed word always changes it),
+    /// then MurmurHash3's finaliser so every bit of the tag depends on every bit of the state.
+    static func weakETag(_ bytes: [UInt8]) -> String { weakETag(bytes[...]) }
+
+    static func weakETag(_ bytes: ArraySlice<UInt8>) -> String {
+        let prime: UInt64 = 0x0000_0100_0000_01B3
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
+        bytes.withUnsafeBytes { raw in
+            var i = 0
+            while i + 8 <= raw.count {
+                hash = (hash ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* prime
+                i += 8
+            }
+            while i < raw.count {
+                hash = (hash ^ UInt64(raw[i])) &* prime
+                i += 1
+            }
+        }
+        hash ^= hash >> 33
+        hash = hash &* 0xff51_afd7_ed55_8ccd
+        hash ^= hash >> 33
+        hash = hash &* 0xc4ce_b9fe_1a85_ec53
+        hash ^= hash >> 33
         let hex = String(hash, radix: 16)
         return "W/\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
     }

@@ -143,8 +143,8 @@ extension Endpoints {
             if let previous = page.previous { links.append(Link(href: pageURL(previous), rel: "prev", type: Reply.geoJSON, title: "The previous page")) }
             let now = UTCTime(seconds: Int64(Date().timeIntervalSince1970.rounded(.down))).iso
             var w = JSONWriter(reservingCapacity: 4096)
-            try engine { () throws(EngineError) in try Output.ogcItems(&w, page, links: links, timeStamp: now, budget: budget) }
-            return Reply.bytes(w.bytes, contentType: Reply.geoJSON, compressible: true, request: request)
+            let stamped = try engine { () throws(EngineError) in try Output.ogcItems(&w, page, links: links, timeStamp: now, budget: budget) }
+            return Reply.bytes(w.bytes, contentType: Reply.geoJSON, compressible: true, etag: Endpoints.weakETag(w.bytes[..<stamped]), request: request)
         }
     }
 
@@ -172,15 +172,13 @@ extension Endpoints {
             }
             // The ETag that PUT, PATCH and DELETE take in If-Match (WriteEndpoints.swift).
             let etag = Endpoints.itemETag(layer, index)
-            if let tags = request.headers[.ifNoneMatch], tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
+            if let tags = request.headers[.ifNoneMatch], Endpoints.matches(tags, etag: etag) {
                 return Response(status: .notModified, headers: [.eTag: etag])
             }
-            var response = Reply.json(contentType: Reply.geoJSON, request: request) { w in
+            return Reply.json(contentType: Reply.geoJSON, etag: etag, request: request) { w in
                 Output.ogcItem(&w, layer, index, links: [Link(href: base + "/items/\(fid)", rel: "self", type: Reply.geoJSON, title: "This feature"),
                                                          Link(href: base, rel: "collection", type: Reply.json, title: "The collection")])
             }
-            response.headers[.eTag] = etag
-            return response
         }
     }
 

@@ -73,13 +73,18 @@ extension Output {
         w.endObject()
         w.key("itemType"); w.string("feature")
         w.key("crs"); w.beginArray(); w.string(crs84); w.endArray()
+        // When the layer last changed (as OGC API – Records and STAC name it).
+        if let lastChange = layer.info.lastChange { w.key("updated"); w.string(lastChange) }
         w.endObject()
     }
 
-    /// A page of items: a GeoJSON FeatureCollection with every geometry, its links, when it
-    /// was written, and how many features the selection holds and the page returns.
+    /// A page of items: a GeoJSON FeatureCollection with every geometry, its links, how many
+    /// features the selection holds and the page returns, and when it was written. Returns how
+    /// many bytes precede the time stamp: the page's ETag is theirs, so it changes with the
+    /// data and not with the clock.
+    @discardableResult
     static func ogcItems(_ w: inout JSONWriter, _ page: ItemsPage, links: [Link], timeStamp: String,
-                                budget: RequestBudget? = nil) throws(EngineError) {
+                         budget: RequestBudget? = nil) throws(EngineError) -> Int {
         w.beginObject()
         w.key("type"); w.string("FeatureCollection")
         w.key("features")
@@ -90,10 +95,12 @@ extension Output {
         }
         w.endArray()
         Output.links(&w, links)
-        w.key("timeStamp"); w.string(timeStamp)
         if let matched = page.matched { w.key("numberMatched"); w.integer(Int64(matched)) }
         w.key("numberReturned"); w.integer(Int64(page.indices.count))
+        let beforeTimeStamp = w.bytes.count
+        w.key("timeStamp"); w.string(timeStamp)
         w.endObject()
+        return beforeTimeStamp
     }
 
     /// One item: a GeoJSON Feature with its geometry and links.

@@ -24,10 +24,11 @@ enum Reply {
     }
 
     /// A JSON answer written straight into the body's bytes.
-    static func json(status: HTTPResponse.Status = .ok, contentType: String = json, request: Request, _ write: (inout JSONWriter) -> Void) -> Response {
+    static func json(status: HTTPResponse.Status = .ok, contentType: String = json, etag: String? = nil, request: Request,
+                     _ write: (inout JSONWriter) -> Void) -> Response {
         var writer = JSONWriter(reservingCapacity: 4096)
         write(&writer)
-        return bytes(writer.bytes, status: status, contentType: contentType, compressible: true, request: request)
+        return bytes(writer.bytes, status: status, contentType: contentType, compressible: true, etag: etag, request: request)
     }
 
     /// A JSON answer no larger than `limit` bytes (before gzip): 422 `response_too_large`
@@ -52,11 +53,22 @@ enum Reply {
 
     /// `compressible` bodies are gzipped when the request accepts gzip and they are large enough.
     static func bytes(_ body: [UInt8], status: HTTPResponse.Status = .ok, contentType: String, contentEncoding: String? = nil,
-                      compressible: Bool = false, request: Request) -> Response {
+                      compressible: Bool = false, etag: String? = nil, request: Request) -> Response {
         // Room for every field the answer may carry: ours, then Date and Server (Hummingbird)
         // and CORS's two, so the list is allocated once rather than grown three times.
         var headers = HTTPFields()
-        headers.reserveCapacity(8)
+        headers.reserveCapacity(9)
+        // Every answer to a GET carries a weak ETag of what it says (the caller's, or a hash of
+        // the bytes), so it changes exactly when the answer does: after a write to a layer it
+        // read, not after one to another layer. If-None-Match with it gets a bodiless 304.
+        if status == .ok, request.method == .get || request.method == .head {
+            let tag = etag ?? Endpoints.weakETag(body)
+            headers[.eTag] = tag
+            if compressible || contentEncoding != nil { headers[.vary] = "Accept-Encoding" }
+            if let ifNoneMatch = request.headers[.ifNoneMatch], Endpoints.matches(ifNoneMatch, etag: tag) {
+                return Response(status: .notModified, headers: headers)
+            }
+        }
         headers[.contentType] = contentType
         var body = body
         if let contentEncoding {

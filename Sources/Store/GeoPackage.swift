@@ -79,9 +79,12 @@ public struct LayerInfo: Sendable, Equatable {
     public var columns: [ColumnInfo]
     public var description: String
     public var timeSeries: TimeSeriesLink?
+    /// When the layer last changed (`gpkg_contents.last_change`, RFC 3339 UTC): its import, or
+    /// its latest write. Nil where the store does not say.
+    public var lastChange: String?
 
     public init(name: String, kind: Kind, geometryType: String?, geometryColumn: String?, crs: String?, featureCount: Int,
-                bbox: BBox?, columns: [ColumnInfo], description: String = "", timeSeries: TimeSeriesLink? = nil) {
+                bbox: BBox?, columns: [ColumnInfo], description: String = "", timeSeries: TimeSeriesLink? = nil, lastChange: String? = nil) {
         self.name = name
         self.kind = kind
         self.geometryType = geometryType
@@ -92,6 +95,7 @@ public struct LayerInfo: Sendable, Equatable {
         self.columns = columns
         self.description = description
         self.timeSeries = timeSeries
+        self.lastChange = lastChange
     }
 }
 
@@ -204,11 +208,12 @@ public final class GeoPackage {
     public func layer(_ name: String, countingRows: Bool = true) throws(StoreError) -> LayerInfo {
         guard try hasLayer(name) else { throw .unknownLayer(name, known: try layerNames()) }
         return try sqlite {
-            let contents = try database.prepare("SELECT data_type, description, min_x, min_y, max_x, max_y FROM gpkg_contents WHERE table_name = ?")
+            let contents = try database.prepare("SELECT data_type, description, min_x, min_y, max_x, max_y, last_change FROM gpkg_contents WHERE table_name = ?")
             try contents.bind([.text(name)])
             try contents.step()
             let kind = LayerInfo.Kind(rawValue: contents.text(0) ?? "") ?? .attributes
             let description = contents.text(1) ?? ""
+            let lastChange = contents.text(6)
             var bbox: BBox?
             if !contents.isNull(2) && !contents.isNull(3) && !contents.isNull(4) && !contents.isNull(5) {
                 bbox = BBox(minLon: contents.double(2), minLat: contents.double(3), maxLon: contents.double(4), maxLat: contents.double(5))
@@ -243,7 +248,7 @@ public final class GeoPackage {
             return LayerInfo(
                 name: name, kind: kind, geometryType: geometryType, geometryColumn: geometryColumn, crs: crs,
                 featureCount: featureCount, bbox: bbox, columns: columns, description: description,
-                timeSeries: try timeSeriesLink(of: name))
+                timeSeries: try timeSeriesLink(of: name), lastChange: lastChange)
         }
     }
 

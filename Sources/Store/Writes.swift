@@ -197,6 +197,7 @@ private struct BatchWriter {
             features[name] = stored
             var info = try store.layer(name, countingRows: false)
             if let box = try extent(of: info) { info.bbox = box }
+            info.lastChange = at
             layers[name] = info
             try store.database.prepare("UPDATE gpkg_contents SET last_change = ? WHERE table_name = ?").run([.text(at), .text(name)])
         }

@@ -281,4 +281,49 @@ import Testing
         #expect(!gone.text.contains("QTEST"))
         #expect(FileManager.default.fileExists(atPath: store + "-writer"))
     }
+
+    /// Caches follow the data: after a write to the stations, their answers and the tile that
+    /// holds the new station get new ETags, while the districts' keep theirs (304 to the old
+    /// one); TileJSON and the OGC collection say when the layer last changed.
+    @Test func cachesFollowTheData() async throws {
+        let (server, _) = try await Self.writableServer("write-etags")
+        defer { server.stop() }
+        let at = (lon: 14.4205, lat: 50.0875), z = 14
+        let n = Double(1 << z), rad = at.lat * Double.pi / 180
+        let x = Int((at.lon + 180) / 360 * n), y = Int((1 - log(tan(rad) + 1 / cos(rad)) / Double.pi) / 2 * n)
+        let paths = ["/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=1", "/v1/tiles/stations/\(z)/\(x)/\(y)",
+                     "/ogc/collections/stations/items?limit=50",
+                     "/v1/layers/districts/containing?lon=14.4208&lat=50.0880", "/v1/tiles/districts/\(z)/\(x)/\(y)"]
+        var before: [String: String] = [:]
+        for path in paths { before[path] = try #require(try await get(server.port, path).header("ETag"), "\(path)") }
+        // A second later (the items page's timeStamp has moved on), the same tags still match.
+        try await Task.sleep(for: .milliseconds(1100))
+        for path in paths {
+            let again = try await get(server.port, path, headers: [("If-None-Match", before[path] ?? "")])
+            #expect(again.status == 304 && again.body.isEmpty, "\(path)")
+        }
+        let stationsJSON = try await get(server.port, "/v1/tiles/stations.json")
+        let collection = try await get(server.port, "/ogc/collections/stations")
+        let imported = try #require(collection.object["updated"]?.string)
+        #expect(stationsJSON.json["updated"]?.string == imported)
+
+        let feature = #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.4205, 50.0875]}, "properties": {"code": "ETAG1"}}"#
+        let created = try await post(server.port, "/ogc/collections/stations/items", body: feature,
+                                     headers: [("Authorization", "Bearer \(Self.token)"), ("Content-Type", "application/geo+json")])
+        #expect(created.status == 201, "\(created.text)")
+        for path in paths {
+            let after = try await get(server.port, path, headers: [("If-None-Match", before[path] ?? "")])
+            if path.contains("districts") {
+                #expect(after.status == 304, "\(path)")
+            } else {
+                #expect(after.status == 200 && after.header("ETag") != before[path], "\(path)")
+            }
+        }
+        let updated = try #require(try await get(server.port, "/ogc/collections/stations").object["updated"]?.string)
+        #expect(updated > imported && updated.hasSuffix("Z"))
+        #expect(try await get(server.port, "/v1/tiles/stations.json").json["updated"]?.string == updated)
+        let districts = try await get(server.port, "/ogc/collections/districts").object["updated"]?.string
+        #expect(districts != nil && (districts ?? "") < updated)
+        #expect(try await get(server.port, "/v1/tiles/districts.json").json["updated"]?.string == districts)
+    }
 }
