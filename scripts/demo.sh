@@ -19,7 +19,11 @@ echo "built $db from Fixtures/ in $(( ($(date +%s%N) - start) / 1000000 )) ms:"
 "$vltava" query "SHOW LAYERS" --db "$db"
 echo
 
-"$vltava" serve --db "$db" --host 127.0.0.1 --port "$port" --log-level warning &
+# The stories that write (docs/STORIES.md) send this demo-only token; the server takes writes
+# from nobody else.
+tokens=demo/write-tokens
+(umask 077; echo "$(python3 scripts/stories.py demo-token)" > "$tokens")
+"$vltava" serve --db "$db" --host 127.0.0.1 --port "$port" --log-level warning --write-token-file "$tokens" &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT INT TERM
 for _ in $(seq 1 100); do

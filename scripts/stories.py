@@ -9,7 +9,11 @@
                                  /healthz, check every story, run the README's CLI lines, stop
 
 An answer in the document may be partial: every member shown is checked, members left out are
-not, and the string "…" matches any value. Standard library only.
+not, and the string "…" matches any value. A request may carry headers on the lines after its
+first (`Authorization: Bearer …`, `Content-Type: text/csv`); the body follows them. The demo
+server takes writes with DEMO_TOKEN, so the stories that write run against it. A story that
+writes must leave the same state when run twice (an upsert, rows that replace their hour): e2e
+runs every story twice, once to check and once as the pasted curl command. Standard library only.
 """
 import json
 import os
@@ -26,10 +30,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORIES = os.path.join(ROOT, "docs", "STORIES.md")
 README = os.path.join(ROOT, "README.md")
 ANY = "…"
+# The demo server's write token (scripts/demo.sh): for the demo on loopback, never a deployment.
+DEMO_TOKEN = "demo-write-token-not-for-production"
+HEADER = re.compile(r"^(Authorization|Content-Type): (.+)$")
 
 
 def stories():
-    """(title, method, path, body, answer-block line range, expected text) per story."""
+    """(title, method, path, headers, body, answer-block line range, expected text) per story."""
     lines = open(STORIES, encoding="utf-8").read().split("\n")
     found, title, i = [], "", 0
     while i < len(lines):
@@ -40,22 +47,33 @@ def stories():
             while lines[j] != "```":
                 j += 1
             method, path = lines[i + 1].split(" ", 1)
-            body = "\n".join(lines[i + 2:j])
+            headers, b = [], i + 2
+            while b < j and HEADER.match(lines[b]):
+                headers.append(HEADER.match(lines[b]).groups())
+                b += 1
+            body = "\n".join(lines[b:j])
             assert lines[j + 1] == "```json", f"line {j + 2}: the answer block must follow the request"
             k = j + 2
             while lines[k] != "```":
                 k += 1
-            found.append((title, method, path, body, (j + 2, k), "\n".join(lines[j + 2:k])))
+            found.append((title, method, path, headers, body, (j + 2, k), "\n".join(lines[j + 2:k])))
             i = k
         i += 1
     return found, lines
 
 
-def request(base, method, path, body):
+def content_type(headers, body):
+    given = dict(headers).get("Content-Type")
+    return given or ("application/json" if body.lstrip().startswith("{") else "text/plain")
+
+
+def request(base, method, path, headers, body):
     data = body.encode() if body else None
     req = urllib.request.Request(base + path, data=data, method=method)
+    for name, value in headers:
+        req.add_header(name, value)
     if body:
-        req.add_header("Content-Type", "application/json" if body.lstrip().startswith("{") else "text/plain")
+        req.add_header("Content-Type", content_type(headers, body))
     try:
         with urllib.request.urlopen(req, timeout=30) as response:
             return response.status, json.loads(response.read())
@@ -121,19 +139,27 @@ def quote(text):
     return shlex.quote(text)
 
 
-def curl(base, method, path, body):
-    command = ["curl", "-s", base + path]
-    if body:
-        if body.lstrip().startswith("{"):
-            command += ["-H", "Content-Type: application/json"]
-        command += ["--data-binary", body.replace("\n", " ")]
-    return " ".join(quote(part) for part in command)
+def curl(base, method, path, headers, body):
+    command = ["curl", "-s", base + path] + (["-X", method] if method not in ("GET", "POST") else [])
+    for name, value in headers:
+        command += ["-H", f"{name}: {value}"]
+    kind = content_type(headers, body)
+    if body and kind == "application/json" and "Content-Type" not in dict(headers):
+        command += ["-H", "Content-Type: application/json"]
+    text = " ".join(quote(part) for part in command)
+    if not body:
+        return text
+    if kind == "text/csv":
+        # CSV keeps its lines: bash's $'…' quoting, with \n for each line end.
+        escaped = body.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+        return text + " --data-binary $'" + escaped + "'"
+    return text + " --data-binary " + quote(body.replace("\n", " "))
 
 
 def check(base):
     failures = 0
-    for title, method, path, body, _, expected in stories()[0]:
-        status, actual = request(base, method, path, body)
+    for title, method, path, headers, body, _, expected in stories()[0]:
+        status, actual = request(base, method, path, headers, body)
         problems = matches(json.loads(expected), actual) if expected.strip() else ["the document has no answer"]
         print(f"{'ok  ' if not problems else 'FAIL'} {title}: {method} {path} → {status}")
         for problem in problems[:10]:
@@ -144,11 +170,16 @@ def check(base):
 
 def update(base):
     found, lines = stories()
-    for _, method, path, body, (start, end), expected in reversed(found):
-        _, actual = request(base, method, path, body)
-        if expected.strip():
-            actual = project(json.loads(expected), actual)
-        lines[start:end] = dump(actual).split("\n")
+    # Asked in the document's order (a story may read what one before it wrote), spliced in
+    # from the end so the line ranges stay valid.
+    answers = []
+    for _, method, path, headers, body, _, expected in found:
+        _, actual = request(base, method, path, headers, body)
+        answers.append(project(json.loads(expected), actual) if expected.strip() else actual)
+    for (_, _, _, _, _, (start, end), expected), actual in reversed(list(zip(found, answers))):
+        # A block whose answer did not change keeps its layout.
+        if not expected.strip() or json.loads(expected) != actual:
+            lines[start:end] = dump(actual).split("\n")
     open(STORIES, "w", encoding="utf-8").write("\n".join(lines))
 
 
@@ -207,8 +238,8 @@ def e2e():
                 failures += 1
         # The demo's printed requests are pasteable: each runs in bash and gets the documented answer.
         output = open(log.name).read()
-        for title, method, path, body, _, expected in stories()[0]:
-            command = curl(base, method, path, body)
+        for title, method, path, headers, body, _, expected in stories()[0]:
+            command = curl(base, method, path, headers, body)
             if command not in output:
                 print(f"FAIL the demo did not print the request of: {title}")
                 failures += 1
@@ -231,12 +262,14 @@ def e2e():
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "curl":
-        for title, method, path, body, _, _ in stories()[0]:
-            print(f"# {title}\n{curl(sys.argv[2], method, path, body)}\n")
+        for title, method, path, headers, body, _, _ in stories()[0]:
+            print(f"# {title}\n{curl(sys.argv[2], method, path, headers, body)}\n")
     elif mode == "check":
         sys.exit(1 if check(sys.argv[2]) else 0)
     elif mode == "update":
         update(sys.argv[2])
+    elif mode == "demo-token":
+        print(DEMO_TOKEN)
     elif mode == "readme-command":
         print(readme_commands()[int(sys.argv[2]) - 1])
     elif mode == "e2e":
