@@ -10,6 +10,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Store
 
 /// `postgresql://user[:password]@host[:port]/database` (also `postgres://`). Without a password
 /// in it, the connection takes libpq's: PGPASSWORD, else the password file (PasswordFile.swift).
@@ -123,6 +124,8 @@ public final class PostGISDatabase: @unchecked Sendable {
     /// The one classification of what connecting or running a statement threw.
     func classify(_ error: any Error) -> EngineError {
         if let error = error as? EngineError { return error }
+        // A write the store's checks refused (PostGISWrites.swift): the batch's own problem.
+        if let error = error as? StoreError { return .write(code: error.code, category: error.category, message: error.description) }
         let message = PostGISDatabase.message(error)
         if let error = error as? PSQLError {
             switch error.code {
@@ -162,6 +165,12 @@ public final class PostGISDatabase: @unchecked Sendable {
             let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostGISDatabase.bindings(parameters)), logger: logger).wait()
             return result.rows.map { row in row.map(PostGISDatabase.value) }
         }
+    }
+
+    /// The rows of a statement run on `connection` (inside a transaction that connection holds).
+    func rows(_ connection: PostgresConnection, _ sql: String, _ parameters: [AttributeValue]) throws -> [[AttributeValue]] {
+        let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostGISDatabase.bindings(parameters)), logger: logger).wait()
+        return result.rows.map { row in row.map(PostGISDatabase.value) }
     }
 
     /// Runs one statement whose rows are not needed (DDL, inserts).

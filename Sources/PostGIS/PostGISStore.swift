@@ -181,6 +181,9 @@ public enum PostGISStore {
             for info in layers {
                 try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(SQL.identifier(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
             }
+            // The change feed and the row triggers that number other programs' changes
+            // (PostGISWrites.swift): installed after the rows are in, so a push numbers none.
+            try installFeed(database, connection)
             try database.execute(connection, "SELECT pg_notify($1, 'push')", [.text(channel)])
         }
         // Marks the new tables' pages all-visible (VACUUM runs outside a transaction), so that
@@ -276,10 +279,7 @@ public enum PostGISStore {
         let table = SQL.identifier(info.name)
         let hasGeometry = info.kind == .features
         try database.execute(connection, "DROP TABLE IF EXISTS \(table)")
-        var definitions = ["fid bigint PRIMARY KEY"]
-        if hasGeometry { definitions.append("geom geometry(Geometry, 4326)") }
-        definitions += info.columns.map { "\(SQL.identifier($0.name)) \(sqlType($0))" }
-        try database.execute(connection, "CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))")
+        try createTable(info, indexed: false, database, connection)
 
         // Batches of rows per INSERT, below PostgreSQL's 65,535 parameters per statement.
         let perRow = 1 + (hasGeometry ? 1 : 0) + info.columns.count
@@ -327,10 +327,7 @@ public enum PostGISStore {
         if let problem = problems.first { throw EngineError.store("\(path): \(StoreError.badFeature(layer: info.name, fid: problem.fid, reason: problem.reason))") }
         if !rows.isEmpty { try insert(rows) }
         count += rows.count
-        if hasGeometry {
-            try database.execute(connection, "CREATE INDEX ON \(table) USING GIST (geom)")
-            try database.execute(connection, "CREATE INDEX ON \(table) USING GIST ((geom::geography))")
-        }
+        if hasGeometry { try spatialIndexes(info, database, connection) }
         if let link = info.timeSeries {
             try database.execute(connection, "CREATE INDEX ON \(table) (\(SQL.identifier(link.keyColumn)))")
             // A station's newest rows, and the rows of a HISTORY window (Engine/SeriesFetch.swift).
@@ -343,6 +340,29 @@ public enum PostGISStore {
             }
         }
         try database.execute(connection, "ANALYZE \(table)")
+        try register(info, database, connection)
+        return count
+    }
+
+    /// A layer's table: `fid`, `geom` for features, the columns under their own names; with
+    /// `indexed`, its spatial indexes now (a push builds them after the rows are in).
+    static func createTable(_ info: LayerInfo, indexed: Bool, _ database: PostGISDatabase, _ connection: PostgresConnection) throws {
+        var definitions = ["fid bigint PRIMARY KEY"]
+        if info.kind == .features { definitions.append("geom geometry(Geometry, 4326)") }
+        definitions += info.columns.map { "\(SQL.identifier($0.name)) \(sqlType($0))" }
+        try database.execute(connection, "CREATE TABLE \(SQL.identifier(info.name)) (\(definitions.joined(separator: ", ")))")
+        if info.kind == .features && indexed { try spatialIndexes(info, database, connection) }
+    }
+
+    /// GiST on `geom` (CONTAINING, INTERSECTING) and on `geom::geography` (NEAREST, WITHIN).
+    static func spatialIndexes(_ info: LayerInfo, _ database: PostGISDatabase, _ connection: PostgresConnection) throws {
+        let table = SQL.identifier(info.name)
+        try database.execute(connection, "CREATE INDEX ON \(table) USING GIST (geom)")
+        try database.execute(connection, "CREATE INDEX ON \(table) USING GIST ((geom::geography))")
+    }
+
+    /// The layer's entry in the catalogue (replacing one of its name).
+    static func register(_ info: LayerInfo, _ database: PostGISDatabase, _ connection: PostgresConnection) throws {
         try database.execute(connection, "DELETE FROM \(catalogue) WHERE name = $1", [.text(info.name)])
         let columns = JSONValue.array(info.columns.map { column in
             .object(JSONObject([("name", .string(column.name)), ("type", .string(column.type.rawValue)), ("json", .bool(column.isJSON))]))
@@ -355,7 +375,6 @@ public enum PostGISStore {
         try database.execute(connection, "INSERT INTO \(catalogue) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                              [.text(info.name), .text(info.kind.rawValue), info.geometryType.map { .text($0) } ?? .null,
                               info.crs.map { .text($0) } ?? .null, .text(info.description), .text(JSON.serialize(columns)), series])
-        return count
     }
 
     /// The layers `vltava_layers` lists, with their row counts.

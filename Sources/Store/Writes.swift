@@ -105,6 +105,14 @@ public struct AppliedBatch: Sendable {
     public var warnings: [String]
     /// The store's last sequence number after the batch.
     public var sequence: Int64
+
+    public init(changes: [Change], layers: [String: LayerInfo], features: [String: [Int64: StoredFeature?]], warnings: [String], sequence: Int64) {
+        self.changes = changes
+        self.layers = layers
+        self.features = features
+        self.warnings = warnings
+        self.sequence = sequence
+    }
 }
 
 extension GeoPackage {
@@ -378,9 +386,10 @@ private struct BatchWriter {
     }
 }
 
-/// The import's checks for one written geometry, and its encoding in the layer's CRS.
-struct FeatureChecks {
-    static let geometryTypes: Set<String> = [
+/// The import's checks for one written geometry, and its encoding in the layer's CRS; the
+/// PostGIS store's writer takes the same (PostGIS/PostGISWrites.swift).
+public struct FeatureChecks {
+    public static let geometryTypes: Set<String> = [
         "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON", "GEOMETRYCOLLECTION", "GEOMETRY",
     ]
 
@@ -390,7 +399,7 @@ struct FeatureChecks {
     let fromBatch: CoordinateTransformer?
     let area: AreaOfUse?
 
-    init(batch: WriteBatch) throws {
+    public init(batch: WriteBatch) throws {
         self.batch = batch
         geos = try GEOSContext()
         if let crs = batch.crs, Projection.normalizeCRS(crs) != "EPSG:4326" {
@@ -403,7 +412,7 @@ struct FeatureChecks {
     }
 
     /// The geometry in WGS 84, checked; with the warning when make-valid repaired it.
-    func check(_ input: Geometry, for layer: LayerInfo, _ position: Int) throws -> (geometry: Geometry, warning: String?) {
+    public func check(_ input: Geometry, for layer: LayerInfo, _ position: Int) throws -> (geometry: Geometry, warning: String?) {
         var geometry = input
         if let fromBatch {
             do {
@@ -445,7 +454,7 @@ struct FeatureChecks {
     }
 
     /// An attribute as its column stores it, or why it does not fit.
-    static func stored(_ value: AttributeValue, _ column: ColumnInfo, _ position: Int) throws(StoreError) -> SQLiteValue {
+    public static func stored(_ value: AttributeValue, _ column: ColumnInfo, _ position: Int) throws(StoreError) -> SQLiteValue {
         func refuse(_ what: String) -> StoreError {
             .badWrite(position: position, reason: "column '\(column.name)' holds \(column.typeDescription); \(what) does not fit")
         }

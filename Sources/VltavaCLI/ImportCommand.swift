@@ -65,7 +65,7 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         if PostGISURL.isDatabase(store.db) {
-            guard !append && !upsert else { throw CLIError("--append and --upsert write into a GeoPackage store; a PostGIS store takes appends through SQL for now") }
+            guard !append && !upsert else { throw CLIError("--append and --upsert add files to a GeoPackage store; a PostGIS store takes writes through vltava serve (POST /v1/write, OGC API – Features Part 4) or the library") }
             return try importIntoDatabase()
         }
         if append || upsert, (try? GeoPackage(path: store.db).hasLayer(layer)) == true { return try appendFile() }

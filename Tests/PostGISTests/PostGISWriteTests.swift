@@ -1,0 +1,112 @@
+// Writes on the PostGIS store, held to the GeoPackage store's (the reference): the same batch on
+// both answers the same afterwards; a bad batch changes nothing; psql's own UPDATE appears in
+// the change feed.
+
+import Engine
+import Foundation
+import Geometry
+@testable import PostGIS
+import QueryLanguage
+import Store
+import TestSupport
+import Testing
+
+@Suite(.enabled(if: PostgresCluster.missing == nil, "\(PostgresCluster.missing ?? "")"), .serialized)
+struct PostGISWriteTests {
+    static func point(_ lon: Double, _ lat: Double, _ properties: [(String, AttributeValue)], id: Int64? = nil) -> Feature {
+        var attributes = Attributes()
+        for (name, value) in properties { attributes[name] = value }
+        return Feature(id: id.map { .integer($0) }, geometry: .point(Point(lon: lon, lat: lat)), properties: attributes)
+    }
+
+    /// Every kind of change, on layers loaded in memory and on a time series kept in PostgreSQL.
+    static let batch = WriteBatch([
+        .create(LayerSchema(name: "stages", geometryType: "POINT", columns: [ColumnInfo(name: "name", type: .text), ColumnInfo(name: "capacity", type: .integer)])),
+        .change(layer: "stages", .insert(point(14.4378, 50.1031, [("name", .text("Main stage")), ("capacity", .integer(5000))]))),
+        .change(layer: "stations", .insert(point(14.4205, 50.0875, [("code", .text("ANEWA")), ("name", .text("Praha 1-Nová"))]))),
+        .change(layer: "stations", .insert(point(14.4300, 50.0900, [("code", .text("ANEWB"))], id: 90))),
+        .change(layer: "stations", .update(fid: 3, Feature(geometry: nil, properties: Attributes([("name", .text("Přejmenovaná"))])))),
+        .change(layer: "stations", .upsert(keys: ["code"], point(14.3802, 50.0844, [("code", .text("ABREA")), ("name", .text("Břevnov"))]))),
+        .change(layer: "parking", .delete(fid: 7)),
+        .change(layer: "districts", .replace(fid: 20, Feature(geometry: .polygon(Polygon(rings: [[14.40, 50.08, 14.44, 50.08, 14.44, 50.10, 14.40, 50.10, 14.40, 50.08]])),
+            properties: Attributes([("NAZEV_MC", .text("Praha 1")), ("KOD_MC", .integer(500054))])))),
+        .change(layer: "observations", .upsert(keys: ["code", "interval_start"], Feature(geometry: nil, properties: Attributes([
+            ("code", .text("AREPA")), ("interval_start", .text("2019-04-16T21:00:00Z")), ("interval_end", .text("2019-04-16T22:00:00Z")),
+            ("aqi", .integer(4)), ("no2", .real(71.4))])))),
+    ])
+
+    static let statements = [
+        "FIND stations ORDER BY fid RETURN fid, code, name, WKT(geom)",
+        "FIND stages RETURN fid, name, capacity",
+        "FIND districts CONTAINING POINT(14.43 50.095) RETURN fid, NAZEV_MC",
+        "FIND parking RETURN COUNT(*)",
+        "FIND stations WHERE code = 'AREPA' RETURN LATEST(aqi), LATEST(no2), OBSERVED_AT",
+    ]
+
+    @Test func aBatchAnswersAsOnTheGeoPackageStore() async throws {
+        let url = try PushedStore.database("writes_batch")
+        let cluster = try PushedStore.pushed.get().cluster
+        let postgis = try StoreLocation.engine(url)
+        let copy = try Fixtures.temporaryDirectory("postgis-writes").appendingPathComponent("reference.gpkg").path
+        try FileManager.default.copyItem(atPath: try PushedStore.gpkg.get(), toPath: copy)
+        let reference = try Engine(storePath: copy)
+
+        let written = try postgis.write(Self.batch)
+        let expected = try reference.write(Self.batch)
+        #expect(written.changes.map(\.sequence) == Array(1...9))
+        #expect(written.changes.map(\.kind) == expected.changes.map(\.kind))
+        #expect(written.changes.map(\.fid) == expected.changes.map(\.fid))
+        #expect(written.changes.map(\.kind) == [.created, .inserted, .inserted, .inserted, .updated, .replaced, .deleted, .replaced, .inserted])
+        for statement in Self.statements {
+            #expect(answer(statement, on: postgis.snapshot) == answer(statement, on: reference.snapshot), "\(statement)")
+        }
+        // What PostgreSQL itself holds, read with psql.
+        #expect(try cluster.psql("SELECT count(*) FROM stations", database: "writes_batch").trimmingCharacters(in: .whitespacesAndNewlines) == "19")
+        #expect(try cluster.psql("SELECT name FROM stations WHERE fid = 3", database: "writes_batch").trimmingCharacters(in: .whitespacesAndNewlines) == "Přejmenovaná")
+        #expect(try cluster.psql("SELECT max(seq) FROM vltava_changes", database: "writes_batch").trimmingCharacters(in: .whitespacesAndNewlines) == "9")
+        // A fresh load from the database answers the same: nothing lives only in the snapshot.
+        let fresh = try StoreLocation.snapshot(url)
+        for statement in Self.statements {
+            #expect(answer(statement, on: fresh) == answer(statement, on: reference.snapshot), "\(statement)")
+        }
+        // The language writes through the same path.
+        let inserted = try Query.run("INSERT INTO stages (name, geom) VALUES ($1, $2)", ["Tent", Point(lon: 14.441, lat: 50.105)], on: postgis)
+        #expect(inserted.first?.count == 1)
+        #expect(answer("FIND stages ORDER BY fid RETURN name", on: postgis.snapshot).contains(#"{"name":"Tent"}"#))
+    }
+
+    @Test func aBadBatchChangesNothingAndPsqlsChangesAreInTheFeed() async throws {
+        let url = try PushedStore.database("writes_feed")
+        let cluster = try PushedStore.pushed.get().cluster
+        let engine = try StoreLocation.engine(url)
+        let before = try cluster.psql("SELECT count(*) FROM stations", database: "writes_feed")
+        #expect {
+            try engine.write(WriteBatch([
+                .change(layer: "stations", .insert(Self.point(14.42, 50.08, [("code", .text("OK"))]))),
+                .change(layer: "stations", .insert(Feature(geometry: .polygon(Polygon(rings: [[14.4, 50.0, 14.5, 50.0, 14.5, 50.1, 14.4, 50.0]])))))]))
+        } throws: { error in
+            guard case .write(let code, _, let message) = error as? EngineError else { return false }
+            return code == "bad_write" && message.contains("operation 2 of the batch: layer 'stations' holds POINT geometries")
+        }
+        #expect(try cluster.psql("SELECT count(*) FROM stations", database: "writes_feed") == before)
+        #expect(try engine.changes(since: 0, limit: 10).isEmpty)
+
+        // Another program's change, in psql: numbered by the row trigger, within a second.
+        _ = try engine.write(WriteBatch([.change(layer: "stations", .update(fid: 1, Feature(geometry: nil, properties: Attributes([("owner", .text("ČHMÚ"))]))))]))
+        _ = try cluster.psql("UPDATE stations SET name = 'psql' WHERE code = 'AREPA'", database: "writes_feed")
+        let fid = try cluster.psql("SELECT fid FROM stations WHERE code = 'AREPA'", database: "writes_feed").trimmingCharacters(in: .whitespacesAndNewlines)
+        let started = Date()
+        var feed: [Change] = []
+        while Date().timeIntervalSince(started) < 1 {
+            feed = try engine.changes(since: 0, limit: 10)
+            if feed.count == 2 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(feed.map(\.sequence) == [1, 2])
+        #expect(feed.map(\.kind) == [.updated, .updated] && feed.map(\.layer) == ["stations", "stations"])
+        #expect(feed.last?.fid.map(String.init) == fid)
+        // A server follows by NOTIFY (PostGISSource.watchChanges, tested in PostGISTests); a reload sees psql's name.
+        try engine.reload()
+        #expect(answer("FIND stations WHERE code = 'AREPA' RETURN name", on: engine.snapshot).contains(#""name":"psql""#))
+    }
+}
