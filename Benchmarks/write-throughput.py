@@ -129,7 +129,7 @@ def start_vltava(binary, scratch, stack):
                                    "--write-token-file", tokens, "--log-level", "warning"],
                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     stack.callback(stop_process, server)
-    stack.callback(show_log, "vltava serve", log_path)
+    stack.callback(show_log, "vltava serve", log_path, lambda line: not line.startswith("listening on"))
     wait_until_ready(f"http://127.0.0.1:{port}/readyz", server, log_path)
     return port, token
 
@@ -143,10 +143,13 @@ def stop_process(process):
         process.wait()
 
 
-def show_log(name, path):
-    """Prints what the server logged (warnings and errors only), so nothing it said is missed."""
+def show_log(name, path, wanted):
+    """Prints the lines of a server's log that `wanted` keeps (its warnings and errors), so
+    nothing it complained of goes unseen."""
+    if not os.path.exists(path):
+        return
     with open(path, errors="replace") as f:
-        lines = [line for line in f.read().splitlines() if not line.startswith("listening on")]
+        lines = [line for line in f.read().splitlines() if wanted(line)]
     if lines:
         print(f"\n{name} logged {len(lines)} lines; the last ones:", *lines[-20:], sep="\n  ")
 
@@ -196,6 +199,7 @@ class Vltava:
         bodies = [('{"operations":[' + ",".join(map(insert, rows[i:i + rows_per_write])) + "]}").encode()
                   for i in range(0, len(rows), rows_per_write)]
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        connection.connect()  # before the clock starts, as PostgreSQL's connections are
         stack.callback(connection.close)
         counter = itertools.count()
 
@@ -221,18 +225,19 @@ def start_postgis(scratch, stack):
     data = os.path.join(folder, "data")
 
     def pg(program, *arguments, check=True):
-        return subprocess.run(as_postgres + [os.path.join(PGBIN, program), *arguments], check=check,
+        done = subprocess.run(as_postgres + [os.path.join(PGBIN, program), *arguments],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        if check and done.returncode != 0:
+            sys.exit(f"{program} failed ({done.returncode}): {done.stderr.decode(errors='replace')[-2000:]}")
 
     pg("initdb", "-D", data, "-U", "vltava", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8")
     port = free_port()
     with open(os.path.join(data, "postgresql.conf"), "a") as conf:
         conf.write(f"listen_addresses = '127.0.0.1'\nport = {port}\nunix_socket_directories = ''\n")
     stack.callback(pg, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop", check=False)
-    stack.callback(show_log, "PostgreSQL", os.path.join(folder, "log"))
-    started = pg("pg_ctl", "-D", data, "-l", os.path.join(folder, "log"), "-w", "-t", "60", "start", check=False)
-    if started.returncode != 0:
-        sys.exit(f"PostgreSQL did not start: {started.stderr.decode(errors='replace')}")
+    stack.callback(show_log, "PostgreSQL", os.path.join(folder, "log"),
+                   lambda line: any(level in line for level in ("WARNING:", "ERROR:", "FATAL:", "PANIC:")))
+    pg("pg_ctl", "-D", data, "-l", os.path.join(folder, "log"), "-w", "-t", "60", "start")
     server = f"host=127.0.0.1 port={port} user=vltava"
     with psycopg.connect(server + " dbname=postgres", autocommit=True) as connection:
         connection.execute("CREATE DATABASE vltava")
@@ -362,12 +367,12 @@ def main():
             with contextlib.ExitStack() as connections:
                 print(f"measuring Vltava {kind}…", flush=True)
                 writer = vltava.writer(kind, size, rows, connections)
-                results.append((kind, f"vltava POST /v1/write, {size:,} insert(s)", 1, *measure(seconds, [writer])))
+                results.append((kind, f"vltava POST /v1/write, {size:,} insert{'s' if size > 1 else ''}", 1, *measure(seconds, [writer])))
             for count in (1, 8):
                 table = f"{kind}_{count}"
                 create_table(conninfo, table)
                 with contextlib.ExitStack() as connections:
-                    print(f"measuring PostGIS {kind} over {count} connection(s)…", flush=True)
+                    print(f"measuring PostGIS {kind} over {count} connection{'s' if count > 1 else ''}…", flush=True)
                     writers = postgis_writers(conninfo, table, size, rows, count, connections)
                     method = "postgis INSERT, 1 row, autocommit" if size == 1 else f"postgis INSERT of {size:,} rows, 1 transaction"
                     results.append((kind, method, count, *measure(seconds, writers)))
@@ -375,4 +380,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("interrupted; everything started was stopped and removed")

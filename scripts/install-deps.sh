@@ -10,6 +10,7 @@
 #           schemathesis (scripts/schemathesis.sh: the served OpenAPI document against the server)
 #   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), PostGIS (Benchmarks/tiles-vs-postgis.sh,
 #           Benchmarks/postgis-side-by-side.sh),
+#           psycopg 3 (Benchmarks/write-throughput.py: PostGIS taking rows with bound parameters),
 #           scikit-learn (Benchmarks/indoor_sklearn.py) and Shapely 2 (../shared/bench/gen_workloads.py,
 #           which makes the W1/W3 workloads of Benchmarks/http-load.sh and Benchmarks/budget-probe.sh);
 #           not needed by the tests
@@ -28,7 +29,7 @@ for option in "$@"; do
                               "schemathesis:schemathesis==4.32.*" "sseclient:sseclient-py==1.8.*") ;;
         --bench)
             packages+=(wrk nginx postgresql-15-postgis-3 python3-pip)
-            python_packages+=("sklearn:scikit-learn==1.7.*" "shapely:shapely==2.1.*") ;;
+            python_packages+=("sklearn:scikit-learn==1.7.*" "shapely:shapely==2.1.*" "psycopg:psycopg[binary]==3.3.*") ;;
         *) echo "unknown option $option (use --test, --bench)" >&2; exit 2 ;;
     esac
 done
