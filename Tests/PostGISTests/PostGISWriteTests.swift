@@ -11,22 +11,21 @@ import Store
 import TestSupport
 import Testing
 
-@Suite(.enabled(if: PostgresCluster.missing == nil, "\(PostgresCluster.missing ?? "")"), .serialized)
-struct PostGISWriteTests {
-    static func point(_ lon: Double, _ lat: Double, _ properties: [(String, AttributeValue)], id: Int64? = nil) -> Feature {
+extension PostGISStoreTests {
+    static func writtenPoint(_ lon: Double, _ lat: Double, _ properties: [(String, AttributeValue)], id: Int64? = nil) -> Feature {
         var attributes = Attributes()
         for (name, value) in properties { attributes[name] = value }
         return Feature(id: id.map { .integer($0) }, geometry: .point(Point(lon: lon, lat: lat)), properties: attributes)
     }
 
     /// Every kind of change, on layers loaded in memory and on a time series kept in PostgreSQL.
-    static let batch = WriteBatch([
+    static let everyKindOfChange = WriteBatch([
         .create(LayerSchema(name: "stages", geometryType: "POINT", columns: [ColumnInfo(name: "name", type: .text), ColumnInfo(name: "capacity", type: .integer)])),
-        .change(layer: "stages", .insert(point(14.4378, 50.1031, [("name", .text("Main stage")), ("capacity", .integer(5000))]))),
-        .change(layer: "stations", .insert(point(14.4205, 50.0875, [("code", .text("ANEWA")), ("name", .text("Praha 1-Nová"))]))),
-        .change(layer: "stations", .insert(point(14.4300, 50.0900, [("code", .text("ANEWB"))], id: 90))),
+        .change(layer: "stages", .insert(writtenPoint(14.4378, 50.1031, [("name", .text("Main stage")), ("capacity", .integer(5000))]))),
+        .change(layer: "stations", .insert(writtenPoint(14.4205, 50.0875, [("code", .text("ANEWA")), ("name", .text("Praha 1-Nová"))]))),
+        .change(layer: "stations", .insert(writtenPoint(14.4300, 50.0900, [("code", .text("ANEWB"))], id: 90))),
         .change(layer: "stations", .update(fid: 3, Feature(geometry: nil, properties: Attributes([("name", .text("Přejmenovaná"))])))),
-        .change(layer: "stations", .upsert(keys: ["code"], point(14.3802, 50.0844, [("code", .text("ABREA")), ("name", .text("Břevnov"))]))),
+        .change(layer: "stations", .upsert(keys: ["code"], writtenPoint(14.3802, 50.0844, [("code", .text("ABREA")), ("name", .text("Břevnov"))]))),
         .change(layer: "parking", .delete(fid: 7)),
         .change(layer: "districts", .replace(fid: 20, Feature(geometry: .polygon(Polygon(rings: [[14.40, 50.08, 14.44, 50.08, 14.44, 50.10, 14.40, 50.10, 14.40, 50.08]])),
             properties: Attributes([("NAZEV_MC", .text("Praha 1")), ("KOD_MC", .integer(500054))])))),
@@ -35,7 +34,7 @@ struct PostGISWriteTests {
             ("aqi", .integer(4)), ("no2", .real(71.4))])))),
     ])
 
-    static let statements = [
+    static let afterTheBatch = [
         "FIND stations ORDER BY fid RETURN fid, code, name, WKT(geom)",
         "FIND stages RETURN fid, name, capacity",
         "FIND districts CONTAINING POINT(14.43 50.095) RETURN fid, NAZEV_MC",
@@ -51,13 +50,13 @@ struct PostGISWriteTests {
         try FileManager.default.copyItem(atPath: try PushedStore.gpkg.get(), toPath: copy)
         let reference = try Engine(storePath: copy)
 
-        let written = try postgis.write(Self.batch)
-        let expected = try reference.write(Self.batch)
+        let written = try postgis.write(Self.everyKindOfChange)
+        let expected = try reference.write(Self.everyKindOfChange)
         #expect(written.changes.map(\.sequence) == Array(1...9))
         #expect(written.changes.map(\.kind) == expected.changes.map(\.kind))
         #expect(written.changes.map(\.fid) == expected.changes.map(\.fid))
         #expect(written.changes.map(\.kind) == [.created, .inserted, .inserted, .inserted, .updated, .replaced, .deleted, .replaced, .inserted])
-        for statement in Self.statements {
+        for statement in Self.afterTheBatch {
             #expect(answer(statement, on: postgis.snapshot) == answer(statement, on: reference.snapshot), "\(statement)")
         }
         // What PostgreSQL itself holds, read with psql.
@@ -66,7 +65,7 @@ struct PostGISWriteTests {
         #expect(try cluster.psql("SELECT max(seq) FROM vltava_changes", database: "writes_batch").trimmingCharacters(in: .whitespacesAndNewlines) == "9")
         // A fresh load from the database answers the same: nothing lives only in the snapshot.
         let fresh = try StoreLocation.snapshot(url)
-        for statement in Self.statements {
+        for statement in Self.afterTheBatch {
             #expect(answer(statement, on: fresh) == answer(statement, on: reference.snapshot), "\(statement)")
         }
         // The language writes through the same path.
@@ -82,7 +81,7 @@ struct PostGISWriteTests {
         let before = try cluster.psql("SELECT count(*) FROM stations", database: "writes_feed")
         #expect {
             try engine.write(WriteBatch([
-                .change(layer: "stations", .insert(Self.point(14.42, 50.08, [("code", .text("OK"))]))),
+                .change(layer: "stations", .insert(Self.writtenPoint(14.42, 50.08, [("code", .text("OK"))]))),
                 .change(layer: "stations", .insert(Feature(geometry: .polygon(Polygon(rings: [[14.4, 50.0, 14.5, 50.0, 14.5, 50.1, 14.4, 50.0]])))))]))
         } throws: { error in
             guard case .write(let code, _, let message) = error as? EngineError else { return false }
