@@ -186,10 +186,9 @@ extension Planner {
                 var feature = Feature(geometry: nil)
                 for (name, value) in zip(columns, row) {
                     if name.text.lowercased() == "fid" {
-                        guard case .literal(.number(let number), let at) = value, let fid = Int64(exactly: number), fid > 0 else {
+                        guard case .literal(.number(let number), _) = value, let fid = Int64(exactly: number), fid > 0 else {
                             throw Planner.error(.invalid, "invalid_value", "fid takes a whole number above 0 (the feature's id)", at: value.position)
                         }
-                        _ = at
                         feature.id = .integer(fid)
                         continue
                     }
