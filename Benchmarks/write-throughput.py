@@ -4,9 +4,10 @@
 Measures, each for --seconds, the same rows (points inside Prague with a text and an integer
 property, from a fixed seed) written
 
-  - to Vltava: `vltava serve --write-token-file` on a fresh GeoPackage store, one client on one
-    keep-alive HTTP connection (http.client), sending POST /v1/write with one insert (singles),
-    then with 1,000 inserts (batches), each request waiting for the last one's answer;
+  - to Vltava: `vltava serve --write-token-file` on a fresh GeoPackage store, over 1 and over 8
+    keep-alive HTTP connections (http.client, a thread each), sending POST /v1/write with one
+    insert (singles), then with 1,000 inserts (batches), each connection waiting for its last
+    answer (over 8, the server commits the batches that arrive together as one group);
   - to PostGIS: a throwaway PostgreSQL 15 + PostGIS cluster on loopback, INSERT … VALUES
     (ST_SetSRID(ST_GeomFromGeoJSON(%s), 4326), %s, %s) with bound parameters (psycopg 3): one row
     a statement in autocommit (singles), and 1,000 rows in one multi-row INSERT, its own
@@ -189,19 +190,25 @@ class Vltava:
                 "name": name, "geometry_type": "POINT",
                 "columns": [{"name": "name", "type": "TEXT"}, {"name": "value", "type": "INTEGER"}]}}]}))
 
-    def writer(self, layer, rows_per_write, rows, stack):
-        """A writer for `measure`: each call POSTs the next of the pool's bodies of rows_per_write
-        inserts into `layer` on its own keep-alive connection."""
+    def writers(self, layer, rows_per_write, rows, connections, stack):
+        """Writers for `measure`, one a keep-alive connection: each call POSTs the next of the
+        pool's bodies of rows_per_write inserts into `layer`."""
+        bodies, counter = self.bodies(layer, rows_per_write, rows), itertools.count()
+        return [self.writer(bodies, counter, stack) for _ in range(connections)]
+
+    def bodies(self, layer, rows_per_write, rows):
         def insert(row):
             geometry, name, value = row
             return f'{{"insert":{json.dumps(layer)},"feature":{{"type":"Feature","geometry":{geometry},' \
                    f'"properties":{json.dumps({"name": name, "value": value})}}}}}'
-        bodies = [('{"operations":[' + ",".join(map(insert, rows[i:i + rows_per_write])) + "]}").encode()
-                  for i in range(0, len(rows), rows_per_write)]
+        return [('{"operations":[' + ",".join(map(insert, rows[i:i + rows_per_write])) + "]}").encode()
+                for i in range(0, len(rows), rows_per_write)]
+
+    def writer(self, bodies, counter, stack):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
         connection.connect()  # before the clock starts, as PostgreSQL's connections are
         stack.callback(connection.close)
-        counter = itertools.count()
+        rows_per_write = bodies[0].count(b'"insert"')
 
         def write():
             self.post(connection, bodies[next(counter) % len(bodies)])
@@ -320,13 +327,16 @@ def measure(seconds, writers):
 
 
 def print_table(results):
-    """results: (kind, method, connections, rows, commits, elapsed), Vltava's first of each kind."""
+    """results: (kind, method, connections, rows, commits, elapsed), Vltava's first. Each
+    PostGIS row's ratio is Vltava's rate over the same number of connections divided by its."""
     print(f"\n{'method':<50} {'conns':>5} {'rows':>9} {'rows/s':>10} {'commits/s':>10} {'Vltava/this':>12}")
     vltava_rate = {}
     for kind, method, connections, rows, commits, elapsed in results:
         rate = rows / elapsed
-        ratio = "" if kind not in vltava_rate else f"{vltava_rate[kind] / rate:.2f}"
-        vltava_rate.setdefault(kind, rate)
+        is_vltava = method.startswith("vltava")
+        ratio = "" if is_vltava else f"{vltava_rate[(kind, connections)] / rate:.2f}"
+        if is_vltava:
+            vltava_rate[(kind, connections)] = rate
         print(f"{method:<50} {connections:>5} {rows:>9,} {rate:>10,.0f} {commits / elapsed:>10,.1f} {ratio:>12}")
 
 
@@ -363,11 +373,13 @@ def main():
 
         results = []
         for kind, size in (("singles", 1), ("batches", BATCH)):
-            vltava.create_layer(kind)
-            with contextlib.ExitStack() as connections:
-                print(f"measuring Vltava {kind}…", flush=True)
-                writer = vltava.writer(kind, size, rows, connections)
-                results.append((kind, f"vltava POST /v1/write, {size:,} insert{'s' if size > 1 else ''}", 1, *measure(seconds, [writer])))
+            for count in (1, 8):
+                layer = f"{kind}_{count}"
+                vltava.create_layer(layer)
+                with contextlib.ExitStack() as connections:
+                    print(f"measuring Vltava {kind} over {count} connection{'s' if count > 1 else ''}…", flush=True)
+                    writers = vltava.writers(layer, size, rows, count, connections)
+                    results.append((kind, f"vltava POST /v1/write, {size:,} insert{'s' if size > 1 else ''}", count, *measure(seconds, writers)))
             for count in (1, 8):
                 table = f"{kind}_{count}"
                 create_table(conninfo, table)

@@ -17,9 +17,9 @@ public protocol SnapshotSource: Sendable {
     var location: String { get }
     func loadSnapshot(tileSets: [String: String], limits: EngineLimits) throws(EngineError) -> Snapshot
     /// Calls `changed` whenever the store's data changes, for as long as the process runs
-    /// (PostGIS: LISTEN/NOTIFY). Returns false when the source cannot tell (a GeoPackage file:
-    /// reload on request or SIGHUP).
-    func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool
+    /// (PostGIS: LISTEN/NOTIFY), saying what changed. Returns false when the source cannot tell
+    /// (a GeoPackage file: reload on request or SIGHUP).
+    func watchChanges(_ changed: @escaping @Sendable (StoreChange) -> Void) -> Bool
     /// Throws when a loaded snapshot cannot answer now because the store is not there
     /// (PostGIS: the database does not answer a cheap statement within `timeout` seconds).
     /// A file is ready once loaded: the default does nothing.
@@ -29,10 +29,26 @@ public protocol SnapshotSource: Sendable {
     /// The change feed after `sequence`, read without becoming the store's writer. The
     /// default: a store without a feed.
     func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change]
+    /// The feed's last sequence number (0: none yet).
+    func lastSequence() throws(EngineError) -> Int64
+    /// The features `fids` of each layer as the store holds them now (nil: gone), in EPSG:4326,
+    /// for a snapshot catching up with another process's writes (`Engine.catchUp`). The
+    /// default: nil, the source cannot (reload instead).
+    func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]?
+}
+
+/// What a store's change notification says.
+public enum StoreChange: Sendable {
+    /// Rows of layers changed, each numbered in the change feed: a snapshot catches up.
+    case rows
+    /// Layers were added, replaced, dropped or renamed, or what changed is unknown: reload.
+    case layers
 }
 
 extension SnapshotSource {
-    public func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool { false }
+    public func watchChanges(_ changed: @escaping @Sendable (StoreChange) -> Void) -> Bool { false }
+    public func lastSequence() throws(EngineError) -> Int64 { 0 }
+    public func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]? { nil }
     public func checkReady(timeout: Double) throws(EngineError) {}
     public func openWriter() throws(EngineError) -> any StoreWriter {
         throw .write(code: "read_only", category: .impossible, message: "the store at \(location) takes no writes")
@@ -56,6 +72,13 @@ public struct GeoPackageSource: SnapshotSource {
     public func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
         do {
             return try GeoPackage(path: path, mode: .readOnly).changes(since: sequence, limit: limit)
+        } catch {
+            throw .store(error.description)
+        }
+    }
+    public func lastSequence() throws(EngineError) -> Int64 {
+        do {
+            return try GeoPackage(path: path, mode: .readOnly).lastSequence()
         } catch {
             throw .store(error.description)
         }

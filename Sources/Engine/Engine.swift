@@ -3,12 +3,16 @@
 // so a reload never mixes two versions of the data in one answer.
 
 import Geometry
+import Store
 
 public final class Engine: Sendable {
     private let current: Locked<Snapshot>
     /// Held for the whole of a write or a reload, so they run one at a time (Writes.swift);
     /// the store's writer is opened on the first write and kept.
     let updates = Locked<(any StoreWriter)?>(nil)
+    /// The last change of the store's feed the snapshot holds, with every one before it
+    /// (`catchUp`). Changed only under `updates`.
+    let held = Locked<Int64>(0)
     /// Where the snapshots are loaded from: the GeoPackage's path, or a database's URL without
     /// its password.
     public let storePath: String
@@ -29,6 +33,9 @@ public final class Engine: Sendable {
         storePath = source.location
         tileSetPaths = tileSets
         self.limits = limits
+        // The feed's position is read before the load: a change committed meanwhile is in
+        // the snapshot or not, and `catchUp` applies it again either way (it reads rows as they are).
+        held.withLock { $0 = (try? source.lastSequence()) ?? 0 }
         current = Locked(try source.loadSnapshot(tileSets: tileSets, limits: limits))
     }
 
@@ -46,9 +53,39 @@ public final class Engine: Sendable {
     @discardableResult
     public func reload() throws(EngineError) -> Snapshot {
         try updates.withLock { _ throws(EngineError) in
+            let sequence = (try? source.lastSequence()) ?? 0
             let fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
             swap(fresh)
+            held.withLock { $0 = sequence }
             return fresh
+        }
+    }
+
+    /// Brings the snapshot up to the changes other processes made to the store (another
+    /// replica's writes, an UPDATE in psql): the feed after the last change it holds, each
+    /// changed feature read as the store has it now and applied as this process's own writes
+    /// are, so only the changed layers are rebuilt (Writes.swift). Returns false, changing
+    /// nothing, when a reload is needed instead: a layer the snapshot lacks, a layer created,
+    /// or a source that cannot read features back.
+    @discardableResult
+    public func catchUp() throws(EngineError) -> Bool {
+        try updates.withLock { _ throws(EngineError) -> Bool in
+            while true {
+                let since = held.withLock { $0 }
+                let changes = try source.changes(since: since, limit: 10_000)
+                guard let last = changes.last else { return true }
+                let current = snapshot
+                var touched: [String: Set<Int64>] = [:]
+                var layers: [String: LayerInfo] = [:]
+                for change in changes {
+                    guard change.kind != .created, let fid = change.fid, let layer = try? current.layer(change.layer) else { return false }
+                    touched[layer.name, default: []].insert(fid)
+                    layers[layer.name] = layer.info
+                }
+                guard let features = try source.currentFeatures(touched, of: layers) else { return false }
+                swap(try current.applying(AppliedBatch(changes: changes, layers: layers, features: features, warnings: [], sequence: last.sequence)))
+                held.withLock { $0 = last.sequence }
+            }
         }
     }
 

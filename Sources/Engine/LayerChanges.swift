@@ -166,7 +166,7 @@ extension Layer {
     /// The layer after a write: `written` maps each fid the batch touched to its stored version
     /// (nil: deleted). A layer of at most `limits.maxFeaturesRebuiltPerWrite` features is
     /// rebuilt whole; a larger one keeps its base's indexes and gets the written features as a
-    /// layer beside them (see above). A layer whose rows stay in the database keeps none.
+    /// layer beside them (see above), until they outgrow a quarter of the base. A layer whose rows stay in the database keeps none.
     /// `old` is nil for a layer the batch created.
     static func rebuilt(_ old: Layer?, info: LayerInfo, written: [Int64: StoredFeature?], limits: EngineLimits) throws(EngineError) -> Layer {
         var info = info
@@ -190,7 +190,14 @@ extension Layer {
         all.merge(written) { $1 }
         let added = all.values.compactMap { $0 }.sorted { $0.fid < $1.fid }
         let addedFamily = Layer.family(of: added.map(\.feature.geometry), kind: info.kind)
-        if base.count + added.count > limits.maxFeaturesRebuiltPerWrite && (added.isEmpty || addedFamily == base.family) {
+        // The written part is rebuilt on every write, so it is kept to a quarter of its base
+        // (or the whole-rebuild size, if larger): past that the layer is compacted, rebuilt whole
+        // as a new base, which costs what the last quarter's writes cost again, spread over
+        // them. A mapped base stays (compacting would read the file's layer into memory); its
+        // written part is folded in by a reload, which maps a fresh snapshot file.
+        let overlayLimit = max(limits.maxFeaturesRebuiltPerWrite, base.count / 4)
+        let compact = added.count > overlayLimit && base.storage != .mapped
+        if base.count + added.count > limits.maxFeaturesRebuiltPerWrite && !compact && (added.isEmpty || addedFamily == base.family) {
             var hidden = old.changes?.hidden ?? HiddenSet(slots: base.slots)
             for fid in written.keys { if let index = base.index(ofFID: fid) { hidden.insert(index) } }
             let addedLayer = try Layer(info: info, features: added, family: base.family)

@@ -25,8 +25,17 @@ public typealias Change = Store.Change
 public protocol StoreWriter: Sendable {
     /// Applies the batch in one transaction; nothing is written when it throws.
     func apply(_ batch: WriteBatch) throws(EngineError) -> AppliedBatch
+    /// Applies several batches, each all or nothing (the default: one after the other; a
+    /// GeoPackage: one transaction, a savepoint each). Throws only when none could be.
+    func apply(_ batches: [WriteBatch]) throws(EngineError) -> [Result<AppliedBatch, EngineError>]
     /// The changes after `sequence`, oldest first, at most `limit`.
     func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change]
+}
+
+extension StoreWriter {
+    public func apply(_ batches: [WriteBatch]) throws(EngineError) -> [Result<AppliedBatch, EngineError>] {
+        batches.map { batch in Result { () throws(EngineError) in try apply(batch) } }
+    }
 }
 
 /// What an acknowledged write did.
@@ -70,18 +79,52 @@ extension Engine {
         return receipt
     }
 
+    /// Applies several batches at once, each all or nothing (group commit: a GeoPackage
+    /// commits them together, one fsync), and swaps in one snapshot holding every one that
+    /// succeeded before returning. A refused batch changes nothing and leaves the others;
+    /// throws only when none could be applied (the store failed).
+    public func write(_ batches: [WriteBatch]) throws(EngineError) -> [Result<WriteReceipt, EngineError>] {
+        try updating { (writer: any StoreWriter) throws(EngineError) -> [Result<WriteReceipt, EngineError>] in
+            let results = try writer.apply(batches)
+            let fresh = try holding(results.compactMap { try? $0.get() })
+            return results.map { result in
+                result.map { WriteReceipt(sequence: $0.sequence, changes: $0.changes, warnings: $0.warnings, snapshot: fresh) }
+            }
+        }
+    }
+
     private func apply(_ batch: WriteBatch, with writer: any StoreWriter) throws(EngineError) -> WriteReceipt {
         let applied = try writer.apply(batch)
+        let fresh = try holding([applied])
+        return WriteReceipt(sequence: applied.sequence, changes: applied.changes, warnings: applied.warnings, snapshot: fresh)
+    }
+
+    /// Swaps in the snapshot that holds the committed batches, in their order.
+    private func holding(_ batches: [AppliedBatch]) throws(EngineError) -> Snapshot {
+        guard let first = batches.first else { return snapshot }
+        var all = first
+        for applied in batches.dropFirst() {
+            all.changes += applied.changes
+            all.layers.merge(applied.layers) { $1 }
+            for (layer, features) in applied.features { all.features[layer, default: [:]].merge(features) { $1 } }
+            all.warnings += applied.warnings
+            all.sequence = applied.sequence
+        }
         let fresh: Snapshot
         do {
-            fresh = try snapshot.applying(applied)
+            fresh = try snapshot.applying(all)
         } catch {
             // Committed, so never reported as failed: the store holds it, and a reload reads
             // it from there.
             fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
         }
         swap(fresh)
-        return WriteReceipt(sequence: applied.sequence, changes: applied.changes, warnings: applied.warnings, snapshot: fresh)
+        // The snapshot holds the feed up to these batches only when nothing another process
+        // wrote came between; if something did, `catchUp` reads it (and these again) later.
+        held.withLock { held in
+            if let sequence = all.changes.first?.sequence, sequence == held + 1 { held = all.sequence }
+        }
+        return fresh
     }
 
     /// Collects the writes `body` adds to a batch and applies them as one: all or none, durable
@@ -179,6 +222,10 @@ final class GeoPackageStoreWriter: StoreWriter, @unchecked Sendable {
         try run { (store: GeoPackage) throws(StoreError) in try store.apply(batch) }
     }
 
+    func apply(_ batches: [WriteBatch]) throws(EngineError) -> [Result<AppliedBatch, EngineError>] {
+        try run { (store: GeoPackage) throws(StoreError) in try store.apply(batches) }.map { $0.mapError(Self.classify) }
+    }
+
     func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
         try run { (store: GeoPackage) throws(StoreError) in try store.changes(since: sequence, limit: limit) }
     }
@@ -187,10 +234,14 @@ final class GeoPackageStoreWriter: StoreWriter, @unchecked Sendable {
         do {
             return try store.withLock { (store: inout GeoPackage) throws(StoreError) -> T in try body(store) }
         } catch {
-            switch error.category {
-            case .internal: throw .store(error.description)
-            default: throw .write(code: error.code, category: error.category, message: error.description)
-            }
+            throw Self.classify(error)
+        }
+    }
+
+    private static func classify(_ error: StoreError) -> EngineError {
+        switch error.category {
+        case .internal: .store(error.description)
+        default: .write(code: error.code, category: error.category, message: error.description)
         }
     }
 }

@@ -274,8 +274,10 @@ private struct Parser {
             guard position < bytes.count else { throw error("unterminated string", at: start) }
             let b = bytes[position]
             if b == UInt8(ascii: "\"") {
+                defer { position += 1 }
+                // Most strings hold no escape: made in one step, not scalar by scalar.
+                if runStart == start + 1 { return String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<position]), as: UTF8.self) }
                 flush(&scalars, runStart, position)
-                position += 1
                 return String(scalars)
             }
             if b < 0x20 { throw error("control character in a string (escape it)") }

@@ -179,11 +179,11 @@ public final class PostGISDatabase: @unchecked Sendable {
     }
 
     /// Listens on `channel` on a connection of its own until that connection closes:
-    /// `connected` once listening, `notified` for each notification.
-    func listen(channel: String, connected: () -> Void, notified: @escaping @Sendable () -> Void) throws {
+    /// `connected` once listening, `notified` with each notification's payload.
+    func listen(channel: String, connected: () -> Void, notified: @escaping @Sendable (String) -> Void) throws {
         let connection = try open()
         defer { PostGISDatabase.discard(connection) }
-        connection.addListener(channel: channel) { _, _ in notified() }
+        connection.addListener(channel: channel) { _, notification in notified(notification.payload) }
         try execute(connection, "LISTEN " + channel)
         connected()
         try connection.closeFuture.wait()

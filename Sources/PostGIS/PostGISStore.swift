@@ -33,16 +33,18 @@ public struct PostGISSource: SnapshotSource {
         try database.ping(timeout: timeout)
     }
 
-    /// LISTEN on `vltava_changes`, which every layer's trigger and `push` notify, on a
-    /// connection of its own; when it drops, a new one listens a second later (and `changed` is
-    /// called then too, for what may have been missed).
-    public func watchChanges(_ changed: @escaping @Sendable () -> Void) -> Bool {
+    /// LISTEN on `vltava_changes`, which every layer's trigger, every write and `push` notify,
+    /// on a connection of its own; when it drops, a new one listens a second later (and
+    /// `changed(.layers)` is called then, for what may have been missed).
+    public func watchChanges(_ changed: @escaping @Sendable (StoreChange) -> Void) -> Bool {
         let database = database
         let thread = Thread {
             var first = true
             while true {
                 do {
-                    try database.listen(channel: PostGISStore.channel, connected: { if !first { changed() }; first = false }, notified: changed)
+                    try database.listen(channel: PostGISStore.channel, connected: { if !first { changed(.layers) }; first = false }) { payload in
+                        changed(payload == "rows" ? .rows : .layers)
+                    }
                 } catch {}
                 Thread.sleep(forTimeInterval: 1)
             }
@@ -142,7 +144,8 @@ public enum PostGISStore {
     }
 
     static let catalogue = "vltava_layers"
-    /// The channel a write notifies (LISTEN/NOTIFY), with the table's name as payload.
+    /// The channel every change notifies (LISTEN/NOTIFY): "rows" when each changed row is in
+    /// the change feed, "layers" when layers were pushed, dropped or renamed.
     public static let channel = "vltava_changes"
 
     /// Copies every layer (feature layers and tables, time series among them) of the GeoPackage
@@ -174,17 +177,14 @@ public enum PostGISStore {
                 summary.append((info.name, try write(info, from: store, path: path, database, connection)))
             }
             // Every layer's writes notify the servers that serve it (delivered at commit).
-            try database.execute(connection, """
-                CREATE OR REPLACE FUNCTION vltava_notify() RETURNS trigger LANGUAGE plpgsql AS
-                $f$ BEGIN PERFORM pg_notify('\(channel)', TG_TABLE_NAME); RETURN NULL; END $f$
-                """)
+            try database.execute(connection, notifyFunction)
             for info in layers {
                 try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(SQL.identifier(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
             }
             // The change feed and the row triggers that number other programs' changes
             // (PostGISWrites.swift): installed after the rows are in, so a push numbers none.
             try installFeed(database, connection)
-            try database.execute(connection, "SELECT pg_notify($1, 'push')", [.text(channel)])
+            try database.execute(connection, "SELECT pg_notify($1, 'layers')", [.text(channel)])
         }
         // Marks the new tables' pages all-visible (VACUUM runs outside a transaction), so that
         // counting rows off by fid reads the primary key's index alone: a page of items at row
@@ -207,7 +207,7 @@ public enum PostGISStore {
             try database.execute(connection, "DROP TABLE \(SQL.identifier(name))")
             try database.execute(connection, "DELETE FROM \(Self.catalogue) WHERE name = $1", [.text(name)])
             try database.execute(connection, "UPDATE \(Self.catalogue) SET time_series = NULL WHERE (time_series::json)->>'key_layer' = $1", [.text(name)])
-            try database.execute(connection, "SELECT pg_notify($1, $2)", [.text(channel), .text(name)])
+            try database.execute(connection, "SELECT pg_notify($1, 'layers')", [.text(channel)])
         }
     }
 
@@ -229,7 +229,7 @@ public enum PostGISStore {
                 UPDATE \(Self.catalogue) SET time_series = jsonb_set(time_series::jsonb, '{key_layer}', to_jsonb($1::text))::text
                 WHERE (time_series::json)->>'key_layer' = $2
                 """, [.text(newName), .text(name)])
-            try database.execute(connection, "SELECT pg_notify($1, $2)", [.text(channel), .text(newName)])
+            try database.execute(connection, "SELECT pg_notify($1, 'layers')", [.text(channel)])
         }
     }
 

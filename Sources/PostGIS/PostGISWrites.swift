@@ -31,8 +31,8 @@ final class PostGISStoreWriter: StoreWriter, @unchecked Sendable {
         var applied: AppliedBatch?
         do {
             try PostGISStore.transaction(database) { connection in
-                var writer = try PostGISBatch(database: database, connection: connection, batch: batch)
-                applied = try writer.run()
+                var writer = try PostGISBatch(database: database, connection: connection)
+                applied = try writer.run(batch)
             }
         } catch .store(let message) where message.contains("SQLSTATE 23505") {
             throw .write(code: "feature_exists", category: .impossible, message: message)
@@ -53,6 +53,22 @@ extension PostGISSource {
 
     public func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
         try PostGISStore.changes(in: database, since: sequence, limit: limit)
+    }
+
+    public func lastSequence() throws(EngineError) -> Int64 {
+        do {
+            let rows = try database.rows("SELECT coalesce(max(seq), 0) FROM \(PostGISStore.changeTable)", [], deadline: .none)
+            if case .integer(let last)? = rows.first?.first { return last }
+            return 0
+        } catch .store(let message) where message.contains("42P01") {
+            return 0  // no write yet: no change table
+        }
+    }
+
+    public func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]? {
+        var features: [String: [Int64: StoredFeature?]] = [:]
+        try database.withConnection { connection in features = try PostGISStore.currentFeatures(fids, of: layers, database, connection) }
+        return features
     }
 }
 
@@ -85,14 +101,45 @@ extension PostGISStore {
                 RETURN NULL;
             END $f$
             """)
+        try database.execute(connection, notifyFunction)
         let names = try database.rows(connection, "SELECT name FROM \(catalogue)", []).compactMap { $0.first?.stringValue }
         for name in names { try recordChanges(of: name, database, connection) }
     }
+
+    /// What every layer's statement trigger runs: a notification at commit that the servers on
+    /// the database catch up on ("rows": each row is numbered in the feed by the row trigger),
+    /// or reload after a TRUNCATE, which no row trigger sees ("layers"). Vltava's own writer
+    /// sends its one notification itself.
+    static let notifyFunction = """
+        CREATE OR REPLACE FUNCTION vltava_notify() RETURNS trigger LANGUAGE plpgsql AS $f$
+        BEGIN
+            IF coalesce(current_setting('vltava.writing', true), '') = 'on' THEN RETURN NULL; END IF;
+            PERFORM pg_notify('\(channel)', CASE TG_OP WHEN 'TRUNCATE' THEN 'layers' ELSE 'rows' END);
+            RETURN NULL;
+        END $f$
+        """
 
     /// The row trigger on one layer's table.
     static func recordChanges(of table: String, _ database: PostGISDatabase, _ connection: PostgresConnection) throws {
         try database.execute(connection, "DROP TRIGGER IF EXISTS vltava_recorded ON \(SQL.identifier(table))")
         try database.execute(connection, "CREATE TRIGGER vltava_recorded AFTER INSERT OR UPDATE OR DELETE ON \(SQL.identifier(table)) FOR EACH ROW EXECUTE FUNCTION vltava_record()")
+    }
+
+    /// The features `fids` of each layer as its table holds them now, decoded as a snapshot
+    /// loads them; nil for a fid no row has.
+    static func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo], _ database: PostGISDatabase,
+                                _ connection: PostgresConnection) throws -> [String: [Int64: StoredFeature?]] {
+        var features: [String: [Int64: StoredFeature?]] = [:]
+        for (name, fids) in fids {
+            guard let info = layers[name] else { continue }
+            var stored: [Int64: StoredFeature?] = [:]
+            for fid in fids { stored[fid] = .some(nil) }
+            let rows = try database.rows(connection, "SELECT \(Fetch.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(name)) AS t WHERE t.fid = ANY($1::bigint[])",
+                                         [.text("{" + fids.map(String.init).joined(separator: ",") + "}")])
+            for feature in try Fetch.features(rows, of: info) { stored[feature.fid] = feature }
+            features[name] = stored
+        }
+        return features
     }
 
     static func changes(in database: PostGISDatabase, since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
@@ -112,81 +159,44 @@ extension PostGISStore {
     }
 }
 
-/// One batch inside its transaction.
-private struct PostGISBatch {
+/// One batch inside its transaction: the SQL behind what `BatchPlanner` decides.
+private struct PostGISBatch: BatchStore {
     let database: PostGISDatabase
     let connection: PostgresConnection
-    let batch: WriteBatch
-    let checks: FeatureChecks
     /// The catalogue's layers, by name as stored.
     var layers: [String: LayerInfo]
     /// Each touched layer's next fid, read once under the table's lock.
     var nextFID: [String: Int64] = [:]
-    var changes: [Change] = []
-    var touched: [String: Set<Int64>] = [:]
-    var warnings: [String] = []
+    var numbered = false
 
-    init(database: PostGISDatabase, connection: PostgresConnection, batch: WriteBatch) throws {
+    init(database: PostGISDatabase, connection: PostgresConnection) throws {
         self.database = database
         self.connection = connection
-        self.batch = batch
-        checks = try FeatureChecks(batch: batch)
         layers = [:]
         for (info, _) in try PostGISStore.readCatalogue(from: database) { layers[info.name] = info }
     }
 
-    mutating func run() throws -> AppliedBatch {
+    mutating func run(_ batch: WriteBatch) throws -> AppliedBatch {
         try database.execute(connection, "SET LOCAL vltava.writing = 'on'")
-        for (offset, operation) in batch.operations.enumerated() {
-            let position = offset + 1
-            switch operation {
-            case .create(let schema):
-                try create(schema, position)
-                try record(schema.name, fid: nil, .created)
-            case .change(let name, let change):
-                let layer = try layer(name, position)
-                let (fid, kind) = try apply(change, to: layer, position)
-                try record(layer.name, fid: fid, kind)
-                touched[layer.name, default: []].insert(fid)
-            }
-        }
-        var features: [String: [Int64: StoredFeature?]] = [:]
+        let outcome = try BatchPlanner.apply(batch, to: &self)
         var changed: [String: LayerInfo] = [:]
-        for (name, fids) in touched {
-            guard let info = layers[name] else { continue }
-            var stored: [Int64: StoredFeature?] = [:]
-            for fid in fids { stored[fid] = .some(nil) }
-            let rows = try database.rows(connection, "SELECT \(Fetch.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(name)) AS t WHERE t.fid = ANY($1::bigint[])",
-                                         [.text("{" + fids.map(String.init).joined(separator: ",") + "}")])
-            for feature in try Fetch.features(rows, of: info) { stored[feature.fid] = feature }
-            features[name] = stored
-            changed[name] = info
-        }
-        for change in changes where change.kind == .created { if let info = layers[change.layer] { changed[change.layer] = info } }
-        try database.execute(connection, "SELECT pg_notify($1, 'write')", [.text(PostGISStore.channel)])
-        return AppliedBatch(changes: changes, layers: changed, features: features, warnings: warnings, sequence: changes.last?.sequence ?? 0)
+        for name in outcome.touched.keys { changed[name] = layers[name] }
+        let features = try PostGISStore.currentFeatures(outcome.touched, of: changed, database, connection)
+        for change in outcome.changes where change.kind == .created { if let info = layers[change.layer] { changed[change.layer] = info } }
+        try database.execute(connection, "SELECT pg_notify($1, $2)", [.text(PostGISStore.channel), .text(outcome.changes.contains { $0.kind == .created } ? "layers" : "rows")])
+        return AppliedBatch(changes: outcome.changes, layers: changed, features: features, warnings: outcome.warnings,
+                            sequence: outcome.changes.last?.sequence ?? 0)
     }
 
-    private func layer(_ name: String, _ position: Int) throws -> LayerInfo {
-        if let known = layers[name] ?? layers.values.first(where: { $0.name.lowercased() == name.lowercased() }) {
-            if known.timeSeries == nil, known.kind != .features, ["indoor_venues", "indoor_beacons"].contains(known.name) {
-                throw StoreError.badWrite(position: position, reason: "'\(known.name)' is part of the indoor model")
-            }
-            return known
-        }
-        throw StoreError.badWrite(position: position, reason: StoreError.unknownLayer(name, known: layers.keys.sorted()).description)
+    func layer(named name: String) throws -> LayerInfo? {
+        layers[name] ?? layers.values.first(where: { $0.name.lowercased() == name.lowercased() })
     }
 
-    private mutating func create(_ schema: LayerSchema, _ position: Int) throws {
-        try Importer.checkLayerName(schema.name)
-        guard !layers.keys.contains(where: { $0.lowercased() == schema.name.lowercased() }) else {
-            throw StoreError.badWrite(position: position, reason: StoreError.layerExists(schema.name).description)
-        }
-        if let type = schema.geometryType, !FeatureChecks.geometryTypes.contains(type.uppercased()) {
-            throw StoreError.badWrite(position: position, reason: "'\(type)' is not a geometry type (POINT, LINESTRING, POLYGON, their MULTI forms, GEOMETRY)")
-        }
+    func layerNames() throws -> [String] { layers.keys.sorted() }
+
+    mutating func create(_ schema: LayerSchema, _ position: Int) throws -> LayerInfo {
         let info = LayerInfo(name: schema.name, kind: schema.geometryType == nil ? .attributes : .features,
-                             geometryType: schema.geometryType?.uppercased(), geometryColumn: schema.geometryType == nil ? nil : "geom",
+                             geometryType: schema.geometryType, geometryColumn: schema.geometryType == nil ? nil : "geom",
                              crs: schema.geometryType == nil ? nil : "EPSG:4326", featureCount: 0, bbox: nil, columns: schema.columns,
                              description: schema.description)
         try PostGISStore.createTable(info, indexed: true, database, connection)
@@ -194,65 +204,54 @@ private struct PostGISBatch {
         try database.execute(connection, "CREATE TRIGGER vltava_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON \(SQL.identifier(info.name)) FOR EACH STATEMENT EXECUTE FUNCTION vltava_notify()")
         try PostGISStore.recordChanges(of: info.name, database, connection)
         layers[info.name] = info
+        return info
     }
 
-    private mutating func apply(_ change: FeatureChange, to layer: LayerInfo, _ position: Int) throws -> (Int64, Change.Kind) {
-        let table = SQL.identifier(layer.name)
-        switch change {
-        case .insert(let feature):
-            var fid: Int64
-            if let id = feature.id {
-                guard case .integer(let given) = id else {
-                    throw StoreError.badWrite(position: position, reason: "a feature id must be an integer (it becomes the fid); this one is '\(id)'")
-                }
-                if try exists(layer, given) { throw StoreError.featureExists(layer: layer.name, fid: given, position: position) }
-                fid = given
-            } else {
-                fid = try next(layer)
-            }
-            let row = try checkedRow(feature, of: layer, position, whole: true)
-            try insert(row, fid: fid, into: layer)
-            nextFID[layer.name] = max(nextFID[layer.name] ?? 0, fid + 1)
-            return (fid, .inserted)
-        case .replace(let fid, let feature):
-            try update(layer, fid, try checkedRow(feature, of: layer, position, whole: true), position)
-            return (fid, .replaced)
-        case .update(let fid, let feature):
-            try update(layer, fid, try checkedRow(feature, of: layer, position, whole: false), position)
-            return (fid, .updated)
-        case .delete(let fid):
-            guard try !database.rows(connection, "DELETE FROM \(table) WHERE fid = $1 RETURNING fid", [.integer(fid)]).isEmpty else {
-                throw StoreError.noSuchFeature(layer: layer.name, fid: fid, position: position)
-            }
-            return (fid, .deleted)
-        case .upsert(let keys, let feature):
-            var conditions: [String] = []
-            var values: [AttributeValue] = []
-            for key in keys {
-                guard let column = layer.columns.first(where: { $0.name.lowercased() == key.lowercased() }) else {
-                    throw StoreError.badWrite(position: position, reason: "layer '\(layer.name)' has no key column '\(key)' (columns: \(layer.columns.map(\.name).joined(separator: ", ")))")
-                }
-                let value = feature.properties[column.name] ?? feature.properties.first(where: { $0.0.lowercased() == key.lowercased() })?.1 ?? .null
-                guard !value.isNull else { throw StoreError.badWrite(position: position, reason: "the feature has no value for the key column '\(column.name)'") }
-                _ = try FeatureChecks.stored(value, column, position)
-                values.append(PostGISStore.bound(value, for: column))
-                conditions.append("\(SQL.identifier(column.name)) = $\(values.count)")
-            }
-            guard !conditions.isEmpty else { throw StoreError.badWrite(position: position, reason: "an upsert names at least one key column") }
-            let row = try checkedRow(feature, of: layer, position, whole: true)
-            let found = try database.rows(connection, "SELECT fid FROM \(table) WHERE \(conditions.joined(separator: " AND ")) LIMIT 2", values)
-            if found.count > 1 {
-                throw StoreError.badWrite(position: position, reason: "more than one feature of '\(layer.name)' has the same \(keys.joined(separator: ", ")): the key must be unique")
-            }
-            if case .integer(let fid)? = found.first?.first {
-                try update(layer, fid, row, position)
-                return (fid, .replaced)
-            }
-            let fid = try next(layer)
-            try insert(row, fid: fid, into: layer)
-            nextFID[layer.name] = fid + 1
-            return (fid, .inserted)
+    func exists(_ fid: Int64, in layer: LayerInfo) throws -> Bool {
+        try !database.rows(connection, "SELECT 1 FROM \(SQL.identifier(layer.name)) WHERE fid = $1", [.integer(fid)]).isEmpty
+    }
+
+    func find(_ keys: [CheckedValue], in layer: LayerInfo) throws -> [Int64] {
+        let conditions = keys.enumerated().map { "\(SQL.identifier($0.element.column.name)) = $\($0.offset + 1)" }
+        let rows = try database.rows(connection, "SELECT fid FROM \(SQL.identifier(layer.name)) WHERE \(conditions.joined(separator: " AND ")) LIMIT 2",
+                                     keys.map { PostGISStore.bound($0.value, for: $0.column) })
+        return rows.compactMap { if case .integer(let fid)? = $0.first { fid } else { nil } }
+    }
+
+    mutating func insert(_ row: CheckedRow, fid given: Int64?, into layer: LayerInfo) throws -> Int64 {
+        let fid = try given ?? next(layer)
+        let (names, places, values) = bound(row, from: 2)
+        try database.execute(connection, "INSERT INTO \(SQL.identifier(layer.name)) (\((["fid"] + names).joined(separator: ", "))) VALUES (\((["$1"] + places).joined(separator: ", ")))",
+                             [.integer(fid)] + values)
+        nextFID[layer.name] = max(nextFID[layer.name] ?? 0, fid + 1)
+        return fid
+    }
+
+    func update(_ row: CheckedRow, fid: Int64, in layer: LayerInfo) throws -> Bool {
+        let (names, places, values) = bound(row, from: 2)
+        let sets = zip(names, places).map { "\($0) = \($1)" }
+        let sql = sets.isEmpty ? "SELECT fid FROM \(SQL.identifier(layer.name)) WHERE fid = $1"
+                               : "UPDATE \(SQL.identifier(layer.name)) SET \(sets.joined(separator: ", ")) WHERE fid = $1 RETURNING fid"
+        return try !database.rows(connection, sql, [.integer(fid)] + values).isEmpty
+    }
+
+    func delete(_ fid: Int64, from layer: LayerInfo) throws -> Bool {
+        try !database.rows(connection, "DELETE FROM \(SQL.identifier(layer.name)) WHERE fid = $1 RETURNING fid", [.integer(fid)]).isEmpty
+    }
+
+    mutating func record(layer: String, fid: Int64?, kind: Change.Kind) throws -> Change {
+        if !numbered {
+            try database.execute(connection, PostGISStore.sequenceLock)
+            numbered = true
         }
+        let rows = try database.rows(connection, """
+            INSERT INTO \(PostGISStore.changeTable) (seq, layer, fid, kind, at)
+            VALUES (\(PostGISStore.nextSequence), $1, $2, $3, to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) RETURNING seq, at
+            """, [.text(layer), fid.map { .integer($0) } ?? .null, .text(kind.rawValue)])
+        guard case .integer(let seq)? = rows.first?.first, let at = rows.first?[1].stringValue else {
+            throw EngineError.store("the change table gave no sequence number")
+        }
+        return Change(sequence: seq, layer: layer, fid: fid, kind: kind, at: at)
     }
 
     /// The layer's next fid: one past the largest, read under a lock on its table that other
@@ -268,68 +267,20 @@ private struct PostGISBatch {
         return n + 1
     }
 
-    private func exists(_ layer: LayerInfo, _ fid: Int64) throws -> Bool {
-        try !database.rows(connection, "SELECT 1 FROM \(SQL.identifier(layer.name)) WHERE fid = $1", [.integer(fid)]).isEmpty
-    }
-
-    /// The columns a change sets, checked as the GeoPackage checks them, bound as PostgreSQL
-    /// takes them. `whole`: every column not given is set to null.
-    private mutating func checkedRow(_ feature: Feature, of layer: LayerInfo, _ position: Int, whole: Bool) throws -> [(column: String, value: AttributeValue, isGeometry: Bool)] {
-        var row: [(column: String, value: AttributeValue, isGeometry: Bool)] = []
-        if layer.kind == .features {
-            if let geometry = feature.geometry {
-                let checked = try checks.check(geometry, for: layer, position)
-                if let repaired = checked.warning { warnings.append("operation \(position): \(repaired)") }
-                row.append(("geom", .text(Hex.encode(WKB.encode(checked.geometry))), true))
-            } else if whole {
-                throw StoreError.badWrite(position: position, reason: "the feature has no geometry, and layer '\(layer.name)' holds \(layer.geometryType ?? "GEOMETRY") features")
-            }
-        } else if feature.geometry != nil {
-            throw StoreError.badWrite(position: position, reason: "'\(layer.name)' is a table without geometry; the feature has one")
+    /// The row's columns, their placeholders from `$first` and their values, as PostgreSQL
+    /// takes them: the geometry as WKB in hex.
+    private func bound(_ row: CheckedRow, from first: Int) -> (names: [String], places: [String], values: [AttributeValue]) {
+        var names: [String] = [], places: [String] = [], values: [AttributeValue] = []
+        if let geometry = row.geometry {
+            names.append("geom")
+            places.append("ST_SetSRID(ST_GeomFromWKB(decode($\(first), 'hex')), 4326)")
+            values.append(.text(Hex.encode(WKB.encode(geometry))))
         }
-        var given: [String: AttributeValue] = [:]
-        for (name, value) in feature.properties {
-            guard let column = layer.columns.first(where: { $0.name == name }) ?? layer.columns.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-                throw StoreError.badWrite(position: position, reason: "layer '\(layer.name)' has no column '\(name)' (columns: \(layer.columns.map(\.name).joined(separator: ", ")))")
-            }
-            _ = try FeatureChecks.stored(value, column, position)
-            given[column.name] = PostGISStore.bound(value, for: column)
+        for attribute in row.attributes {
+            names.append(SQL.identifier(attribute.column.name))
+            places.append("$\(first + values.count)")
+            values.append(PostGISStore.bound(attribute.value, for: attribute.column))
         }
-        for column in layer.columns {
-            if let value = given[column.name] { row.append((column.name, value, false)) } else if whole { row.append((column.name, .null, false)) }
-        }
-        return row
-    }
-
-    private func placeholder(_ n: Int, geometry: Bool) -> String {
-        geometry ? "ST_SetSRID(ST_GeomFromWKB(decode($\(n), 'hex')), 4326)" : "$\(n)"
-    }
-
-    private func insert(_ row: [(column: String, value: AttributeValue, isGeometry: Bool)], fid: Int64, into layer: LayerInfo) throws {
-        let names = ["fid"] + row.map { SQL.identifier($0.column) }
-        let places = ["$1"] + row.enumerated().map { placeholder($0.offset + 2, geometry: $0.element.isGeometry) }
-        try database.execute(connection, "INSERT INTO \(SQL.identifier(layer.name)) (\(names.joined(separator: ", "))) VALUES (\(places.joined(separator: ", ")))",
-                             [.integer(fid)] + row.map(\.value))
-    }
-
-    private func update(_ layer: LayerInfo, _ fid: Int64, _ row: [(column: String, value: AttributeValue, isGeometry: Bool)], _ position: Int) throws {
-        let sets = row.enumerated().map { "\(SQL.identifier($0.element.column)) = \(placeholder($0.offset + 2, geometry: $0.element.isGeometry))" }
-        let sql = sets.isEmpty ? "SELECT fid FROM \(SQL.identifier(layer.name)) WHERE fid = $1"
-                               : "UPDATE \(SQL.identifier(layer.name)) SET \(sets.joined(separator: ", ")) WHERE fid = $1 RETURNING fid"
-        guard try !database.rows(connection, sql, [.integer(fid)] + row.map(\.value)).isEmpty else {
-            throw StoreError.noSuchFeature(layer: layer.name, fid: fid, position: position)
-        }
-    }
-
-    private mutating func record(_ layer: String, fid: Int64?, _ kind: Change.Kind) throws {
-        if changes.isEmpty { try database.execute(connection, PostGISStore.sequenceLock) }
-        let rows = try database.rows(connection, """
-            INSERT INTO \(PostGISStore.changeTable) (seq, layer, fid, kind, at)
-            VALUES (\(PostGISStore.nextSequence), $1, $2, $3, to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) RETURNING seq, at
-            """, [.text(layer), fid.map { .integer($0) } ?? .null, .text(kind.rawValue)])
-        guard case .integer(let seq)? = rows.first?.first, let at = rows.first?[1].stringValue else {
-            throw EngineError.store("the change table gave no sequence number")
-        }
-        changes.append(Change(sequence: seq, layer: layer, fid: fid, kind: kind, at: at))
+        return (names, places, values)
     }
 }

@@ -21,8 +21,9 @@ public final class EngineState: Sendable {
     private let queue = DispatchQueue(label: "vltava.reload")
     /// Writes and the change feed's reads, in order, off the concurrency pool.
     private let writes = DispatchQueue(label: "vltava.writes")
-    /// A change notification has asked for a reload that has not started yet.
-    private let reloadPending = Locked(false)
+    /// What change notifications asked for that has not started yet, and whether a task is
+    /// following them (`follow`).
+    private let following = Locked((running: false, rows: false, layers: false))
     let metrics: HTTPMetrics
     private let readiness = Readiness()
     /// Wakes the change feed's streams when a write commits.
@@ -67,20 +68,42 @@ public final class EngineState: Sendable {
             let host = try await onQueue(load)
             phase.withLock { $0 = .ready(host) }
             describeTileSets(host.snapshot)
-            // A store that tells of its changes (PostGIS: LISTEN/NOTIFY) is reloaded when it
-            // does: requests keep answering from the old snapshot meanwhile. A burst of
-            // notifications makes one reload after the one running, not one each.
-            _ = host.source.watchChanges { [self] in
-                guard reloadPending.withLock({ pending in defer { pending = true }; return !pending }) else { return }
-                Task {
-                    try? await Task.sleep(for: .milliseconds(50))
-                    reloadPending.withLock { $0 = false }
-                    _ = try? await reload()
-                }
-            }
+            // A store that tells of its changes (PostGIS: LISTEN/NOTIFY) is followed when it does.
+            _ = host.source.watchChanges { [self] change in follow(change) }
         } catch {
             phase.withLock { $0 = .failed("\(error)") }
             throw error
+        }
+    }
+
+    /// Follows the store's change notifications: rows another process changed are caught up
+    /// with (`Engine.catchUp`: the changed layers rebuilt, on the writes' thread, between this
+    /// server's own writes), and anything else is a reload. Requests keep answering from the
+    /// old snapshot meanwhile. One task at a time: a burst of notifications while it works makes
+    /// one more round after it, not one each.
+    private func follow(_ change: StoreChange) {
+        let start = following.withLock { state in
+            if change == .rows { state.rows = true } else { state.layers = true }
+            defer { state.running = true }
+            return !state.running
+        }
+        guard start, case .ready(let host) = phase.withLock({ $0 }) else { return }
+        Task {
+            while true {
+                let next = following.withLock { state in
+                    defer { (state.rows, state.layers) = (false, false) }
+                    if !state.rows && !state.layers { state.running = false }
+                    return state
+                }
+                guard next.rows || next.layers else { return }
+                var reloading = next.layers
+                if !reloading {
+                    let caughtUp = try? await onWrites { () throws(EngineError) in try host.catchUp() }
+                    reloading = caughtUp != true
+                    if caughtUp == true { changeSignal.published() }
+                }
+                if reloading { _ = try? await reload() }
+            }
         }
     }
 
@@ -99,10 +122,66 @@ public final class EngineState: Sendable {
         }
     }
 
+    /// A check of the snapshot a write goes over, made under the update lock (If-Match).
+    typealias Precondition = @Sendable (Snapshot) throws(APIError) -> Void
+
+    /// A write waiting for the writes' thread.
+    private struct PendingWrite: Sendable {
+        let batch: WriteBatch
+        let precondition: Precondition?
+        let done: CheckedContinuation<WriteReceipt, any Error>
+    }
+
+    private let pending = Locked<[PendingWrite]>([])
+
     /// Applies a write batch on the writes' own thread (an fsync and a layer's rebuild are
     /// synchronous work); the next request sees it, and the change feed's streams wake.
-    func write(_ batch: WriteBatch) async throws -> WriteReceipt {
-        try await writing { host throws(APIError) in try engine { () throws(EngineError) in try host.write(batch) } }
+    /// Batches that arrive while others are being written wait and are then written together
+    /// (group commit: one transaction, a savepoint each, one fsync, one snapshot), so
+    /// concurrent writers share the costs that do not grow with a batch. Each is still all or
+    /// nothing, and refused alone.
+    func write(_ batch: WriteBatch, precondition: Precondition? = nil) async throws -> WriteReceipt {
+        guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); throw APIError.loading() }
+        defer { changeSignal.published() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let first = pending.withLock { waiting in
+                waiting.append(PendingWrite(batch: batch, precondition: precondition, done: continuation))
+                return waiting.count == 1
+            }
+            if first { writes.async { [self] in writePending(host) } }
+        }
+    }
+
+    /// Writes every batch waiting, in order: runs of batches without a precondition as one
+    /// group, a batch with one alone, checked on the snapshot it goes over.
+    private func writePending(_ host: Engine) {
+        var waiting = pending.withLock { waiting in defer { waiting.removeAll() }; return waiting }[...]
+        while let next = waiting.first {
+            if let precondition = next.precondition {
+                waiting.removeFirst()
+                do {
+                    let receipt = try host.write(building: { (snapshot: Snapshot) throws(APIError) -> WriteBatch in
+                        try precondition(snapshot)
+                        return next.batch
+                    })
+                    guard let receipt else { throw APIError(.badRequest, code: "invalid_body", detail: "the write changes nothing") }
+                    next.done.resume(returning: receipt)
+                } catch let error as EngineError {
+                    next.done.resume(throwing: APIError.engine(error))
+                } catch {
+                    next.done.resume(throwing: error)
+                }
+                continue
+            }
+            let group = waiting.prefix { $0.precondition == nil }
+            waiting.removeFirst(group.count)
+            do throws(EngineError) {
+                let results = try host.write(group.map(\.batch))
+                for (write, result) in zip(group, results) { write.done.resume(with: result.mapError(APIError.engine)) }
+            } catch {
+                for write in group { write.done.resume(throwing: APIError.engine(error)) }
+            }
+        }
     }
 
     /// Runs `work`, which may write through the engine, on the writes' thread; the change

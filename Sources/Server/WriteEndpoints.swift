@@ -81,8 +81,8 @@ extension Endpoints {
         if let id = feature.id, id != .integer(fid) {
             throw APIError(.badRequest, code: "invalid_body", detail: "the feature's id \(Quote.input(id.description)) is not the \(fid) of the URL")
         }
-        try checkIfMatch(request, layer, fid)
-        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .replace(fid: fid, feature))], crs: try Endpoints.contentCRS(request) ?? document.crs))
+        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .replace(fid: fid, feature))], crs: try Endpoints.contentCRS(request) ?? document.crs),
+                                            precondition: ifMatch(request, layer, fid))
         return itemWritten(receipt, layer: layer.name, fid: fid, request: request)
     }
 
@@ -92,15 +92,14 @@ extension Endpoints {
         let (layer, fid) = try ogcWrittenItem(request, context)
         let body = try await Endpoints.readBody(request, limit: Endpoints.maxWriteBodyBytes, timeout: configuration.requestTimeout)
         let patch = try Endpoints.parsePatch(body)
-        try checkIfMatch(request, layer, fid)
-        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .update(fid: fid, patch))], crs: try Endpoints.contentCRS(request)))
+        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .update(fid: fid, patch))], crs: try Endpoints.contentCRS(request)),
+                                            precondition: ifMatch(request, layer, fid))
         return itemWritten(receipt, layer: layer.name, fid: fid, request: request)
     }
 
     func ogcDeleteItem(_ request: Request, _ context: APIContext) async throws -> Response {
         let (layer, fid) = try ogcWrittenItem(request, context)
-        try checkIfMatch(request, layer, fid)
-        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .delete(fid: fid))]))
+        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .delete(fid: fid))]), precondition: ifMatch(request, layer, fid))
         return receiptResponse(receipt, status: .ok, request: request)
     }
 
@@ -122,22 +121,27 @@ extension Endpoints {
     /// With the body read: the request's `If-Match` (when it sends one) must name the item's
     /// current ETag, else 412. As RFC 9110 asks, it is not checked where the answer without it
     /// would not be a success: a feature that does not exist is 404 whatever the header says.
-    private func checkIfMatch(_ request: Request, _ layer: Layer, _ fid: Int64) throws(APIError) {
+    /// The request's If-Match as a check of the feature on the snapshot the write is applied
+    /// over, under the update lock, so no other write lands between the check and this one
+    /// (optimistic concurrency without lost updates). nil without If-Match.
+    private func ifMatch(_ request: Request, _ layer: Layer, _ fid: Int64) -> EngineState.Precondition? {
         // An empty If-Match (no tag at all) is taken as none.
         guard let expected = request.headers[.ifMatch], !expected.trimmingCharacters(in: .whitespaces).isEmpty,
-              !layer.storage.rowsInDatabase else { return }
-        let snapshot = try state.snapshot()
-        let current = try engine { () throws(EngineError) in try snapshot.layer(layer.name) }
-        guard let index = current.index(ofFID: fid) else {
-            throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(layer.name)' has no feature \(fid)", extra: JSONObject([("layer", .string(layer.name))]))
-        }
-        let etag = Endpoints.itemETag(current, index)
-        let matches = expected.split(separator: ",").contains { tag in
-            let tag = tag.trimmingCharacters(in: .whitespaces)
-            return tag == "*" || tag == etag
-        }
-        guard matches else {
-            throw APIError(.preconditionFailed, code: "precondition_failed", detail: "If-Match: the feature has changed since that ETag (it is \(etag) now): read it again")
+              !layer.storage.rowsInDatabase else { return nil }
+        let name = layer.name
+        return { (snapshot: Snapshot) throws(APIError) in
+            let current = try engine { () throws(EngineError) in try snapshot.layer(name) }
+            guard let index = current.index(ofFID: fid) else {
+                throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(name)' has no feature \(fid)", extra: JSONObject([("layer", .string(name))]))
+            }
+            let etag = Endpoints.itemETag(current, index)
+            let matches = expected.split(separator: ",").contains { tag in
+                let tag = tag.trimmingCharacters(in: .whitespaces)
+                return tag == "*" || tag == etag
+            }
+            guard matches else {
+                throw APIError(.preconditionFailed, code: "precondition_failed", detail: "If-Match: the feature has changed since that ETag (it is \(etag) now): read it again")
+            }
         }
     }
 

@@ -37,23 +37,75 @@ public struct PointIndex: Sendable {
             return (v.x, v.y, v.z, Int32(truncatingIfNeeded: i))
         }
         count = items.count
-        // Build the implicit tree: the median of [lo, hi) along axis depth % 3 goes to the middle;
-        // ranges of at most `leafSize` points stay as unsorted leaves, scanned whole.
-        func build(_ lo: Int, _ hi: Int, _ depth: Int) {
-            guard hi - lo > PointIndex.leafSize else { return }
-            let mid = (lo + hi) / 2
-            let axis = depth % 3
-            items[lo..<hi].sort { a, b in
-                let ka = axis == 0 ? a.0 : axis == 1 ? a.1 : a.2
-                let kb = axis == 0 ? b.0 : axis == 1 ? b.1 : b.2
-                return ka < kb || (ka == kb && a.3 < b.3)
+        // Build the implicit tree: the median of [lo, hi) along axis depth % 3 goes to the middle,
+        // smaller keys before it and larger after (ties by index, so the tree is the same on
+        // every run); ranges of at most `leafSize` points stay as unordered leaves, scanned
+        // whole. A selection, not a sort, per level: O(n log n) in all, which a write's rebuilt
+        // layer pays for every batch (Engine/LayerChanges.swift).
+        items.withUnsafeMutableBufferPointer { items in
+            func build(_ lo: Int, _ hi: Int, _ depth: Int) {
+                guard hi - lo > PointIndex.leafSize else { return }
+                let mid = (lo + hi) / 2
+                PointIndex.select(mid, in: items, lo, hi, axis: depth % 3)
+                build(lo, mid, depth + 1)
+                build(mid + 1, hi, depth + 1)
             }
-            build(lo, mid, depth + 1)
-            build(mid + 1, hi, depth + 1)
+            build(0, items.count, 0)
         }
-        build(0, items.count, 0)
-        xyz = items.flatMap { [$0.0, $0.1, $0.2] }
+        var xyz: [Double] = []
+        xyz.reserveCapacity(3 * items.count)
+        for item in items { xyz.append(item.0); xyz.append(item.1); xyz.append(item.2) }
+        self.xyz = xyz
         order = items.map(\.3)
+    }
+
+    /// Puts into `items[k]` the item that a sort of `items[lo..<hi]` by (key on `axis`, index)
+    /// would put there, with the smaller ones before it and the larger after (Hoare's selection,
+    /// median-of-three pivots; a range that keeps shrinking slowly is sorted instead, so the
+    /// worst case stays O(n log n)).
+    static func select(_ k: Int, in items: UnsafeMutableBufferPointer<(Double, Double, Double, Int32)>, _ lo: Int, _ hi: Int, axis: Int) {
+        @inline(__always) func key(_ i: Int) -> Double { axis == 0 ? items[i].0 : axis == 1 ? items[i].1 : items[i].2 }
+        @inline(__always) func less(_ i: Int, _ j: Int) -> Bool {
+            let a = key(i), b = key(j)
+            return a < b || (a == b && items[i].3 < items[j].3)
+        }
+        var lo = lo, hi = hi
+        var budget = 2 * (Int.bitWidth - (hi - lo).leadingZeroBitCount) + 4
+        while hi - lo > 16 {
+            budget -= 1
+            if budget < 0 {
+                var range = UnsafeMutableBufferPointer(rebasing: items[lo..<hi])
+                range.sort { a, b in
+                    let ka = axis == 0 ? a.0 : axis == 1 ? a.1 : a.2
+                    let kb = axis == 0 ? b.0 : axis == 1 ? b.1 : b.2
+                    return ka < kb || (ka == kb && a.3 < b.3)
+                }
+                return
+            }
+            // Median of three to hi - 1, then partition [lo, hi - 1) around it (Lomuto).
+            let m = lo + (hi - lo) / 2, last = hi - 1
+            if less(m, lo) { items.swapAt(m, lo) }
+            if less(last, lo) { items.swapAt(last, lo) }
+            if less(m, last) { items.swapAt(m, last) }
+            var store = lo
+            for i in lo..<last where less(i, last) {
+                items.swapAt(i, store)
+                store += 1
+            }
+            items.swapAt(store, last)
+            if store == k { return }
+            if k < store { hi = store } else { lo = store + 1 }
+        }
+        // Insertion sort of what is left: k lands in place.
+        if hi - lo > 1 {
+            for i in (lo + 1)..<hi {
+                var j = i
+                while j > lo && less(j, j - 1) {
+                    items.swapAt(j, j - 1)
+                    j -= 1
+                }
+            }
+        }
     }
 
     /// The k nearest points, nearest first (ties by smaller index), optionally within

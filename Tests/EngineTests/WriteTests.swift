@@ -199,6 +199,32 @@ import Testing
         }
     }
 
+    /// The written part of an overlaid layer is rebuilt with every write, so it is kept to a
+    /// quarter of its base: past that the layer is compacted into a new base, and answers as
+    /// a fresh load.
+    @Test func anOverlayOutgrowingAQuarterOfItsBaseIsCompacted() throws {
+        let path = try Self.demoCopy("write-compaction")
+        var limits = EngineLimits()
+        limits.maxFeaturesRebuiltPerWrite = 0
+        let engine = try Engine(storePath: path, limits: limits)
+        let base = try engine.snapshot.layer("stations").count
+        #expect(base == 17)
+        // 4 written features: a quarter of 17 rounds down to 4, so the overlay stays.
+        try engine.write { batch in
+            for i in 0..<4 { batch.insert(Self.point(14.40 + Double(i) / 100, 50.05), into: "stations") }
+        }
+        #expect(try engine.snapshot.layer("stations").changes?.added.count == 4)
+        try engine.write { batch in batch.insert(Self.point(14.50, 50.06), into: "stations") }
+        let compacted = try engine.snapshot.layer("stations")
+        #expect(compacted.changes == nil)
+        let fresh = try Snapshot.load(storePath: path, limits: limits)
+        let reference = try fresh.layer("stations")
+        #expect(compacted.count == 22 && Array(compacted.fids) == Array(reference.fids))
+        for point in [Point(lon: 14.42, lat: 50.05), Point(lon: 14.5, lat: 50.1), Point(lon: 14.3, lat: 50.0)] {
+            #expect(Self.same(try engine.snapshot.nearest(compacted, to: point, k: 5), try fresh.nearest(reference, to: point, k: 5)))
+        }
+    }
+
     /// The same nearest-first answer: the same metres in order, and the same features at each
     /// distance. Features at exactly equal distances (the two identical squares written here)
     /// may come in either order, and at the last distance either may be cut by k: the R-tree
@@ -210,6 +236,41 @@ import Testing
             Dictionary(grouping: matches.filter { $0.metres != last }, by: { $0.metres ?? -1 }).mapValues { Set($0.map(\.fid)) }
         }
         return groups(got) == groups(want)
+    }
+
+    /// Batches written together (group commit) are each all or nothing: the refused one
+    /// changes nothing and names its own operation, the others are committed with one commit,
+    /// numbered without a gap, and held by the one snapshot swapped in.
+    @Test func batchesWrittenTogetherStandOrFallAlone() throws {
+        let path = try Self.demoCopy("write-group")
+        let engine = try Engine(storePath: path)
+        let count = try engine.snapshot.layer("stations").count
+        let before = try GeoPackage(path: path, mode: .readOnly).lastSequence()
+        let results = try engine.write([
+            WriteBatch([.change(layer: "stations", .insert(Self.point(14.41, 50.08, [("code", .text("G1"))])))]),
+            WriteBatch([.change(layer: "stations", .insert(Self.point(14.42, 50.08, [("code", .text("G2"))]))),
+                        .change(layer: "stations", .insert(Self.point(14.4, 95)))]),
+            WriteBatch([.change(layer: "stations", .insert(Self.point(14.43, 50.08, [("code", .text("G3"))]))),
+                        .change(layer: "stations", .delete(fid: 2))]),
+        ])
+        #expect(results.count == 3)
+        let first = try results[0].get(), third = try results[2].get()
+        #expect(first.changes.map(\.sequence) == [before + 1] && third.changes.map(\.sequence) == [before + 2, before + 3])
+        guard case .failure(.write(let code, _, let message)) = results[1] else {
+            Issue.record("the second batch was not refused: \(results[1])")
+            return
+        }
+        #expect(code == "bad_write" && message.contains("operation 2 of the batch: latitude 95"), "\(message)")
+        // One snapshot holds both committed batches; a fresh load agrees.
+        #expect(first.snapshot === third.snapshot && third.snapshot === engine.snapshot)
+        let fresh = try Snapshot.load(storePath: path)
+        for snapshot in [engine.snapshot, fresh] {
+            let stations = try snapshot.layer("stations")
+            let codes = Set(stations.indices.compactMap { stations.properties[$0]["code"]?.stringValue })
+            #expect(stations.count == count + 1 && codes.isSuperset(of: ["G1", "G3"]) && !codes.contains("G2"))
+            #expect(stations.index(ofFID: 2) == nil)
+        }
+        #expect(try GeoPackage(path: path, mode: .readOnly).changes(since: before, limit: 10).map(\.sequence) == [before + 1, before + 2, before + 3])
     }
 
     /// One bad feature fails the batch, names its operation, and writes nothing.

@@ -108,4 +108,45 @@ extension PostGISStoreTests {
         try engine.reload()
         #expect(answer("FIND stations WHERE code = 'AREPA' RETURN name", on: engine.snapshot).contains(#""name":"psql""#))
     }
+
+    /// Two processes on one database (two replicas): what one writes, and what psql changes,
+    /// the other catches up with through the feed, rebuilding only the changed layers, and
+    /// then answers as the writer does and as a fresh load does. A layer created needs a
+    /// reload, and says so.
+    @Test func aReplicaCatchesUpWithAnotherWriter() async throws {
+        let url = try PushedStore.database("writes_replicas")
+        let cluster = try PushedStore.pushed.get().cluster
+        let writer = try StoreLocation.engine(url)
+        let replica = try StoreLocation.engine(url)
+        let (districtsBefore, pensBefore) = (try replica.snapshot.layer("districts"), try replica.snapshot.layer("pens"))
+        var changes = Self.everyKindOfChange
+        changes.operations.removeAll { if case .change(let layer, _) = $0 { layer == "stages" } else { true } }
+        try writer.write(changes)
+        // A write's own changes are already in the writer's snapshot: nothing to catch up.
+        let writerSnapshot = writer.snapshot
+        #expect(try writer.catchUp())
+        #expect(writer.snapshot === writerSnapshot)
+
+        #expect(try replica.catchUp())
+        _ = try cluster.psql("UPDATE stations SET name = 'psql' WHERE code = 'AREPA'", database: "writes_replicas")
+        #expect(try replica.catchUp())
+        #expect(try writer.catchUp())
+        let fresh = try StoreLocation.snapshot(url)
+        for statement in Self.afterTheBatch.filter({ !$0.contains("stages") }) + ["FIND stations WHERE code = 'AREPA' RETURN name"] {
+            let expected = answer(statement, on: fresh)
+            #expect(answer(statement, on: replica.snapshot) == expected, "\(statement)")
+            #expect(answer(statement, on: writer.snapshot) == expected, "\(statement)")
+        }
+        #expect(answer("FIND stations WHERE code = 'AREPA' RETURN name", on: replica.snapshot).contains(#""name":"psql""#))
+        // Only the changed layers were rebuilt: an unchanged one is the very same object.
+        #expect(try replica.snapshot.layer("pens") === pensBefore)
+        #expect(try replica.snapshot.layer("districts") !== districtsBefore)
+
+        // A new layer is not in the replica's snapshot: catching up refuses, a reload brings it.
+        try writer.write(WriteBatch([Self.everyKindOfChange.operations[0], Self.everyKindOfChange.operations[1]]))
+        #expect(try replica.catchUp() == false)
+        try replica.reload()
+        #expect(answer("FIND stages RETURN name", on: replica.snapshot).contains("Main stage"))
+        #expect(try replica.catchUp())
+    }
 }

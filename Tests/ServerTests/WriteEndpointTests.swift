@@ -112,6 +112,43 @@ import Testing
         #expect((later["changes"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int } == [3])
     }
 
+    /// Many clients at once: their batches are committed together (group commit), each still
+    /// all or nothing; the feed numbers the accepted ones without a gap. Of twelve PUTs sent at
+    /// once with the same If-Match, exactly one lands; the others get 412.
+    @Test func concurrentWritersEachStandAloneAndIfMatchHasOneWinner() async throws {
+        let (server, _) = try await Self.writableServer("write-concurrent")
+        defer { server.stop() }
+        let port = server.port
+        let auth = [("Authorization", "Bearer \(Self.token)")]
+        func body(_ i: Int) -> String {
+            let latitude = i % 5 == 4 ? 95.0 : 50.05 + Double(i) / 1000  // every fifth is refused
+            return #"{"operations": [{"insert": "stations", "feature": {"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.41, \#(latitude)]}, "properties": {"code": "C\#(i)"}}}, {"insert": "stations", "feature": {"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.42, 50.05]}, "properties": {"code": "D\#(i)"}}}]}"#
+        }
+        let statuses = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for i in 0..<30 { group.addTask { (i, try await post(port, "/v1/write", body: body(i), headers: auth).status) } }
+            return try await group.reduce(into: [Int: Int]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(statuses.filter { $0.key % 5 == 4 }.allSatisfy { $0.value == 400 } && statuses.filter { $0.key % 5 != 4 }.allSatisfy { $0.value == 200 }, "\(statuses)")
+        let feed = Self.json(try await Self.curl(["http://127.0.0.1:\(port)/v1/changes?since=0&limit=100"]).body)
+        #expect((feed["changes"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int } == Array(1...48))
+        let codes = Self.json(try await Self.curl(["http://127.0.0.1:\(port)/ogc/collections/stations/items?limit=100"]).body)
+        let written = Set(((codes["features"] as? [[String: Any]]) ?? []).compactMap { ($0["properties"] as? [String: Any])?["code"] as? String }.filter { $0.hasPrefix("C") || $0.hasPrefix("D") })
+        #expect(written == Set((0..<30).filter { $0 % 5 != 4 }.flatMap { ["C\($0)", "D\($0)"] }))
+
+        let read = try await Self.curl(["http://127.0.0.1:\(port)/ogc/collections/stations/items/1"])
+        let etag = try #require(Self.header("ETag", in: read.headers))
+        let replaced = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<12 {
+                group.addTask {
+                    let feature = #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.4, 50.0\#(i)]}, "properties": {"code": "W\#(i)"}}"#
+                    return try await HTTPConnection.request(port: port, "PUT", "/ogc/collections/stations/items/1", headers: auth + [("If-Match", etag)], body: Array(feature.utf8)).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(replaced.filter { $0 == 200 }.count == 1 && replaced.filter { $0 == 412 }.count == 11, "\(replaced)")
+    }
+
     /// A batch over two layers is all or nothing; the refused one names its operation.
     @Test func aBatchIsAllOrNothing() async throws {
         let (server, store) = try await Self.writableServer("write-batch")
