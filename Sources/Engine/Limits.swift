@@ -48,7 +48,7 @@ public struct EngineLimits: Sendable, Equatable {
     /// A write rebuilds a changed layer of at most this many features whole (fresh indexes,
     /// exact extent); a larger one keeps its indexes, with the written features searched beside
     /// them (LayerChanges.swift), so a write costs what it writes.
-    public var maxFeaturesRebuiltPerWrite: Int = 5_000
+    public var maxFeaturesRebuiltPerWrite: Int = 1_000
 
     // Per request (`RequestBudget`).
 
