@@ -81,10 +81,15 @@ extension PostGISStore {
     static let nextSequence = "(SELECT coalesce(max(seq), 0) + 1 FROM \(changeTable))"
     static let sequenceLockKey = 7_436_152
     static let sequenceLock = "SELECT pg_advisory_xact_lock(\(sequenceLockKey))"
+    static let feedLockKey = 7_436_153
 
     /// The change table, and the row trigger that numbers other programs' changes on every
     /// layer's table. Idempotent: run by `push` and by every writer that opens.
     static func installFeed(_ database: PostGISDatabase, _ connection: PostgresConnection) throws {
+        // One installer at a time: two servers starting together on one database collided in
+        // the catalogue ("tuple concurrently updated" on CREATE OR REPLACE FUNCTION), and the
+        // loser never became ready. The lock ends with the transaction.
+        try database.execute(connection, "SELECT pg_advisory_xact_lock(\(feedLockKey))")
         try database.execute(connection, """
             CREATE TABLE IF NOT EXISTS \(changeTable) (seq bigint PRIMARY KEY, layer text NOT NULL, fid bigint,
                 kind text NOT NULL, at text NOT NULL)

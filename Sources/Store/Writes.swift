@@ -158,7 +158,7 @@ extension GeoPackage {
             // well as a crash (NORMAL would survive a crash only). Statement journals in memory:
             // each INSERT fires the GeoPackage R-tree's triggers, so SQLite keeps every page a
             // statement first touches for that statement's own rollback, and in a temporary
-            // file that cost a 1,000-row batch some 2,000 pwrite calls and half its time.
+            // file that cost 1,000-row batches some 19,000 pwrite calls a second.
             try database.execute("PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY")
             return try database.transaction {
                 try batches.map { batch throws -> Result<AppliedBatch, StoreError> in

@@ -149,4 +149,21 @@ extension PostGISStoreTests {
         #expect(answer("FIND stages RETURN name", on: replica.snapshot).contains("Main stage"))
         #expect(try replica.catchUp())
     }
+
+    /// Servers starting together on one database each install the feed's function and
+    /// triggers: serialised, so none fails (unserialised, PostgreSQL refused one of two with
+    /// "tuple concurrently updated" in about half the starts, and that server never got ready).
+    @Test func writersOpeningTogetherAllOpen() throws {
+        let url = try PushedStore.database("writes_together")
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            do {
+                _ = try PostGISSource(database: try PostGISDatabase(url)).openWriter()
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(try PostGISSource(database: try PostGISDatabase(url)).lastSequence() == 0)
+    }
 }
