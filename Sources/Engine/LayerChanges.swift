@@ -166,8 +166,8 @@ extension Layer {
     /// The layer after a write: `written` maps each fid the batch touched to its stored version
     /// (nil: deleted). A layer of at most `limits.maxFeaturesRebuiltPerWrite` features is
     /// rebuilt whole; a larger one keeps its base's indexes and gets the written features as a
-    /// layer beside them (see above), until they outgrow a quarter of the base. A layer whose rows stay in the database keeps none.
-    /// `old` is nil for a layer the batch created.
+    /// layer beside them (see above), until they outgrow a quarter of the base. A layer whose
+    /// rows stay in the database keeps none. `old` is nil for a layer the batch created.
     static func rebuilt(_ old: Layer?, info: LayerInfo, written: [Int64: StoredFeature?], limits: EngineLimits) throws(EngineError) -> Layer {
         var info = info
         guard let old else {
