@@ -195,8 +195,7 @@ extension Layer {
         // as a new base, which costs what the last quarter's writes cost again, spread over
         // them. A mapped base stays (compacting would read the file's layer into memory); its
         // written part is folded in by a reload, which maps a fresh snapshot file.
-        let overlayLimit = max(limits.maxFeaturesRebuiltPerWrite, base.count / 4)
-        let compact = added.count > overlayLimit && base.storage != .mapped
+        let compact = added.count > Layer.overlayLimit(base, limits) && base.storage != .mapped
         if base.count + added.count > limits.maxFeaturesRebuiltPerWrite && !compact && (added.isEmpty || addedFamily == base.family) {
             var hidden = old.changes?.hidden ?? HiddenSet(slots: base.slots)
             for fid in written.keys { if let index = base.index(ofFID: fid) { hidden.insert(index) } }
@@ -213,5 +212,22 @@ extension Layer {
         features += written.values.compactMap { $0 }
         features.sort { $0.fid < $1.fid }
         return try Layer(info: info, features: features)
+    }
+
+    /// How many written features a base keeps beside it before the layer is compacted.
+    static func overlayLimit(_ base: Layer, _ limits: EngineLimits) -> Int {
+        max(limits.maxFeaturesRebuiltPerWrite, base.count / 4)
+    }
+}
+
+extension Snapshot {
+    /// Whether a mapped layer's written part has outgrown its limit: writes cannot compact a
+    /// mapped base, so every write keeps rebuilding all that was written since it, until a
+    /// reload maps a fresh snapshot file. A server reloads when this turns true (EngineState).
+    public var hasOutgrownOverlay: Bool {
+        layers.contains { layer in
+            guard let changes = layer.changes, changes.base.storage == .mapped else { return false }
+            return changes.added.count > Layer.overlayLimit(changes.base, limits)
+        }
     }
 }

@@ -133,6 +133,9 @@ public final class EngineState: Sendable {
     }
 
     private let pending = Locked<[PendingWrite]>([])
+    /// A reload that folds a mapped layer's written features into a fresh snapshot file has
+    /// been asked for and has not ended.
+    private let compacting = Locked(false)
 
     /// Applies a write batch on the writes' own thread (an fsync and a layer's rebuild are
     /// synchronous work); the next request sees it, and the change feed's streams wake.
@@ -181,6 +184,18 @@ public final class EngineState: Sendable {
             } catch {
                 for write in group { write.done.resume(throwing: APIError.engine(error)) }
             }
+        }
+        compactIfOutgrown(host)
+    }
+
+    /// Reloads, on the reload thread, once a mapped layer's written features outgrow what
+    /// writes keep beside it (`Snapshot.hasOutgrownOverlay`): otherwise each write would cost
+    /// more than the last until someone reloaded. Reads go on meanwhile; writes wait for it.
+    private func compactIfOutgrown(_ host: Engine) {
+        guard host.snapshot.hasOutgrownOverlay, compacting.withLock({ busy in defer { busy = true }; return !busy }) else { return }
+        Task {
+            _ = try? await reload()
+            compacting.withLock { $0 = false }
         }
     }
 

@@ -225,6 +225,31 @@ import Testing
         }
     }
 
+    /// A mapped base is not compacted by writes (that would read the file's layer into memory):
+    /// the snapshot says when its written part has outgrown the limit, and a server reloads then.
+    @Test func aMappedLayerSaysWhenItsOverlayHasOutgrownItsLimit() throws {
+        let path = try Self.demoCopy("write-mapped")
+        var limits = EngineLimits()
+        limits.maxFeaturesRebuiltPerWrite = 0
+        var snapshot = try Snapshot.load(storePath: path, limits: limits, mappedLayerMinimumFeatures: 1)
+        let base = try snapshot.layer("districts")
+        #expect(base.storage == .mapped && base.count == 57)
+        let store = try GeoPackage(path: path, mode: .readWrite)
+        func square(_ i: Int) -> Feature {
+            let x = 14.40 + Double(i) / 1000
+            return Feature(geometry: .polygon(Polygon(rings: [[x, 50.10, x + 0.0005, 50.10, x + 0.0005, 50.1005, x, 50.1005, x, 50.10]])), properties: Attributes())
+        }
+        // 57 / 4 = 14 written features stay beside the base; the 15th is one too many.
+        snapshot = try snapshot.applying(try store.apply(WriteBatch((0..<14).map { .change(layer: "districts", .insert(square($0))) })))
+        #expect(try snapshot.layer("districts").changes?.added.count == 14 && !snapshot.hasOutgrownOverlay)
+        snapshot = try snapshot.applying(try store.apply(WriteBatch([.change(layer: "districts", .insert(square(14)))])))
+        let written = try snapshot.layer("districts")
+        #expect(written.changes?.added.count == 15 && written.changes?.base.storage == .mapped && snapshot.hasOutgrownOverlay)
+        #expect(written.count == 72)
+        let reloaded = try Snapshot.load(storePath: path, limits: limits, mappedLayerMinimumFeatures: 1)
+        #expect(try reloaded.layer("districts").count == 72 && !reloaded.hasOutgrownOverlay)
+    }
+
     /// The same nearest-first answer: the same metres in order, and the same features at each
     /// distance. Features at exactly equal distances (the two identical squares written here)
     /// may come in either order, and at the last distance either may be cut by k: the R-tree
