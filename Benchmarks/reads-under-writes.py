@@ -39,48 +39,24 @@ included.
 
 import argparse
 import http.client
-import importlib.util
 import json
 import os
 import queue
 import random
 import re
-import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
 
+import benchsupport
+from benchsupport import free_port, rss_mb
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYER = "cells"
 POINTS = 10_000
 WRITER_THREADS = 8
-
-
-def wrk_points_module():
-    """Benchmarks/wrk-points.py: its Lua template and result line are the ones every wrk
-    benchmark here shares."""
-    spec = importlib.util.spec_from_file_location("wrk_points", os.path.join(ROOT, "Benchmarks", "wrk-points.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_mb(pid):
-    values = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "RssAnon"):
-                values[key] = int(rest.split()[0]) // 1024
-    return f"{values.get('VmRSS', -1)} heap_mb={values.get('RssAnon', -1)}"
 
 
 def cpu_seconds(pid):
@@ -242,11 +218,7 @@ def main():
     if options.quick:
         options.seconds = 5
     rng = random.Random(options.seed)
-    os.makedirs(options.work, exist_ok=True)
-    store = os.path.join(options.work, "store.gpkg")
-    for suffix in ("", "-wal", "-shm", ".vltava-snapshot", "-writer"):
-        if os.path.exists(store + suffix):
-            os.remove(store + suffix)
+    store = benchsupport.fresh_store(options.work)
     binary = os.path.abspath(options.binary)
     stat = os.stat(binary)
     print(f"RESULT binary={binary} mtime={time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(stat.st_mtime))} "
@@ -254,28 +226,15 @@ def main():
     started = time.time()
     subprocess.run([binary, "import", options.polygons, "--layer", LAYER, "--db", store], check=True, stdout=subprocess.DEVNULL)
     print(f"RESULT import_seconds={time.time() - started:.1f}", flush=True)
-    token = "bench-" + os.urandom(16).hex()
-    tokens = os.path.join(options.work, "tokens")
-    with open(tokens, "w") as f:
-        f.write(token + "\n")
+    token, tokens = benchsupport.write_token_file(options.work, "bench-")
     port = free_port()
     log = open(os.path.join(options.work, "server.log"), "w")
-    server = subprocess.Popen([binary, "serve", "--db", store, "--port", str(port), "--write-token-file", tokens, "--log-level", "warning"],
-                              stdout=log, stderr=subprocess.STDOUT)
+    server = benchsupport.serve(binary, store, port, tokens, "warning", stdout=log, host=None, new_session=False)
     base = f"http://127.0.0.1:{port}"
     failed = []
     try:
-        deadline = time.time() + 600
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/readyz", timeout=5) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline or server.poll() is not None:
-                sys.exit("the server did not become ready")
-            time.sleep(0.1)
+        if not benchsupport.wait_until_ready(base + "/readyz", server, 600, request_timeout=5, interval=0.1):
+            sys.exit("the server did not become ready")
 
         def layer_info():
             with urllib.request.urlopen(base + "/v1/layers", timeout=60) as answer:
@@ -287,7 +246,7 @@ def main():
         print(f"RESULT features={features_before} bounds={b} rss_mb={rss_mb(server.pid)}", flush=True)
 
         # The wrk script: 10,000 fixed random points of the extent, in wrk-points.py's Lua.
-        wrk_points = wrk_points_module()
+        wrk_points = benchsupport.load_script("wrk_points", "Benchmarks/wrk-points.py")
         lua = os.path.join(options.work, "containing.lua")
         with open(lua, "w") as f:
             f.write("points = {\n")

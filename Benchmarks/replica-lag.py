@@ -47,38 +47,25 @@ removed at exit, Ctrl-C or error included.
 import argparse
 import contextlib
 import http.client
-import importlib.util
 import json
 import math
 import os
 import queue
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+import benchsupport
+from benchsupport import free_port
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYER = "lag"
 POLL_INTERVAL = 0.002  # s
 NEVER = 10.0  # s: a feature B has not answered after this long never arrived
-
-
-def write_throughput_module():
-    """Benchmarks/write-throughput.py: its throwaway cluster is the one every PostGIS script here starts."""
-    spec = importlib.util.spec_from_file_location("write_throughput", os.path.join(ROOT, "Benchmarks", "write-throughput.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def say(*text, sep=" "):
@@ -91,39 +78,13 @@ def percentile(values, p):
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] if ordered else None
 
 
-def show_log(name, path):
-    """What a replica logged (--log-level warning: slow and failed requests, its own warnings),
-    on standard error: failed and slow requests counted by route and status (a replica answers
-    /readyz 503 until its snapshot is loaded), every other line as it is."""
-    if not os.path.exists(path):
-        return
-    requests, other = {}, []
-    with open(path, errors="replace") as f:
-        for line in f.read().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                entry = None
-            if isinstance(entry, dict) and entry.get("msg") == "request":
-                key = f"{entry.get('level')} {entry.get('method')} {entry.get('route')} {entry.get('status')}"
-                requests[key] = requests.get(key, 0) + 1
-            elif line.strip() and not line.startswith("listening on"):
-                other.append(line)
-    if requests:
-        say(f"replica {name} logged requests:", ", ".join(f"{key} × {count}" for key, count in sorted(requests.items())))
-    if other:
-        say(f"replica {name} logged {len(other)} other lines; the last ones:", *other[-20:], sep="\n  ")
-
-
 def start_replica(name, binary, url, tokens, work, stack, wt):
     port = free_port()
     log_path = os.path.join(work, f"replica-{name}.log")
     with open(log_path, "w") as log:
-        process = subprocess.Popen([binary, "serve", "--db", url, "--host", "127.0.0.1", "--port", str(port),
-                                    "--write-token-file", tokens, "--log-level", "warning"],
-                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    stack.callback(wt.stop_process, process)
-    stack.callback(show_log, name, log_path)
+        process = benchsupport.serve(binary, url, port, tokens, "warning", stdout=log)
+    stack.callback(benchsupport.stop_process, process)
+    stack.callback(benchsupport.show_server_log, log_path, f"replica {name}", "requests", True)
     return port, process, log_path
 
 
@@ -173,7 +134,7 @@ def main():
     writes = 50 if options.quick else options.writes
     if not os.access(options.binary, os.X_OK):
         sys.exit(f"{options.binary} is missing: swift build -c release --product vltava")
-    wt = write_throughput_module()
+    wt = benchsupport.write_throughput()
     if not (os.access(os.path.join(wt.PGBIN, "postgres"), os.X_OK) and os.path.exists(wt.POSTGIS_CONTROL)):
         sys.exit("PostgreSQL 15 with PostGIS 3 is missing: scripts/install-deps.sh --bench")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds the cleanup as Ctrl-C does
@@ -188,14 +149,9 @@ def main():
         store = os.path.join(work, "store.gpkg")
         subprocess.run([options.binary, "import", os.path.join(ROOT, "Fixtures/air/stations-prague.csv"), "--layer", "stations", "--db", store],
                        check=True, stdout=subprocess.DEVNULL)
-        conninfo = wt.start_postgis(work, stack)
-        parts = dict(part.split("=", 1) for part in conninfo.split())
-        url = f"postgresql://{parts['user']}@{parts['host']}:{parts['port']}/{parts['dbname']}"
-        subprocess.run([options.binary, "push", store, url], check=True, stdout=subprocess.DEVNULL)
-        token = "lag-" + os.urandom(16).hex()
-        tokens = os.path.join(work, "tokens")
-        with open(tokens, "w") as f:
-            f.write(token + "\n")
+        conninfo, url = benchsupport.start_postgis(work, stack)
+        benchsupport.push(options.binary, store, url)
+        token, tokens = benchsupport.write_token_file(work, "lag-")
         # One after the other, as a rolling deployment starts them: each writer installs the
         # change feed's function and triggers when it opens, and two doing so at the same moment
         # can collide in PostgreSQL's catalogue ("tuple concurrently updated").

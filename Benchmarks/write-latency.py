@@ -17,29 +17,13 @@ import argparse
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_mb(pid):
-    """Resident MB, and of it the heap's (RssAnon): the rest is the mapped snapshot file's pages
-    that answers touched, shared and given back under pressure."""
-    values = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "RssAnon"):
-                values[key] = int(rest.split()[0]) // 1024
-    return f"{values.get('VmRSS', -1)} heap_mb={values.get('RssAnon', -1)}"
+import benchsupport
+from benchsupport import free_port, rss_mb
 
 
 def percentile(values, p):
@@ -57,34 +41,18 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     options = parser.parse_args()
     rng = random.Random(options.seed)
-    os.makedirs(options.work, exist_ok=True)
-    store = os.path.join(options.work, "store.gpkg")
-    for suffix in ("", "-wal", "-shm", ".vltava-snapshot", "-writer"):
-        if os.path.exists(store + suffix):
-            os.remove(store + suffix)
+    store = benchsupport.fresh_store(options.work)
     started = time.time()
     subprocess.run([options.binary, "import", options.polygons, "--layer", "cells", "--db", store], check=True, stdout=subprocess.DEVNULL)
     print(f"RESULT {options.label} import_seconds={time.time() - started:.1f}", flush=True)
-    token = "bench-" + os.urandom(16).hex()
-    tokens = os.path.join(options.work, "tokens")
-    with open(tokens, "w") as f:
-        f.write(token + "\n")
+    token, tokens = benchsupport.write_token_file(options.work, "bench-")
     port = free_port()
-    server = subprocess.Popen([options.binary, "serve", "--db", store, "--port", str(port), "--write-token-file", tokens, "--log-level", "error"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = benchsupport.serve(options.binary, store, port, tokens, "error", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                host=None, new_session=False)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 600
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/readyz", timeout=5) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline or server.poll() is not None:
-                sys.exit("the server did not become ready")
-            time.sleep(0.1)
+        if not benchsupport.wait_until_ready(base + "/readyz", server, 600, request_timeout=5, interval=0.1):
+            sys.exit("the server did not become ready")
         with urllib.request.urlopen(base + "/v1/layers", timeout=30) as answer:
             layer = next(l for l in json.load(answer)["layers"] if l["name"] == "cells")
         b = layer["bounds"]

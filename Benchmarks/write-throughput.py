@@ -53,7 +53,9 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
+
+import benchsupport
+from benchsupport import stop_process
 
 try:
     import psycopg
@@ -119,29 +121,15 @@ def start_vltava(binary, scratch, stack):
     store = os.path.join(scratch, "store.gpkg")
     subprocess.run([binary, "import", os.path.join(ROOT, "Fixtures/air/stations-prague.csv"), "--layer", "stations", "--db", store],
                    check=True, stdout=subprocess.DEVNULL)
-    token = "bench-" + os.urandom(16).hex()
-    tokens = os.path.join(scratch, "tokens")
-    with open(tokens, "w") as f:
-        f.write(token + "\n")
+    token, tokens = benchsupport.write_token_file(scratch, "bench-")
     port = free_port()
     log_path = os.path.join(scratch, "serve.log")
     with open(log_path, "w") as log:
-        server = subprocess.Popen([binary, "serve", "--db", store, "--host", "127.0.0.1", "--port", str(port),
-                                   "--write-token-file", tokens, "--log-level", "warning"],
-                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        server = benchsupport.serve(binary, store, port, tokens, "warning", stdout=log)
     stack.callback(stop_process, server)
     stack.callback(show_log, "vltava serve", log_path, lambda line: not line.startswith("listening on"))
     wait_until_ready(f"http://127.0.0.1:{port}/readyz", server, log_path)
     return port, token
-
-
-def stop_process(process):
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def show_log(name, path, wanted):
@@ -156,17 +144,8 @@ def show_log(name, path, wanted):
 
 
 def wait_until_ready(url, server, log_path):
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            pass
-        if server.poll() is not None:
-            break
-        time.sleep(0.05)
+    if benchsupport.wait_until_ready(url, server, 60):
+        return
     with open(log_path, errors="replace") as f:
         sys.exit(f"the server did not become ready (exit status {server.poll()}):\n{f.read()[-2000:]}")
 

@@ -34,13 +34,11 @@ used. A short version is a test (ServerTests' WriteEndpointTests).
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -51,52 +49,12 @@ import requests
 import sseclient
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+import benchsupport  # noqa: E402
+from benchsupport import free_port, start_postgis, stop_process  # noqa: E402
+
 READ_TIMEOUT = 30  # s: the server sends a keep-alive comment every 15 s on a quiet stream
 UPDATE_WITHIN = 1.0  # s: an UPDATE made in psql must be in the feed this soon
-
-
-def start_postgis(work, stack):
-    """The throwaway cluster of Benchmarks/write-throughput.py (one way to start it for every
-    script here); returns (psycopg conninfo, URL for `vltava --db`)."""
-    spec = importlib.util.spec_from_file_location("write_throughput", os.path.join(ROOT, "Benchmarks", "write-throughput.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    conninfo = module.start_postgis(work, stack)
-    parts = dict(part.split("=", 1) for part in conninfo.split())
-    return conninfo, f"postgresql://{parts['user']}@{parts['host']}:{parts['port']}/{parts['dbname']}"
-
-
-def stop_process(process):
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-def show_log(path):
-    """What the server logged (at --log-level error: failed requests and its own errors), on
-    standard error, so nothing it complained of goes unseen: failed requests counted by route
-    and status (it answers 503 until its snapshot is loaded), every other line as it is."""
-    if not os.path.exists(path):
-        return
-    failed, other = {}, []
-    with open(path, errors="replace") as f:
-        for line in f.read().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                entry = None
-            if isinstance(entry, dict) and entry.get("msg") == "request":
-                key = f"{entry.get('method')} {entry.get('route')} {entry.get('status')}"
-                failed[key] = failed.get(key, 0) + 1
-            elif line.strip() and not line.startswith("listening on"):
-                other.append(line)
-    if failed:
-        print("vltava serve logged failed requests:", ", ".join(f"{key} × {count}" for key, count in sorted(failed.items())), file=sys.stderr)
-    if other:
-        print(f"vltava serve logged {len(other)} other lines; the last ones:", *other[-20:], sep="\n  ", file=sys.stderr)
 
 
 class Listener(threading.Thread):
@@ -183,32 +141,20 @@ def run(options, rng, work, stack):
     updates = options.updates if options.postgis else 0
     if options.postgis:
         conninfo, url = start_postgis(work, stack)
-        subprocess.run([options.binary, "push", store, url], stdout=subprocess.DEVNULL, check=True)
+        benchsupport.push(options.binary, store, url)
         pg = dict(part.split("=", 1) for part in conninfo.split())
         store = url
-    token = "feed-" + os.urandom(16).hex()
-    with open(os.path.join(work, "tokens"), "w") as f:
-        f.write(token + "\n")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    token, tokens = benchsupport.write_token_file(work, "feed-")
+    port = free_port()
     log_path = os.path.join(work, "serve.log")
     with open(log_path, "w") as log:
-        server = subprocess.Popen([options.binary, "serve", "--db", store, "--host", "127.0.0.1", "--port", str(port), "--write-token-file",
-                                   os.path.join(work, "tokens"), "--log-level", "error"], stdout=log, stderr=log, start_new_session=True)
-    stack.callback(show_log, log_path)
+        server = benchsupport.serve(options.binary, store, port, tokens, "error", stdout=log, stderr=log)
+    stack.callback(benchsupport.show_server_log, log_path)
     stack.callback(stop_process, server)
     base = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {token}"}
-    for _ in range(1200):
-        try:
-            if requests.get(base + "/readyz", timeout=2).status_code == 200:
-                break
-        except requests.RequestException:
-            pass
-        if server.poll() is not None:
-            sys.exit(f"the server exited with {server.returncode}")
-        time.sleep(0.1)
+    if not benchsupport.wait_until_ready(base + "/readyz", server, 120, interval=0.1) and server.poll() is not None:
+        sys.exit(f"the server exited with {server.returncode}")
     created = requests.post(base + "/v1/write", headers=auth, timeout=30, json={"operations": [{"create": {
         "name": "feed", "geometry_type": "POINT", "columns": [{"name": "n", "type": "INTEGER"}]}}]})
     created.raise_for_status()

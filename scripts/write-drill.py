@@ -36,13 +36,11 @@ Only 127.0.0.1 is used. The test suite runs a short version (ServerTests' WriteE
 import argparse
 import calendar
 import contextlib
-import importlib.util
 import json
 import os
 import random
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -53,13 +51,11 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+import benchsupport  # noqa: E402
+from benchsupport import free_port, start_postgis  # noqa: E402
+
 BASE_HOUR = 1_893_456_000  # 2030-01-01T00:00:00Z: the drill's observation rows start here
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -69,22 +65,11 @@ class Server:
         self.process = None
 
     def start(self):
-        self.process = subprocess.Popen(
-            [self.binary, "serve", "--db", self.store, "--host", "127.0.0.1", "--port", str(self.port),
-             "--write-token-file", self.tokens, "--log-level", "error"],
-            stdout=self.log, stderr=self.log, start_new_session=True)
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=2) as answer:
-                    if answer.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, OSError):
-                pass
+        self.process = benchsupport.serve(self.binary, self.store, self.port, self.tokens, "error", stdout=self.log, stderr=self.log)
+        if not benchsupport.wait_until_ready(f"http://127.0.0.1:{self.port}/readyz", self.process, 120):
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited with {self.process.returncode}")
-            time.sleep(0.05)
-        raise RuntimeError("the server did not become ready within 120 s")
+            raise RuntimeError("the server did not become ready within 120 s")
 
     def kill(self):
         if self.process is not None and self.process.poll() is None:
@@ -104,17 +89,6 @@ def batch_of_row(interval_start):
     """The batch an observation row of the drill belongs to, from its start ('2030-…Z')."""
     seconds = calendar.timegm(time.strptime(interval_start, "%Y-%m-%dT%H:%M:%SZ"))
     return (seconds - BASE_HOUR) // 3600 // 100
-
-
-def start_postgis(work, stack):
-    """The throwaway cluster of Benchmarks/write-throughput.py (one way to start it for every
-    script here); returns (psycopg conninfo, URL for `vltava --db`)."""
-    spec = importlib.util.spec_from_file_location("write_throughput", os.path.join(ROOT, "Benchmarks", "write-throughput.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    conninfo = module.start_postgis(work, stack)
-    parts = dict(part.split("=", 1) for part in conninfo.split())
-    return conninfo, f"postgresql://{parts['user']}@{parts['host']}:{parts['port']}/{parts['dbname']}"
 
 
 def read_geopackage(store):
@@ -177,31 +151,6 @@ def read_postgis(conninfo):
     return features, rows, facts, problems
 
 
-def show_log(path):
-    """What the servers logged (at --log-level error: failed requests and their own errors), on
-    standard error, so nothing they complained of goes unseen: failed requests counted by route
-    and status (a restarted server answers 503 until its snapshot is loaded), every other line
-    as it is."""
-    if not os.path.exists(path):
-        return
-    failed, other = {}, []
-    with open(path, errors="replace") as f:
-        for line in f.read().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                entry = None
-            if isinstance(entry, dict) and entry.get("msg") == "request":
-                key = f"{entry.get('method')} {entry.get('route')} {entry.get('status')}"
-                failed[key] = failed.get(key, 0) + 1
-            elif line.strip() and not line.startswith("listening on"):
-                other.append(line)
-    if failed:
-        print("vltava serve logged failed requests:", ", ".join(f"{key} × {count}" for key, count in sorted(failed.items())), file=sys.stderr)
-    if other:
-        print(f"vltava serve logged {len(other)} other lines; the last ones:", *other[-20:], sep="\n  ", file=sys.stderr)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/vltava"))
@@ -233,14 +182,11 @@ def run(options, rng, moments_rng, work, stack):
     if options.postgis:
         conninfo, store = start_postgis(work, stack)
         with open(os.path.join(work, "push.log"), "w") as log:
-            subprocess.run([options.binary, "push", gpkg, store], stdout=log, stderr=log, check=True)
-    token = "drill-" + os.urandom(16).hex()
-    tokens = os.path.join(work, "tokens")
-    with open(tokens, "w") as f:
-        f.write(token + "\n")
+            benchsupport.push(options.binary, gpkg, store, stdout=log, stderr=log)
+    token, tokens = benchsupport.write_token_file(work, "drill-")
     log_path = os.path.join(work, "serve.log")
     log = stack.enter_context(open(log_path, "w"))
-    stack.callback(show_log, log_path)
+    stack.callback(benchsupport.show_server_log, log_path)
     server = Server(options.binary, store, tokens, log)
     stack.callback(server.kill)
     server.start()
