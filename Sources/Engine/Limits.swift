@@ -32,6 +32,10 @@ public struct EngineLimits: Sendable, Equatable {
     public var speedsKmh: ClosedRange<Double> = 0.5...30
     /// Points of one route through several (OSRM's route service), each leg a search.
     public var maxRoutePoints: Int = 100
+    /// Fixes of one trace to be map-matched.
+    public var maxTracePoints: Int = 10_000
+    /// The largest isochrone, in seconds of walking (or its distance at the speed asked).
+    public var maxIsochroneSeconds: Double = 3 * 3600
     /// A distance table holds at most this squared cells (sources × destinations): OSRM's
     /// default `--max-table-size`, and its rule.
     public var maxTableSize: Int = 100

@@ -39,6 +39,19 @@ extension Output {
         w.key("code"); w.string("Ok")
         w.key("routes")
         w.beginArray()
+        osrmRouteObject(&w, answer, options)
+        w.endArray()
+        if waypoints {
+            w.key("waypoints")
+            w.beginArray()
+            for (waypoint, name) in zip(answer.waypoints, answer.waypointNames) { osrmWaypoint(&w, waypoint, name: name, hint: options.hints) }
+            w.endArray()
+        }
+        w.endObject()
+    }
+
+    /// OSRM's Route object: the overview line, the legs, weight, duration and distance.
+    static func osrmRouteObject(_ w: inout JSONWriter, _ answer: LegsAnswer, _ options: OSRMRouteOptions) {
         w.beginObject()
         if options.overview != .none {
             let line = answer.geometry
@@ -54,13 +67,108 @@ extension Output {
         w.key("duration"); w.seconds(answer.seconds)
         w.key("distance"); w.metres(answer.metres)
         w.endObject()
+    }
+
+    /// A trip in OSRM's shape: one trip (a Route object through the points in the best order),
+    /// and the waypoints in the request's order, each with its place in the trip
+    /// (`waypoint_index`) and `trips_index` 0.
+    public static func osrmTrip(_ w: inout JSONWriter, _ answer: TripAnswer, _ options: OSRMRouteOptions) {
+        w.beginObject()
+        w.key("code"); w.string("Ok")
+        w.key("trips")
+        w.beginArray()
+        osrmRouteObject(&w, answer.route, options)
         w.endArray()
-        if waypoints {
-            w.key("waypoints")
-            w.beginArray()
-            for (waypoint, name) in zip(answer.waypoints, answer.waypointNames) { osrmWaypoint(&w, waypoint, name: name, hint: options.hints) }
-            w.endArray()
+        w.key("waypoints")
+        w.beginArray()
+        var place = [Int](repeating: 0, count: answer.order.count)
+        for (position, point) in answer.order.enumerated() { place[point] = position }
+        for point in 0..<answer.order.count {
+            let position = place[point]
+            let waypoint = answer.route.waypoints[position]
+            osrmWaypoint(&w, waypoint, name: answer.route.waypointNames[position], hint: options.hints,
+                         extra: [("waypoint_index", position), ("trips_index", 0)])
         }
+        w.endArray()
+        w.endObject()
+    }
+
+    /// A match in OSRM's shape: per point of the trace a tracepoint (null when it was left
+    /// out) naming its matching and its place there; per matching a Route object with its
+    /// `confidence`, one leg per pair of consecutive matched points.
+    public static func osrmMatch(_ w: inout JSONWriter, _ answer: MatchAnswer, _ options: OSRMRouteOptions) {
+        let metresPerSecond = answer.speedKmh / 3.6
+        w.beginObject()
+        w.key("code"); w.string("Ok")
+        w.key("tracepoints")
+        w.beginArray()
+        for tracepoint in answer.result.tracepoints {
+            guard let tracepoint else { w.null(); continue }
+            let matching = answer.result.matchings[tracepoint.matching]
+            osrmWaypoint(&w, matching.waypoints[tracepoint.index], name: "", hint: options.hints,
+                         extra: [("matchings_index", tracepoint.matching), ("waypoint_index", tracepoint.index),
+                                 ("alternatives_count", tracepoint.alternatives)])
+        }
+        w.endArray()
+        w.key("matchings")
+        w.beginArray()
+        for matching in answer.matchings {
+            let seconds = matching.metres / metresPerSecond
+            w.beginObject()
+            w.key("confidence"); w.number((matching.confidence * 1e6).rounded() / 1e6)
+            if options.overview != .none {
+                w.key("geometry")
+                osrmGeometry(&w, options.overview == .simplified ? Simplify.forOverview(matching.geometry) : matching.geometry, options.geometries)
+            }
+            w.key("legs")
+            w.beginArray()
+            for metres in matching.legMetres {
+                w.beginObject()
+                w.key("steps"); w.beginArray(); w.endArray()
+                w.key("summary"); w.string("")
+                w.key("weight"); w.seconds(metres / metresPerSecond)
+                w.key("duration"); w.seconds(metres / metresPerSecond)
+                w.key("distance"); w.metres(metres)
+                w.endObject()
+            }
+            w.endArray()
+            w.key("weight_name"); w.string("duration")
+            w.key("weight"); w.seconds(seconds)
+            w.key("duration"); w.seconds(seconds)
+            w.key("distance"); w.metres(matching.metres)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
+    /// An isochrone in GraphHopper's shape: `polygons`, one GeoJSON Feature per bucket
+    /// (smallest first, `properties.bucket` from 0, with its seconds and metres), and `info`.
+    public static func graphHopperIsochrone(_ w: inout JSONWriter, _ answer: IsochroneAnswer, tookMilliseconds: Int) {
+        w.beginObject()
+        w.key("polygons")
+        w.beginArray()
+        for (bucket, band) in answer.bands.enumerated() {
+            w.beginObject()
+            w.key("type"); w.string("Feature")
+            w.key("properties")
+            w.beginObject()
+            w.key("bucket"); w.integer(Int64(bucket))
+            w.key("time"); w.seconds(band.seconds)
+            w.key("distance"); w.metres(band.metres)
+            w.endObject()
+            w.key("geometry"); w.geometry(band.area)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("info")
+        w.beginObject()
+        w.key("copyrights"); w.beginArray(); w.string("Vltava"); w.string("OpenStreetMap contributors"); w.endArray()
+        w.key("took"); w.integer(Int64(tookMilliseconds))
+        w.key("network"); w.string(answer.network)
+        w.key("profile"); w.string(answer.profile.rawValue)
+        w.key("reached_nodes"); w.integer(Int64(answer.reachedNodes))
+        w.endObject()
         w.endObject()
     }
 
@@ -183,8 +291,11 @@ extension Output {
 
     /// OSRM's Waypoint: `hint` (an opaque token naming where the point joined the network),
     /// `distance` (the snap, metres), `name` (of the way there), `location` (the snapped point).
-    static func osrmWaypoint(_ w: inout JSONWriter, _ waypoint: Waypoint, name: String, hint: Bool, nodes: [Int64]? = nil) {
+    static func osrmWaypoint(_ w: inout JSONWriter, _ waypoint: Waypoint, name: String, hint: Bool, nodes: [Int64]? = nil, extra: [(String, Int)] = []) {
         w.beginObject()
+        for (key, value) in extra {
+            w.key(key); w.integer(Int64(value))
+        }
         if let nodes {
             w.key("nodes")
             w.beginArray()

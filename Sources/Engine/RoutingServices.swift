@@ -134,6 +134,13 @@ extension Snapshot {
         let count = request.points.count
         guard count >= 2 else { throw .invalidArgument(parameter: "coordinates", message: "a route needs at least 2 points, got \(count)") }
         guard count <= limits.maxRoutePoints else { throw .route(.tooManyPoints(what: "points in a route", count: count, limit: limits.maxRoutePoints)) }
+        return try legs(through: request, on: network, deadline: deadline)
+    }
+
+    /// The legs of a route through points in order (a trip's too, which may have one more
+    /// point than a route: its way back).
+    func legs(through request: LegsRequest, on network: Network, deadline: Deadline) throws(EngineError) -> LegsAnswer {
+        let count = request.points.count
         func radius(_ i: Int) -> Double? { i < request.snapMetres.count ? request.snapMetres[i] : nil }
         var legs: [Leg] = []
         for i in 0..<(count - 1) {

@@ -100,6 +100,21 @@ public final class GEOSContext {
         return polygons.isEmpty ? .collection([]) : .multiPolygon(MultiPolygon(polygons: polygons))
     }
 
+    /// The area within `distance` (in the coordinates' units: give it planar metres) of a
+    /// geometry, with round ends and joins of `quadrantSegments` segments per quarter circle,
+    /// then simplified within `tolerance` (topology kept; 0 leaves it). Isochrones are the
+    /// reached paths buffered this way.
+    public func buffer(_ geometry: Geometry, distance: Double, quadrantSegments: Int32 = 4, tolerance: Double = 0) throws(GEOSError) -> Geometry {
+        let g = try make(geometry)
+        defer { GEOSGeom_destroy_r(handle, g) }
+        guard let buffered = GEOSBuffer_r(handle, g, distance, quadrantSegments) else { throw failure("buffer failed") }
+        defer { GEOSGeom_destroy_r(handle, buffered) }
+        guard tolerance > 0 else { return try read(buffered) }
+        guard let simple = GEOSTopologyPreserveSimplify_r(handle, buffered, tolerance) else { throw failure("simplify failed") }
+        defer { GEOSGeom_destroy_r(handle, simple) }
+        return try read(simple)
+    }
+
     /// GEOS `contains` (a point on the boundary is not contained): a reference for tests.
     public func contains(_ polygonal: Geometry, lon: Double, lat: Double) throws(GEOSError) -> Bool {
         try predicate(polygonal, .point(Point(lon: lon, lat: lat)), GEOSContains_r)

@@ -149,7 +149,7 @@ public struct EdgeIndex: Sendable {
 public final class Router {
     public let graph: Graph
     private let edges: EdgeIndex
-    private let search: Search
+    let search: Search
     /// Walking speed, m/s (5 km/h by default).
     public var metresPerSecond: Double
     public var maxSnapMetres: Double
@@ -224,7 +224,7 @@ public final class Router {
 
     /// Where (lon, lat) would join each of the `count` edges nearest to it within `maxMetres`,
     /// nearest first; forbidden edges skipped.
-    private func snaps(lon: Double, lat: Double, count: Int, maxMetres: Double) -> [Snap] {
+    func snaps(lon: Double, lat: Double, count: Int, maxMetres: Double) -> [Snap] {
         let edges = self.edges, graph = self.graph
         let allowed: ((Int) -> Bool)? = forbidden.map { forbidden in
             let set = forbidden.edges
@@ -320,7 +320,7 @@ public final class Router {
     }
 
     /// Where a snapped point joins the graph: both ends of its edge, with the partial lengths.
-    private static func seeds(_ s: Snap) -> [(node: Int, cost: Double)] {
+    static func seeds(_ s: Snap) -> [(node: Int, cost: Double)] {
         [(node: s.u, cost: s.t * s.edgeMetres), (node: s.v, cost: (1 - s.t) * s.edgeMetres)]
     }
 
@@ -367,6 +367,33 @@ public final class Router {
             self.polygons = polygons
             self.factor = factor
         }
+    }
+
+    /// The search's edge weights for a route that avoids areas, with the profile's forbidden
+    /// edges: nil forbids an edge, else its length is multiplied by the factor. nil when every
+    /// edge weighs its length.
+    func edgeFactor(avoiding avoid: Avoid?) -> ((Int, Int) -> Double?)? {
+        var edgeFactor: ((Int, Int) -> Double?)?
+        if let avoid {
+            let graph = self.graph
+            edgeFactor = { u, v in
+                let inside = avoid.polygons.firstContaining(lon: (graph.lons[u] + graph.lons[v]) / 2, lat: (graph.lats[u] + graph.lats[v]) / 2) != nil
+                guard inside else { return 1 }
+                return avoid.factor.map { max(1, $0) }
+            }
+        }
+        // A profile's forbidden edges go through the same hook: nil forbids, and otherwise the
+        // avoided areas' factor (if any) applies.
+        if let forbidden, !forbidden.edges.isEmpty {
+            let set = forbidden.edges
+            let avoidFactor = edgeFactor
+            edgeFactor = { u, v in
+                if set.contains(u, v) { return nil }
+                guard let avoidFactor else { return 1 }
+                return avoidFactor(u, v)
+            }
+        }
+        return edgeFactor
     }
 
     /// The walking route between two points.
@@ -448,26 +475,7 @@ public final class Router {
             targets.append((b.u, b.t * b.edgeMetres))
             targets.append((b.v, (1 - b.t) * b.edgeMetres))
         }
-        var edgeFactor: ((Int, Int) -> Double?)?
-        if let avoid {
-            let graph = self.graph
-            edgeFactor = { u, v in
-                let inside = avoid.polygons.firstContaining(lon: (graph.lons[u] + graph.lons[v]) / 2, lat: (graph.lats[u] + graph.lats[v]) / 2) != nil
-                guard inside else { return 1 }
-                return avoid.factor.map { max(1, $0) }
-            }
-        }
-        // A profile's forbidden edges go through the same hook: nil forbids, and otherwise the
-        // avoided areas' factor (if any) applies.
-        if let forbidden, !forbidden.edges.isEmpty {
-            let set = forbidden.edges
-            let avoidFactor = edgeFactor
-            edgeFactor = { u, v in
-                if set.contains(u, v) { return nil }
-                guard let avoidFactor else { return 1 }
-                return avoidFactor(u, v)
-            }
-        }
+        let edgeFactor = self.edgeFactor(avoiding: avoid)
         var path: Search.Path
         var settled = 0
         do {

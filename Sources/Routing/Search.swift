@@ -98,8 +98,10 @@ public final class Search {
     /// settled: the shortest distance to each target node (infinity when none reaches it), in
     /// one search however many targets there are. A distance matrix runs one of these per
     /// source instead of one A* per pair. `edgeFactor` as in `shortestPath`.
+    /// With `maxCost` finite the search stops there: targets farther are infinity (map
+    /// matching asks only how far the next fix's candidates are, within a plausible bound).
     public func distances(from sources: [(node: Int, cost: Double)], to targets: [Int],
-                          edgeFactor: ((Int, Int) -> Double?)? = nil) throws(Failure) -> [Double] {
+                          edgeFactor: ((Int, Int) -> Double?)? = nil, maxCost: Double = .infinity) throws(Failure) -> [Double] {
         generation &+= 1
         if generation == 0 {
             for i in stamp.indices { stamp[i] = 0; settledStamp[i] = 0; targetStamp[i] = 0 }
@@ -134,6 +136,7 @@ public final class Search {
         graph.targets.withUnsafeBufferPointer { edgeTargets in
         graph.lengths.withUnsafeBufferPointer { lengths in
             while waiting > 0, let entry = heap.pop() {
+                if entry.key > maxCost { break }
                 let u = Int(entry.node)
                 if settledStamp[u] == generation { continue }
                 settledStamp[u] = generation
@@ -168,6 +171,67 @@ public final class Search {
         return targets.map { t in
             t >= 0 && t < graph.nodeCount && settledStamp[t] == generation ? distance[t] : .infinity
         }
+    }
+
+    /// Dijkstra from `sources` settling every node whose cost is at most `limit`: those nodes
+    /// with their costs, in the order settled (a shortest-path tree's nodes, for isochrones).
+    /// `edgeFactor` as in `shortestPath`. Bounded by `maxSettled` and `maxSeconds` as the others.
+    public func settle(from sources: [(node: Int, cost: Double)], within limit: Double,
+                       edgeFactor: ((Int, Int) -> Double?)? = nil) throws(Failure) -> [(node: Int, cost: Double)] {
+        generation &+= 1
+        if generation == 0 {
+            for i in stamp.indices { stamp[i] = 0; settledStamp[i] = 0; targetStamp[i] = 0 }
+            generation = 1
+        }
+        let generation = self.generation
+        var heap = MinHeap<QueuedNode>()
+        swap(&heap, &self.heap)
+        defer { swap(&heap, &self.heap) }
+        heap.removeAll()
+        for s in sources where s.cost <= limit && (stamp[s.node] != generation || s.cost < distance[s.node]) {
+            stamp[s.node] = generation
+            distance[s.node] = s.cost
+            heap.push(QueuedNode(s.node, s.cost))
+        }
+        var reached: [(node: Int, cost: Double)] = []
+        var overLimit = false
+        let maxSettled = self.maxSettled, shouldStop = self.shouldStop
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(maxSeconds, 3600)) * 1e9)
+        distance.withUnsafeMutableBufferPointer { distance in
+        stamp.withUnsafeMutableBufferPointer { stamp in
+        settledStamp.withUnsafeMutableBufferPointer { settledStamp in
+        graph.firstEdge.withUnsafeBufferPointer { firstEdge in
+        graph.targets.withUnsafeBufferPointer { edgeTargets in
+        graph.lengths.withUnsafeBufferPointer { lengths in
+            while let entry = heap.pop() {
+                let u = Int(entry.node)
+                if settledStamp[u] == generation { continue }
+                settledStamp[u] = generation
+                let du = distance[u]
+                reached.append((u, du))
+                if reached.count > maxSettled || (reached.count & 4095 == 0 && (DispatchTime.now().uptimeNanoseconds > deadline || shouldStop?() == true)) {
+                    overLimit = true
+                    break
+                }
+                for e in Int(firstEdge[u])..<Int(firstEdge[u + 1]) {
+                    let v = Int(edgeTargets[e])
+                    var w = lengths[e]
+                    if let edgeFactor {
+                        guard let factor = edgeFactor(u, v) else { continue }
+                        w *= factor
+                    }
+                    let dv = du + w
+                    if dv <= limit && (stamp[v] != generation || dv < distance[v]) {
+                        stamp[v] = generation
+                        distance[v] = dv
+                        heap.push(QueuedNode(v, dv))
+                    }
+                }
+            }
+        }}}}}}
+        settled = reached.count
+        if overLimit { throw .tooMuchWork(settled: reached.count) }
+        return reached
     }
 
     /// The search itself: the best cost and the target node reached (parents are left set).

@@ -1,5 +1,5 @@
 // OSRM's HTTP API for walking, so OSRM clients (routingpy, Leaflet Routing Machine, OSRM's own
-// libraries) plug in: /route/v1, /table/v1 and /nearest/v1, with OSRM's options, units (metres,
+// libraries) plug in: /route/v1, /table/v1, /nearest/v1, /trip/v1 and /match/v1, with OSRM's options, units (metres,
 // seconds) and codes. Errors are 400 with OSRM's `code` and `message` (as OSRM answers them),
 // written as problem documents like every other error here, so both kinds of client read them.
 //
@@ -21,12 +21,7 @@ extension Endpoints {
         try await Endpoints.osrm {
             let call = try OSRMCall(request, context, allowed: ["alternatives", "steps", "geometries", "overview", "annotations", "continue_straight",
                                                                 "radiuses", "hints", "generate_hints", "skip_waypoints", "bearings", "network"])
-            var options = OSRMRouteOptions()
-            options.steps = try call.bool("steps") ?? false
-            options.geometries = try call.choice("geometries", RouteGeometryFormat.self) ?? .polyline
-            options.overview = try call.choice("overview", RouteOverview.self) ?? .simplified
-            options.annotations = try call.annotations()
-            options.hints = try call.bool("generate_hints") ?? true
+            let options = try call.routeOptions()
             // One route is searched: alternatives=true is allowed and answers that one (OSRM
             // too gives no guarantee of alternatives); continue_straight changes nothing on foot.
             _ = try call.alternatives()
@@ -89,6 +84,67 @@ extension Endpoints {
                                               on: call.network.map { name throws(EngineError) in try snapshot.network(name) })
             }
             return Reply.json(request: request) { w in Output.osrmNearest(&w, points, hints: hints) }
+        }
+    }
+
+    /// OSRM's trip service: the shortest round trip (or open path, `roundtrip=false`) through
+    /// the coordinates, from the first (`source=first`) and/or to the last (`destination=last`).
+    func osrmTrip(_ request: Request, _ context: APIContext) async throws -> Response {
+        try await Endpoints.osrm {
+            let call = try OSRMCall(request, context, allowed: ["roundtrip", "source", "destination", "steps", "geometries", "overview", "annotations",
+                                                                "radiuses", "hints", "generate_hints", "bearings", "network"])
+            let options = try call.routeOptions()
+            var shape = TripShape(roundTrip: try call.bool("roundtrip") ?? true)
+            shape.fixedFirst = try call.word("source", "first")
+            shape.fixedLast = try call.word("destination", "last")
+            let snapshot = try state.snapshot()
+            let trip = TripRequest(points: call.points, shape: shape, profile: call.profile, snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
+            let network = call.network
+            return try await heavyWork(context, snapshot) { budget in
+                let answer = try engine { () throws(EngineError) in
+                    try snapshot.trip(trip, on: network.map { name throws(EngineError) in try snapshot.network(name) }, deadline: budget.deadline)
+                }
+                return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in Output.osrmTrip(&w, answer, options) }
+            }
+        }
+    }
+
+    /// OSRM's match service: the paths a trace walked, with `timestamps` (seconds) and
+    /// `radiuses` (each fix's accuracy, metres: the model's σ).
+    func osrmMatch(_ request: Request, _ context: APIContext) async throws -> Response {
+        try await Endpoints.osrm {
+            let call = try OSRMCall(request, context, allowed: ["timestamps", "radiuses", "gaps", "tidy", "steps", "geometries", "overview", "annotations",
+                                                                "hints", "generate_hints", "bearings", "network", "waypoints"])
+            var routeOptions = try call.routeOptions()
+            routeOptions.steps = false
+            let options = routeOptions
+            let snapshot = try state.snapshot()
+            let accuracies = try call.radiuses(unlimited: snapshot.limits.maxSnapMetres)
+            let times = try call.timestamps()
+            var matchOptions = MatchOptions()
+            if let gaps = call.parameters.string("gaps") {
+                guard gaps == "split" || gaps == "ignore" else { throw OSRMCall.error("InvalidQuery", "gaps=\(Quote.input(gaps)): expected split or ignore") }
+                if gaps == "ignore" { matchOptions.maxGapSeconds = .infinity }
+            }
+            // tidy=true is accepted: the model already drops fixes it cannot place.
+            _ = try call.bool("tidy")
+            guard call.parameters.string("waypoints") == nil else {
+                throw OSRMCall.error("InvalidOptions", "waypoints is not supported: every matched point is a waypoint")
+            }
+            let fixes = call.points.indices.map { i in
+                TraceFix(point: call.points[i], time: times.isEmpty ? nil : times[i], accuracy: i < accuracies.count ? accuracies[i] : nil)
+            }
+            let match = MatchRequest(fixes: fixes, profile: call.profile, options: matchOptions)
+            let network = call.network
+            return try await heavyWork(context, snapshot) { budget in
+                let answer = try engine { () throws(EngineError) in
+                    try snapshot.match(match, on: network.map { name throws(EngineError) in try snapshot.network(name) }, deadline: budget.deadline)
+                }
+                guard !answer.matchings.isEmpty else {
+                    throw OSRMCall.error("NoMatch", "no two consecutive points of the trace could be matched to the network")
+                }
+                return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in Output.osrmMatch(&w, answer, options) }
+            }
         }
     }
 
@@ -184,6 +240,45 @@ struct OSRMCall {
             throw OSRMCall.error("InvalidQuery", "\(name)=\(Quote.input(text)): expected one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return value
+    }
+
+    /// The options of a Route object: steps, geometries, overview, annotations, hints.
+    func routeOptions() throws(APIError) -> OSRMRouteOptions {
+        var options = OSRMRouteOptions()
+        options.steps = try bool("steps") ?? false
+        options.geometries = try choice("geometries", RouteGeometryFormat.self) ?? .polyline
+        options.overview = try choice("overview", RouteOverview.self) ?? .simplified
+        options.annotations = try annotations()
+        options.hints = try bool("generate_hints") ?? true
+        return options
+    }
+
+    /// A trip's `source` (any, first) or `destination` (any, last): whether it is fixed.
+    func word(_ name: String, _ fixed: String) throws(APIError) -> Bool {
+        guard let text = parameters.string(name) else { return false }
+        guard text == "any" || text == fixed else { throw OSRMCall.error("InvalidQuery", "\(name)=\(Quote.input(text)): expected any or \(fixed)") }
+        return text == fixed
+    }
+
+    /// `timestamps=t;t;…`: seconds (Unix time), one per coordinate, not going back; empty
+    /// when absent.
+    func timestamps() throws(APIError) -> [Double] {
+        guard let text = parameters.string("timestamps") else { return [] }
+        let items = text.split(separator: ";", omittingEmptySubsequences: false)
+        guard items.count == points.count else {
+            throw OSRMCall.error("InvalidOptions", "timestamps has \(items.count) entries for \(points.count) coordinates")
+        }
+        var times: [Double] = []
+        for item in items {
+            guard let seconds = Int64(item), seconds >= 0 else {
+                throw OSRMCall.error("InvalidQuery", "timestamps: \(Quote.input(String(item))) is not a whole number of seconds ≥ 0")
+            }
+            if let before = times.last, Double(seconds) < before {
+                throw OSRMCall.error("InvalidOptions", "timestamps: \(seconds) comes after \(Int64(before)); times must not go back")
+            }
+            times.append(Double(seconds))
+        }
+        return times
     }
 
     /// `alternatives=true|false|N`.

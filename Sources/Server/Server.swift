@@ -173,6 +173,10 @@ public final class VltavaServer: Sendable {
         (.get, "/route/v1/{profile}/{coordinates}", { try await $0.osrmRoute($1, $2) }),
         (.get, "/table/v1/{profile}/{coordinates}", { try await $0.osrmTable($1, $2) }),
         (.get, "/nearest/v1/{profile}/{coordinates}", { try await $0.osrmNearest($1, $2) }),
+        (.get, "/trip/v1/{profile}/{coordinates}", { try await $0.osrmTrip($1, $2) }),
+        (.get, "/match/v1/{profile}/{coordinates}", { try await $0.osrmMatch($1, $2) }),
+        // GraphHopper's isochrone (Sources/Server/IsochroneEndpoint.swift).
+        (.get, "/isochrone", { try await $0.isochrone($1, $2) }),
     ]
 
     func makeRouter() -> Router<APIContext> {

@@ -1,0 +1,135 @@
+// What can I reach in 10 minutes: the isochrone operation. The caller says where, how long or
+// how far, on which profile and at what speed, and which areas to keep out of; the network's
+// router searches once and draws each limit's polygon (Routing/Isochrone.swift says how).
+
+import Foundation
+import Geometry
+import Routing
+import SpatialIndex
+
+public struct IsochroneRequest: Sendable {
+    /// How far to reach: seconds of walking at the speed, or metres.
+    public enum Limit: Sendable, Equatable {
+        case seconds(Double)
+        case metres(Double)
+    }
+
+    public var from: Point
+    public var limit: Limit
+    /// Equal bands of the limit: 3 of 15 minutes are 5, 10 and 15 minutes (GraphHopper's
+    /// `buckets`).
+    public var buckets: Int
+    public var profile: WalkingProfile
+    /// km/h; nil: the profile's.
+    public var speedKmh: Double?
+    /// How far the start may lie from the network; nil: the default.
+    public var maxSnapMetres: Double?
+    /// Polygons the walk never enters.
+    public var avoid: [Geometry]
+    /// How far the polygon reaches beside a reached path, metres: its boundary tolerance.
+    public var bufferMetres: Double
+
+    public static let defaultBufferMetres = 15.0
+
+    public init(from: Point, limit: Limit, buckets: Int = 1, profile: WalkingProfile = .foot, speedKmh: Double? = nil,
+                maxSnapMetres: Double? = nil, avoid: [Geometry] = [], bufferMetres: Double = IsochroneRequest.defaultBufferMetres) {
+        self.from = from
+        self.limit = limit
+        self.buckets = buckets
+        self.profile = profile
+        self.speedKmh = speedKmh
+        self.maxSnapMetres = maxSnapMetres
+        self.avoid = avoid
+        self.bufferMetres = bufferMetres
+    }
+}
+
+public struct IsochroneAnswer: Sendable {
+    public struct Band: Sendable {
+        /// The band's limit, in seconds at the answer's speed and in metres walked.
+        public let seconds: Double
+        public let metres: Double
+        /// The area reached within it (polygon or multipolygon, lon/lat).
+        public let area: Geometry
+    }
+
+    /// Where the start joined the network.
+    public let start: Waypoint
+    /// Smallest first.
+    public let bands: [Band]
+    /// Network nodes within the largest limit.
+    public let reachedNodes: Int
+    public let network: String
+    public let profile: WalkingProfile
+    public let speedKmh: Double
+}
+
+extension Snapshot {
+    /// The areas reachable from a point within each band of the limit.
+    public func isochrone(_ request: IsochroneRequest, on network: Network? = nil, deadline: Deadline = .none) throws(EngineError) -> IsochroneAnswer {
+        try deadline.check()
+        var network = try resolve(network)
+        if request.profile == .any, let anyVariant = network.anyVariant { network = anyVariant }
+        try Check.position(request.from, parameter: "point")
+        let speed = request.speedKmh ?? request.profile.kmh
+        guard limits.speedsKmh.contains(speed) else {
+            throw .invalidArgument(parameter: "speed", message: "must be between \(limits.speedsKmh.lowerBound) and \(limits.speedsKmh.upperBound) km/h, got \(speed)")
+        }
+        let metresPerSecond = speed / 3.6
+        let largest: Double
+        switch request.limit {
+        case .seconds(let s):
+            guard s.isFinite, s > 0, s <= limits.maxIsochroneSeconds else {
+                throw .invalidArgument(parameter: "time_limit", message: "must be more than 0 and at most \(Int(limits.maxIsochroneSeconds)) seconds, got \(s)")
+            }
+            largest = s * metresPerSecond
+        case .metres(let m):
+            let most = limits.maxIsochroneSeconds * metresPerSecond
+            guard m.isFinite, m > 0, m <= most else {
+                throw .invalidArgument(parameter: "distance_limit", message: "must be more than 0 and at most \(Rounding.wholeMetres(most)) metres at \(speed) km/h, got \(m)")
+            }
+            largest = m
+        }
+        guard (1...20).contains(request.buckets) else {
+            throw .invalidArgument(parameter: "buckets", message: "must be 1 to 20, got \(request.buckets)")
+        }
+        guard request.bufferMetres.isFinite, (1...200).contains(request.bufferMetres) else {
+            throw .invalidArgument(parameter: "buffer", message: "must be 1 to 200 metres, got \(request.bufferMetres)")
+        }
+        guard request.avoid.count <= limits.maxRows else { throw .tooManyRows(count: request.avoid.count, limit: limits.maxRows) }
+        let snap = try limits.snapRadius(request.maxSnapMetres)
+        var avoid: Router.Avoid?
+        if !request.avoid.isEmpty {
+            do {
+                avoid = Router.Avoid(polygons: try PolygonIndex(geometries: request.avoid), factor: nil)
+            } catch {
+                throw .invalidArgument(parameter: "avoid", message: "\(error)")
+            }
+        }
+        let limits = self.limits
+        let reach: Reach
+        do {
+            reach = try network.withRouter(profile: request.profile, metresPerSecond: metresPerSecond, maxSnapMetres: snap, deadline: deadline) { router throws(RouteError) in
+                router.maxSettled = limits.maxSettledNodes
+                router.maxSeconds = min(limits.maxRouteSeconds, deadline.remainingSeconds)
+                return try router.reach(from: request.from, within: largest, avoiding: avoid)
+            }
+        } catch {
+            if case .tooMuchWork = error, deadline.hasPassed { throw .deadlineExceeded(seconds: deadline.seconds) }
+            throw .route(error)
+        }
+        var bands: [IsochroneAnswer.Band] = []
+        for k in 1...request.buckets {
+            try deadline.check()
+            let metres = largest * Double(k) / Double(request.buckets)
+            do {
+                let area = try reach.polygon(within: metres, graph: network.graph, bufferMetres: request.bufferMetres)
+                bands.append(.init(seconds: metres / metresPerSecond, metres: metres, area: area))
+            } catch {
+                throw .store("the isochrone's polygon could not be drawn: \(error)")
+            }
+        }
+        return IsochroneAnswer(start: reach.start, bands: bands, reachedNodes: reach.nodes.count, network: network.layerName,
+                               profile: request.profile, speedKmh: speed)
+    }
+}

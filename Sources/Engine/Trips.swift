@@ -1,0 +1,58 @@
+// In which order should I go: the trip operation. The stops' walking distances come from the
+// network's many-to-many table (the contraction hierarchy's buckets), `TripSolver` orders them
+// (exact up to 12 stops, a heuristic with a lower bound beyond), and the route through the
+// stops in that order is walked leg by leg as OSRM's route service does.
+
+import Geometry
+import Routing
+
+public typealias TripShape = Routing.TripShape
+
+public struct TripRequest: Sendable {
+    public var points: [Point]
+    public var shape: TripShape
+    public var profile: WalkingProfile
+    /// Per point, how far it may lie from the network (nil: the default); empty for all.
+    public var snapMetres: [Double?]
+
+    public init(points: [Point], shape: TripShape = TripShape(), profile: WalkingProfile = .foot, snapMetres: [Double?] = []) {
+        self.points = points
+        self.shape = shape
+        self.profile = profile
+        self.snapMetres = snapMetres
+    }
+}
+
+public struct TripAnswer: Sendable {
+    /// The request's points in visiting order (indices into them).
+    public let order: [Int]
+    /// The walk through them in that order, back to the first for a round trip.
+    public let route: LegsAnswer
+    /// Whether the order is proven shortest; else the heuristic's, with `lowerBoundMetres`.
+    public let exact: Bool
+    public let lowerBoundMetres: Double
+}
+
+extension Snapshot {
+    /// The shortest trip through the request's points, 2 to `maxRoutePoints` of them.
+    public func trip(_ request: TripRequest, on network: Network? = nil, deadline: Deadline = .none) throws(EngineError) -> TripAnswer {
+        let count = request.points.count
+        guard count >= 2 else { throw .invalidArgument(parameter: "coordinates", message: "a trip needs at least 2 points, got \(count)") }
+        guard count <= min(limits.maxRoutePoints, limits.maxTableSize) else {
+            throw .route(.tooManyPoints(what: "points in a trip", count: count, limit: min(limits.maxRoutePoints, limits.maxTableSize)))
+        }
+        let network = try resolve(network)
+        let table = try self.table(TableRequest(points: request.points, profile: request.profile, snapMetres: request.snapMetres), on: network, deadline: deadline)
+        let matrix = table.metres.map { row in row.map { $0 ?? .infinity } }
+        guard let solved = TripSolver.solve(matrix, shape: request.shape, shouldStop: { deadline.hasPassed }) else {
+            try deadline.check()
+            throw .route(.noRoute(reason: "no trip visits every point: some of them lie in parts of the network that no path joins"))
+        }
+        var ordered = solved.order
+        if request.shape.roundTrip { ordered.append(ordered[0]) }
+        let legs = LegsRequest(points: ordered.map { request.points[$0] }, profile: request.profile,
+                               snapMetres: request.snapMetres.isEmpty ? [] : ordered.map { request.snapMetres.indices.contains($0) ? request.snapMetres[$0] : nil })
+        let route = try self.legs(through: legs, on: network, deadline: deadline)
+        return TripAnswer(order: solved.order, route: route, exact: solved.exact, lowerBoundMetres: solved.lowerBound)
+    }
+}

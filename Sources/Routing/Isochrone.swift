@@ -1,0 +1,153 @@
+// Isochrones: what a walker reaches from a point within a time or a distance.
+//
+// One Dijkstra from the start's snapped point settles every node within the largest limit
+// (the shortest-path tree, bounded). Each limit then takes the reached part of every edge: a
+// whole edge where its cost from either end fits, else the stretch from a reached end up to the
+// exact point where the limit falls inside it. The polygon is those pieces buffered by a few
+// metres (in a local plane around the start), so it follows the paths: it does not spill across
+// a river or a fenced enclosure that no reached path crosses. Every reached node lies on a
+// reached piece, so it is inside; an unreached node is inside only when it lies within the
+// buffer of a reached piece (the polygon's boundary tolerance).
+
+import Foundation
+import Geometry
+
+/// The network reached from a point within a bound: the tree's nodes with their costs, and the
+/// out-edges of each, from which the reached pieces of any smaller bound follow.
+public struct Reach: Sendable {
+    /// Where the start joined the network.
+    public let start: Waypoint
+    /// The bound searched, in the search's cost (metres, times the avoided areas' factors).
+    public let limit: Double
+    /// Every node within `limit`, with its cost, in the order settled.
+    public let nodes: [ReachedNode]
+    /// The start's edge: its ends, its cost (weight), and the start's fraction along it.
+    let startEdge: (u: Int, v: Int, weight: Double, t: Double)
+    /// Per reached node's allowed out-edge: its ends, the cost at `u`, and its weight.
+    let edges: [(u: Int32, v: Int32, costAtU: Double, weight: Double)]
+
+    public struct ReachedNode: Sendable, Equatable {
+        public var node: Int
+        public var cost: Double
+    }
+
+    /// The reached pieces within `bound` (≤ `limit`), as segments in lon/lat: each edge at most
+    /// once whole, else the stretches from its reached ends.
+    public func segments(within bound: Double, graph: Graph) -> [(Point, Point)] {
+        var pieces: [(Point, Point)] = []
+        func point(_ u: Int, _ v: Int, _ t: Double) -> Point {
+            Point(lon: graph.lons[u] + t * (graph.lons[v] - graph.lons[u]), lat: graph.lats[u] + t * (graph.lats[v] - graph.lats[u]))
+        }
+        var whole = Set<UInt64>()
+        for e in edges where e.costAtU <= bound {
+            let u = Int(e.u), v = Int(e.v)
+            let reach = e.weight > 0 ? (bound - e.costAtU) / e.weight : 1
+            if reach >= 1 {
+                if whole.insert(UInt64(min(u, v)) << 32 | UInt64(max(u, v))).inserted {
+                    pieces.append((point(u, v, 0), point(u, v, 1)))
+                }
+            } else if reach > 0 {
+                pieces.append((point(u, v, 0), point(u, v, reach)))
+            }
+        }
+        // The start's own edge, both ways from the start (the ends' pieces may not come back
+        // to it when the bound is short).
+        let (u, v, weight, t) = startEdge
+        let along = weight > 0 ? bound / weight : 1
+        pieces.append((point(u, v, max(0, t - along)), point(u, v, min(1, t + along))))
+        return pieces
+    }
+
+    /// The reached area within `bound`: the pieces buffered by `bufferMetres`, simplified
+    /// within a tenth of that, as a polygon or multipolygon in lon/lat.
+    public func polygon(within bound: Double, graph: Graph, bufferMetres: Double) throws(GEOSError) -> Geometry {
+        let plane = LocalPlane(origin: start.location)
+        var lines: [[Double]] = []
+        for (a, b) in segments(within: bound, graph: graph) {
+            let (ax, ay) = plane.project(a), (bx, by) = plane.project(b)
+            // A piece of no length (the start on a node, a bound of 0) is buffered as a dot.
+            lines.append(ax == bx && ay == by ? [ax, ay, ax + 1e-6, ay] : [ax, ay, bx, by])
+        }
+        let context = try GEOSContext()
+        let area = try context.buffer(.multiLineString(MultiLineString(lines: lines)), distance: bufferMetres, quadrantSegments: 4,
+                                      tolerance: bufferMetres / 10)
+        return plane.unproject(area)
+    }
+}
+
+/// An equirectangular plane in metres around a point: over a walk's few kilometres its scale
+/// error is below 0.1% (the cosine of the latitude changes that little), far under a buffer's.
+struct LocalPlane {
+    let origin: Point
+    let metresPerDegreeLat = Geodesy.earthRadius * .pi / 180
+    let metresPerDegreeLon: Double
+
+    init(origin: Point) {
+        self.origin = origin
+        metresPerDegreeLon = Geodesy.earthRadius * .pi / 180 * cos(origin.lat * .pi / 180)
+    }
+
+    func project(_ p: Point) -> (Double, Double) {
+        ((p.lon - origin.lon) * metresPerDegreeLon, (p.lat - origin.lat) * metresPerDegreeLat)
+    }
+
+    func unproject(_ geometry: Geometry) -> Geometry {
+        func back(_ flat: [Double]) -> [Double] {
+            var out = flat
+            var i = 0
+            while i + 1 < out.count {
+                out[i] = origin.lon + flat[i] / metresPerDegreeLon
+                out[i + 1] = origin.lat + flat[i + 1] / metresPerDegreeLat
+                i += 2
+            }
+            return out
+        }
+        switch geometry {
+        case .polygon(let p): return .polygon(Polygon(coordinates: back(p.coordinates), ringOffsets: p.ringOffsets))
+        case .multiPolygon(let m):
+            return .multiPolygon(MultiPolygon(polygons: m.polygons.map { Polygon(coordinates: back($0.coordinates), ringOffsets: $0.ringOffsets) }))
+        case .collection(let parts): return .collection(parts.map(unproject))
+        default: return geometry
+        }
+    }
+}
+
+extension Router {
+    /// Every node reachable from `start` within `limit` (cost: metres, times the avoided
+    /// areas' factors), by one bounded Dijkstra; the profile's forbidden edges are never walked.
+    public func reach(from start: Point, within limit: Double, avoiding avoid: Avoid? = nil) throws(RouteError) -> Reach {
+        do {
+            _ = try Point.checked(lon: start.lon, lat: start.lat)
+        } catch {
+            throw .invalidPoint("the start: \(error)")
+        }
+        guard limit.isFinite, limit >= 0 else { throw .invalidPoint("the limit must be a finite number ≥ 0, got \(limit)") }
+        guard let a = snap(lon: start.lon, lat: start.lat, maxMetres: maxSnapMetres) else {
+            throw .noSegment(waypoint: 0, nearestMetres: snap(lon: start.lon, lat: start.lat, maxMetres: .infinity)?.metres, maxSnapMetres: maxSnapMetres)
+        }
+        let edgeFactor = self.edgeFactor(avoiding: avoid)
+        // The start's edge weighs what the search's weights say (its factor in an avoided area).
+        let startFactor = edgeFactor.map { $0(a.u, a.v) ?? 1 } ?? 1
+        let startWeight = a.edgeMetres * startFactor
+        let settled: [(node: Int, cost: Double)]
+        do {
+            settled = try search.settle(from: [(a.u, a.t * startWeight), (a.v, (1 - a.t) * startWeight)], within: limit, edgeFactor: edgeFactor)
+        } catch {
+            if case .tooMuchWork(let count) = error { throw .tooMuchWork(settled: count) }
+            settled = []
+        }
+        var edges: [(u: Int32, v: Int32, costAtU: Double, weight: Double)] = []
+        for (u, cost) in settled {
+            graph.forEachNeighbour(of: u) { v, metres in
+                var weight = metres
+                if let edgeFactor {
+                    guard let factor = edgeFactor(u, v) else { return }
+                    weight *= factor
+                }
+                edges.append((Int32(u), Int32(v), cost, weight))
+            }
+        }
+        return Reach(start: a.waypoint(for: start), limit: limit, nodes: settled.map { Reach.ReachedNode(node: $0.node, cost: $0.cost) },
+                     startEdge: (a.u, a.v, startWeight, a.t), edges: edges)
+    }
+}
