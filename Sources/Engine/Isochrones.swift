@@ -84,9 +84,8 @@ extension Snapshot {
             }
             largest = s * metresPerSecond
         case .metres(let m):
-            let most = limits.maxIsochroneSeconds * metresPerSecond
-            guard m.isFinite, m > 0, m <= most else {
-                throw .invalidArgument(parameter: "distance_limit", message: "must be more than 0 and at most \(Rounding.wholeMetres(most)) metres at \(speed) km/h, got \(m)")
+            guard m.isFinite, m > 0, m <= limits.maxIsochroneMetres else {
+                throw .invalidArgument(parameter: "distance_limit", message: "must be more than 0 and at most \(Rounding.wholeMetres(limits.maxIsochroneMetres)) metres, got \(m)")
             }
             largest = m
         }

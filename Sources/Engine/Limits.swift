@@ -34,8 +34,9 @@ public struct EngineLimits: Sendable, Equatable {
     public var maxRoutePoints: Int = 100
     /// Fixes of one trace to be map-matched.
     public var maxTracePoints: Int = 10_000
-    /// The largest isochrone, in seconds of walking (or its distance at the speed asked).
+    /// The largest isochrone: 3 hours of walking, or 50 km.
     public var maxIsochroneSeconds: Double = 3 * 3600
+    public var maxIsochroneMetres: Double = 50_000
     /// A distance table holds at most this squared cells (sources × destinations): OSRM's
     /// default `--max-table-size`, and its rule.
     public var maxTableSize: Int = 100

@@ -14,7 +14,10 @@ extension Endpoints {
 
     func isochrone(_ request: Request, _ context: APIContext) async throws -> Response {
         let parameters = try Parameters(request, allowed: ["point", "time_limit", "distance_limit", "buckets", "profile", "vehicle", "reverse_flow",
-                                                           "speed_kmh", "network"])
+                                                           "speed_kmh", "network", "type", "debug", "key"])
+        // GraphHopper clients send these: its JSON is the only type, and the key is its API's.
+        if let type = parameters.string("type"), type != "json" { throw APIError.invalidParameter("type", "\(Quote.input(type)): only json") }
+        _ = try parameters.bool("debug")
         guard let pointText = parameters.string("point") else { throw APIError.missingParameter("point", "the start as LAT,LON") }
         let parts = pointText.split(separator: ",", omittingEmptySubsequences: false)
         guard parts.count == 2, let lat = Parameters.number(String(parts[0])), let lon = Parameters.number(String(parts[1])) else {
@@ -28,10 +31,12 @@ extension Endpoints {
             throw APIError.invalidParameter("reverse_flow", "true is not supported: the area is what is reachable from the point")
         }
         let limit: IsochroneRequest.Limit
-        switch (try parameters.double("time_limit"), try parameters.double("distance_limit")) {
-        case (_?, _?): throw APIError.invalidParameter("distance_limit", "give time_limit or distance_limit, not both")
-        case (nil, let metres?): limit = .metres(metres)
-        case (let seconds, nil): limit = .seconds(seconds ?? 600)
+        // distance_limit, when given, is asked instead of time_limit (GraphHopper's rule).
+        if let metres = try parameters.double("distance_limit") {
+            _ = try parameters.double("time_limit")
+            limit = .metres(metres)
+        } else {
+            limit = .seconds(try parameters.double("time_limit") ?? 600)
         }
         let isochrone = IsochroneRequest(from: Point(lon: lon, lat: lat), limit: limit,
                                          buckets: try parameters.int("buckets", default: 1, range: nil), profile: profile,

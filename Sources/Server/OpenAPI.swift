@@ -581,6 +581,87 @@ enum OpenAPI {
         }
       }
     },
+    "/trip/v1/{profile}/{coordinates}": {
+      "get": {
+        "tags": ["OSRM"],
+        "summary": "OSRM's trip service: the shortest round trip or open path through the coordinates (exact up to 12, a heuristic beyond)",
+        "parameters": [
+          {"$ref": "#/components/parameters/osrmProfile"},
+          {"$ref": "#/components/parameters/osrmCoordinates"},
+          {"name": "roundtrip", "in": "query", "schema": {"type": "string", "enum": ["true", "false"], "default": "true"}},
+          {"name": "source", "in": "query", "schema": {"type": "string", "enum": ["any", "first"], "default": "any"}},
+          {"name": "destination", "in": "query", "schema": {"type": "string", "enum": ["any", "last"], "default": "any"}},
+          {"name": "steps", "in": "query", "schema": {"type": "boolean", "default": false}},
+          {"name": "geometries", "in": "query", "schema": {"type": "string", "enum": ["polyline", "polyline6", "geojson"], "default": "polyline"}},
+          {"name": "overview", "in": "query", "schema": {"type": "string", "enum": ["full", "simplified", "false"], "default": "simplified"}},
+          {"name": "annotations", "in": "query", "schema": {"type": "string"}},
+          {"$ref": "#/components/parameters/osrmRadiuses"},
+          {"$ref": "#/components/parameters/osrmHints"},
+          {"$ref": "#/components/parameters/osrmGenerateHints"},
+          {"$ref": "#/components/parameters/osrmBearings"},
+          {"$ref": "#/components/parameters/osrmNetwork"}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "code Ok, trips[0] (a route through the points in the best order, legs between them), waypoints in the request's order with waypoint_index (the place in the trip) and trips_index.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/OSRMError"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/match/v1/{profile}/{coordinates}": {
+      "get": {
+        "tags": ["OSRM"],
+        "summary": "OSRM's match service: the paths a GPS trace walked (hidden Markov model)",
+        "parameters": [
+          {"$ref": "#/components/parameters/osrmProfile"},
+          {"$ref": "#/components/parameters/osrmCoordinates"},
+          {"name": "timestamps", "in": "query", "schema": {"type": "string"}, "example": "1700000000;1700000005", "description": "Seconds, one per coordinate, never going back."},
+          {"name": "gaps", "in": "query", "schema": {"type": "string", "enum": ["split", "ignore"], "default": "split"}, "description": "split: more than 60 s between fixes starts a new matching."},
+          {"name": "tidy", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "Accepted: fixes within 3σ of the last one taken are always left out."},
+          {"name": "geometries", "in": "query", "schema": {"type": "string", "enum": ["polyline", "polyline6", "geojson"], "default": "polyline"}},
+          {"name": "overview", "in": "query", "schema": {"type": "string", "enum": ["full", "simplified", "false"], "default": "simplified"}},
+          {"name": "steps", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "Accepted; matchings have no steps."},
+          {"name": "annotations", "in": "query", "schema": {"type": "string"}},
+          {"$ref": "#/components/parameters/osrmRadiuses"},
+          {"$ref": "#/components/parameters/osrmHints"},
+          {"$ref": "#/components/parameters/osrmGenerateHints"},
+          {"$ref": "#/components/parameters/osrmBearings"},
+          {"$ref": "#/components/parameters/osrmNetwork"}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "code Ok, tracepoints (null for a fix left out; else matchings_index, waypoint_index, alternatives_count, location, distance), matchings (confidence, geometry, legs, distance, duration).", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/OSRMError"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/isochrone": {
+      "get": {
+        "tags": ["Routing"],
+        "summary": "GraphHopper's isochrone: the area reachable on foot within a time or a distance, one polygon per bucket, following the paths",
+        "parameters": [
+          {"name": "point", "in": "query", "required": true, "schema": {"type": "string", "pattern": "^[-+]?(90(\\.0+)?|[0-8]?[0-9](\\.[0-9]+)?),[-+]?(180(\\.0+)?|(1[0-7][0-9]|[0-9]{1,2})(\\.[0-9]+)?)$"}, "example": "50.1167,14.4109", "description": "LAT,LON (GraphHopper's order)."},
+          {"name": "time_limit", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 10800, "default": 600}, "description": "Seconds of walking."},
+          {"name": "distance_limit", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 50000}, "description": "Metres; when given, it is asked instead of time_limit."},
+          {"name": "buckets", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 20, "default": 1}},
+          {"name": "profile", "in": "query", "schema": {"type": "string", "enum": ["foot", "walk", "walking", "hike", "wheelchair"], "default": "foot"}},
+          {"name": "vehicle", "in": "query", "schema": {"type": "string", "enum": ["foot", "walk", "walking", "hike", "wheelchair"]}, "description": "The older name of profile."},
+          {"name": "speed_kmh", "in": "query", "schema": {"type": "number", "minimum": 0.5, "maximum": 30}},
+          {"name": "reverse_flow", "in": "query", "schema": {"type": "string", "enum": ["false"]}},
+          {"name": "type", "in": "query", "schema": {"type": "string", "enum": ["json"]}},
+          {"name": "debug", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}},
+          {"name": "key", "in": "query", "schema": {"type": "string"}, "description": "Accepted and ignored (GraphHopper's API key)."},
+          {"name": "network", "in": "query", "schema": {"type": "string"}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "polygons: one GeoJSON Feature per bucket, smallest first, properties bucket (from 0), time (s), distance (m); info: copyrights, took (ms), network, profile, reached_nodes.", "content": {"application/json": {"schema": {"type": "object", "required": ["polygons"]}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/": {
       "get": {
         "summary": "The map page (HTML); with Accept naming JSON and not HTML, links to the API",

@@ -1,6 +1,7 @@
 // The standard APIs against clients nobody on the project wrote, over real HTTP on loopback:
 // GDAL's OAPIF driver (ogrinfo, ogr2ogr) reads OGC API – Features; routingpy's OSRM client and
-// the `polyline` decoder (PyPI, scripts/install-deps.sh --test) drive the OSRM API. What they
+// the `polyline` decoder (PyPI, scripts/install-deps.sh --test) drive the OSRM API, and its
+// GraphHopper client the isochrone. What they
 // read is checked against the store itself, GEOS, and /v1/route.
 
 import Engine
@@ -205,9 +206,9 @@ import Testing
         let script = Fixtures.root.appendingPathComponent("scripts/schemathesis.sh")
         let run = try await offPool { try Fixtures.run(script, ["--binary", CLI.binary.path, "--max-examples", "8"], timeout: 1200) }
         #expect(run.status == 0, "\(run.stdout.suffix(6000))\n\(run.stderr.suffix(2000))")
-        // Every operation schemathesis selected was tested (it counts 35 of the 36 the router
+        // Every operation schemathesis selected was tested (it counts 38 of the 39 the router
         // has; which one it folds away is its business, the route test checks the document).
-        #expect(run.stdout.contains("Selected: 35/35\n") && run.stdout.contains("Tested: 35\n"), "\(run.stdout.suffix(3000))")
+        #expect(run.stdout.contains("Selected: 38/38\n") && run.stdout.contains("Tested: 38\n"), "\(run.stdout.suffix(3000))")
         #expect(!run.stdout.contains("Failures:"), "\(run.stdout.suffix(6000))")
     }
 
@@ -330,6 +331,85 @@ import Testing
         let single = try await get(server.port, "/v1/route?from=\(a.0),\(a.1)&to=\(b.0),\(b.1)").json["routes"]?[0]
         #expect(answer["pair"]?["geometry"] == single?["geometry"]?["coordinates"])
         #expect(answer["pair"]?["raw"]?["routes"]?[0]?["distance"] == single?["distance"])
+    }
+
+    /// The isochrone through routingpy's GraphHopper client, and OSRM's trip and match built as
+    /// OSRM's documentation shows (tests/Clients/routing_services.py):
+    /// - the 5- and 10-minute polygons hold every stage /v1/route reaches in 90% of the time
+    ///   and none it needs 110% for (the buffer is 15 m, about 11 s of walking);
+    /// - the round trip from the first stage is as short as the best of the 362,880 orders
+    ///   the client tries on OSRM's own table;
+    /// - a trace along a route, a fix every 10 m, is matched to that route's length.
+    @Test func isochroneTripAndMatchForTheirClients() async throws {
+        let server = try await RunningServer.shared.value
+        let start = Self.stages[0]
+        let route = try await get(server.port, "/v1/route?from=\(Self.stages[0].0),\(Self.stages[0].1)&to=\(Self.stages[1].0),\(Self.stages[1].1)").json["routes"]?[0]
+        let line = (route?["geometry"]?["coordinates"]?.items ?? []).compactMap { p -> (Double, Double)? in
+            guard let lon = p[0]?.number, let lat = p[1]?.number else { return nil }
+            return (lon, lat)
+        }
+        // A fix every 10 m along the route's line, 7 s apart.
+        var trace: [JSONValue] = []
+        var carried = 0.0, next = 0.0
+        for (a, b) in zip(line, line.dropFirst()) {
+            let length = Geodesy.haversine(lon1: a.0, lat1: a.1, lon2: b.0, lat2: b.1)
+            while next <= carried + length {
+                let f = length > 0 ? (next - carried) / length : 0
+                trace.append(.array([.double(a.0 + f * (b.0 - a.0)), .double(a.1 + f * (b.1 - a.1)), .integer(1_700_000_000 + Int64(trace.count) * 7)]))
+                next += 10
+            }
+            carried += length
+        }
+        let arguments = JSON.serialize(.object(JSONObject([
+            ("start", .array([.double(start.0), .double(start.1)])),
+            ("stages", .array(Self.stages.map { .array([.double($0.0), .double($0.1)]) })),
+            ("trace", .array(trace)),
+        ])))
+        let script = Fixtures.root.appendingPathComponent("Tests/Clients/routing_services.py").path
+        let run = try await offPool { try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "http://127.0.0.1:\(server.port)", arguments]) }
+        #expect(run.status == 0, "\(run.stderr)")
+        let answer = (try? JSON.parse(run.stdout)) ?? .null
+
+        // The isochrone: two buckets of 600 s as routingpy reads them, and the stages.
+        let parsed = answer["isochrones"]?.items ?? []
+        #expect(parsed.map { $0["interval"] } == [.integer(300), .integer(600)])
+        #expect(parsed.allSatisfy { ($0["points"]?.number ?? 0) > 20 })
+        // Each stage where it joins the paths (a pen may lie 30 m off them, beyond the buffer).
+        var inside = 0, outside = 0
+        for (bucket, limit) in [(0, 300.0), (1, 600.0)] {
+            let area = try GeoJSON.geometry(from: answer["isochrone_raw"]?["polygons"]?[bucket]?["geometry"] ?? .null)
+            for stage in Self.stages {
+                let walkAnswer = try await get(server.port, "/v1/route?from=\(start.0),\(start.1)&to=\(stage.0),\(stage.1)")
+                let walk = walkAnswer.json["routes"]?[0]
+                let seconds = try #require(walk?["duration"]?.number)
+                let end = walkAnswer.json["waypoints"]?[1]?["location"]
+                let (lon, lat) = (try #require(end?[0]?.number), try #require(end?[1]?.number))
+                if seconds <= 0.9 * limit { #expect(area.contains(lon: lon, lat: lat), "\(stage): \(seconds) s, \(limit) s"); inside += 1 }
+                if seconds >= 1.1 * limit { #expect(!area.contains(lon: lon, lat: lat), "\(stage): \(seconds) s, \(limit) s"); outside += 1 }
+            }
+        }
+        #expect(inside >= 3 && outside >= 3, "\(inside) stages inside, \(outside) outside")
+
+        // The trip: every stage once, from the first, as short as the best order.
+        let trip = answer["trip"]
+        #expect(trip?["code"] == .string("Ok"))
+        let waypoints = trip?["waypoints"]?.items ?? []
+        #expect(waypoints.compactMap { $0["waypoint_index"]?.number.map(Int.init) }.sorted() == Array(0..<10))
+        #expect(waypoints.first?["waypoint_index"] == .integer(0) && waypoints.allSatisfy { $0["trips_index"] == .integer(0) })
+        #expect(trip?["trips"]?[0]?["legs"]?.items.count == 10)
+        let best = try #require(answer["best_round_trip"]?.number)
+        let distance = try #require(trip?["trips"]?[0]?["distance"]?.number)
+        #expect(abs(distance - best) < 0.02, "the trip is \(distance) m, the best order \(best) m")
+
+        // The match: one matching, the route's length, first and last fix placed.
+        let match = answer["match"]
+        #expect(match?["code"] == .string("Ok") && match?["matchings"]?.items.count == 1)
+        #expect(match?["tracepoints"]?.items.count == trace.count)
+        #expect(match?["tracepoints"]?[0] != .null && match?["tracepoints"]?[trace.count - 1] != .null)
+        let matched = try #require(match?["matchings"]?[0]?["distance"]?.number)
+        let routeMetres = try #require(route?["distance"]?.number)
+        #expect(abs(matched - routeMetres) < 10, "matched \(matched) m of a \(routeMetres) m route")
+        #expect((match?["matchings"]?[0]?["confidence"]?.number ?? 0) > 0.5)
     }
 
     /// OSRM's own codes and status 400 for what it refuses, and the nearest service.
