@@ -90,7 +90,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
-            resources: [.embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.css"), .embedInCode("MapPage/map.js")]
+            resources: [.embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.css"), .embedInCode("MapPage/map.js"),
+                        .embedInCode("MapPage/style.json")]
         ),
         // The library's face: the Engine, the query language and the value types, with
         // reads, queries with bound parameters and rows decoded into the caller's types.

@@ -16,8 +16,9 @@
 #           not needed by the tests
 set -euo pipefail
 
-# libjs-leaflet: the map page at / serves Leaflet from /usr/share/javascript/leaflet.
-packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev libgdal-dev curl python3 libjs-leaflet)
+# libjs-leaflet: the previous map page's Leaflet (Benchmarks/map-speed.py compares with it);
+# python3-pip: MapLibre GL JS for the map page comes in PyPI's maplibre wheel (below).
+packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev libgdal-dev curl python3 python3-pip libjs-leaflet)
 # PyPI packages as MODULE:REQUIREMENT, pinned to a major.minor.
 python_packages=()
 for option in "$@"; do
@@ -56,3 +57,12 @@ for entry in "${python_packages[@]}"; do
     python3 -m pip install --quiet "$requirement" 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages "$requirement"
 done
+
+# MapLibre GL JS 5.3.0 for the map page: the JS and CSS inside PyPI's maplibre wheel, served from
+# where pip puts them. Only those two files are used, so not the package's Python dependencies
+# (--no-deps): the module does not import without them, so look for it without importing.
+if ! python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('maplibre') is None)" 2>/dev/null; then
+    echo "installing from PyPI: maplibre==0.3.6 (its MapLibre GL JS only)"
+    python3 -m pip install --quiet --no-deps "maplibre==0.3.6" 2>/dev/null \
+        || python3 -m pip install --quiet --no-deps --break-system-packages "maplibre==0.3.6"
+fi

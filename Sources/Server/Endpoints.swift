@@ -245,7 +245,7 @@ struct Endpoints: Sendable {
             // logs no error); outside them the address is wrong, 404.
             if case .tileSet(_, let tiles) = source, tiles.covers(z: z, x: x, y: y) {
                 var headers = HTTPFields()
-                headers[.cacheControl] = Endpoints.tileCacheControl
+                headers[.cacheControl] = Endpoints.tileCacheControl(source)
                 return Response(status: .noContent, headers: headers)
             }
             throw APIError(.notFound, code: "tile_not_found", detail: "tile set \(Quote.input(name)) has no tile \(z)/\(x)/\(y)",
@@ -258,7 +258,7 @@ struct Endpoints: Sendable {
         if let ifNoneMatch = request.headers[.ifNoneMatch], Endpoints.matches(ifNoneMatch, etag: etag) {
             var headers = HTTPFields()
             headers[.eTag] = etag
-            headers[.cacheControl] = Endpoints.tileCacheControl
+            headers[.cacheControl] = Endpoints.tileCacheControl(source)
             headers[.vary] = "Accept-Encoding"
             return Response(status: .notModified, headers: headers)
         }
@@ -277,12 +277,18 @@ struct Endpoints: Sendable {
         }
         var response = Reply.bytes(bytes, contentType: body.encoding.format.contentType, contentEncoding: contentEncoding,
                                    compressible: !body.encoding.format.isRaster, etag: etag, request: request)
-        response.headers[.cacheControl] = Endpoints.tileCacheControl
+        response.headers[.cacheControl] = Endpoints.tileCacheControl(source)
         response.headers[.vary] = "Accept-Encoding"
         return response
     }
 
-    static let tileCacheControl = "public, max-age=3600"
+    /// A registered tile set changes only on a reload: clients keep its tiles for an hour. A
+    /// layer's tiles change with every write to it: clients revalidate each (`no-cache`), and
+    /// the ETag answers 304 for those that did not change.
+    static func tileCacheControl(_ source: TileSource) -> String {
+        if case .layer = source { return "no-cache" }
+        return "public, max-age=3600"
+    }
 
     /// `W/"…"`: a 64-bit hash of an answer's bytes (or a stored tile's), in hex. Not
     /// cryptographic: it only has to change when the bytes do, the same on every replica and

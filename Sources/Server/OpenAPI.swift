@@ -670,8 +670,15 @@ enum OpenAPI {
     },
     "/map/{file}": {
       "get": {
-        "summary": "The map page's script (map.js) and style sheet (map.css)",
-        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string", "enum": ["map.js", "map.css"]}}],
+        "summary": "The map page's script (map.js), style sheet (map.css) and MapLibre style (style.json: the store's layers and tile sets, with absolute tile URLs)",
+        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string", "enum": ["map.js", "map.css", "style.json"]}}],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"}, "200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
+      }
+    },
+    "/maplibre/{file}": {
+      "get": {
+        "summary": "MapLibre GL JS (maplibre-gl.js, maplibre-gl.css) from the system's copy (PyPI's maplibre; --maplibre-dir)",
+        "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string", "enum": ["maplibre-gl.js", "maplibre-gl.css"]}}],
         "responses": {"414": {"$ref": "#/components/responses/Problem"}, "200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
       }
     },

@@ -27,8 +27,11 @@ public struct ServerConfiguration: Sendable {
     public var districtLayer: String = "districts"
     /// The URL clients reach the server at, for TileJSON's tile URLs; nil: from the Host header.
     public var publicURL: String?
-    /// Where the map page's Leaflet is: Debian's libjs-leaflet puts it here.
+    /// Where the previous map page's Leaflet is: Debian's libjs-leaflet puts it here.
     public var leafletDirectory: String = "/usr/share/javascript/leaflet"
+    /// Where the map page's MapLibre GL JS is (the `srcjs` directory of PyPI's `maplibre`);
+    /// nil: found in the usual places when the server starts.
+    public var mapLibreDirectory: String? = MapPage.findMapLibre()
     /// Request bodies (query text) larger than this are refused with 413.
     public var maxBodyBytes: Int = 64 * 1024
     /// Request targets (path and query) longer than this are refused with 414.
@@ -152,6 +155,7 @@ public final class VltavaServer: Sendable {
         (.get, "/openapi.json", { try $0.openAPI($1, $2) }),
         (.get, "/", { try $0.mapPage($1, $2) }),
         (.get, "/map/{file}", { try $0.mapFile($1, $2) }),
+        (.get, "/maplibre/{file}", { try $0.mapLibreFile($1, $2) }),
         (.get, "/leaflet/{file}", { try $0.leafletFile($1, $2) }),
         (.get, "/leaflet/images/{file}", { try $0.leafletFile($1, $2) }),
         // OGC API – Features (Sources/Server/OGCEndpoints.swift).

@@ -33,8 +33,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The layer whose area /v1/here checks (default: the polygon layer with the largest extent).") var areaLayer: String?
     @Option(help: "The polygon layer /v1/air names the district from.") var districtLayer: String = "districts"
     @Option(help: "The URL clients reach the server at, for TileJSON tile URLs (default: from the Host header).") var publicURL: String?
-    @Option(help: "The directory holding Leaflet for the map page at / (Debian's libjs-leaflet).")
+    @Option(help: "The directory holding Leaflet for the previous map page (Debian's libjs-leaflet).")
     var leafletDir: String = "/usr/share/javascript/leaflet"
+    @Option(help: "The directory holding MapLibre GL JS for the map page at / (the srcjs directory of PyPI's maplibre; default: found in the usual site-packages).")
+    var maplibreDir: String?
     @Option(help: "Seconds a connection may stay silent before it is closed.") var idleTimeout: Int = 30
     @Option(help: "Seconds a request head may take to arrive (from the connection opening, or the first byte of a later request).")
     var headerTimeout: Int = 10
@@ -87,6 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.districtLayer = districtLayer
         configuration.publicURL = publicURL
         configuration.leafletDirectory = leafletDir
+        if let maplibreDir { configuration.mapLibreDirectory = maplibreDir }
         configuration.idleTimeout = .seconds(idleTimeout)
         configuration.headerTimeout = .seconds(headerTimeout)
         configuration.maxConnections = maxConnections

@@ -1,30 +1,47 @@
-// Vltava's map page: plain JavaScript over Leaflet and the HTTP API (docs/HTTP_API.md).
+// Vltava's map page: plain JavaScript over MapLibre GL JS and the HTTP API (docs/HTTP_API.md).
+//
+// The map is drawn on the GPU from Mapbox Vector Tiles: /map/style.json is a hand-written
+// MapLibre style whose sources are the store's layers and tile sets (/v1/tiles/NAME/{z}/{x}/{y}.mvt;
+// the server prefixes the URLs with its origin and leaves out what the store lacks). A store
+// layer the style does not cover still shows, with a plain default style, from the layer list.
 // Modes: "inspect" (a click asks /v1/here), "route" (two clicks ask /v1/route), "nearest"
-// (a click asks /v1/layers/{layer}/nearest). Feature layers come from OGC API – Features
-// (/ogc/collections/{layer}/items) for the visible box, page by page; tile sets as GeoJSON tiles
-// (/v1/tiles/{set}/{z}/{x}/{y}.json). The URL's hash keeps the view, the mode and the layers.
+// (a click asks /v1/layers/{layer}/nearest). Answers (route, nearest lines, query results) are
+// drawn from one GeoJSON source. The URL's hash keeps the view, the mode and the layers.
+//
+// Labels are HTML markers (maplibregl.Marker with a text element), not symbol layers. MapLibre
+// draws text only from glyph PBFs (SDF font ranges), served by a glyph server or built with
+// node-fontnik or a similar tool; there is no glyph server offline and no such tool here without
+// npm. Only a few features are named on this map (17 stations, 57 districts at city zoom, 13
+// pavilions in the zoo), so DOM labels are cheap, use the browser's own fonts (Czech diacritics
+// included) and need nothing built. Their positions come from the tiles already loaded
+// (querySourceFeatures): a point's position, a polygon's area-weighted centroid over its pieces.
+//
+// Live: the change feed (/v1/changes as Server-Sent Events) names the layer of each change; a
+// layer on the map then reloads its tiles (source.setTiles with the same URLs). Feature-layer
+// tiles are always asked with `cache: 'no-cache'`: the browser revalidates its copy with
+// If-None-Match and the server answers 304 for every unchanged tile, so nothing unchanged is
+// fetched twice and nothing changed is shown stale from the HTTP cache.
 'use strict';
 (function () {
-  const OSM_ATTRIBUTION = '© <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors';
-  const MAX_FEATURES = 5000;        // per layer and view: pages of 1,000 until this many
   const INDEX_COLOURS = ['#1a9850', '#91cf60', '#fee08b', '#fc8d59', '#d73027', '#7b3294'];
+  const NO_VALUE = '#999999';
   const CATEGORY_COLOURS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
-  const TILE_STYLES = {
-    earth: { color: '#d9e6d3', weight: 0, fillOpacity: 1, className: 'zoo-earth' },
-    landuse: { color: '#b5d29e', weight: 0, fillOpacity: 0.7, className: 'zoo-landuse' },
-    water: { color: '#6fa8dc', weight: 1, fillColor: '#9fc5e8', fillOpacity: 0.9, className: 'zoo-water' },
-    buildings: { color: '#8d7b68', weight: 1, fillColor: '#c9b79c', fillOpacity: 0.9, className: 'zoo-building' },
-    roads: { color: '#ffffff', weight: 2, opacity: 1, className: 'zoo-path' },
-    transit: { color: '#777', weight: 1, dashArray: '4 3', className: 'zoo-transit' },
-    boundaries: { color: '#999', weight: 1, dashArray: '2 4', className: 'zoo-boundary' },
-  };
-  const TILE_ORDER = ['earth', 'landuse', 'water', 'buildings', 'roads', 'transit', 'boundaries', 'pois', 'places'];
+  const RESULT = '#e6550d', ROUTE = '#2a6fdb', NEAREST = '#7b3294';
+  // The demo's view, when the store has no extent to fit (an empty store).
+  const FALLBACK_VIEW = { center: [14.4214, 50.0875], zoom: 11 };
+  // Named features drawn as HTML labels: source (a store layer), the property named, zooms.
+  // In order of priority: where two would overlap, the first one is drawn.
+  const LABELS = [
+    { source: 'stations', key: 'name', minzoom: 11.5, maxzoom: 24, className: 'label-station', point: true },
+    { source: 'pavilions', key: 'name', minzoom: 16, maxzoom: 24, className: 'label-pavilion', wrap: 140 },
+    { source: 'districts', key: 'NAZEV_MC', minzoom: 11.5, maxzoom: 14.5, className: 'label-district' },
+  ];
 
   const $ = (id) => document.getElementById(id);
   const panel = $('panel');
-  const timings = { load_ms: null, panel_ms: [], layers_ms: null };
-  // For the browser test and the curious: the map, the timings and the last route asked for.
-  const exposed = { map: null, timings, lastRoute: null };
+  const timings = { load_ms: null, style_ms: null, map_created_ms: null, style_loaded_ms: null, map_load_ms: null, first_render_ms: null, layers_ms: null, panel_ms: [], live_ms: [] };
+  // For the browser test and the curious: the map, the timings, the last route asked for.
+  const exposed = { map: null, timings, lastRoute: null, sequence: null, changes: 0, results: () => results.features };
   window.vltava = exposed;
 
   // ---- the API ----
@@ -45,6 +62,11 @@
     const body = type.includes('json') ? await response.json() : await response.text();
     if (!response.ok) throw new APIError(typeof body === 'object' ? body : null, response.status);
     return body;
+  }
+  // The server's clock when it answered (its Date header, to the second), in ms; null without one.
+  let serverDate = null;
+  async function query(text, params) {
+    return api('/v1/query', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(params ? { query: text, params } : { query: text }) });
   }
 
   // ---- small DOM helpers (text is always set as text, never as HTML) ----
@@ -75,10 +97,8 @@
     return '';
   }
 
-  // ---- the map and the URL ----
+  // ---- the URL ----
   const hash = new URLSearchParams(location.hash.slice(1));
-  const map = L.map('map', { zoomControl: true });
-  exposed.map = map;
   const state = {
     mode: ['inspect', 'route', 'nearest'].includes(hash.get('mode')) ? hash.get('mode') : 'inspect',
     profile: hash.get('profile') === 'wheelchair' ? 'wheelchair' : 'foot',
@@ -88,18 +108,14 @@
   };
   const layersInURL = hash.has('layers');
   const view = (hash.get('map') || '').split('/').map(Number);
-  const hasView = view.length === 3 && view.every(Number.isFinite);
-  if (hasView) map.setView([view[1], view[2]], view[0]);
-  // Without a view in the URL, loadLayers sets it (the store's extent). Until then Leaflet has
-  // no centre, and asking for one throws ("Set map center and zoom first."), so the URL is
-  // written only once there is a view.
-  let viewSet = hasView;
+  const hasView = view.length === 3 && view.every(Number.isFinite) && Math.abs(view[1]) <= 85 && Math.abs(view[2]) <= 180;
+  let map = null;
 
   function writeURL() {
-    if (!viewSet) return;
+    if (!map) return;
     const c = map.getCenter();
     const params = new URLSearchParams();
-    params.set('map', `${map.getZoom()}/${c.lat.toFixed(5)}/${c.lng.toFixed(5)}`);
+    params.set('map', `${Math.round(map.getZoom() * 100) / 100}/${c.lat.toFixed(5)}/${c.lng.toFixed(5)}`);
     params.set('mode', state.mode);
     if (state.shown.size) params.set('layers', [...state.shown].join(','));
     if (state.mode === 'route') params.set('profile', state.profile);
@@ -107,234 +123,369 @@
     history.replaceState(null, '', '#' + params.toString().replace(/%2F/g, '/').replace(/%2C/g, ','));
   }
 
-  // ---- layers ----
-  const overlays = new Map();   // name -> { group, refresh(), legend, attributed }
-  const results = L.layerGroup().addTo(map);   // route, nearest lines, query answers
+  // ---- results: one GeoJSON source, features told apart by their "role" ----
+  const results = { type: 'FeatureCollection', features: [] };
+  function setResults(features) {
+    results.features = features;
+    const source = map && map.getSource('results');
+    if (source) source.setData(results);
+  }
+  const addResults = (...features) => setResults(results.features.concat(features));
+  const clearResults = () => setResults([]);
+  // A filter on the geometry's type, its multi form included (MapLibre names both).
+  const isType = (type) => ['match', ['geometry-type'], [type, 'Multi' + type], true, false];
+  const point = (lon, lat, role, properties) => ({ type: 'Feature', properties: Object.assign({ role }, properties), geometry: { type: 'Point', coordinates: [lon, lat] } });
+  function addResultLayers() {
+    map.addSource('results', { type: 'geojson', data: results });
+    const role = ['get', 'role'];
+    const colour = ['match', role, 'route', ROUTE, 'route-start', ROUTE, 'route-end', '#d73027',
+      'nearest-line', NEAREST, 'nearest-target', NEAREST, 'snapped', '#000000', 'clicked', '#000000', RESULT];
+    map.addLayer({ id: 'results-fill', type: 'fill', source: 'results', filter: isType('Polygon'), paint: { 'fill-color': colour, 'fill-opacity': 0.3 } });
+    map.addLayer({ id: 'results-casing', type: 'line', source: 'results', filter: ['==', role, 'route'], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': '#ffffff', 'line-width': 9, 'line-opacity': 0.9 } });
+    map.addLayer({ id: 'results-line', type: 'line', source: 'results', filter: ['all', ['!', isType('Point')], ['!=', role, 'nearest-line']], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': colour, 'line-width': ['match', role, 'route', 5, 3], 'line-opacity': 0.9 } });
+    map.addLayer({ id: 'results-dashed', type: 'line', source: 'results', filter: ['==', role, 'nearest-line'], paint: { 'line-color': NEAREST, 'line-width': 2, 'line-dasharray': [2.5, 2] } });
+    map.addLayer({ id: 'results-point', type: 'circle', source: 'results', filter: isType('Point'), paint: {
+      'circle-color': ['match', role, 'snapped', '#ffffff', 'clicked', '#000000', colour],
+      'circle-radius': ['match', role, 'snapped', 4, 'clicked', 4, 6],
+      'circle-stroke-color': ['match', role, 'snapped', '#000000', '#ffffff'], 'circle-stroke-width': 2 } });
+  }
 
-  // A layer's colouring: by the latest air-quality index for a layer with a time series that
-  // has one, else by its first class- or index-like column; null when it has none.
+  // ---- layers ----
+  // name -> { info, kind: 'features'|'tileset', styleLayers: [ids], legend (element), colouring }
+  const entries = new Map();
+  const styledSources = new Set();     // store layers and tile sets the style draws
+  const featureLayers = new Set();     // names of the store's feature layers (tiles revalidated)
+  const timeSeriesOf = new Map();      // table name -> its point layer (observations -> stations)
+  const aqiLayers = new Set();         // layers coloured by LATEST(aqi) through the feature state
+  const tileURLs = new Map();          // source id -> its tile URLs
+
+  function sourceNameOfTiles(url) {
+    const match = /\/v1\/tiles\/([^/?#]+)\//.exec(url);
+    return match ? decodeURIComponent(match[1]) : null;
+  }
+
+  // A layer's colouring when the style does not cover it: by the latest air-quality index for
+  // a layer with a time series that has one, else by its first class- or index-like column.
   function colouringOf(info) {
     const series = info.time_series && info.time_series.columns || [];
-    if (series.includes('aqi')) return { column: 'LATEST(aqi)', key: 'latest_aqi', numeric: true, latest: 'aqi' };
-    const columns = info.columns || [];
-    const column = columns.find((c) => /^(class|trida|category|zone_class|index|aqi|typ|kind)$/i.test(c.name));
+    if (series.includes('aqi')) return { column: 'LATEST(aqi)', state: 'aqi', numeric: true };
+    const column = (info.columns || []).find((c) => /^(class|trida|category|zone_class|index|aqi|typ|kind)$/i.test(c.name));
     if (!column) return null;
-    return { column: column.name, key: column.name, numeric: column.type === 'INTEGER' || column.type === 'REAL' };
+    return { column: column.name, numeric: column.type === 'INTEGER' || column.type === 'REAL' };
   }
+  const indexColour = (value) => ['match', ['round', ['to-number', value, 0]], 1, INDEX_COLOURS[0], 2, INDEX_COLOURS[1], 3, INDEX_COLOURS[2], 4, INDEX_COLOURS[3], 5, INDEX_COLOURS[4], 6, INDEX_COLOURS[5], NO_VALUE];
 
-  function colourer(colouring) {
-    const categories = new Map();
-    return {
-      colouring,
-      colour(value) {
-        if (value == null) return '#999';
-        if (colouring.numeric) {
-          const i = Math.round(Number(value)) - 1;
-          return INDEX_COLOURS[Math.min(INDEX_COLOURS.length - 1, Math.max(0, i))];
-        }
-        if (!categories.has(value)) categories.set(value, CATEGORY_COLOURS[categories.size % CATEGORY_COLOURS.length]);
-        return categories.get(value);
-      },
-      entries() {
-        if (colouring.numeric) return INDEX_COLOURS.map((c, i) => [String(i + 1), c]);
-        return [...categories.entries()].slice(0, 12);
-      },
-    };
-  }
-
-  function renderLegend(entry) {
-    if (!entry.colours) return;
-    const rows = entry.colours.entries().map(([value, colour]) =>
-      el('div', {}, el('span', { class: 'swatch', style: 'background:' + colour }), value));
-    entry.legend.replaceChildren(el('div', {}, entry.colours.colouring.column + ':'), ...rows);
-  }
-
-  function attribute(entry, features) {
-    if (entry.attributed) return;
-    if (features.some((f) => /openstreetmap/i.test(String((f.properties || {}).source || '')))) {
-      map.attributionControl.addAttribution(OSM_ATTRIBUTION);
-      entry.attributed = true;
-    }
-  }
-
-  function featureLayer(info, legend) {
-    const colours = colouringOf(info) ? colourer(colouringOf(info)) : null;
-    const entry = { legend, colours, attributed: false, generation: 0 };
-    const style = (feature) => {
-      const value = colours ? feature.properties[colours.colouring.key] : null;
-      const colour = colours ? colours.colour(value) : '#3366cc';
-      return { color: colours ? '#333' : colour, weight: info.family === 'lines' ? 3 : 1, fillColor: colour, fillOpacity: 0.45, className: 'layer-' + info.name };
-    };
-    entry.group = L.geoJSON(null, {
-      style,
-      pointToLayer: (feature, latlng) => L.circleMarker(latlng, Object.assign(style(feature), { radius: 6, fillOpacity: 0.9 })),
-      onEachFeature: (feature, layer) => layer.bindTooltip(featureName(feature.properties) || info.name + ' ' + feature.id),
-    });
-    entry.refresh = async () => {
-      const generation = ++entry.generation;
-      const b = map.getBounds();
-      const bbox = [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((v) => v.toFixed(6)).join(',');
-      let url = `/ogc/collections/${encodeURIComponent(info.name)}/items?bbox=${bbox}&limit=1000`;
-      const features = [];
+  // The plain style of a layer the style does not cover: its family's geometry in one colour,
+  // or coloured by a class column (categories read with one GROUP BY query).
+  async function addDefaultLayers(entry) {
+    const info = entry.info;
+    const name = info.name;
+    tileURLs.set(name, [location.origin + `/v1/tiles/${encodeURIComponent(name)}/{z}/{x}/{y}.mvt`]);
+    map.addSource(name, defined({ type: 'vector', tiles: tileURLs.get(name), maxzoom: 16, bounds: info.bounds }));
+    const colouring = colouringOf(info);
+    let colour = '#3366cc', legend = null;
+    if (colouring && colouring.state) {
+      colour = indexColour(['feature-state', colouring.state]);
+      legend = { title: colouring.column, entries: INDEX_COLOURS.map((c, i) => [String(i + 1), c]).concat([['no value', NO_VALUE]]) };
+      aqiLayers.add(name);
+    } else if (colouring && colouring.numeric) {
+      colour = indexColour(['get', colouring.column]);
+      legend = { title: colouring.column, entries: INDEX_COLOURS.map((c, i) => [String(i + 1), c]) };
+    } else if (colouring) {
       try {
-        while (url && features.length < MAX_FEATURES) {
-          const page = await api(url, { headers: { Accept: 'application/geo+json' } });
-          if (generation !== entry.generation) return;
-          features.push(...page.features);
-          const next = (page.links || []).find((link) => link.rel === 'next');
-          url = next ? next.href : null;
+        const answer = await query(`FIND ${quoted(name)} RETURN ${quoted(colouring.column)}, COUNT(*) GROUP BY ${quoted(colouring.column)} ORDER BY COUNT(*) DESC LIMIT 10`);
+        const values = answer.rows.map((row) => row[colouring.column]).filter((v) => v != null);
+        if (values.length) {
+          const pairs = values.map((v, i) => [String(v), CATEGORY_COLOURS[i % CATEGORY_COLOURS.length]]);
+          colour = ['match', ['to-string', ['get', colouring.column]], ...pairs.flat(), NO_VALUE];
+          legend = { title: colouring.column, entries: pairs };
         }
-        if (colours && colours.colouring.latest) await addLatest(info, colours.colouring, features);
-        if (generation !== entry.generation) return;
-        entry.group.clearLayers();
-        entry.group.addData(features);
-        attribute(entry, features);
-        renderLegend(entry);
-      } catch (error) {
-        if (generation === entry.generation) legend.replaceChildren(el('div', { class: 'error' }, error.message));
-      }
-    };
-    return entry;
-  }
-
-  // The latest value of a time-series column, for colouring: one query for the layer's features.
-  async function addLatest(info, colouring, features) {
-    if (!features.length) return;
-    const answer = await api('/v1/query', {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ query: `FIND ${quoted(info.name)} RETURN fid, LATEST(${quoted(colouring.latest)})` }),
-    });
-    const byFid = new Map(answer.rows.map((row) => [row.fid, row['latest_' + colouring.latest]]));
-    for (const feature of features) feature.properties[colouring.key] = byFid.get(feature.id);
-  }
-
-  // A tile set: images drawn as they are; vector tiles fetched as GeoJSON and drawn as SVG.
-  function tileLayer(info, tilejson, legend) {
-    if (!(tilejson.vector_layers || []).length) return rasterLayer(tilejson, legend);
-    const entry = { legend, attributed: false };
-    const maxzoom = tilejson.maxzoom, minzoom = tilejson.minzoom;
-    const tiles = new Map();   // "z/x/y" at the set's zooms -> { layer, uses }
-    const group = L.layerGroup();
-    if (tilejson.attribution) { map.attributionControl.addAttribution(tilejson.attribution); entry.attributed = true; }
-    const grid = L.GridLayer.extend({
-      createTile(coords, done) {
-        const tile = document.createElement('div');
-        // Above the set's deepest zoom the parent tile is drawn; below its first, nothing.
-        if (coords.z < minzoom) { setTimeout(() => done(null, tile), 0); return tile; }
-        const shift = Math.max(0, coords.z - maxzoom);
-        const z = coords.z - shift, x = coords.x >> shift, y = coords.y >> shift;
-        const key = `${z}/${x}/${y}`;
-        tile.dataset.key = key;
-        let cached = tiles.get(key);
-        if (cached) { cached.uses++; setTimeout(() => done(null, tile), 0); return tile; }
-        cached = { layer: null, uses: 1 };
-        tiles.set(key, cached);
-        api(`/v1/tiles/${encodeURIComponent(info.name)}/${key}.json`).then((collection) => {
-          const features = collection.features.slice().sort((a, b) =>
-            TILE_ORDER.indexOf(a.tile_layer) - TILE_ORDER.indexOf(b.tile_layer));
-          cached.layer = L.geoJSON(features, {
-            style: (f) => TILE_STYLES[f.tile_layer] || { color: '#666', weight: 1 },
-            pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 2, color: '#555', weight: 1, className: 'zoo-' + f.tile_layer }),
-            filter: (f) => f.tile_layer !== 'places' || map.getZoom() >= 16,
-          });
-          if (cached.uses > 0) group.addLayer(cached.layer);
-          attribute(entry, features);
-          done(null, tile);
-        }).catch((error) => { tiles.delete(key); done(error, tile); });
-        return tile;
-      },
-    });
-    // Only tiles that meet the set's bounds are asked for.
-    const b = tilejson.bounds;
-    const gridLayer = new grid({ minZoom: 0, maxZoom: 22, tileSize: 256, bounds: b ? L.latLngBounds([[b[1], b[0]], [b[3], b[2]]]) : undefined });
-    gridLayer.on('tileunload', (event) => {
-      const cached = tiles.get(event.tile.dataset.key);
-      if (cached && --cached.uses <= 0) {
-        if (cached.layer) group.removeLayer(cached.layer);
-        tiles.delete(event.tile.dataset.key);
-      }
-    });
-    entry.group = L.layerGroup([gridLayer, group]);
-    entry.refresh = () => {};
-    legend.replaceChildren(el('div', {}, `zoom ${minzoom}–${maxzoom}, drawn deeper from z${maxzoom}`));
-    return entry;
-  }
-
-  function rasterLayer(tilejson, legend) {
-    const b = tilejson.bounds;
-    const layer = L.tileLayer(tilejson.tiles[0], {
-      minNativeZoom: tilejson.minzoom, maxNativeZoom: tilejson.maxzoom, maxZoom: 22,
-      bounds: b ? L.latLngBounds([[b[1], b[0]], [b[3], b[2]]]) : undefined,
-      attribution: tilejson.attribution || undefined,
-    });
-    legend.replaceChildren(el('div', {}, `images, zoom ${tilejson.minzoom}–${tilejson.maxzoom}`));
-    return { legend, group: layer, refresh: () => {}, attributed: false };
-  }
-
-  async function show(name, on) {
-    const entry = overlays.get(name);
-    if (!entry) return;
-    if (on) {
-      state.shown.add(name);
-      entry.group.addTo(map);
-      await entry.refresh();
-    } else {
-      state.shown.delete(name);
-      map.removeLayer(entry.group);
-      if (entry.attributed) { map.attributionControl.removeAttribution(OSM_ATTRIBUTION); entry.attributed = false; }
-      entry.legend.replaceChildren();
+      } catch (error) { /* uncoloured: the layer still draws */ }
     }
+    const common = { source: name, 'source-layer': name, layout: { visibility: 'none' } };
+    const ids = [];
+    const add = (layer) => { map.addLayer(Object.assign({}, common, layer), 'results-fill'); ids.push(layer.id); };
+    if (info.family === 'polygons' || info.family === 'mixed') {
+      add({ id: `default-${name}-fill`, type: 'fill', filter: isType('Polygon'), paint: { 'fill-color': colour, 'fill-opacity': 0.35 } });
+      add({ id: `default-${name}-outline`, type: 'line', filter: isType('Polygon'), paint: { 'line-color': colouring ? '#333333' : colour, 'line-width': 1 } });
+    }
+    if (info.family === 'lines' || info.family === 'mixed') {
+      add({ id: `default-${name}-line`, type: 'line', filter: isType('LineString'), paint: { 'line-color': colour, 'line-width': 2.5 } });
+    }
+    if (info.family === 'points' || info.family === 'mixed') {
+      add({ id: `default-${name}-point`, type: 'circle', filter: isType('Point'), paint: { 'circle-color': colour, 'circle-radius': 6, 'circle-stroke-color': '#333333', 'circle-stroke-width': 1 } });
+    }
+    entry.styleLayers = ids;
+    renderLegend(entry, legend);
+  }
+
+  // A source's options without the ones a TileJSON left out (the style's validation refuses
+  // a key whose value is undefined or null).
+  const defined = (options) => Object.fromEntries(Object.entries(options).filter(([, v]) => v != null));
+
+  // A tile set the style does not cover: vector tiles with a plain style per tile layer, images
+  // as they are.
+  function addDefaultTileset(entry, tilejson) {
+    const name = entry.info.name;
+    const ids = [];
+    const vectorLayers = tilejson.vector_layers || [];
+    if (!vectorLayers.length) {
+      map.addSource(name, defined({ type: 'raster', tiles: tilejson.tiles, tileSize: 256, minzoom: tilejson.minzoom, maxzoom: tilejson.maxzoom, bounds: tilejson.bounds, attribution: tilejson.attribution }));
+      map.addLayer({ id: `default-${name}`, type: 'raster', source: name, layout: { visibility: 'none' } }, firstDataLayer());
+      ids.push(`default-${name}`);
+    } else {
+      map.addSource(name, defined({ type: 'vector', tiles: tilejson.tiles, minzoom: tilejson.minzoom, maxzoom: tilejson.maxzoom, bounds: tilejson.bounds, attribution: tilejson.attribution }));
+      for (const layer of vectorLayers) {
+        const common = { source: name, 'source-layer': layer.id, layout: { visibility: 'none' } };
+        for (const [suffix, type, filter, paint] of [
+          ['fill', 'fill', 'Polygon', { 'fill-color': '#b9c7a8', 'fill-opacity': 0.5 }],
+          ['line', 'line', 'LineString', { 'line-color': '#8c8c8c', 'line-width': 1 }],
+          ['point', 'circle', 'Point', { 'circle-color': '#666666', 'circle-radius': 2 }]]) {
+          const id = `default-${name}-${layer.id}-${suffix}`;
+          map.addLayer(Object.assign({ id, type, filter: isType(filter), paint }, common), firstDataLayer());
+          ids.push(id);
+        }
+      }
+    }
+    entry.styleLayers = ids;
+  }
+  // Where a tile set's default layers go: under the store's layers.
+  function firstDataLayer() {
+    const layer = map.getStyle().layers.find((l) => l.source && !l.id.startsWith('default-') && entries.has(l.source) && entries.get(l.source).kind === 'features');
+    return layer ? layer.id : 'results-fill';
+  }
+
+  function renderLegend(entry, legend) {
+    if (!legend) return;
+    const rows = legend.entries.map(([value, colour]) => el('div', {}, el('span', { class: 'swatch', style: 'background:' + colour }), value));
+    entry.legend.replaceChildren(el('div', {}, legend.title + ':'), ...rows);
+  }
+
+  // The latest air-quality index of each station, as the feature state the style colours by.
+  async function refreshLatest(name) {
+    if (!map.getSource(name)) return;
+    try {
+      const answer = await query(`FIND ${quoted(name)} RETURN fid, LATEST(${quoted('aqi')})`);
+      for (const row of answer.rows) {
+        if (row.fid == null) continue;
+        map.setFeatureState({ source: name, sourceLayer: name, id: row.fid }, { aqi: row.latest_aqi == null ? null : Math.round(row.latest_aqi) });
+      }
+    } catch (error) {
+      entries.get(name)?.legend.append(el('div', { class: 'error' }, error.message));
+    }
+  }
+
+  function setVisible(name, on) {
+    const entry = entries.get(name);
+    if (!entry) return;
+    for (const id of entry.styleLayers) if (map.getLayer(id)) map.setLayoutProperty(id, 'visibility', on ? 'visible' : 'none');
+    if (on) state.shown.add(name); else state.shown.delete(name);
+    entry.box.checked = on;
+    updateLabels();
     writeURL();
   }
 
-  async function loadLayers() {
+  // ---- labels: HTML markers for the few named features ----
+  const markers = new Map();   // key -> Marker
+  let labelTimer = null;
+  function updateLabels() {
+    if (labelTimer) return;
+    labelTimer = setTimeout(() => { labelTimer = null; drawLabels(); }, 60);
+  }
+  function drawLabels() {
+    if (!map) return;
+    const zoom = map.getZoom();
+    const canvas = map.getCanvas();
+    const width = canvas.clientWidth, height = canvas.clientHeight;
+    const wanted = new Map();
+    const placed = [];   // screen boxes taken, [x0, y0, x1, y1]: the first label there wins
+    const free = (box) => !placed.some((b) => box[0] < b[2] && b[0] < box[2] && box[1] < b[3] && b[1] < box[3]);
+    for (const label of LABELS) {
+      if (!state.shown.has(label.source) || !map.getSource(label.source) || zoom < label.minzoom || zoom >= label.maxzoom) continue;
+      const sums = new Map();   // id -> [sum of area * x, sum of area * y, sum of area, name]
+      for (const feature of map.querySourceFeatures(label.source, { sourceLayer: label.source })) {
+        const text = feature.properties[label.key];
+        if (feature.id == null || text == null || text === '') continue;
+        const s = sums.get(feature.id) || [0, 0, 0, String(text)];
+        if (label.point) {
+          if (feature.geometry.type === 'Point') { s[0] = feature.geometry.coordinates[0]; s[1] = feature.geometry.coordinates[1]; s[2] = 1; }
+        } else {
+          const polygons = feature.geometry.type === 'Polygon' ? [feature.geometry.coordinates] : feature.geometry.type === 'MultiPolygon' ? feature.geometry.coordinates : [];
+          for (const rings of polygons) {
+            const ring = rings[0];
+            for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+              const cross = ring[j][0] * ring[i][1] - ring[i][0] * ring[j][1];
+              s[0] += (ring[j][0] + ring[i][0]) * cross;
+              s[1] += (ring[j][1] + ring[i][1]) * cross;
+              s[2] += 3 * cross;
+            }
+          }
+        }
+        sums.set(feature.id, s);
+      }
+      // Points keep their own spot free (a station's circle is never under another label).
+      const boxes = [];
+      for (const [id, [x, y, a, text]] of sums) {
+        if (!a) continue;
+        const lngLat = [x / a, y / a];
+        const p = map.project(lngLat);
+        if (p.x < -100 || p.y < -40 || p.x > width + 100 || p.y > height + 40) continue;
+        // The label's box on screen, estimated from its length (11–12 px type).
+        const w = Math.min(label.wrap || Infinity, text.length * 6.6 + 4), lines = label.wrap ? Math.ceil(text.length * 6.6 / label.wrap) : 1;
+        const h = lines * 14;
+        const box = label.point ? [p.x - w / 2, p.y + 9, p.x + w / 2, p.y + 9 + h] : [p.x - w / 2, p.y - h / 2, p.x + w / 2, p.y + h / 2];
+        if (label.point) placed.push([p.x - 9, p.y - 9, p.x + 9, p.y + 9]);
+        boxes.push({ key: `${label.source}/${id}`, lngLat, text, box });
+      }
+      for (const b of boxes) {
+        if (!free(b.box)) continue;
+        placed.push(b.box);
+        wanted.set(b.key, { lngLat: b.lngLat, text: b.text, label });
+      }
+    }
+    for (const [key, marker] of markers) if (!wanted.has(key)) { marker.remove(); markers.delete(key); }
+    for (const [key, { lngLat, text, label }] of wanted) {
+      const marker = markers.get(key);
+      if (marker) { marker.setLngLat(lngLat); continue; }
+      const element = el('div', { class: 'map-label ' + label.className }, text);
+      markers.set(key, new maplibregl.Marker({ element, anchor: label.point ? 'top' : 'center', offset: label.point ? [0, 9] : [0, 0] })
+        .setLngLat(lngLat).addTo(map));
+    }
+  }
+
+  // ---- start: the layers, the style, the map ----
+  async function start() {
     const started = performance.now();
-    const answer = await api('/v1/layers');
+    // The tile workers start while the layers and the style are on their way: two at least
+    // (MapLibre takes half the cores, one on a 2-core machine, and the zoo's dense tiles then
+    // wait for each other).
+    if (maplibregl.getWorkerCount() < 2) maplibregl.setWorkerCount(2);
+    maplibregl.prewarm();
+    const layersResponse = fetch('/v1/layers').then(async (response) => {
+      serverDate = Date.parse(response.headers.get('Date') || '') || null;
+      if (!response.ok) throw new APIError(await response.json().catch(() => null), response.status);
+      return response.json();
+    });
+    const [answer, style] = await Promise.all([layersResponse, api('/map/style.json')]);
+    timings.style_ms = performance.now() - started;
+    const features = answer.layers.filter((l) => l.kind === 'features' && l.bounds);
+    for (const info of answer.layers) if (info.time_series_of) timeSeriesOf.set(info.name, info.time_series_of);
+    for (const info of features) featureLayers.add(info.name);
+    for (const [id, source] of Object.entries(style.sources || {})) {
+      const name = sourceNameOfTiles((source.tiles || [])[0] || '');
+      if (name) styledSources.add(name);
+      if (source.tiles) tileURLs.set(id, source.tiles);
+    }
+    // The view: the URL's, else the store's extent (its feature layers' bounds).
+    const options = {
+      container: 'map', style, hash: false, attributionControl: { compact: false },
+      canvasContextAttributes: { preserveDrawingBuffer: true },   // the browser test reads the canvas's pixels
+      validateStyle: true, fadeDuration: 0, maxPitch: 0, dragRotate: false, pitchWithRotate: false, touchPitch: false,
+      transformRequest: (url, type) => {
+        // Feature layers change under writes: revalidate the browser's copy (304 when unchanged).
+        if (type === 'Tile' && featureLayers.has(sourceNameOfTiles(url))) return { url, cache: 'no-cache' };
+        return { url };
+      },
+    };
+    if (hasView) Object.assign(options, { center: [view[2], view[1]], zoom: view[0] });
+    else if (features.length) {
+      const b = features.reduce((a, l) => [Math.min(a[0], l.bounds[0]), Math.min(a[1], l.bounds[1]), Math.max(a[2], l.bounds[2]), Math.max(a[3], l.bounds[3])], [180, 90, -180, -90]);
+      Object.assign(options, { bounds: [[b[0], b[1]], [b[2], b[3]]], fitBoundsOptions: { padding: 10 } });
+    } else Object.assign(options, FALLBACK_VIEW);
+    map = new maplibregl.Map(options);
+    exposed.map = map;
+    timings.map_created_ms = performance.now();
+    map.addControl(new maplibregl.NavigationControl({ showCompass: false }), 'top-right');
+    map.addControl(new maplibregl.ScaleControl({ unit: 'metric' }), 'bottom-left');
+    // First render: every tile of the first view loaded and drawn (navigation start = 0).
+    map.once('idle', () => { timings.first_render_ms = performance.now(); });
+    map.once('load', () => { timings.map_load_ms = performance.now(); });
+    if (!map.isStyleLoaded()) await new Promise((resolve) => map.once('style.load', resolve));
+    timings.style_loaded_ms = performance.now();
+    addResultLayers();
+
+    // The layer list: the store's feature layers, then its tile sets.
     const list = $('layer-list');
     const select = $('nearest-layer');
-    const bounds = L.latLngBounds([]);
-    const features = answer.layers.filter((l) => l.kind === 'features' && l.bounds);
-    for (const info of features) {
-      bounds.extend([[info.bounds[1], info.bounds[0]], [info.bounds[3], info.bounds[2]]]);
-      select.append(el('option', { value: info.name }, info.name));
-    }
-    if (!state.nearestLayer && features.length) {
-      state.nearestLayer = (features.find((l) => l.time_series) || features[0]).name;
-    }
+    for (const info of features) select.append(el('option', { value: info.name }, info.name));
+    if (!state.nearestLayer && features.length) state.nearestLayer = (features.find((l) => l.time_series) || features[0]).name;
     select.value = state.nearestLayer;
-    const tileJSONs = new Map();
-    for (const set of answer.tilesets) tileJSONs.set(set.name, await api(set.tilejson));
-    // A first visit shows the vector tile sets and the first polygon layer: not a blank map.
-    if (!layersInURL) {
-      for (const set of answer.tilesets) if ((tileJSONs.get(set.name).vector_layers || []).length) state.shown.add(set.name);
-      const polygons = features.find((l) => l.family === 'polygons');
-      if (polygons) state.shown.add(polygons.name);
-    }
-    const entries = [];
-    for (const info of features) entries.push({ name: info.name, count: info.count, make: (legend) => featureLayer(info, legend) });
-    for (const set of answer.tilesets) {
-      entries.push({ name: set.name, count: null, make: (legend) => tileLayer(set, tileJSONs.get(set.name), legend) });
-    }
-    for (const item of entries) {
-      const box = el('input', { type: 'checkbox', id: 'layer-' + item.name });
+    const styleLayers = map.getStyle().layers;
+    const items = features.map((info) => ({ info, kind: 'features', count: info.count }))
+      .concat(answer.tilesets.map((set) => ({ info: set, kind: 'tileset', count: null })));
+    for (const item of items) {
+      const name = item.info.name;
+      const box = el('input', { type: 'checkbox', id: 'layer-' + name });
       const legend = el('div', { class: 'legend' });
-      overlays.set(item.name, item.make(legend));
-      box.checked = state.shown.has(item.name);
-      box.addEventListener('change', () => show(item.name, box.checked));
-      list.append(el('li', {}, box, ' ', el('label', { for: 'layer-' + item.name }, item.name),
+      const entry = { info: item.info, kind: item.kind, box, legend, styleLayers: styleLayers.filter((l) => l.source === name).map((l) => l.id) };
+      entries.set(name, entry);
+      for (const l of styleLayers) if (l.source === name && l.metadata && l.metadata['vltava:legend']) renderLegend(entry, l.metadata['vltava:legend']);
+      for (const l of styleLayers) if (l.source === name && l.metadata && l.metadata['vltava:state'] === 'aqi') aqiLayers.add(name);
+      box.addEventListener('change', () => setVisible(name, box.checked));
+      list.append(el('li', {}, box, ' ', el('label', { for: 'layer-' + name }, name),
         item.count != null ? el('span', { class: 'count' }, ` ${item.count}`) : null, legend));
     }
-    if (!hasView) {
-      viewSet = true;  // before the move, so that its moveend writes the URL
-      if (bounds.isValid()) map.fitBounds(bounds); else map.setView([50.0875, 14.4214], 12);
-    }
-    await Promise.all([...state.shown].map((name) => show(name, true)));
+    // What the style does not cover gets a default style (hidden until ticked).
+    await Promise.all(items.filter((item) => !map.getSource(item.info.name)).map(async (item) => {
+      const entry = entries.get(item.info.name);
+      try {
+        if (item.kind === 'features') await addDefaultLayers(entry);
+        else addDefaultTileset(entry, await api(item.info.tilejson));
+      } catch (error) { entry.legend.replaceChildren(el('div', { class: 'error' }, error.message)); }
+    }));
+    // A first visit shows what the style draws: the base and the data over it.
+    if (!layersInURL) for (const [name, entry] of entries) if (styledSources.has(name) && entry.styleLayers.length) state.shown.add(name);
+    for (const [name] of entries) setVisible(name, state.shown.has(name));
+    for (const name of aqiLayers) refreshLatest(name);
+    map.on('moveend', () => { writeURL(); updateLabels(); });
+    map.on('sourcedata', (event) => { if (event.isSourceLoaded && LABELS.some((l) => l.source === event.sourceId)) updateLabels(); });
+    map.on('click', onClick);
     timings.layers_ms = performance.now() - started;
-  }
-  map.on('moveend', () => {
-    for (const name of state.shown) overlays.get(name)?.refresh();
     writeURL();
-  });
+    listen(answer.sequence);
+  }
+
+  // ---- live: the change feed ----
+  const pending = new Set();
+  let flushTimer = null;
+  // `since`: the store's sequence number when the layers were read, when the server says it;
+  // else the feed starts at the store's first change, and the changes made before the page
+  // read its layers (their `at` before the server's Date of that answer, less its second)
+  // are passed over: the tiles asked since then already hold them.
+  function listen(since) {
+    if (typeof EventSource === 'undefined') return;
+    const known = Number.isInteger(since);
+    const feed = new EventSource('/v1/changes' + (known ? `?since=${since}` : ''));
+    feed.addEventListener('change', (event) => {
+      let change;
+      try { change = JSON.parse(event.data); } catch (error) { return; }
+      exposed.sequence = change.sequence;
+      if (!known && serverDate !== null && Date.parse(change.at) < serverDate - 1000) return;
+      exposed.changes++;
+      pending.add(change.layer);
+      if (!flushTimer) flushTimer = setTimeout(flush, 30);
+    });
+  }
+  function flush() {
+    flushTimer = null;
+    const started = performance.now();
+    const later = [];
+    for (const layer of pending) {
+      const parent = timeSeriesOf.get(layer);
+      if (parent && aqiLayers.has(parent)) { refreshLatest(parent); continue; }
+      const source = map.getSource(layer);
+      if (!source || source.type !== 'vector' || !featureLayers.has(layer) || !tileURLs.has(layer)) continue;
+      // A source still reading its metadata would abort that read: try again in a moment.
+      if (!source.loaded()) { later.push(layer); continue; }
+      // The same URLs: the tiles are asked again, revalidated (see transformRequest).
+      source.setTiles(tileURLs.get(layer));
+      if (aqiLayers.has(layer)) refreshLatest(layer);
+      map.once('idle', () => timings.live_ms.push(performance.now() - started));
+    }
+    pending.clear();
+    for (const layer of later) pending.add(layer);
+    if (later.length) flushTimer = setTimeout(flush, 100);
+  }
 
   // ---- modes ----
   let routeStart = null;
@@ -345,7 +496,7 @@
     for (const label of document.querySelectorAll('#mode-options label')) label.classList.toggle('shown', label.dataset.for === mode);
     const hints = { inspect: 'Click the map: what is here.', route: 'Click the start, then the destination.', nearest: 'Click the map: the nearest features.' };
     panel.replaceChildren(el('p', { class: 'hint' }, hints[mode]));
-    results.clearLayers();
+    clearResults();
     writeURL();
   }
   for (const button of document.querySelectorAll('#modes button')) button.addEventListener('click', () => setMode(button.dataset.mode));
@@ -359,18 +510,17 @@
     writeURL();
   });
 
-  map.on('click', (event) => {
-    const lon = event.latlng.lng, lat = event.latlng.lat;
+  function onClick(event) {
+    const lon = event.lngLat.lng, lat = event.lngLat.lat;
     if (state.mode === 'inspect') inspect(lon, lat);
     else if (state.mode === 'route') routeClick(lon, lat);
     else nearest(lon, lat);
-  });
+  }
 
   // ---- "where am I": /v1/here ----
   async function inspect(lon, lat) {
     const started = performance.now();
-    results.clearLayers();
-    L.circleMarker([lat, lon], { radius: 5, color: '#000', className: 'clicked' }).addTo(results);
+    setResults([point(lon, lat, 'clicked')]);
     let here;
     try {
       here = await api(`/v1/here?lon=${lon.toFixed(6)}&lat=${lat.toFixed(6)}`);
@@ -383,7 +533,6 @@
     }
     if (places.childElementCount) parts.push(places); else parts.push(el('p', {}, 'No polygon contains this point.'));
     const station = here.nearest_station;
-    let chart = null;
     if (station) {
       const p = station.properties;
       parts.push(el('h2', {}, `Nearest station: ${p.code || ''} ${p.name || ''}`), el('p', {}, `${metres(p.distance_m)} away, data until ${p.observed_until || '—'}`));
@@ -397,7 +546,7 @@
       if (pollutants.length) {
         const select = el('select', { id: 'chart-column', 'aria-label': 'pollutant' }, ...pollutants.map((c) => el('option', { value: c }, c)));
         select.value = pollutants.includes('no2') ? 'no2' : pollutants[0];
-        chart = el('div', { id: 'chart' });
+        const chart = el('div', { id: 'chart' });
         parts.push(el('div', {}, '24 hours of ', select), chart);
         const layer = p.layer || 'stations';
         const draw = () => drawHistory(chart, layer, station.id, select.value);
@@ -411,10 +560,7 @@
 
   async function drawHistory(target, layer, fid, column) {
     try {
-      const answer = await api('/v1/query', {
-        method: 'POST', headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ query: `FIND ${quoted(layer)} WHERE fid = $1 RETURN HISTORY(${quoted(column)}, 24 h)`, params: [Number(fid)] }),
-      });
+      const answer = await query(`FIND ${quoted(layer)} WHERE fid = $1 RETURN HISTORY(${quoted(column)}, 24 h)`, [Number(fid)]);
       const series = (answer.rows[0] || {})[`history_${column}_24h`] || [];
       target.replaceChildren(chartSVG(series, column));
     } catch (error) {
@@ -458,26 +604,22 @@
   // ---- "how do I get there": /v1/route ----
   async function routeClick(lon, lat) {
     if (!routeStart) {
-      results.clearLayers();
       routeStart = [lon, lat];
-      L.circleMarker([lat, lon], { radius: 6, color: '#2a6fdb', className: 'route-start' }).addTo(results);
+      setResults([point(lon, lat, 'route-start')]);
       panel.replaceChildren(el('p', { class: 'hint' }, 'Now click the destination.'));
       return;
     }
     const from = routeStart.map((v) => +v.toFixed(6));
     routeStart = null;
-    L.circleMarker([lat, lon], { radius: 6, color: '#d73027', className: 'route-end' }).addTo(results);
+    addResults(point(lon, lat, 'route-end'));
     const started = performance.now();
     try {
       const answer = await api(`/v1/route?from=${from[0].toFixed(6)},${from[1].toFixed(6)}&to=${lon.toFixed(6)},${lat.toFixed(6)}&profile=${state.profile}`);
       lon = +lon.toFixed(6); lat = +lat.toFixed(6);
       const route = answer.routes[0];
       exposed.lastRoute = { from, to: [lon, lat], profile: state.profile, distance: route.distance };
-      L.geoJSON(route.geometry, { style: { color: '#2a6fdb', weight: 5, opacity: 0.85, className: 'route-line' } }).addTo(results);
-      for (const waypoint of answer.waypoints) {
-        L.circleMarker([waypoint.location[1], waypoint.location[0]], { radius: 4, color: '#000', fillColor: '#fff', fillOpacity: 1, className: 'snapped' })
-          .bindTooltip(`snapped ${metres(waypoint.distance)}`).addTo(results);
-      }
+      addResults({ type: 'Feature', properties: { role: 'route', distance: route.distance }, geometry: route.geometry },
+        ...answer.waypoints.map((w) => point(w.location[0], w.location[1], 'snapped', { distance: w.distance })));
       panel.replaceChildren(
         el('h2', {}, `Route (${answer.profile})`),
         el('p', { id: 'route-summary' }, el('span', { id: 'route-distance' }, route.distance.toFixed(3)), ' m, ',
@@ -488,19 +630,20 @@
 
   // ---- "what is near me": /v1/layers/{layer}/nearest ----
   async function nearest(lon, lat) {
-    results.clearLayers();
     const layer = state.nearestLayer;
     const started = performance.now();
-    L.circleMarker([lat, lon], { radius: 5, color: '#000', className: 'clicked' }).addTo(results);
+    setResults([point(lon, lat, 'clicked')]);
     try {
       const answer = await api(`/v1/layers/${encodeURIComponent(layer)}/nearest?lon=${lon.toFixed(6)}&lat=${lat.toFixed(6)}&k=${state.k}`);
       const rows = el('table', { id: 'nearest-list' });
+      const drawn = [];
       answer.features.forEach((feature, i) => {
         const target = nearestPoint(feature.geometry, lon, lat);
-        if (target) L.polyline([[lat, lon], [target[1], target[0]]], { color: '#7b3294', weight: 2, dashArray: '5 4', className: 'nearest-line' }).addTo(results);
-        if (feature.geometry) L.geoJSON(feature, { style: { color: '#7b3294', weight: 2 }, pointToLayer: (f, ll) => L.circleMarker(ll, { radius: 5, color: '#7b3294' }) }).addTo(results);
+        if (target) drawn.push({ type: 'Feature', properties: { role: 'nearest-line', rank: i + 1 }, geometry: { type: 'LineString', coordinates: [[lon, lat], target] } });
+        if (feature.geometry) drawn.push({ type: 'Feature', properties: { role: 'nearest-target', rank: i + 1 }, geometry: feature.geometry });
         rows.append(el('tr', {}, el('td', {}, i + 1), el('td', { class: 'place' }, featureName(feature.properties) || '#' + feature.id), el('td', {}, metres(feature.properties.distance_m))));
       });
+      addResults(...drawn);
       panel.replaceChildren(el('h2', {}, `${answer.features.length} nearest of ${layer}`), rows);
       timings.panel_ms.push(performance.now() - started);
     } catch (error) { showError(error); }
@@ -530,11 +673,22 @@
     return best;
   }
 
+  // The box of GeoJSON features: [west, south, east, north], or null.
+  function extent(features) {
+    const box = [Infinity, Infinity, -Infinity, -Infinity];
+    const visit = (c) => {
+      if (typeof c[0] === 'number') { box[0] = Math.min(box[0], c[0]); box[1] = Math.min(box[1], c[1]); box[2] = Math.max(box[2], c[0]); box[3] = Math.max(box[3], c[1]); }
+      else for (const part of c) visit(part);
+    };
+    for (const f of features) if (f.geometry && f.geometry.coordinates) visit(f.geometry.coordinates);
+    return Number.isFinite(box[0]) ? box : null;
+  }
+
   // ---- the query box: /v1/query ----
   async function runQuery() {
     const text = $('query-text').value;
     if (!text.trim()) return;
-    results.clearLayers();
+    clearResults();
     const started = performance.now();
     let answer;
     try {
@@ -547,10 +701,10 @@
     }
     const features = answer.type === 'FeatureCollection' ? answer.features : [];
     if (features.length) {
-      const drawn = L.geoJSON(features, { style: { color: '#e6550d', weight: 3, fillOpacity: 0.3, className: 'query-result' },
-        pointToLayer: (f, ll) => L.circleMarker(ll, { radius: 6, color: '#e6550d', fillOpacity: 0.8, className: 'query-result' }) }).addTo(results);
-      const b = drawn.getBounds();
-      if (b.isValid() && !map.getBounds().contains(b)) map.fitBounds(b, { maxZoom: 17 });
+      setResults(features.filter((f) => f.geometry).map((f) => ({ type: 'Feature', properties: { role: 'query-result' }, geometry: f.geometry })));
+      const box = extent(features);
+      const b = map.getBounds();
+      if (box && !(b.contains([box[0], box[1]]) && b.contains([box[2], box[3]]))) map.fitBounds([[box[0], box[1]], [box[2], box[3]]], { maxZoom: 17, padding: 40 });
     }
     const rows = features.length ? features.map((f) => f.properties) : (answer.rows || []);
     const columns = [...new Set(rows.slice(0, 50).flatMap((row) => Object.keys(row)))].filter((c) => typeof rows[0][c] !== 'object' || rows[0][c] === null);
@@ -562,12 +716,12 @@
   $('query-run').addEventListener('click', runQuery);
   $('query-text').addEventListener('keydown', (event) => { if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) runQuery(); });
 
-  // ---- start ----
+  // ---- go ----
   // A link pasted into this tab changes only the hash: start again from it. (The page's own
   // updates use replaceState, which fires no hashchange.)
   window.addEventListener('hashchange', () => location.reload());
   setMode(state.mode);
-  loadLayers().catch((error) => showError(error)).finally(() => {
+  start().catch((error) => showError(error)).finally(() => {
     const navigation = performance.getEntriesByType('navigation')[0];
     timings.load_ms = navigation ? navigation.loadEventEnd - navigation.startTime : null;
     document.body.dataset.ready = 'true';
