@@ -27,6 +27,46 @@ import Testing
         #expect(abs(Geodesy.length(of: line.coordinates) - 559.557) < 0.01)
     }
 
+    /// A GPX trace along the entrance–gorilla route (a point every 7 m, 5 s apart, exactly on
+    /// the route's line): one matching of the route's length, from its first point to its last;
+    /// the OSRM form says the same. A file that is not GPX, or a point out of range, is an error
+    /// naming the file.
+    @Test func matchAGPXTrace() throws {
+        let directory = try Fixtures.temporaryDirectory("match-cli")
+        let db = directory.appendingPathComponent("zoo.gpkg").path
+        #expect(try CLI.run(["import", Fixtures.path("zoo/paths-graph.json"), "--layer", "paths", "--db", db]).status == 0)
+        let route = try CLI.run(["route", "--from", "14.4109,50.1167", "--to", "14.40519,50.11576", "--network", "paths", "--format", "json", "--db", db])
+        let line = try GeoJSON.geometry(from: (try JSON.parse(route.stdout))["routes"]?[0]?["geometry"] ?? .null)
+        guard case .lineString(let path) = line else { Issue.record("no route line"); return }
+        var points = "", carried = 0.0, next = 0.0, count = 0
+        let c = path.coordinates
+        for i in stride(from: 0, to: c.count - 2, by: 2) {
+            let length = Geodesy.haversine(lon1: c[i], lat1: c[i + 1], lon2: c[i + 2], lat2: c[i + 3])
+            while next <= carried + length {
+                let f = length > 0 ? (next - carried) / length : 0
+                let time = String(format: "2026-11-28T10:%02d:%02dZ", (count * 5) / 60, (count * 5) % 60)
+                points += String(format: "<trkpt lat=\"%.8f\" lon=\"%.8f\"><time>%@</time></trkpt>\n", c[i + 1] + f * (c[i + 3] - c[i + 1]), c[i] + f * (c[i + 2] - c[i]), time)
+                count += 1
+                next += 7
+            }
+            carried += length
+        }
+        let gpx = directory.appendingPathComponent("walk.gpx")
+        try "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\" xmlns=\"http://www.topografix.com/GPX/1/1\"><trk><trkseg>\n\(points)</trkseg></trk></gpx>\n"
+            .write(to: gpx, atomically: true, encoding: .utf8)
+        let matched = try CLI.run(["match", gpx.path, "--network", "paths", "--accuracy", "3", "--db", db])
+        #expect(matched.status == 0, "\(matched.stderr)")
+        #expect(matched.stdout.contains(" in 1 matching;") && matched.stdout.contains("matching 1: points 1–\(count),"), "\(matched.stdout)")
+        let json = try CLI.run(["match", gpx.path, "--network", "paths", "--accuracy", "3", "--format", "json", "--db", db])
+        let metres = try #require((try JSON.parse(json.stdout))["matchings"]?[0]?["distance"]?.number)
+        // The walk from the first point (the route's start) to the last, 7 m a step.
+        #expect(abs(metres - Double(count - 1) * 7) < 1, "matched \(metres) m of \(Double(count - 1) * 7) m")
+        let notGPX = directory.appendingPathComponent("notes.gpx")
+        try "hello".write(to: notGPX, atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["match", notGPX.path, "--network", "paths", "--db", db])
+        #expect(refused.status == 1 && refused.stderr.contains("notes.gpx: not GPX"), "\(refused.stderr)")
+    }
+
     /// To the sea lions' pen from the entrance: 110.4 m on foot down two flights of steps,
     /// 165.7 m step-free (the distances StepFreeRoutingTests checks against a reference
     /// Dijkstra); and a spot that only steps reach.
