@@ -109,12 +109,13 @@ let package = Package(
         .target(name: "CMallocCount", path: "Benchmarks/CMallocCount"),
         .executableTarget(
             name: "vltava-bench",
-            dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire", "ZooPraha"],
+            dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire", "ZooPraha",
+                           "TestSupport"],
             path: "Benchmarks/vltava-bench"
         ),
 
         // Tests: one target per module, plus end-to-end tests of the CLI.
-        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite", "ZooPraha", "Indoor"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite", "ZooPraha", "Indoor", "Routing"], path: "Tests/TestSupport"),
         .testTarget(name: "GeometryTests", dependencies: ["Geometry", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),

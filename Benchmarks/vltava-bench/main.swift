@@ -23,6 +23,9 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("T1", { _ in try runFestivalTable() }),
     ("T2", { try runAndorraTable(workdir: $0) }),
     ("L1", { _ in try runIndoorLocate() }),
+    ("R1", { _ in try runIsochrones() }),
+    ("R2", { _ in try runTrips() }),
+    ("R3", { _ in try runMatching() }),
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())
