@@ -105,8 +105,14 @@ public final class GEOSContext {
     /// then simplified within `tolerance` (topology kept; 0 leaves it). Isochrones are the
     /// reached paths buffered this way.
     public func buffer(_ geometry: Geometry, distance: Double, quadrantSegments: Int32 = 4, tolerance: Double = 0) throws(GEOSError) -> Geometry {
-        let g = try make(geometry)
+        var g = try make(geometry)
         defer { GEOSGeom_destroy_r(handle, g) }
+        // Lines are merged into chains first (where they meet end to end, two at a node): a
+        // buffer of a few long lines nodes far fewer crossings than one of many short pieces.
+        if case .multiLineString = geometry, let merged = GEOSLineMerge_r(handle, g) {
+            GEOSGeom_destroy_r(handle, g)
+            g = merged
+        }
         guard let buffered = GEOSBuffer_r(handle, g, distance, quadrantSegments) else { throw failure("buffer failed") }
         defer { GEOSGeom_destroy_r(handle, buffered) }
         guard tolerance > 0 else { return try read(buffered) }

@@ -38,16 +38,25 @@ public struct Reach: Sendable {
         func point(_ u: Int, _ v: Int, _ t: Double) -> Point {
             Point(lon: graph.lons[u] + t * (graph.lons[v] - graph.lons[u]), lat: graph.lats[u] + t * (graph.lats[v] - graph.lats[u]))
         }
-        var whole = Set<UInt64>()
+        // Per edge (lower node first), how far along it is reached from each end: one piece
+        // for the edge, or one from each end, never two that overlap.
+        var reached: [UInt64: (fromLow: Double, fromHigh: Double)] = [:]
         for e in edges where e.costAtU <= bound {
             let u = Int(e.u), v = Int(e.v)
-            let reach = e.weight > 0 ? (bound - e.costAtU) / e.weight : 1
-            if reach >= 1 {
-                if whole.insert(UInt64(min(u, v)) << 32 | UInt64(max(u, v))).inserted {
-                    pieces.append((point(u, v, 0), point(u, v, 1)))
-                }
-            } else if reach > 0 {
-                pieces.append((point(u, v, 0), point(u, v, reach)))
+            let reach = e.weight > 0 ? min(1, (bound - e.costAtU) / e.weight) : 1
+            guard reach > 0 else { continue }
+            let key = UInt64(min(u, v)) << 32 | UInt64(max(u, v))
+            var entry = reached[key] ?? (0, 0)
+            if u < v { entry.fromLow = max(entry.fromLow, reach) } else { entry.fromHigh = max(entry.fromHigh, reach) }
+            reached[key] = entry
+        }
+        for (key, entry) in reached {
+            let low = Int(key >> 32), high = Int(key & 0xFFFF_FFFF)
+            if entry.fromLow + entry.fromHigh >= 1 {
+                pieces.append((point(low, high, 0), point(low, high, 1)))
+            } else {
+                if entry.fromLow > 0 { pieces.append((point(low, high, 0), point(low, high, entry.fromLow))) }
+                if entry.fromHigh > 0 { pieces.append((point(low, high, 1 - entry.fromHigh), point(low, high, 1))) }
             }
         }
         // The start's own edge, both ways from the start (the ends' pieces may not come back
@@ -58,8 +67,9 @@ public struct Reach: Sendable {
         return pieces
     }
 
-    /// The reached area within `bound`: the pieces buffered by `bufferMetres`, simplified
-    /// within a tenth of that, as a polygon or multipolygon in lon/lat.
+    /// The reached area within `bound`: the pieces buffered by `bufferMetres` (round ends and
+    /// joins of two segments a quarter circle: a coarse circle, and a third of the time of four),
+    /// as a polygon or multipolygon in lon/lat.
     public func polygon(within bound: Double, graph: Graph, bufferMetres: Double) throws(GEOSError) -> Geometry {
         let plane = LocalPlane(origin: start.location)
         var lines: [[Double]] = []
@@ -69,8 +79,7 @@ public struct Reach: Sendable {
             lines.append(ax == bx && ay == by ? [ax, ay, ax + 1e-6, ay] : [ax, ay, bx, by])
         }
         let context = try GEOSContext()
-        let area = try context.buffer(.multiLineString(MultiLineString(lines: lines)), distance: bufferMetres, quadrantSegments: 4,
-                                      tolerance: bufferMetres / 10)
+        let area = try context.buffer(.multiLineString(MultiLineString(lines: lines)), distance: bufferMetres, quadrantSegments: 2)
         return plane.unproject(area)
     }
 }
