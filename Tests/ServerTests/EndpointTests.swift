@@ -289,7 +289,7 @@ import VectorTiles
                 .replacingOccurrences(of: "{collection}", with: "pens").replacingOccurrences(of: "{featureId}", with: "4791797957")
                 .replacingOccurrences(of: "{profile}", with: "foot").replacingOccurrences(of: "{coordinates}", with: "14.4109,50.1167;14.40519,50.11576")
                 .replacingOccurrences(of: "/map/{file}", with: "/map/map.js").replacingOccurrences(of: "/leaflet/images/{file}", with: "/leaflet/images/layers.png")
-                .replacingOccurrences(of: "/leaflet/{file}", with: "/leaflet/leaflet.js")
+                .replacingOccurrences(of: "/leaflet/{file}", with: "/leaflet/leaflet.js").replacingOccurrences(of: "/maplibre/{file}", with: "/maplibre/maplibre-gl.js")
             let answer = try await HTTPConnection.open(port: server.port).request(route.method, target)
             #expect(!["not_found", "method_not_allowed"].contains(answer.object["code"]?.string ?? ""), "\(route.method) \(target)")
         }

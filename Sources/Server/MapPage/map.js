@@ -5,8 +5,17 @@
 // the server prefixes the URLs with its origin and leaves out what the store lacks). A store
 // layer the style does not cover still shows, with a plain default style, from the layer list.
 // Modes: "inspect" (a click asks /v1/here), "route" (two clicks ask /v1/route), "nearest"
-// (a click asks /v1/layers/{layer}/nearest). Answers (route, nearest lines, query results) are
+// (a click asks /v1/layers/{layer}/nearest), "reach" (a click asks /isochrone: the bands walked
+// within 5, 10 or 15 minutes), "trip" (clicks add stops; "Best order" asks /trip/v1/foot, a round
+// trip from the first stop). Answers (route, nearest lines, bands, trip, query results) are
 // drawn from one GeoJSON source. The URL's hash keeps the view, the mode and the layers.
+//
+// A GPX file dropped on the map (or chosen in the trace section) is read here (DOMParser: trkpt
+// lat/lon, time, hdop) and sent to /match/v1/foot: at most 10,000 fixes (thinned evenly), in
+// consecutive chunks whose request target stays under 7,500 bytes (the server refuses targets
+// over 8 KB); neighbouring chunks share their boundary fix, so the matched paths join and no
+// stretch is counted twice. The raw trace (dashed) and the matched paths (solid) have their
+// own source, kept across clicks until cleared.
 //
 // Labels are HTML markers (maplibregl.Marker with a text element), not symbol layers. MapLibre
 // draws text only from glyph PBFs (SDF font ranges), served by a glyph server or built with
@@ -26,7 +35,14 @@
   const INDEX_COLOURS = ['#1a9850', '#91cf60', '#fee08b', '#fc8d59', '#d73027', '#7b3294'];
   const NO_VALUE = '#999999';
   const CATEGORY_COLOURS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
-  const RESULT = '#e6550d', ROUTE = '#2a6fdb', NEAREST = '#7b3294';
+  const RESULT = '#e6550d', ROUTE = '#2a6fdb', NEAREST = '#7b3294', TRIP = '#2a6fdb';
+  // Reach bands, the nearest first: a sequential blue scheme (ColorBrewer Blues), drawn with
+  // opacity and stacked, the smallest on top, so the centre reads darkest.
+  const BAND_COLOURS = ['#08519c', '#3182bd', '#6baed6'];
+  const BAND_OPACITY = 0.3;
+  const TRACE_RAW = '#333333', TRACE_MATCHED = '#d7301f';
+  // /match: at most this many fixes in all, and request targets under this many bytes.
+  const MATCH_MAX_POINTS = 10000, MATCH_MAX_TARGET = 7500;
   // The demo's view, when the store has no extent to fit (an empty store).
   const FALLBACK_VIEW = { center: [14.4214, 50.0875], zoom: 11 };
   // Named features drawn as HTML labels: source (a store layer), the property named, zooms.
@@ -47,7 +63,8 @@
   // ---- the API ----
   class APIError extends Error {
     constructor(problem, status) {
-      super((problem && (problem.detail || problem.title)) || ('HTTP ' + status));
+      // Problem details (detail, title) or OSRM's errors (message).
+      super((problem && (problem.detail || problem.message || problem.title)) || ('HTTP ' + status));
       this.problem = problem || {};
       this.status = status;
     }
@@ -100,7 +117,8 @@
   // ---- the URL ----
   const hash = new URLSearchParams(location.hash.slice(1));
   const state = {
-    mode: ['inspect', 'route', 'nearest'].includes(hash.get('mode')) ? hash.get('mode') : 'inspect',
+    mode: ['inspect', 'route', 'nearest', 'reach', 'trip'].includes(hash.get('mode')) ? hash.get('mode') : 'inspect',
+    minutes: ['5', '10', '15'].includes(hash.get('minutes')) ? Number(hash.get('minutes')) : 10,
     profile: hash.get('profile') === 'wheelchair' ? 'wheelchair' : 'foot',
     nearestLayer: hash.get('nearest') || '',
     k: Math.min(50, Math.max(1, parseInt(hash.get('k') || '3', 10) || 3)),
@@ -118,7 +136,8 @@
     params.set('map', `${Math.round(map.getZoom() * 100) / 100}/${c.lat.toFixed(5)}/${c.lng.toFixed(5)}`);
     params.set('mode', state.mode);
     if (state.shown.size) params.set('layers', [...state.shown].join(','));
-    if (state.mode === 'route') params.set('profile', state.profile);
+    if (state.mode === 'route' || state.mode === 'reach') params.set('profile', state.profile);
+    if (state.mode === 'reach') params.set('minutes', String(state.minutes));
     if (state.mode === 'nearest') { params.set('nearest', state.nearestLayer); params.set('k', String(state.k)); }
     history.replaceState(null, '', '#' + params.toString().replace(/%2F/g, '/').replace(/%2C/g, ','));
   }
@@ -138,16 +157,33 @@
   function addResultLayers() {
     map.addSource('results', { type: 'geojson', data: results });
     const role = ['get', 'role'];
-    const colour = ['match', role, 'route', ROUTE, 'route-start', ROUTE, 'route-end', '#d73027',
-      'nearest-line', NEAREST, 'nearest-target', NEAREST, 'snapped', '#000000', 'clicked', '#000000', RESULT];
-    map.addLayer({ id: 'results-fill', type: 'fill', source: 'results', filter: isType('Polygon'), paint: { 'fill-color': colour, 'fill-opacity': 0.3 } });
-    map.addLayer({ id: 'results-casing', type: 'line', source: 'results', filter: ['==', role, 'route'], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': '#ffffff', 'line-width': 9, 'line-opacity': 0.9 } });
-    map.addLayer({ id: 'results-line', type: 'line', source: 'results', filter: ['all', ['!', isType('Point')], ['!=', role, 'nearest-line']], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': colour, 'line-width': ['match', role, 'route', 5, 3], 'line-opacity': 0.9 } });
+    const colour = ['match', role, 'route', ROUTE, 'route-start', ROUTE, 'route-end', '#d73027', 'trip', TRIP,
+      'nearest-line', NEAREST, 'nearest-target', NEAREST, 'snapped', '#000000', 'clicked', '#000000', 'reach-origin', '#000000', RESULT];
+    // The reach bands: one layer each, the largest first (under), the smallest last (on top).
+    for (let bucket = BAND_COLOURS.length - 1; bucket >= 0; bucket--) {
+      const filter = ['all', ['==', role, 'band'], ['==', ['get', 'bucket'], bucket]];
+      map.addLayer({ id: `reach-band-${bucket}`, type: 'fill', source: 'results', filter, paint: { 'fill-color': BAND_COLOURS[bucket], 'fill-opacity': BAND_OPACITY } });
+      map.addLayer({ id: `reach-band-${bucket}-edge`, type: 'line', source: 'results', filter, paint: { 'line-color': BAND_COLOURS[bucket], 'line-width': 1.2, 'line-opacity': 0.8 } });
+    }
+    map.addLayer({ id: 'results-fill', type: 'fill', source: 'results', filter: ['all', isType('Polygon'), ['!=', role, 'band']], paint: { 'fill-color': colour, 'fill-opacity': 0.3 } });
+    map.addLayer({ id: 'results-casing', type: 'line', source: 'results', filter: ['match', role, ['route', 'trip'], true, false], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': '#ffffff', 'line-width': 9, 'line-opacity': 0.9 } });
+    map.addLayer({ id: 'results-line', type: 'line', source: 'results', filter: ['all', ['!', isType('Point')], ['match', role, ['nearest-line', 'band'], false, true]], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': colour, 'line-width': ['match', role, ['route', 'trip'], 5, 3], 'line-opacity': 0.9 } });
     map.addLayer({ id: 'results-dashed', type: 'line', source: 'results', filter: ['==', role, 'nearest-line'], paint: { 'line-color': NEAREST, 'line-width': 2, 'line-dasharray': [2.5, 2] } });
     map.addLayer({ id: 'results-point', type: 'circle', source: 'results', filter: isType('Point'), paint: {
       'circle-color': ['match', role, 'snapped', '#ffffff', 'clicked', '#000000', colour],
       'circle-radius': ['match', role, 'snapped', 4, 'clicked', 4, 6],
       'circle-stroke-color': ['match', role, 'snapped', '#000000', '#ffffff'], 'circle-stroke-width': 2 } });
+    // The GPX trace: its own source, the raw fixes dashed and thin, the matched paths solid.
+    map.addSource('trace', { type: 'geojson', data: trace });
+    map.addLayer({ id: 'trace-raw', type: 'line', source: 'trace', filter: ['==', role, 'trace-raw'], layout: { 'line-join': 'round' }, paint: { 'line-color': TRACE_RAW, 'line-width': 1.5, 'line-dasharray': [3, 2], 'line-opacity': 0.85 } });
+    map.addLayer({ id: 'trace-matched-casing', type: 'line', source: 'trace', filter: ['==', role, 'trace-matched'], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': '#ffffff', 'line-width': 7, 'line-opacity': 0.8 } }, 'trace-raw');
+    map.addLayer({ id: 'trace-matched', type: 'line', source: 'trace', filter: ['==', role, 'trace-matched'], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': TRACE_MATCHED, 'line-width': 4, 'line-opacity': 0.9 } }, 'trace-raw');
+  }
+  const trace = { type: 'FeatureCollection', features: [] };
+  function setTrace(features) {
+    trace.features = features;
+    const source = map && map.getSource('trace');
+    if (source) source.setData(trace);
   }
 
   // ---- layers ----
@@ -492,9 +528,11 @@
   function setMode(mode) {
     state.mode = mode;
     routeStart = null;
+    clearStops();
     for (const button of document.querySelectorAll('#modes button')) button.classList.toggle('active', button.dataset.mode === mode);
-    for (const label of document.querySelectorAll('#mode-options label')) label.classList.toggle('shown', label.dataset.for === mode);
-    const hints = { inspect: 'Click the map: what is here.', route: 'Click the start, then the destination.', nearest: 'Click the map: the nearest features.' };
+    for (const label of document.querySelectorAll('#mode-options label')) label.classList.toggle('shown', label.dataset.for.split(' ').includes(mode));
+    const hints = { inspect: 'Click the map: what is here.', route: 'Click the start, then the destination.', nearest: 'Click the map: the nearest features.',
+      reach: 'Click the map: where you can walk to in the time chosen.', trip: 'Click the stops (the first is the start), then "Best order".' };
     panel.replaceChildren(el('p', { class: 'hint' }, hints[mode]));
     clearResults();
     writeURL();
@@ -502,6 +540,10 @@
   for (const button of document.querySelectorAll('#modes button')) button.addEventListener('click', () => setMode(button.dataset.mode));
   $('profile').value = state.profile;
   $('profile').addEventListener('change', () => { state.profile = $('profile').value; writeURL(); });
+  $('reach-minutes').value = String(state.minutes);
+  $('reach-minutes').addEventListener('change', () => { state.minutes = Number($('reach-minutes').value); writeURL(); });
+  $('trip-best').addEventListener('click', () => bestOrder());
+  $('trip-clear').addEventListener('click', () => { clearStops(); clearResults(); panel.replaceChildren(el('p', { class: 'hint' }, 'Click the stops (the first is the start), then "Best order".')); });
   $('nearest-layer').addEventListener('change', () => { state.nearestLayer = $('nearest-layer').value; writeURL(); });
   $('nearest-k').value = String(state.k);
   $('nearest-k').addEventListener('change', () => {
@@ -514,6 +556,8 @@
     const lon = event.lngLat.lng, lat = event.lngLat.lat;
     if (state.mode === 'inspect') inspect(lon, lat);
     else if (state.mode === 'route') routeClick(lon, lat);
+    else if (state.mode === 'reach') reach(lon, lat);
+    else if (state.mode === 'trip') addStop(lon, lat);
     else nearest(lon, lat);
   }
 
@@ -683,6 +727,239 @@
     for (const f of features) if (f.geometry && f.geometry.coordinates) visit(f.geometry.coordinates);
     return Number.isFinite(box[0]) ? box : null;
   }
+
+  // ---- "how far can I walk": /isochrone (GraphHopper's shape) ----
+  const minutesText = (seconds) => { const m = seconds / 60; return (Number.isInteger(m) ? String(m) : m.toFixed(1)) + ' min'; };
+  let reachAsked = 0;
+  async function reach(lon, lat) {
+    const started = performance.now();
+    const asked = ++reachAsked;
+    const seconds = state.minutes * 60;
+    setResults([point(lon, lat, 'reach-origin')]);
+    panel.replaceChildren(el('p', { class: 'hint' }, `Walking ${state.minutes} min from ${lon.toFixed(5)}, ${lat.toFixed(5)}…`));
+    const url = `/isochrone?point=${lat.toFixed(6)},${lon.toFixed(6)}&time_limit=${seconds}&buckets=${BAND_COLOURS.length}&profile=${state.profile}`;
+    let answer;
+    try { answer = await api(url); } catch (error) { if (asked === reachAsked) showError(error); return; }
+    if (asked !== reachAsked || state.mode !== 'reach') return;   // a newer click, or another mode
+    const bands = answer.polygons.map((f) => ({ type: 'Feature', properties: { role: 'band', bucket: f.properties.bucket, time: f.properties.time, distance: f.properties.distance }, geometry: f.geometry }));
+    setResults([...bands, point(lon, lat, 'reach-origin')]);
+    const info = answer.info || {};
+    exposed.lastIsochrone = { url, point: [+lon.toFixed(6), +lat.toFixed(6)], time_limit: seconds, profile: state.profile, bands: bands.length, reached_nodes: info.reached_nodes };
+    const legend = el('table', { id: 'reach-legend' });
+    for (const f of answer.polygons) {
+      const bucket = f.properties.bucket;
+      legend.append(el('tr', {}, el('td', {}, el('span', { class: 'swatch', style: `background:${BAND_COLOURS[bucket] || RESULT};opacity:${Math.min(1, BAND_OPACITY * (BAND_COLOURS.length - bucket) + 0.1).toFixed(2)}` })),
+        el('td', {}, '≤ ' + minutesText(f.properties.time)), el('td', {}, `≈ ${metres(f.properties.distance)} at walking speed`)));
+    }
+    panel.replaceChildren(
+      el('h2', {}, `Reach on ${answer.info && answer.info.profile || state.profile}`),
+      el('p', { id: 'reach-summary' }, 'Within ', el('span', { id: 'reach-minutes-shown' }, String(state.minutes)), ' min: ',
+        el('span', { id: 'reach-nodes' }, String(info.reached_nodes ?? '?')), ' nodes of ', info.network || 'the network', ' reached.'),
+      legend);
+    timings.panel_ms.push(performance.now() - started);
+  }
+
+  // ---- "in which order": /trip/v1/foot (OSRM's shape) ----
+  const TRIP_MAX_STOPS = 100;
+  let stops = [];           // [{ lon, lat, marker }] in the order clicked
+  let tripAsked = 0;
+  function stopMarker(lon, lat, number, ordered) {
+    const element = el('div', { class: 'stop-marker' + (ordered ? ' ordered' : ''), 'data-stop': String(number) }, String(number));
+    return new maplibregl.Marker({ element }).setLngLat([lon, lat]).addTo(map);
+  }
+  function clearStops() {
+    for (const stop of stops) stop.marker.remove();
+    stops = [];
+    tripAsked++;
+    const best = $('trip-best'), clear = $('trip-clear');
+    if (best) best.disabled = true;
+    if (clear) clear.disabled = true;
+  }
+  function addStop(lon, lat) {
+    if (!map) return;
+    if (stops.length >= TRIP_MAX_STOPS) { panel.replaceChildren(el('p', { class: 'error' }, `At most ${TRIP_MAX_STOPS} stops.`)); return; }
+    // A new stop after an answer: start numbering in the order clicked again.
+    if (stops.some((s) => s.ordered)) {
+      clearResults();
+      stops.forEach((s, i) => { s.marker.remove(); s.marker = stopMarker(s.lon, s.lat, i + 1, false); s.ordered = false; });
+    }
+    lon = +lon.toFixed(6); lat = +lat.toFixed(6);
+    stops.push({ lon, lat, marker: stopMarker(lon, lat, stops.length + 1, false), ordered: false });
+    $('trip-best').disabled = stops.length < 2;
+    $('trip-clear').disabled = false;
+    panel.replaceChildren(el('p', { class: 'hint' }, `${stops.length} stop${stops.length === 1 ? '' : 's'}` + (stops.length < 2 ? ': click another.' : ': click more, or "Best order".')));
+  }
+  async function bestOrder() {
+    if (stops.length < 2) return;
+    const started = performance.now();
+    const asked = ++tripAsked;
+    const coordinates = stops.map((s) => `${s.lon.toFixed(6)},${s.lat.toFixed(6)}`).join(';');
+    const url = `/trip/v1/foot/${coordinates}?roundtrip=true&source=first&geometries=geojson&overview=full`;
+    panel.replaceChildren(el('p', { class: 'hint' }, `Ordering ${stops.length} stops…`));
+    let answer;
+    try { answer = await api(url); } catch (error) { if (asked === tripAsked) showError(error); return; }
+    if (asked !== tripAsked) return;
+    const trip = answer.trips[0];
+    // waypoints are in the request's order; waypoint_index is each one's place in the trip.
+    const order = [];   // order[k] = the index (clicked) of the trip's k-th stop
+    answer.waypoints.forEach((w, i) => { order[w.waypoint_index] = i; });
+    stops.forEach((s, i) => {
+      s.marker.remove();
+      s.marker = stopMarker(s.lon, s.lat, answer.waypoints[i].waypoint_index + 1, true);
+      s.ordered = true;
+    });
+    setResults([{ type: 'Feature', properties: { role: 'trip', distance: trip.distance }, geometry: trip.geometry },
+      ...answer.waypoints.map((w) => point(w.location[0], w.location[1], 'snapped', { distance: w.distance }))]);
+    exposed.lastTrip = { url, stops: stops.map((s) => [s.lon, s.lat]), order, distance: trip.distance, duration: trip.duration };
+    const list = el('ol', { id: 'trip-order' });
+    order.forEach((i, k) => {
+      const leg = trip.legs[k];
+      const to = k + 1 < order.length ? `stop ${k + 2}` : 'back to 1';
+      list.append(el('li', {}, `clicked #${i + 1}` + (leg ? `, then ${metres(leg.distance)} to ${to}` : '')));
+    });
+    panel.replaceChildren(
+      el('h2', {}, `Trip through ${stops.length} stops (round trip from 1)`),
+      el('p', { id: 'trip-summary' }, el('span', { id: 'trip-distance' }, trip.distance.toFixed(3)), ' m, ',
+        el('span', { id: 'trip-duration' }, (trip.duration / 60).toFixed(1)), ' min walking'),
+      list);
+    timings.panel_ms.push(performance.now() - started);
+  }
+
+  // ---- "where did I walk": a GPX trace, /match/v1/foot (OSRM's shape) ----
+  // The segments of a GPX document: [[{ lon, lat, time (s) or null, radius (m) or null }]].
+  function parseGPX(text) {
+    const doc = new DOMParser().parseFromString(text, 'application/xml');
+    if (doc.getElementsByTagName('parsererror').length) throw new Error('not a GPX file: the XML does not parse');
+    const child = (node, name) => { const c = node.getElementsByTagNameNS('*', name)[0]; return c ? c.textContent.trim() : null; };
+    const read = (nodes) => {
+      const points = [];
+      for (const node of nodes) {
+        const lat = parseFloat(node.getAttribute('lat')), lon = parseFloat(node.getAttribute('lon'));
+        if (!Number.isFinite(lat) || !Number.isFinite(lon) || Math.abs(lat) > 90 || Math.abs(lon) > 180) continue;
+        const t = child(node, 'time'), ms = t ? Date.parse(t) : NaN;
+        const hdop = parseFloat(child(node, 'hdop'));
+        // An accuracy from the horizontal dilution of precision (× 5 m, a receiver's usual error).
+        points.push({ lon, lat, time: Number.isFinite(ms) ? Math.round(ms / 1000) : null, radius: Number.isFinite(hdop) && hdop > 0 ? Math.min(100, Math.max(5, Math.round(hdop * 5))) : null });
+      }
+      return points;
+    };
+    let segments = [...doc.getElementsByTagNameNS('*', 'trkseg')].map((seg) => read(seg.getElementsByTagNameNS('*', 'trkpt')));
+    if (!segments.some((s) => s.length)) segments = [...doc.getElementsByTagNameNS('*', 'rte')].map((r) => read(r.getElementsByTagNameNS('*', 'rtept')));
+    segments = segments.filter((s) => s.length >= 2);
+    if (!segments.length) throw new Error('the GPX file has no track (trkpt) with two points or more');
+    return segments;
+  }
+  // At most `max` points of all the segments, picked evenly (each segment keeps its ends).
+  function thin(segments, max) {
+    const total = segments.reduce((n, s) => n + s.length, 0);
+    if (total <= max) return segments;
+    return segments.map((s) => {
+      const keep = Math.max(2, Math.floor(s.length * max / total));
+      if (keep >= s.length) return s;
+      return Array.from({ length: keep }, (_, i) => s[Math.round(i * (s.length - 1) / (keep - 1))]);
+    });
+  }
+  // The /match request targets of a segment: consecutive chunks under MATCH_MAX_TARGET bytes,
+  // each sharing its first fix with the previous chunk's last.
+  function matchTargets(points) {
+    const withTimes = points.every((p) => p.time !== null);
+    let last = -Infinity;
+    const times = withTimes ? points.map((p) => (last = Math.max(last, p.time))) : null;   // never going back
+    const parts = (i) => ({ c: `${p6(points[i].lon)},${p6(points[i].lat)}`, t: times ? String(times[i]) : null, r: String(points[i].radius ?? 10) });
+    const build = (list) => `/match/v1/foot/${list.map((x) => x.c).join(';')}?` + (times ? `timestamps=${list.map((x) => x.t).join(';')}&` : '') +
+      `radiuses=${list.map((x) => x.r).join(';')}&geometries=geojson&overview=full`;
+    const fixed = build([]).length;
+    const targets = [];
+    let chunk = [], size = fixed, first = 0;
+    for (let i = 0; i < points.length; i++) {
+      const x = parts(i);
+      const cost = x.c.length + x.r.length + (x.t ? x.t.length : 0) + 3;   // the ';' separators
+      if (chunk.length >= 2 && size + cost > MATCH_MAX_TARGET) {
+        targets.push({ url: build(chunk), first, count: chunk.length });
+        // The next chunk starts at this chunk's last fix.
+        first = i - 1; chunk = [parts(i - 1)]; size = fixed + chunk[0].c.length + chunk[0].r.length + (chunk[0].t ? chunk[0].t.length : 0) + 3;
+      }
+      chunk.push(x); size += cost;
+    }
+    if (chunk.length >= 2) targets.push({ url: build(chunk), first, count: chunk.length });
+    return targets;
+  }
+  const p6 = (v) => String(+v.toFixed(6));
+  function haversine(a, b) {
+    const r = Math.PI / 180, dLat = (b.lat - a.lat) * r, dLon = (b.lon - a.lon) * r;
+    const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * r) * Math.cos(b.lat * r) * Math.sin(dLon / 2) ** 2;
+    return 2 * 6371008.8 * Math.asin(Math.sqrt(h));
+  }
+  // For the browser test: the plan for a trace, without asking anything.
+  exposed.planMatch = (text) => { const segments = thin(parseGPX(text), MATCH_MAX_POINTS); return segments.map(matchTargets); };
+
+  let traceAsked = 0;
+  async function matchTrace(text, name) {
+    const started = performance.now();
+    const asked = ++traceAsked;
+    let segments;
+    try { segments = parseGPX(text); } catch (error) { panel.replaceChildren(el('div', { class: 'error' }, `${name}: ${error.message}`)); return; }
+    const fixes = segments.reduce((n, s) => n + s.length, 0);
+    const sent = thin(segments, MATCH_MAX_POINTS);
+    const sentCount = sent.reduce((n, s) => n + s.length, 0);
+    const raw = sent.map((s) => ({ type: 'Feature', properties: { role: 'trace-raw' }, geometry: { type: 'LineString', coordinates: s.map((p) => [p.lon, p.lat]) } }));
+    const rawLength = segments.reduce((sum, s) => sum + s.slice(1).reduce((d, p, i) => d + haversine(s[i], p), 0), 0);
+    setTrace(raw);
+    $('trace-clear').disabled = false;
+    const box = extent(raw);
+    if (box) map.fitBounds([[box[0], box[1]], [box[2], box[3]]], { maxZoom: 17, padding: 40, duration: 0 });
+    const targets = sent.flatMap((s, k) => matchTargets(s).map((t) => Object.assign(t, { segment: k })));
+    panel.replaceChildren(el('p', { class: 'hint' }, `${name}: matching ${sentCount} fixes in ${targets.length} request${targets.length === 1 ? '' : 's'}…`));
+    let answers;
+    try { answers = await Promise.all(targets.map((t) => api(t.url))); }
+    catch (error) { if (asked === traceAsked) showError(error); return; }
+    if (asked !== traceAsked) return;
+    let distance = 0, duration = 0, weighted = 0, matchings = 0;
+    const paths = [], matchedFixes = new Set();   // segment:fix, a shared boundary fix once
+    answers.forEach((answer, j) => {
+      for (const m of answer.matchings || []) {
+        matchings++;
+        distance += m.distance; duration += m.duration; weighted += m.confidence * m.distance;
+        if (m.geometry) paths.push({ type: 'Feature', properties: { role: 'trace-matched', distance: m.distance, confidence: m.confidence }, geometry: m.geometry });
+      }
+      (answer.tracepoints || []).forEach((t, q) => { if (t !== null) matchedFixes.add(`${targets[j].segment}:${targets[j].first + q}`); });
+    });
+    const matched = matchedFixes.size;
+    const confidence = distance > 0 ? weighted / distance : 0;
+    setTrace([...raw, ...paths]);
+    exposed.lastTrace = { name, fixes, sent: sentCount, urls: targets.map((t) => t.url), distance, duration, confidence, matchings, matched, raw_m: rawLength };
+    panel.replaceChildren(
+      el('h2', {}, `Trace ${name}`),
+      el('p', { id: 'trace-summary' }, 'Matched ', el('span', { id: 'trace-distance' }, distance.toFixed(3)), ' m (',
+        el('span', { id: 'trace-duration' }, (duration / 60).toFixed(1)), ' min walking), confidence ',
+        el('span', { id: 'trace-confidence' }, confidence.toFixed(3)), matchings > 1 ? ` (length-weighted, ${matchings} matchings)` : ''),
+      el('p', {}, `${fixes} fixes, ${metres(rawLength)} as recorded` + (sentCount < fixes ? `; ${sentCount} sent (thinned evenly)` : '') +
+        `; ${matched} matched in ${targets.length} request${targets.length === 1 ? '' : 's'}.`),
+      el('p', { class: 'hint' }, 'Dashed: the recorded trace. Solid: the paths matched.'));
+    timings.panel_ms.push(performance.now() - started);
+  }
+  async function readTraceFile(file) {
+    if (!file) return;
+    try { await matchTrace(await file.text(), file.name); }
+    catch (error) { showError(error); }
+  }
+  $('trace-file').addEventListener('change', () => { readTraceFile($('trace-file').files[0]); });
+  $('trace-clear').addEventListener('click', () => {
+    traceAsked++; setTrace([]); $('trace-file').value = ''; $('trace-clear').disabled = true;
+    panel.replaceChildren(el('p', { class: 'hint' }, 'Trace cleared.'));
+  });
+  // Drag and drop anywhere on the page: a file is never opened in place of the page.
+  const hasFiles = (event) => event.dataTransfer && [...event.dataTransfer.types].includes('Files');
+  let dragDepth = 0;
+  window.addEventListener('dragenter', (event) => { if (!hasFiles(event)) return; dragDepth++; $('map').classList.add('dropping'); });
+  window.addEventListener('dragleave', (event) => { if (!hasFiles(event)) return; if (--dragDepth <= 0) { dragDepth = 0; $('map').classList.remove('dropping'); } });
+  window.addEventListener('dragover', (event) => { if (!hasFiles(event)) return; event.preventDefault(); event.dataTransfer.dropEffect = 'copy'; });
+  window.addEventListener('drop', (event) => {
+    if (!hasFiles(event)) return;
+    event.preventDefault();
+    dragDepth = 0; $('map').classList.remove('dropping');
+    readTraceFile(event.dataTransfer.files[0]);
+  });
 
   // ---- the query box: /v1/query ----
   async function runQuery() {
