@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         // HTTPFields for the router tests' requests (Tests/ServerTests/RoutedServer.swift).
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // Graceful shutdown (Hummingbird's own): the change feed's open streams end on SIGTERM.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -89,6 +91,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.css"), .embedInCode("MapPage/map.js"),
                         .embedInCode("MapPage/style.json")]

@@ -12,6 +12,7 @@ import Engine
 import Foundation
 import Geometry
 import Hummingbird
+import ServiceLifecycle
 import Store
 
 /// Who may write which layers: each token covers every layer (nil) or the layers it names.
@@ -264,34 +265,45 @@ extension Endpoints {
     /// whose `id` is its sequence number (so a client's `Last-Event-ID` resumes exactly after
     /// it), then each new one as writes commit, until the client leaves. The events are read
     /// from the store's change table, so a stream misses nothing a commit holds, whatever
-    /// wakes it.
+    /// wakes it. A graceful shutdown (SIGTERM) ends every stream, so the server stops rather
+    /// than wait for clients that never leave; they reconnect to another replica and resume.
     func changeStream(after sequence: Int64) -> Response {
         let state = self.state
         let body = ResponseBody { writer in
             let (wakes, token) = state.changeSignal.subscribe(heartbeat: Endpoints.heartbeat)
             defer { state.changeSignal.cancel(token) }
-            var last = sequence
-            var wake = wakes.makeAsyncIterator()
-            try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-            while true {
-                let changes = try await state.changes(since: last, limit: 1000)
-                if let newest = changes.last {
-                    var text = ""
-                    for change in changes {
-                        var w = JSONWriter(reservingCapacity: 128)
-                        Endpoints.change(&w, change)
-                        text += "id: \(change.sequence)\nevent: change\ndata: \(String(decoding: w.bytes, as: UTF8.self))\n\n"
-                    }
-                    try await writer.write(ByteBuffer(string: text))
-                    last = newest.sequence
-                    continue
-                }
-                guard let woken = await wake.next() else { break }
-                if woken == .heartbeat { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+            try await withGracefulShutdownHandler {
+                try await Endpoints.stream(changesAfter: sequence, state: state, wakes: wakes, to: &writer)
+            } onGracefulShutdown: {
+                state.changeSignal.cancel(token)
             }
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+    }
+
+    /// The events of a stream until its wakes end (the client left, or the server stops).
+    static func stream(changesAfter sequence: Int64, state: EngineState, wakes: AsyncStream<ChangeSignal.Wake>,
+                       to writer: inout any ResponseBodyWriter) async throws {
+        var last = sequence
+        var wake = wakes.makeAsyncIterator()
+        try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+        while true {
+            let changes = try await state.changes(since: last, limit: 1000)
+            if let newest = changes.last {
+                var text = ""
+                for change in changes {
+                    var w = JSONWriter(reservingCapacity: 128)
+                    Endpoints.change(&w, change)
+                    text += "id: \(change.sequence)\nevent: change\ndata: \(String(decoding: w.bytes, as: UTF8.self))\n\n"
+                }
+                try await writer.write(ByteBuffer(string: text))
+                last = newest.sequence
+                continue
+            }
+            guard let woken = await wake.next() else { break }
+            if woken == .heartbeat { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
+        }
     }
 
     static func change(_ w: inout JSONWriter, _ change: Change) {

@@ -117,6 +117,39 @@ import Testing
         #expect(metrics.contains("vltava_snapshot_reloads_total{result=\"ok\"} 2"))
     }
 
+    /// SIGTERM with a client on the change feed: the stream ends (the client sees its end) and
+    /// the server exits 0 within seconds, rather than wait for a client that never leaves.
+    @Test func sigtermEndsTheChangeFeedAndStops() async throws {
+        let store = try await DemoStore.copy()
+        let server = try ChildProcess(CLI.binary, ["serve", "--db", store, "--port", "0", "--log-level", "warning"])
+        defer { server.stop() }
+        var line = ""
+        for _ in 0..<2000 where !line.contains("\n") {
+            line = server.stdout
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        guard let port = line.split(separator: "\n").first?.split(separator: ":").last.flatMap({ Int($0) }) else {
+            Issue.record("no port in \(line)\n\(server.stderr)"); return
+        }
+        var health = try await get(port, "/healthz")
+        for _ in 0..<400 where health.status != 200 {
+            try await Task.sleep(for: .milliseconds(25))
+            health = try await get(port, "/healthz")
+        }
+        // curl as the feed's client: it prints the stream and exits when the server ends it.
+        let client = try ChildProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-sN", "-H", "Accept: text/event-stream", "http://127.0.0.1:\(port)/v1/changes"])
+        defer { client.stop() }
+        for _ in 0..<500 where !client.stdout.contains("retry: 1000") { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(client.stdout.contains("retry: 1000"), "\(client.stderr)")
+        let started = Date()
+        kill(server.pid, SIGTERM)
+        // (Waited for here: a few seconds of one thread, as `stop` waits in every test.)
+        let status = try server.wait(timeout: 20)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(status == 0 && seconds < 5, "exit \(status) after \(seconds) s")
+        #expect(try client.wait(timeout: 5) == 0)
+    }
+
     @Test func adminIsDisabledWithoutAToken() async throws {
         let server = try await RunningServer.shared.value
         let answer = try await post(server.port, "/v1/admin/reload", body: "", headers: [("Authorization", "Bearer anything")])
