@@ -5,7 +5,6 @@
 import Foundation
 import Geometry
 import Routing
-import SpatialIndex
 
 public struct IsochroneRequest: Sendable {
     /// How far to reach: seconds of walking at the speed, or metres.
@@ -71,10 +70,7 @@ extension Snapshot {
         var network = try resolve(network)
         if request.profile == .any, let anyVariant = network.anyVariant { network = anyVariant }
         try Check.position(request.from, parameter: "point")
-        let speed = request.speedKmh ?? request.profile.kmh
-        guard limits.speedsKmh.contains(speed) else {
-            throw .invalidArgument(parameter: "speed", message: "must be between \(limits.speedsKmh.lowerBound) and \(limits.speedsKmh.upperBound) km/h, got \(speed)")
-        }
+        let speed = try limits.speed(request.speedKmh, profile: request.profile)
         let metresPerSecond = speed / 3.6
         let largest: Double
         switch request.limit {
@@ -97,14 +93,7 @@ extension Snapshot {
         }
         guard request.avoid.count <= limits.maxRows else { throw .tooManyRows(count: request.avoid.count, limit: limits.maxRows) }
         let snap = try limits.snapRadius(request.maxSnapMetres)
-        var avoid: Router.Avoid?
-        if !request.avoid.isEmpty {
-            do {
-                avoid = Router.Avoid(polygons: try PolygonIndex(geometries: request.avoid), factor: nil)
-            } catch {
-                throw .invalidArgument(parameter: "avoid", message: "\(error)")
-            }
-        }
+        let avoid = try Router.Avoid.areas(request.avoid)
         let limits = self.limits
         let reach: Reach
         do {

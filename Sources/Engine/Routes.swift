@@ -80,10 +80,7 @@ extension Network {
         if request.profile == .any, let anyVariant { return try anyVariant.route(request, limits: limits, deadline: deadline) }
         try deadline.check()
         let network = self
-        let speed = request.speedKmh ?? request.profile.kmh
-        guard limits.speedsKmh.contains(speed) else {
-            throw .invalidArgument(parameter: "speed", message: "must be between \(limits.speedsKmh.lowerBound) and \(limits.speedsKmh.upperBound) km/h, got \(speed)")
-        }
+        let speed = try limits.speed(request.speedKmh, profile: request.profile)
         let snap = try limits.snapRadius(request.maxSnapMetres)
         let endSnap = try request.endSnapMetres.map { metres throws(EngineError) in try limits.snapRadius(metres) }
         let start: Point
@@ -105,15 +102,7 @@ extension Network {
         for list in [request.avoid, { if case .features(let g) = request.to { g } else { [] } }()] where list.count > limits.maxRows {
             throw .tooManyRows(count: list.count, limit: limits.maxRows)
         }
-        var avoid: Router.Avoid?
-        if !request.avoid.isEmpty {
-            do {
-                avoid = Router.Avoid(polygons: try PolygonIndex(geometries: request.avoid), factor: nil)
-            } catch {
-                // Loaded layers hold finite coordinates only; this is the index's own defence.
-                throw .invalidArgument(parameter: "avoid", message: "\(error)")
-            }
-        }
+        let avoid = try Router.Avoid.areas(request.avoid)
         do {
             let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap, deadline: deadline) { router throws(RouteError) in
                 router.maxEndSnapMetres = endSnap
@@ -134,7 +123,29 @@ extension Network {
     }
 }
 
+extension Router.Avoid {
+    /// The areas a walk keeps out of (AVOID), indexed; nil when there are none.
+    static func areas(_ polygons: [Geometry]) throws(EngineError) -> Router.Avoid? {
+        guard !polygons.isEmpty else { return nil }
+        do {
+            return Router.Avoid(polygons: try PolygonIndex(geometries: polygons), factor: nil)
+        } catch {
+            // Loaded layers hold finite coordinates only; this is the index's own defence.
+            throw .invalidArgument(parameter: "avoid", message: "\(error)")
+        }
+    }
+}
+
 extension EngineLimits {
+    /// A walking speed as asked (nil: the profile's), checked against the allowed range.
+    func speed(_ kmh: Double?, profile: WalkingProfile) throws(EngineError) -> Double {
+        let speed = kmh ?? profile.kmh
+        guard speedsKmh.contains(speed) else {
+            throw .invalidArgument(parameter: "speed", message: "must be between \(speedsKmh.lowerBound) and \(speedsKmh.upperBound) km/h, got \(speed)")
+        }
+        return speed
+    }
+
     /// A snap radius as asked (nil: the default), checked: more than 0, at most the largest.
     func snapRadius(_ metres: Double?) throws(EngineError) -> Double {
         let snap = metres ?? defaultSnapMetres

@@ -26,6 +26,9 @@ public final class Snapshot: Sendable {
     public let unavailableTileSets: [String: String]
     /// A walking network for every line layer, by layer name (lowercased).
     let networks: [String: Network]
+    /// Tiles of GeoJSON and TopoJSON tile sets transcoded to MVT, kept for the snapshot's life:
+    /// its tile sets do not change, and transcoding a zoo tile costs about 45 ms.
+    let transcodedTiles = TranscodedTiles()
     /// When this snapshot was built (wall clock).
     public let loadedAt: Date
     /// Seconds spent loading and indexing.

@@ -154,6 +154,8 @@ extension Snapshot {
                 return TileBody(bytes: stored, encoding: encoding)
             }
             if encoding.format == .mvt && form != .geoJSON { return TileBody(bytes: stored, encoding: encoding) }
+            let key = TranscodedTiles.Key(set: source.name, z: z, x: x, y: y)
+            if form != .geoJSON, let kept = transcodedTiles[key] { return TileBody(bytes: kept, encoding: plainMVT) }
             let features: [TileFeature]
             do {
                 features = try TileDecoder.features(of: stored, z: z, x: x, y: y)
@@ -164,7 +166,9 @@ extension Snapshot {
             if form == .geoJSON {
                 return TileBody(bytes: try geoJSON(features), encoding: TileEncoding(compression: .none, format: .geojson))
             }
-            return TileBody(bytes: Snapshot.transcode(features, z: z, x: x, y: y), encoding: plainMVT)
+            let mvt = Snapshot.transcode(features, z: z, x: x, y: y)
+            transcodedTiles[key] = mvt
+            return TileBody(bytes: mvt, encoding: plainMVT)
         }
     }
 
@@ -258,5 +262,35 @@ extension Check {
         let limit = 1 << z
         guard (0..<limit).contains(x) else { throw .invalidArgument(parameter: "x", message: "must be below \(limit), got \(x)") }
         guard (0..<limit).contains(y) else { throw .invalidArgument(parameter: "y", message: "must be below \(limit), got \(y)") }
+    }
+}
+
+/// Transcoded tiles by set and address, at most `capacity` bytes of them; past that the oldest
+/// go first. Shared by the requests of one snapshot.
+final class TranscodedTiles: Sendable {
+    struct Key: Hashable, Sendable {
+        var set: String
+        var z: Int, x: Int, y: Int
+    }
+
+    /// 64 MB: about 8,000 zoo tiles, every tile of its offline map to z18.
+    let capacity = 64 << 20
+    private let state = Locked<(tiles: [Key: [UInt8]], order: [Key], bytes: Int)>(([:], [], 0))
+
+    subscript(key: Key) -> [UInt8]? {
+        get { state.withLock { $0.tiles[key] } }
+        set {
+            guard let newValue, newValue.count <= capacity else { return }
+            state.withLock { cache in
+                guard cache.tiles[key] == nil else { return }
+                cache.tiles[key] = newValue
+                cache.order.append(key)
+                cache.bytes += newValue.count
+                while cache.bytes > capacity, !cache.order.isEmpty {
+                    let oldest = cache.order.removeFirst()
+                    cache.bytes -= cache.tiles.removeValue(forKey: oldest)?.count ?? 0
+                }
+            }
+        }
     }
 }

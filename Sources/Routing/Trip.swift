@@ -6,9 +6,9 @@
 // start, then 2-opt (reverse a stretch) and Or-opt (move a run of 1–3 stops elsewhere, either
 // way round) until neither improves, kicked out of its local optimum by random double bridges
 // (iterated local search) a fixed number of times. Every move is costed on the matrix itself,
-// so asymmetric costs (one-way paths) stay right. Its answer comes with a lower bound (a 1-tree, or a
-// spanning tree for a path, on the cheaper direction of each pair) to say how far from the
-// optimum it can be.
+// so asymmetric costs (one-way paths) stay right. Its answer comes with a lower bound (Held and
+// Karp's 1-tree bound, or a spanning tree for a path, on the cheaper direction of each pair) to
+// say how far from the optimum it can be.
 
 /// What the trip must do at its ends.
 public struct TripShape: Sendable, Equatable {
@@ -96,7 +96,7 @@ public enum TripSolver {
             solved = improve(nearestNeighbour(costs, start: start, end: end), costs, end: end, closed: closed, shouldStop: shouldStop)
         }
         guard var (order, cost) = solved, cost.isFinite else { return nil }
-        var bound = exact ? cost : lowerBound(costs, closed: closed)
+        var bound = exact ? cost : lowerBound(costs, closed: closed, upper: cost)
         if dummy { order.removeFirst() }
         if reversed { order.reverse() }
         // A round trip whose last stop is fixed but not its first: begin right after it.
@@ -293,17 +293,22 @@ public enum TripSolver {
         return true
     }
 
-    /// A lower bound on any order's cost, on the cheaper direction of each pair: for a closed
-    /// trip a 1-tree (a spanning tree of the others plus the two cheapest edges of stop 0), for
-    /// a path a spanning tree of all (a path is one).
-    static func lowerBound(_ c: [[Double]], closed: Bool) -> Double {
+    /// A lower bound on any order's cost, on the cheaper direction of each pair (a tour never
+    /// costs less on those). For a path: a spanning tree of all stops (a path is one). For a
+    /// closed trip: Held and Karp's 1-tree bound (1970): a spanning tree of the others plus the
+    /// two cheapest edges of stop 0, on costs raised by a penalty per stop, which subgradient
+    /// steps move towards every stop having two edges (a tour); the best bound seen is kept.
+    /// `upper` (a trip's cost) sizes the steps.
+    static func lowerBound(_ c: [[Double]], closed: Bool, upper: Double) -> Double {
         let n = c.count
-        func symmetric(_ i: Int, _ j: Int) -> Double { min(c[i][j], c[j][i]) }
-        // Prim's spanning tree over `nodes`.
-        func spanningTree(_ nodes: [Int]) -> Double {
+        var penalty = [Double](repeating: 0, count: n)
+        func cost(_ i: Int, _ j: Int) -> Double { min(c[i][j], c[j][i]) + penalty[i] + penalty[j] }
+        /// Prim's spanning tree over `nodes` on the penalised costs: its cost, and each node's degree.
+        func spanningTree(_ nodes: [Int], degree: inout [Int]) -> Double {
             guard nodes.count > 1 else { return 0 }
             var inTree = [Bool](repeating: false, count: n)
             var cheapest = [Double](repeating: .infinity, count: n)
+            var parent = [Int](repeating: -1, count: n)
             var total = 0.0
             cheapest[nodes[0]] = 0
             for _ in nodes {
@@ -312,12 +317,46 @@ public enum TripSolver {
                 guard u >= 0 else { break }
                 inTree[u] = true
                 total += cheapest[u]
-                for v in nodes where !inTree[v] { cheapest[v] = min(cheapest[v], symmetric(u, v)) }
+                if parent[u] >= 0 { degree[u] += 1; degree[parent[u]] += 1 }
+                for v in nodes where !inTree[v] && cost(u, v) < cheapest[v] {
+                    cheapest[v] = cost(u, v)
+                    parent[v] = u
+                }
             }
             return total
         }
-        guard closed, n > 2 else { return spanningTree(Array(0..<n)) }
-        let twoCheapest = (1..<n).map { symmetric(0, $0) }.sorted().prefix(2).reduce(0, +)
-        return spanningTree(Array(1..<n)) + twoCheapest
+        var degree = [Int](repeating: 0, count: n)
+        guard closed, n > 2 else { return spanningTree(Array(0..<n), degree: &degree) }
+        var best = -Double.infinity
+        var scale = 2.0
+        var sinceBetter = 0
+        for _ in 0..<(20 * n) {
+            degree = [Int](repeating: 0, count: n)
+            var tree = spanningTree(Array(1..<n), degree: &degree)
+            let nearest = (1..<n).sorted { cost(0, $0) < cost(0, $1) }.prefix(2)
+            for j in nearest {
+                tree += cost(0, j)
+                degree[0] += 1
+                degree[j] += 1
+            }
+            let bound = tree - 2 * penalty.reduce(0, +)
+            guard bound.isFinite else { return best.isFinite ? best : 0 }
+            if bound > best + 1e-9 {
+                best = bound
+                sinceBetter = 0
+            } else {
+                sinceBetter += 1
+                if sinceBetter >= max(5, n / 4) {
+                    scale /= 2
+                    sinceBetter = 0
+                }
+            }
+            // Every stop with two edges: the 1-tree is a tour, and the bound is the optimum.
+            let norm = degree.reduce(0) { $0 + ($1 - 2) * ($1 - 2) }
+            if norm == 0 || scale < 1e-4 { break }
+            let step = scale * max(0, upper - bound) / Double(norm)
+            for i in 0..<n { penalty[i] += step * Double(degree[i] - 2) }
+        }
+        return best
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Engine
+@testable import Engine
 import Geometry
 import Store
 import TestSupport
@@ -304,5 +304,25 @@ extension Snapshot {
         #expect(throws: EngineError.tileSetUnavailable("bad", reason: "no-such.mbtiles: no such file")) { try missing.tileSet("bad") }
         #expect(try missing.tileSet("zoo_map").features(atLon: 14.404891514, lat: 50.115400110, zoom: 16, layer: "buildings").first?.feature.properties["name"] == .text("Pavilon goril"))
         #expect(try missing.layer("stations").count == 17)
+    }
+
+    /// A GeoJSON tile set's tile as MVT is transcoded once per snapshot: the second answer is
+    /// the kept bytes, equal to the first, and decodes to the same features as the stored tile.
+    @Test func transcodedTilesAreKept() throws {
+        let path = try Fixtures.temporaryDirectory("transcoded").appendingPathComponent("s.gpkg").path
+        _ = try Importer.importFile(Fixtures.path("air/stations-prague.csv"), into: GeoPackage(path: path, mode: .readWrite), options: ImportOptions(layer: "stations"))
+        let snapshot = try Snapshot.load(storePath: path, tileSets: ["zoo_map": Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles")])
+        let source = try snapshot.tileSource("zoo_map")
+        let key = TranscodedTiles.Key(set: "zoo_map", z: 16, x: 35390, y: 22192)
+        #expect(snapshot.transcodedTiles[key] == nil)
+        let first = try #require(try snapshot.tile(source, z: 16, x: 35390, y: 22192, form: .mvt))
+        #expect(snapshot.transcodedTiles[key] == first.bytes)
+        let second = try #require(try snapshot.tile(source, z: 16, x: 35390, y: 22192, form: .mvt))
+        #expect(second.bytes == first.bytes && second.encoding.format == .mvt)
+        let stored = try #require(try snapshot.tileFeatures(snapshot.tileSet("zoo_map"), z: 16, x: 35390, y: 22192))
+        let decoded = try TileDecoder.features(of: second.bytes, z: 16, x: 35390, y: 22192)
+        #expect(decoded.count == stored.count && decoded.count > 10)
+        // GeoJSON asked of the same tile is not taken from the MVT kept.
+        #expect(try snapshot.tile(source, z: 16, x: 35390, y: 22192, form: .geoJSON)?.encoding.format == .geojson)
     }
 }
