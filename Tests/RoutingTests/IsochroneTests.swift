@@ -67,22 +67,28 @@ import Testing
         return outcome
     }
 
-    @Test func zooIsochronesHoldEveryReachedVertexAndNoFarOne() throws {
-        let graph = try ZooNetwork.graph.get()
+    /// Isochrones from random nodes of the largest component, each limit in turn, summed.
+    static func checkAll(_ graph: Graph, seed: UInt64, limits: [Double], startsPerLimit: Int, offset: (Double, Double) = (0, 0)) throws -> Outcome {
         let router = try Router(graph: graph)
-        var random = SplitMix(state: 33)
+        var random = SplitMix(state: seed)
         var total = Outcome()
         let largest = graph.lons.indices.filter { graph.component[$0] == 0 }
-        for limit in [150.0, 400, 900] {
-            for _ in 0..<4 {
+        for limit in limits {
+            for _ in 0..<startsPerLimit {
                 let node = largest[Int.random(in: 0..<largest.count, using: &random)]
-                let start = Point(lon: graph.lons[node] + 0.0001, lat: graph.lats[node] + 0.00005)
-                let outcome = try Self.check(graph, router: router, start: start, limit: limit)
+                let start = Point(lon: graph.lons[node] + offset.0, lat: graph.lats[node] + offset.1)
+                let outcome = try check(graph, router: router, start: start, limit: limit)
                 total.tested += outcome.tested; total.reached += outcome.reached
                 total.reachedOutside += outcome.reachedOutside; total.unreachedInside += outcome.unreachedInside
                 total.unreachedInsideBeyondTolerance += outcome.unreachedInsideBeyondTolerance
             }
         }
+        return total
+    }
+
+    /// 150, 400 and 900 m from 4 points each, a little off the paths.
+    @Test func zooIsochronesHoldEveryReachedVertexAndNoFarOne() throws {
+        let total = try Self.checkAll(try ZooNetwork.graph.get(), seed: 33, limits: [150, 400, 900], startsPerLimit: 4, offset: (0.0001, 0.00005))
         print("zoo isochrones: \(total)")
         #expect(total.reached > 1000)
         #expect(total.reachedOutside == 0)
@@ -91,18 +97,7 @@ import Testing
 
     /// 15 minutes at 5 km/h (1,250 m) from 5 points of Andorra's network.
     @Test func andorraIsochronesHoldEveryReachedVertexAndNoFarOne() throws {
-        let (graph, _) = try ContractionHierarchyTests.andorra.get()
-        let router = try Router(graph: graph)
-        var random = SplitMix(state: 1250)
-        var total = Outcome()
-        let largest = graph.lons.indices.filter { graph.component[$0] == 0 }
-        for _ in 0..<5 {
-            let node = largest[Int.random(in: 0..<largest.count, using: &random)]
-            let outcome = try Self.check(graph, router: router, start: Point(lon: graph.lons[node], lat: graph.lats[node]), limit: 1250)
-            total.tested += outcome.tested; total.reached += outcome.reached
-            total.reachedOutside += outcome.reachedOutside; total.unreachedInside += outcome.unreachedInside
-            total.unreachedInsideBeyondTolerance += outcome.unreachedInsideBeyondTolerance
-        }
+        let total = try Self.checkAll(try ContractionHierarchyTests.andorra.get().graph, seed: 1250, limits: [1250], startsPerLimit: 5)
         print("Andorra isochrones: \(total)")
         #expect(total.reached > 1000)
         #expect(total.reachedOutside == 0)

@@ -12,6 +12,27 @@ import TestSupport
 import Testing
 
 @Suite(.validatesStores) struct LifecycleTests {
+    /// The port a `vltava serve` child prints ("listening on http://127.0.0.1:PORT"), once its
+    /// /healthz answers 200; nil (with the issue recorded) when it prints none or never does.
+    static func healthyPort(of server: ChildProcess) async throws -> Int? {
+        var line = ""
+        for _ in 0..<2000 where !line.contains("\n") {
+            line = server.stdout
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        guard let port = line.split(separator: "\n").first?.split(separator: ":").last.flatMap({ Int($0) }) else {
+            Issue.record("no port in \(line)\n\(server.stderr)")
+            return nil
+        }
+        var health = try await get(port, "/healthz")
+        for _ in 0..<400 where health.status != 200 {
+            try await Task.sleep(for: .milliseconds(25))
+            health = try await get(port, "/healthz")
+        }
+        #expect(health.status == 200)
+        return health.status == 200 ? port : nil
+    }
+
     @Test func answers503WhileLoading() async throws {
         let gate = DispatchSemaphore(value: 0)
         let store = try await DemoStore.path()
@@ -63,21 +84,7 @@ import Testing
         let server = try ChildProcess(CLI.binary, ["serve", "--db", store, "--port", "0", "--log-level", "warning"],
                                       environment: ["VLTAVA_ADMIN_TOKEN": "s3cret"])
         defer { server.stop() }
-        // "listening on http://127.0.0.1:PORT"
-        var line = ""
-        for _ in 0..<2000 where !line.contains("\n") {
-            line = server.stdout
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        guard let port = line.split(separator: "\n").first?.split(separator: ":").last.flatMap({ Int($0) }) else {
-            Issue.record("no port in \(line)\n\(server.stderr)"); return
-        }
-        var health = try await get(port, "/healthz")
-        for _ in 0..<200 where health.status != 200 {
-            try await Task.sleep(for: .milliseconds(25))
-            health = try await get(port, "/healthz")
-        }
-        #expect(health.status == 200)
+        guard let port = try await Self.healthyPort(of: server) else { return }
         let nearest = "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880"
         #expect(try await get(port, nearest).json["features"]?[0]?["properties"]?["observed_until"] == .string("2019-04-16T21:00:00Z"))
 
@@ -123,19 +130,7 @@ import Testing
         let store = try await DemoStore.copy()
         let server = try ChildProcess(CLI.binary, ["serve", "--db", store, "--port", "0", "--log-level", "warning"])
         defer { server.stop() }
-        var line = ""
-        for _ in 0..<2000 where !line.contains("\n") {
-            line = server.stdout
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        guard let port = line.split(separator: "\n").first?.split(separator: ":").last.flatMap({ Int($0) }) else {
-            Issue.record("no port in \(line)\n\(server.stderr)"); return
-        }
-        var health = try await get(port, "/healthz")
-        for _ in 0..<400 where health.status != 200 {
-            try await Task.sleep(for: .milliseconds(25))
-            health = try await get(port, "/healthz")
-        }
+        guard let port = try await Self.healthyPort(of: server) else { return }
         // curl as the feed's client: it prints the stream and exits when the server ends it.
         let client = try ChildProcess(URL(fileURLWithPath: "/usr/bin/curl"), ["-sN", "-H", "Accept: text/event-stream", "http://127.0.0.1:\(port)/v1/changes"])
         defer { client.stop() }
