@@ -95,7 +95,9 @@ public enum TripSolver {
         } else {
             solved = improve(nearestNeighbour(costs, start: start, end: end), costs, end: end, closed: closed, shouldStop: shouldStop)
         }
-        guard var (order, cost) = solved, cost.isFinite else { return nil }
+        guard let solved, solved.cost.isFinite else { return nil }
+        var order = solved.order
+        let cost = solved.cost
         var bound = exact ? cost : lowerBound(costs, closed: closed, upper: cost)
         if dummy { order.removeFirst() }
         if reversed { order.reverse() }
