@@ -121,3 +121,55 @@ extension Snapshot {
                                profile: request.profile, speedKmh: speed)
     }
 }
+
+extension Snapshot {
+    /// The features of `layer` that a walk on foot from `from` reaches within `limit`, over the
+    /// default network (`FIND … WITHIN REACH 15 min FROM POINT(…)`): each feature joins the
+    /// network where a route to it would end (its point, or its box's centre, snapped to the
+    /// nearest path within the default radius), and is reached when the walk there fits. Each
+    /// match's metres are the walk's, as a route's would be.
+    public func withinReach(_ layer: Layer, limit: IsochroneRequest.Limit, from: Point, filter: FeatureFilter? = nil,
+                            deadline: Deadline = .none) throws(EngineError) -> [Match] {
+        try deadline.check()
+        try Check.position(from, parameter: "point")
+        let network = try resolve(nil)
+        let metresPerSecond = WalkingProfile.foot.kmh / 3.6
+        let bound: Double
+        switch limit {
+        case .seconds(let s):
+            guard s.isFinite, s >= 0, s <= limits.maxIsochroneSeconds else {
+                throw .invalidArgument(parameter: "REACH", message: "must be 0 to \(Int(limits.maxIsochroneSeconds / 60)) min, got \(s) s")
+            }
+            bound = s * metresPerSecond
+        case .metres(let m):
+            guard m.isFinite, m >= 0, m <= limits.maxIsochroneMetres else {
+                throw .invalidArgument(parameter: "REACH", message: "must be 0 to \(Rounding.wholeMetres(limits.maxIsochroneMetres)) m, got \(m) m")
+            }
+            bound = m
+        }
+        let limits = self.limits
+        do {
+            let (reach, joins) = try network.withRouter(profile: .foot, metresPerSecond: metresPerSecond, maxSnapMetres: limits.defaultSnapMetres,
+                                                        deadline: deadline) { router throws(RouteError) -> (Reach, [(Int, Waypoint)]) in
+                router.maxSettled = limits.maxSettledNodes
+                router.maxSeconds = min(limits.maxRouteSeconds, deadline.remainingSeconds)
+                let reach = try router.reach(from: from, within: bound)
+                var joins: [(Int, Waypoint)] = []
+                for (n, i) in layer.indices.enumerated() where filter?(i) ?? true {
+                    if n & 4095 == 4095, deadline.hasPassed { throw .tooMuchWork(settled: reach.nodes.count) }
+                    guard let geometry = layer.geometries[i], let point = RoutePlace.start(of: geometry),
+                          let joined = router.nearest(to: point, count: 1, maxMetres: limits.defaultSnapMetres).first else { continue }
+                    joins.append((i, joined))
+                }
+                return (reach, joins)
+            }
+            let costs = reach.nodeCosts()
+            return joins.compactMap { i, joined in
+                reach.cost(to: joined, costs: costs, graph: network.graph).map { Match(index: i, fid: layer.fids[i], metres: $0) }
+            }.sorted { ($0.metres ?? 0, $0.index) < ($1.metres ?? 0, $1.index) }
+        } catch {
+            if case .tooMuchWork = error, deadline.hasPassed { throw .deadlineExceeded(seconds: deadline.seconds) }
+            throw .route(error)
+        }
+    }
+}

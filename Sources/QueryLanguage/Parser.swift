@@ -292,6 +292,14 @@ struct Parser {
                 if accept("WITHIN") { within = try distance() }
                 find.spatial = .nearest(k: k, point: at, withinMetres: within)
             case "WITHIN":
+                if isKeyword("REACH") {
+                    let at = tokens[index].position
+                    index += 1
+                    let limit = try reachLimit()
+                    try expect("FROM", "after WITHIN REACH and its time or distance")
+                    find.spatial = .withinReach(limit, from: try point(), position: at)
+                    break
+                }
                 let metres = try distance()
                 try expect("OF", "after the distance")
                 if atSelection {
@@ -460,6 +468,19 @@ struct Parser {
         guard value >= 0 else { throw invalid("a distance cannot be negative", at: position) }
         let unit = try expectUnit(["M", "KM"], after: position, what: "m or km")
         return unit == "KM" ? value * 1000 : value
+    }
+
+    /// How far a walk reaches: a time (`15 min`, `90 s`, `1 h`) or a distance (`800 m`, `2 km`).
+    mutating func reachLimit() throws(QueryError) -> IsochroneRequest.Limit {
+        let (value, position) = try number("a time or a distance (e.g. 15 min or 800 m)")
+        guard value >= 0 else { throw invalid("a time or a distance cannot be negative", at: position) }
+        switch try expectUnit(["S", "MIN", "H", "M", "KM"], after: position, what: "s, min, h, m or km") {
+        case "S": return .seconds(value)
+        case "MIN": return .seconds(value * 60)
+        case "H": return .seconds(value * 3600)
+        case "KM": return .metres(value * 1000)
+        default: return .metres(value)
+        }
     }
 
     mutating func hours() throws(QueryError) -> (Double, SourcePosition) {

@@ -296,7 +296,7 @@ struct Planner {
         }
         let hasDistance: Bool
         switch find.spatial {
-        case .nearest?, .within?, .nearestFeatures?, .withinFeatures?: hasDistance = true
+        case .nearest?, .within?, .nearestFeatures?, .withinFeatures?, .withinReach?: hasDistance = true
         default: hasDistance = false
         }
         // `WITHIN d OF (pavilions WHERE …)`: the selected features' geometries, measured from.
@@ -381,7 +381,7 @@ struct Planner {
                 break
             }
             return
-        case .nearest, .within, .intersecting, .nearestFeatures, .withinFeatures:
+        case .nearest, .within, .intersecting, .nearestFeatures, .withinFeatures, .withinReach:
             guard layer.family == .table else { return }
             clause = "'\(layer.name)' is a table without geometries"
         case .atZoom:
@@ -698,6 +698,13 @@ struct Planner {
                         + ", k = \(k)" + (within.map { ", within \(Parser.format($0)) m" } ?? "")
                 case .withinFeatures(let metres, let selection)?:
                     access = "packed Hilbert R-tree range search, \(Parser.format(metres)) m of the nearest point of \(plan.targets.count) '\(selection.layer.text)' feature\(plan.targets.count == 1 ? "" : "s"), nearest first"
+                case .withinReach(let limit, _, _)?:
+                    let bound: String
+                    switch limit {
+                    case .seconds(let s): bound = "\(Parser.format(s)) s on foot"
+                    case .metres(let m): bound = "\(Parser.format(m)) m on foot"
+                    }
+                    access = "a walk within \(bound): one bounded Dijkstra over the walking network, each feature joined to its nearest path, nearest first"
                 case .intersecting?: access = "packed Hilbert R-tree bounding-box search"
                 case .atZoom?, nil: access = "full scan in load order (no spatial clause)"
                 }

@@ -90,6 +90,7 @@ struct Pushdown {
             selection = .intersecting(BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat))
         case .nearestFeatures(_, let selection, _)?: throw refuse("NEAREST k TO (layer …)", at: selection.layer.position)
         case .withinFeatures(_, let selection)?: throw refuse("WITHIN d OF (layer …)", at: selection.layer.position)
+        case .withinReach(_, _, let position)?: throw refuse("WITHIN REACH", at: position)
         case .atZoom?: throw refuse("AT … ZOOM", at: at)
         case nil:
             // No spatial clause, one layer, ORDER BY numeric columns: ORDER BY and LIMIT run in
@@ -295,7 +296,7 @@ extension Runner {
             if let limit, found.count > limit { found.removeLast(found.count - limit) }
             if limit == nil && found.count > snapshot.limits.maxRows { throw .tooManyRows(count: found.count, limit: snapshot.limits.maxRows) }
             return found.map { Hit(source: s, index: $0, metres: nil) }
-        case .atZoom?, .nearestFeatures?, .withinFeatures?, nil:
+        case .atZoom?, .nearestFeatures?, .withinFeatures?, .withinReach?, nil:
             return try indices().filter { keep($0.index) }
                 .map { Hit(source: s, index: $0.index, metres: nil) }
         }

@@ -20,6 +20,8 @@ public struct QueryResult: Sendable {
         var columns: [String]
         var values: [[JSONValue]]
         var geometries: [Geometry?]
+        /// Whether `distance_m` is a walk (WITHIN REACH) rather than a straight line.
+        var walked = false
     }
 
     let body: Body
@@ -28,6 +30,7 @@ public struct QueryResult: Sendable {
     public internal(set) var warnings: [String] = []
 
     static let distanceNote = "distance_m: great-circle metres on a sphere of R = 6,371,008.8 m"
+    static let walkedNote = "distance_m: metres walked along the paths (great-circle segments, R = 6,371,008.8 m)"
 
     /// The column names, for a rows answer.
     public var columns: [String] {
@@ -165,7 +168,7 @@ public struct QueryResult: Sendable {
         if rows.columns.contains("distance_m") {
             w.key("units")
             w.beginObject()
-            w.key("distance_m"); w.string(Output.distanceUnits)
+            w.key("distance_m"); w.string(rows.walked ? "metres walked along the paths (great-circle segments, R = 6,371,008.8 m)" : Output.distanceUnits)
             w.endObject()
         }
         w.key("rows")
@@ -230,7 +233,7 @@ public struct QueryResult: Sendable {
                 out += cells.map(line)
             }
             var footer = rows.values.count == 1 ? "(1 row)" : "(\(rows.values.count) rows)"
-            if rows.columns.contains("distance_m") { footer += "  " + Self.distanceNote }
+            if rows.columns.contains("distance_m") { footer += "  " + (rows.walked ? Self.walkedNote : Self.distanceNote) }
             out.append(footer)
             return out.joined(separator: "\n")
         case .route(let answer):

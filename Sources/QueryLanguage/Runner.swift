@@ -213,6 +213,8 @@ struct Runner {
                     matches = try snapshot.nearest(layer, to: plan.targets, k: k, within: within, filter: filter, stats: stats, deadline: deadline)
                 case .withinFeatures(let metres, _)?:
                     matches = try snapshot.within(layer, metres: metres, of: plan.targets, limit: plan.limit, filter: filter, stats: stats, deadline: deadline)
+                case .withinReach(let limit, let p, _)?:
+                    matches = try snapshot.withinReach(layer, limit: limit, from: p.point, filter: filter, deadline: deadline)
                 case .intersecting(let minLon, let minLat, let maxLon, let maxLat, _)?:
                     let box = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
                     matches = try snapshot.intersecting(layer, box: box, limit: plan.order.isEmpty ? plan.limit : nil, filter: filter, stats: stats)
@@ -233,7 +235,7 @@ struct Runner {
             case .nearest(let k, _, _)?, .nearestFeatures(let k, _, _)?:
                 hits.sort { ($0.metres ?? 0, $0.source) < ($1.metres ?? 0, $1.source) }
                 if hits.count > k { hits.removeLast(hits.count - k) }
-            case .within?, .withinFeatures?:
+            case .within?, .withinFeatures?, .withinReach?:
                 hits.sort { ($0.metres ?? 0, $0.source) < ($1.metres ?? 0, $1.source) }
             default:
                 break
@@ -266,7 +268,9 @@ struct Runner {
             values.append(row)
             geometries.append(source.layer.geometries[hit.index])
         }
-        var result = QueryResult(body: .rows(.init(columns: plan.columns, values: values, geometries: geometries)))
+        var walked = false
+        if case .withinReach? = plan.spatial { walked = true }
+        var result = QueryResult(body: .rows(.init(columns: plan.columns, values: values, geometries: geometries, walked: walked)))
         result.warnings = plan.warnings
         return result
     }

@@ -52,6 +52,8 @@ enum Spatial: Sendable, Equatable {
     case within(metres: Double, point: PointLiteral)
     /// `WITHIN d OF (layer WHERE …)`: measured to the nearest point of each selected feature.
     case withinFeatures(metres: Double, Selection)
+    /// `WITHIN REACH 15 min FROM POINT(…)` (or `2 km`): what a walk from the point reaches.
+    case withinReach(IsochroneRequest.Limit, from: PointLiteral, position: SourcePosition)
     /// `NEAREST k TO (layer WHERE …)`
     case nearestFeatures(k: Int, Selection, withinMetres: Double?)
     case intersecting(minLon: Double, minLat: Double, maxLon: Double, maxLat: Double, position: SourcePosition)

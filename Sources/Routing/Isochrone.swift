@@ -31,6 +31,26 @@ public struct Reach: Sendable {
         public var cost: Double
     }
 
+    /// The cost of the walk to a point of the network (where a feature joins it), when it is
+    /// within `limit`: through either end of its edge, or straight along the start's own edge.
+    /// `costs` is `nodeCosts()`, built once for many points.
+    public func cost(to point: Waypoint, costs: [Int: Double], graph: Graph) -> Double? {
+        var best = Double.infinity
+        for node in [point.edgeStart, point.edgeEnd] {
+            guard let reached = costs[node] else { continue }
+            best = min(best, reached + Geodesy.haversine(lon1: point.location.lon, lat1: point.location.lat, lon2: graph.lons[node], lat2: graph.lats[node]))
+        }
+        if Set([point.edgeStart, point.edgeEnd]) == Set([startEdge.u, startEdge.v]) {
+            best = min(best, Geodesy.haversine(lon1: start.location.lon, lat1: start.location.lat, lon2: point.location.lon, lat2: point.location.lat))
+        }
+        return best <= limit ? best : nil
+    }
+
+    /// Each reached node's cost, by node.
+    public func nodeCosts() -> [Int: Double] {
+        Dictionary(nodes.map { ($0.node, $0.cost) }, uniquingKeysWith: min)
+    }
+
     /// The reached pieces within `bound` (≤ `limit`), as segments in lon/lat: each edge at most
     /// once whole, else the stretches from its reached ends.
     public func segments(within bound: Double, graph: Graph) -> [(Point, Point)] {
