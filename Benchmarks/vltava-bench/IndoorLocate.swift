@@ -12,6 +12,7 @@ import Engine
 import Foundation
 import Indoor
 import Store
+import TestSupport
 
 func runIndoorLocate() throws -> String {
     let fixtures = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Fixtures")
@@ -36,7 +37,7 @@ func runIndoorLocate() throws -> String {
     }
 
     var synthetic = real
-    var random = SplitMix64(seed: 17)
+    var random = SplitMix(state: 17)
     synthetic.scans = []
     for _ in 0..<100 {
         for scan in real.scans {
@@ -96,17 +97,9 @@ private func best(rounds: Int = 3, _ body: () throws -> Void) throws -> Double {
     return fastest
 }
 
-/// A small deterministic generator, so the synthetic map is the same in every run.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// The tests' SplitMix64 (the same sequence as before), with the draws the synthetic map needs:
+/// the map is the same in every run.
+extension SplitMix {
     mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
     /// Box–Muller.
     mutating func gaussian() -> Double {

@@ -10,11 +10,7 @@ import Testing
 /// Spatial joins and feature references, each cross-checked against GEOS or brute force over
 /// the same fixture data.
 @Suite struct JoinTests {
-    func rows(_ query: String, _ snapshot: Snapshot) throws -> [JSONObject] {
-        let result = try #require(try Query.run(query, on: snapshot).first)
-        guard case .object(let answer) = result.json(), case .array(let rows)? = answer["rows"] else { return [] }
-        return rows.compactMap { if case .object(let row) = $0 { row } else { nil } }
-    }
+    func rows(_ query: String, _ snapshot: Snapshot) throws -> [JSONObject] { try QueryStore.rows(query, snapshot) }
 
     /// The district of each of the 17 stations, by `(districts CONTAINING).NAZEV_MC`, equals
     /// GEOS's point-in-polygon over all 57 districts; four are named, two of them stations whose

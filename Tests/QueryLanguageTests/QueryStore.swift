@@ -1,4 +1,6 @@
 import Engine
+import Geometry
+import QueryLanguage
 import Foundation
 import TestSupport
 
@@ -18,4 +20,16 @@ enum QueryStore {
     }
 
     static func get() throws -> Snapshot { try snapshot.get() }
+
+    /// The rows of a statement's first answer, as JSON objects; an answer without rows throws.
+    static func rows(_ query: String, _ snapshot: Snapshot) throws -> [JSONObject] {
+        guard let result = try Query.run(query, on: snapshot).first, case .object(let answer) = result.json(),
+              case .array(let rows)? = answer["rows"] else { throw NoRows(query: query) }
+        return rows.compactMap { if case .object(let row) = $0 { row } else { nil } }
+    }
+
+    struct NoRows: Error, CustomStringConvertible {
+        let query: String
+        var description: String { "no rows answered for \(query)" }
+    }
 }

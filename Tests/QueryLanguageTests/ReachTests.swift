@@ -9,11 +9,7 @@ import Testing
 /// the engine's route from the point to it is at most the limit, and its `distance_m` is that
 /// route's metres; the same pens by a time and by its distance at 5 km/h.
 @Suite struct ReachTests {
-    func rows(_ query: String, _ snapshot: Snapshot) throws -> [JSONObject] {
-        let result = try #require(try Query.run(query, on: snapshot).first)
-        guard case .object(let answer) = result.json(), case .array(let rows)? = answer["rows"] else { return [] }
-        return rows.compactMap { if case .object(let row) = $0 { row } else { nil } }
-    }
+    func rows(_ query: String, _ snapshot: Snapshot) throws -> [JSONObject] { try QueryStore.rows(query, snapshot) }
 
     @Test func thePensAWalkReachesAreThoseRoutesReach() throws {
         let snapshot = try QueryStore.get()
