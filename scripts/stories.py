@@ -247,6 +247,8 @@ def e2e():
             pasted = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
             problems = matches(json.loads(expected), json.loads(pasted.stdout or "null"))
             print(f"{'ok  ' if not problems else 'FAIL'} pasted: {title}")
+            for problem in problems:
+                print(f"       {problem}")
             failures += bool(problems)
         print("all stories answered as documented" if not failures else f"{failures} failure(s)")
         return failures
