@@ -66,7 +66,9 @@ let package = Package(
         .target(name: "Indoor", dependencies: ["Geometry", "SQLite", "SpatialIndex", "Store"]),
         .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "Wire"]),
         .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
-        .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "CMalloc"]),
+        // Moving objects, fences evaluated on every update, and the numbered events they send.
+        .target(name: "Live", dependencies: ["Geometry", "SpatialIndex"]),
+        .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Live", "CMalloc"]),
         .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "VectorTiles"]),
         // A store in PostgreSQL/PostGIS behind the same Engine: `postgresql://` URLs, `vltava push`,
         // and FIND compiled to SQL with bound parameters (docs/ARCHITECTURE.md, "PostGIS").
@@ -127,7 +129,7 @@ let package = Package(
         .testTarget(name: "ZooPrahaTests", dependencies: ["ZooPraha", "Store", "Geometry", "TestSupport"]),
         .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "Wire", "TestSupport"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "Live", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "SQLite", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["VltavaCLI", "Engine", "Store", "Geometry", "TestSupport"]),
         .testTarget(name: "VltavaTests", dependencies: ["Vltava", "TestSupport"]),

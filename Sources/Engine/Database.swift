@@ -35,6 +35,8 @@ public protocol SnapshotSource: Sendable {
     /// for a snapshot catching up with another process's writes (`Engine.catchUp`). The
     /// default: nil, the source cannot (reload instead).
     func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]?
+    /// The live layers and fences declared in the store (LiveLayers.swift). The default: none.
+    func liveDefinitions() throws(EngineError) -> [LiveDefinition]
 }
 
 /// What a store's change notification says.
@@ -50,6 +52,7 @@ extension SnapshotSource {
     public func lastSequence() throws(EngineError) -> Int64 { 0 }
     public func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]? { nil }
     public func checkReady(timeout: Double) throws(EngineError) {}
+    public func liveDefinitions() throws(EngineError) -> [LiveDefinition] { [] }
     public func openWriter() throws(EngineError) -> any StoreWriter {
         throw .write(code: "read_only", category: .impossible, message: "the store at \(location) takes no writes")
     }
@@ -79,6 +82,13 @@ public struct GeoPackageSource: SnapshotSource {
     public func lastSequence() throws(EngineError) -> Int64 {
         do {
             return try GeoPackage(path: path, mode: .readOnly).lastSequence()
+        } catch {
+            throw .store(error.description)
+        }
+    }
+    public func liveDefinitions() throws(EngineError) -> [LiveDefinition] {
+        do {
+            return try GeoPackage(path: path, mode: .readOnly).liveDefinitions()
         } catch {
             throw .store(error.description)
         }

@@ -3,6 +3,7 @@
 // so a reload never mixes two versions of the data in one answer.
 
 import Geometry
+import Live
 import Store
 
 public final class Engine: Sendable {
@@ -21,6 +22,9 @@ public final class Engine: Sendable {
     /// Extra MBTiles files by name, besides those registered in the store.
     public let tileSetPaths: [String: String]
     public let limits: EngineLimits
+    /// The live layers' objects, the fences and their events (LiveLayers.swift).
+    public let live: LiveHub
+    let fenceBook = Locked(FenceBook())
 
     /// Opens the store at `storePath` and loads its first snapshot.
     public convenience init(storePath: String, tileSets: [String: String] = [:], limits: EngineLimits = EngineLimits()) throws(EngineError) {
@@ -37,6 +41,8 @@ public final class Engine: Sendable {
         // the snapshot or not, and `catchUp` applies it again either way (it reads rows as they are).
         held.withLock { $0 = (try? source.lastSequence()) ?? 0 }
         current = Locked(try source.loadSnapshot(tileSets: tileSets, limits: limits))
+        live = LiveHub(limits: limits.live)
+        loadLiveDefinitions()
     }
 
     /// The current snapshot. Keep the reference for the whole of one answer.
@@ -57,6 +63,8 @@ public final class Engine: Sendable {
             let fresh = try source.loadSnapshot(tileSets: tileSetPaths, limits: limits)
             swap(fresh)
             held.withLock { $0 = sequence }
+            // Fences on layers take their features from the new snapshot.
+            try? install(fresh, changed: [])
             return fresh
         }
     }
@@ -83,8 +91,10 @@ public final class Engine: Sendable {
                     layers[layer.name] = layer.info
                 }
                 guard let features = try source.currentFeatures(touched, of: layers) else { return false }
-                swap(try current.applying(AppliedBatch(changes: changes, layers: layers, features: features, warnings: [], sequence: last.sequence)))
+                let fresh = try current.applying(AppliedBatch(changes: changes, layers: layers, features: features, warnings: [], sequence: last.sequence))
+                swap(fresh)
                 held.withLock { $0 = last.sequence }
+                liveAfterWrite(fresh, changedLayers: Set(layers.keys))
             }
         }
     }

@@ -12,6 +12,7 @@
 
 import Dispatch
 import Foundation
+import Live
 import Synchronization
 
 /// What one operation and one request may cost, and the defaults they start from. Hitting a
@@ -68,9 +69,14 @@ public struct EngineLimits: Sendable, Equatable {
     /// not counted). Checked between statements, inside the long loops, and handed to every
     /// route search as its own time bound.
     public var maxRequestSeconds: Double = 5
+    /// Live layers, fences and events (Sources/Live): objects per layer, fences, areas,
+    /// positions per batch, events kept for streams.
+    public var live = LiveLimits()
 
     public init() {}
 }
+
+public typealias LiveLimits = Live.LiveLimits
 
 /// A request's client has gone (or its caller gave up): set once, from any thread, and read by
 /// the work as part of its deadline. The server sets it when the connection's input closes, so

@@ -30,9 +30,22 @@ public protocol StoreWriter: Sendable {
     func apply(_ batches: [WriteBatch]) throws(EngineError) -> [Result<AppliedBatch, EngineError>]
     /// The changes after `sequence`, oldest first, at most `limit`.
     func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change]
+    /// Keeps a live layer's or fence's definition, durably (LiveLayers.swift). The default: the
+    /// store keeps none.
+    func save(_ definition: LiveDefinition) throws(EngineError)
+    /// Deletes one; false when there was none.
+    func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool
 }
 
 extension StoreWriter {
+    public func save(_ definition: LiveDefinition) throws(EngineError) {
+        throw .write(code: "not_supported", category: .impossible, message: "this store keeps no live layers or fences yet (a GeoPackage store does)")
+    }
+
+    public func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool {
+        throw .write(code: "not_supported", category: .impossible, message: "this store keeps no live layers or fences yet (a GeoPackage store does)")
+    }
+
     public func apply(_ batches: [WriteBatch]) throws(EngineError) -> [Result<AppliedBatch, EngineError>] {
         batches.map { batch in Result { () throws(EngineError) in try apply(batch) } }
     }
@@ -124,6 +137,7 @@ extension Engine {
         held.withLock { held in
             if let sequence = all.changes.first?.sequence, sequence == held + 1 { held = all.sequence }
         }
+        liveAfterWrite(fresh, changedLayers: Set(all.layers.keys))
         return fresh
     }
 
@@ -228,6 +242,14 @@ final class GeoPackageStoreWriter: StoreWriter, @unchecked Sendable {
 
     func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
         try run { (store: GeoPackage) throws(StoreError) in try store.changes(since: sequence, limit: limit) }
+    }
+
+    func save(_ definition: LiveDefinition) throws(EngineError) {
+        try run { (store: GeoPackage) throws(StoreError) in try store.save(definition) }
+    }
+
+    func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool {
+        try run { (store: GeoPackage) throws(StoreError) in try store.deleteLiveDefinition(kind: kind, name: name) }
     }
 
     private func run<T>(_ body: (GeoPackage) throws(StoreError) -> T) throws(EngineError) -> T {

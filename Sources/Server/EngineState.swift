@@ -28,6 +28,8 @@ public final class EngineState: Sendable {
     private let readiness = Readiness()
     /// Wakes the change feed's streams when a write commits.
     let changeSignal = ChangeSignal()
+    /// Wakes the fences' event streams when the hub has new events.
+    let eventSignal = ChangeSignal()
 
     init(metrics: HTTPMetrics) {
         self.metrics = metrics
@@ -42,6 +44,12 @@ public final class EngineState: Sendable {
         case .failed(let message):
             throw APIError(.serviceUnavailable, code: "snapshot_unavailable", detail: "the data could not be loaded: \(message)")
         }
+    }
+
+    /// The engine, once loaded (503 until then).
+    func host() throws(APIError) -> Engine {
+        guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); throw APIError.loading() }
+        return host
     }
 
     /// Whether data requests can be answered now (`/readyz`): a snapshot is loaded and its store
@@ -68,6 +76,14 @@ public final class EngineState: Sendable {
             let host = try await onQueue(load)
             phase.withLock { $0 = .ready(host) }
             describeTileSets(host.snapshot)
+            // Fences' streams wake on the hub's events; objects whose time ran out leave each second.
+            _ = host.live.listen { [eventSignal] in eventSignal.published() }
+            Task.detached {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    host.live.expire()
+                }
+            }
             // A store that tells of its changes (PostGIS: LISTEN/NOTIFY) is followed when it does.
             _ = host.source.watchChanges { [self] change in follow(change) }
         } catch {

@@ -1,0 +1,341 @@
+// The engine's live side: live layers and fences declared (kept in the store, under the update
+// lock, as writes are), resolved against the current snapshot into the hub's areas, and
+// resolved again when a write changes a layer they come from; threshold fences checked after a
+// write appends observations. Positions go straight to the hub: memory, no store write.
+
+import Foundation
+import Geometry
+import Live
+import Store
+
+/// The fences an engine has, resolved or not, and the threshold fences' last state.
+struct FenceBook: Sendable {
+    var definitions: [String: FenceDefinition] = [:]
+    /// Why a fence does not run now (its layer was dropped, its live layer is gone), by name.
+    var problems: [String: String] = [:]
+    var thresholds: [String: ThresholdState] = [:]
+}
+
+struct ThresholdState: Sendable {
+    /// The end of the newest observation checked (seconds since 1970).
+    var lastEnd: Int64?
+    /// Whether the condition held then: an event fires when it starts to hold.
+    var holds = false
+}
+
+/// A fence as an engine lists it.
+public struct FenceStatus: Sendable {
+    public let definition: FenceDefinition
+    /// Why it does not run now; nil when it does.
+    public let problem: String?
+}
+
+extension Engine {
+    // MARK: - Live layers
+
+    /// Declares a live layer (or changes its settings), kept in the store. Its name may not be a
+    /// store layer's.
+    public func declareLiveLayer(_ name: String, settings: LiveLayerSettings) throws(EngineError) {
+        try FenceDefinition.checkName(name, of: "live layer")
+        if (try? snapshot.layer(name)) != nil {
+            throw .write(code: "layer_exists", category: .impossible, message: "\(Quote.input(name)) is a store layer; a live layer needs a name of its own")
+        }
+        try updating { (writer: any StoreWriter) throws(EngineError) in
+            try hub { () throws(LiveError) in try live.declare(name, settings: settings) }
+            try writer.save(LiveDefinition(kind: .layer, name: name, definition: JSON.serialize(settings.json)))
+        }
+    }
+
+    /// Drops a live layer and its objects; false when there is none.
+    public func dropLiveLayer(_ name: String) throws(EngineError) -> Bool {
+        try updating { (writer: any StoreWriter) throws(EngineError) -> Bool in
+            _ = try writer.deleteLiveDefinition(kind: .layer, name: live.layer(name)?.name ?? name)
+            return live.drop(name)
+        }
+    }
+
+    /// Applies a batch of positions to a live layer (all or nothing), evaluating every fence
+    /// that watches it; returns the events, numbered. Memory only (LiveHub.swift).
+    @discardableResult
+    public func updatePositions(_ layer: String, _ updates: [PositionUpdate]) throws(EngineError) -> [FenceEvent] {
+        try hub { () throws(LiveError) in try live.update(layer, updates) }
+    }
+
+    // MARK: - Fences
+
+    /// Every fence, by name, with why it does not run when it does not.
+    public var fences: [FenceStatus] {
+        fenceBook.withLock { book in
+            book.definitions.keys.sorted().compactMap { name in
+                book.definitions[name].map { FenceStatus(definition: $0, problem: book.problems[name]) }
+            }
+        }
+    }
+
+    /// Adds or replaces a fence, kept in the store. It is resolved first (its layer's features,
+    /// its reach), so a fence that cannot run is refused, not kept.
+    @discardableResult
+    public func putFence(_ definition: FenceDefinition) throws(EngineError) -> FenceStatus {
+        try updating { (writer: any StoreWriter) throws(EngineError) -> FenceStatus in
+            let current = snapshot
+            switch definition.rule {
+            case .moving:
+                _ = try resolve(definition, on: current)
+            case .threshold(let threshold, _):
+                _ = try reading(threshold, on: current)
+            }
+            let count = fenceBook.withLock { $0.definitions[definition.name] == nil ? $0.definitions.count + 1 : $0.definitions.count }
+            guard count <= limits.live.maxFences else {
+                throw .write(code: "live_limit", category: .limit, message: "at most \(limits.live.maxFences) fences; delete one first")
+            }
+            try writer.save(LiveDefinition(kind: .fence, name: definition.name, definition: JSON.serialize(definition.json)))
+            fenceBook.withLock { book in
+                book.definitions[definition.name] = definition
+                book.thresholds[definition.name] = nil
+            }
+            try install(current, changed: [definition.name])
+            return FenceStatus(definition: definition, problem: nil)
+        }
+    }
+
+    /// Deletes a fence; false when there is none.
+    public func deleteFence(_ name: String) throws(EngineError) -> Bool {
+        try updating { (writer: any StoreWriter) throws(EngineError) -> Bool in
+            guard fenceBook.withLock({ $0.definitions[name] != nil }) else { return false }
+            _ = try writer.deleteLiveDefinition(kind: .fence, name: name)
+            fenceBook.withLock { book in
+                book.definitions[name] = nil
+                book.problems[name] = nil
+                book.thresholds[name] = nil
+            }
+            try install(snapshot, changed: [name])
+            return true
+        }
+    }
+
+    // MARK: - Loading and keeping up
+
+    /// Reads the declared live layers and fences from the store at start. A definition that no
+    /// longer parses or resolves is kept, with its problem, rather than stopping the start.
+    func loadLiveDefinitions() {
+        guard let stored = try? source.liveDefinitions() else { return }
+        for definition in stored {
+            let value: JSONValue
+            do {
+                value = try JSON.parse(definition.definition)
+            } catch {
+                continue
+            }
+            switch definition.kind {
+            case .layer:
+                if let settings = try? LiveLayerSettings.parse(value) { try? live.declare(definition.name, settings: settings) }
+            case .fence:
+                if let fence = try? FenceDefinition.parse(name: definition.name, value) {
+                    fenceBook.withLock { $0.definitions[fence.name] = fence }
+                }
+            }
+        }
+        try? install(snapshot, changed: [])
+    }
+
+    /// Resolves every moving fence against `snapshot` and hands them to the hub; fences in
+    /// `changed` start afresh (every object outside), the others keep their objects' states.
+    /// Threshold fences not yet checked take their current state, so they fire on a change.
+    func install(_ snapshot: Snapshot, changed: Set<String>) throws(EngineError) {
+        let definitions = fenceBook.withLock { $0.definitions }
+        var resolved: [Fence] = []
+        var problems: [String: String] = [:]
+        var thresholds: [String: ThresholdState] = [:]
+        for (name, definition) in definitions {
+            switch definition.rule {
+            case .moving:
+                do {
+                    resolved.append(try resolve(definition, on: snapshot))
+                } catch {
+                    problems[name] = error.description
+                }
+            case .threshold(let threshold, _):
+                if let reading = try? reading(threshold, on: snapshot) {
+                    thresholds[name] = ThresholdState(lastEnd: reading.end, holds: holds(threshold, reading))
+                } else {
+                    thresholds[name] = ThresholdState()
+                }
+            }
+        }
+        try hub { () throws(LiveError) in try live.setFences(resolved, unchanged: Set(definitions.keys).subtracting(changed)) }
+        fenceBook.withLock { book in
+            book.problems = problems
+            for (name, state) in thresholds where book.thresholds[name] == nil || changed.contains(name) { book.thresholds[name] = state }
+        }
+    }
+
+    /// After a write (or a catch-up) swapped in `fresh`: fences on a changed layer are resolved
+    /// again, and threshold fences are checked when observations were written.
+    func liveAfterWrite(_ fresh: Snapshot, changedLayers: Set<String>) {
+        let definitions = fenceBook.withLock { $0.definitions }
+        guard !definitions.isEmpty else { return }
+        let changed = Set(changedLayers.map { $0.lowercased() })
+        let onChanged = definitions.values.filter { definition in
+            if case .moving(_, .layer(let layer, _, _, _), _) = definition.rule { return changed.contains(layer.lowercased()) }
+            return false
+        }.map(\.name)
+        if !onChanged.isEmpty { try? install(fresh, changed: Set(onChanged)) }
+        guard fresh.timeSeriesByTable.keys.contains(where: { changed.contains($0.lowercased()) }) else { return }
+        var events: [FenceEvent] = []
+        for name in definitions.keys.sorted() {
+            guard let definition = definitions[name], case .threshold(let threshold, let detect) = definition.rule,
+                  let reading = try? reading(threshold, on: fresh) else { continue }
+            let previous = fenceBook.withLock { $0.thresholds[name] } ?? ThresholdState()
+            guard reading.end != previous.lastEnd else { continue }
+            let now = holds(threshold, reading)
+            fenceBook.withLock { $0.thresholds[name] = ThresholdState(lastEnd: reading.end, holds: now) }
+            let kind: String? = switch (previous.holds, now) {
+            case (false, true): threshold.atLeast == nil ? "rise" : "above"
+            case (true, false): threshold.atLeast == nil ? nil : "below"
+            default: nil
+            }
+            guard let kind, detect.contains(kind) else { continue }
+            var values = JSONObject([("column", .string(threshold.column)), ("value", .double(reading.value)),
+                                     ("station", .string(reading.code ?? "")), ("station_fid", .integer(reading.fid)),
+                                     ("distance_m", .double(Rounding.metres(reading.metres))), ("observed_until", .string(UTCTime(seconds: reading.end).iso))])
+            if let atLeast = threshold.atLeast { values["at_least"] = .double(atLeast) }
+            if let riseBy = threshold.riseBy {
+                values["rise_by"] = .double(riseBy)
+                values["lowest_before"] = .double(reading.lowestBefore ?? reading.value)
+                values["within_s"] = .double(threshold.withinSeconds)
+            }
+            events.append(FenceEvent(fence: name, kind: kind, position: threshold.place, time: Double(reading.end), values: values))
+        }
+        live.publish(events)
+    }
+
+    // MARK: - Resolving
+
+    /// The fence the hub runs for a moving fence's definition, its areas taken from `snapshot`.
+    func resolve(_ definition: FenceDefinition, on snapshot: Snapshot) throws(EngineError) -> Fence {
+        guard case .moving(let watch, let area, let rules) = definition.rule else {
+            throw FenceDefinition.invalid("\(definition.name) is a threshold fence")
+        }
+        guard live.layer(watch.layer) != nil else {
+            throw .write(code: "unknown_live_layer", category: .notFound,
+                         message: "watch.layer: no live layer named \(Quote.input(watch.layer)) (declare it first: PUT /v1/live/\(watch.layer))")
+        }
+        let target: FenceTarget
+        switch area {
+        case .circle(let centre, let radius):
+            target = .areas([FenceArea(shape: .point(centre), within: radius)])
+        case .shape(let shape, let within):
+            target = .areas([FenceArea(shape: shape, within: within)])
+        case .layer(let name, let fids, let match, let within):
+            let layer = try snapshot.layer(name)
+            if layer.storage.rowsInDatabase { throw .notSupportedOnPostGIS("a fence on a layer kept in the database") }
+            let wanted = fids.map(Set.init)
+            let matching = match.map { ($0.0, GeoJSON.attribute($0.1)) }
+            var areas: [FenceArea] = []
+            for i in layer.indices.sorted(by: { layer.fids[$0] < layer.fids[$1] }) {
+                let fid = layer.fids[i]
+                if let wanted, !wanted.contains(fid) { continue }
+                let properties = layer.properties[i]
+                guard matching.allSatisfy({ properties[$0.0] == $0.1 }), let geometry = layer.geometries[i] else { continue }
+                let name = properties["name"]?.stringValue ?? properties["nazev"]?.stringValue
+                areas.append(FenceArea(shape: geometry, within: within, feature: FenceFeature(layer: layer.name, fid: fid, name: name)))
+            }
+            guard !areas.isEmpty else {
+                throw .write(code: "empty_fence", category: .invalid, message: "area: no feature of \(layer.name) is selected (fids, match)")
+            }
+            target = .areas(areas)
+        case .reach(let from, let limit):
+            let answer = try snapshot.isochrone(IsochroneRequest(from: from, limit: limit))
+            guard let band = answer.bands.last else { throw FenceDefinition.invalid("area.reach: nothing is reached") }
+            target = .areas([FenceArea(shape: band.area)])
+        case .near(let layer, let object, let radius):
+            guard live.layer(layer) != nil else {
+                throw .write(code: "unknown_live_layer", category: .notFound, message: "area.near.layer: no live layer named \(Quote.input(layer))")
+            }
+            target = .roaming(layer: layer, object: object, radius: radius)
+        }
+        return Fence(name: definition.name, watch: watch, target: target, rules: rules)
+    }
+
+    struct ThresholdReading {
+        var value: Double
+        var end: Int64
+        var code: String?
+        var fid: Int64
+        var metres: Double
+        /// The lowest value of the `withinSeconds` before `end`, for a rise.
+        var lowestBefore: Double?
+    }
+
+    /// The value a threshold fence watches now: the nearest station measuring its column.
+    func reading(_ threshold: FenceDefinition.Threshold, on snapshot: Snapshot) throws(EngineError) -> ThresholdReading {
+        let report = try snapshot.air(at: threshold.place)
+        let found = report.index?.column == threshold.column ? report.index : report.pollutants.first { $0.column == threshold.column }
+        guard let found else {
+            throw FenceDefinition.invalid("threshold.column: no station measures \(Quote.input(threshold.column)) (columns: \(report.stations.series.columns.joined(separator: ", ")))")
+        }
+        var lowest: Double?
+        if threshold.riseBy != nil, let code = found.code, let column = report.stations.series.columns.firstIndex(of: threshold.column) {
+            let from = Double(found.end.seconds) - threshold.withinSeconds
+            lowest = report.stations.series.observations(of: code)
+                .filter { Double($0.end.seconds) >= from && $0.end.seconds < found.end.seconds }
+                .compactMap { $0.values[column] }.min()
+        }
+        return ThresholdReading(value: found.value, end: found.end.seconds, code: found.code, fid: found.station.fid,
+                                metres: found.station.metres ?? 0, lowestBefore: lowest)
+    }
+
+    private func holds(_ threshold: FenceDefinition.Threshold, _ reading: ThresholdReading) -> Bool {
+        if let atLeast = threshold.atLeast { return reading.value >= atLeast }
+        if let riseBy = threshold.riseBy, let lowest = reading.lowestBefore { return reading.value - lowest > riseBy }
+        return false
+    }
+}
+
+extension Engine {
+    /// Runs a hub call, its error as the engine's (same code and category).
+    func hub<T>(_ body: () throws(LiveError) -> T) throws(EngineError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .write(code: error.code, category: error.category, message: error.message)
+        }
+    }
+}
+
+extension Output {
+    /// One event, as streams and webhooks send it.
+    public static func fenceEvent(_ w: inout JSONWriter, _ event: FenceEvent) {
+        w.beginObject()
+        w.key("id"); w.integer(event.id)
+        w.key("fence"); w.string(event.fence)
+        w.key("event"); w.string(event.kind)
+        if let layer = event.layer { w.key("layer"); w.string(layer) }
+        if let object = event.object { w.key("object"); w.string(object) }
+        if let feature = event.feature {
+            w.key("feature")
+            w.beginObject()
+            w.key("layer"); w.string(feature.layer)
+            w.key("fid"); w.integer(feature.fid)
+            if let name = feature.name { w.key("name"); w.string(name) }
+            w.endObject()
+        }
+        if let near = event.near { w.key("near"); w.string(near) }
+        if let position = event.position {
+            w.key("position")
+            w.beginArray(); w.coordinate(position.lon); w.coordinate(position.lat); w.endArray()
+        }
+        w.key("time"); w.string(isoMilliseconds(event.time))
+        if let values = event.values { w.key("values"); w.value(.object(values)) }
+        w.endObject()
+    }
+
+    /// Seconds since 1970 as ISO 8601 with milliseconds, UTC.
+    public static func isoMilliseconds(_ seconds: Double) -> String {
+        // Outside years 0 to 9999 (a library caller's odd time) the number itself is clearer.
+        guard seconds.isFinite, seconds > -62_135_596_800, seconds < 253_402_300_800 else { return "\(seconds)" }
+        let whole = seconds.rounded(.down)
+        let milliseconds = min(999, max(0, Int(((seconds - whole) * 1000).rounded())))
+        return String(UTCTime(seconds: Int64(whole)).iso.dropLast()) + "." + String(milliseconds + 1000).dropFirst() + "Z"
+    }
+}

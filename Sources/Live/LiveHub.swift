@@ -1,0 +1,115 @@
+// The live layers, their fences and the event log of one process, behind one lock: an update
+// batch is evaluated and its events numbered before the next batch starts, so every object's
+// events are in the order of its updates and the log's numbers follow that order.
+//
+// Everything here is memory: positions, histories and events end with the process. What is
+// declared (live layers, fences) is kept by the Engine in the store and handed back at start.
+
+import Foundation
+import Geometry
+
+public final class LiveHub: Sendable {
+    private let state: Locked<LiveState>
+    private let log: Locked<EventLog>
+    private let listeners = Locked<(next: UInt64, all: [UInt64: @Sendable () -> Void])>((0, [:]))
+    public let limits: LiveLimits
+
+    public init(limits: LiveLimits = LiveLimits()) {
+        self.limits = limits
+        state = Locked(LiveState(limits: limits))
+        log = Locked(EventLog(capacity: limits.retainedEvents))
+    }
+
+    // MARK: - Reading
+
+    public func layer(_ name: String) -> LiveLayer? { state.withLock { $0.layer(name) } }
+
+    public var layerNames: [String] { state.withLock { $0.layers.values.map(\.name).sorted() } }
+
+    public func object(_ layer: String, id: String) -> LiveObject? { state.withLock { $0.layer(layer)?.objects[id] } }
+
+    public var fences: [Fence] { state.withLock { $0.fences } }
+
+    /// The events after `id` (see `EventLog.events`).
+    public func events(after id: Int64, fences: Set<String>? = nil, limit: Int) -> (events: [FenceEvent], missed: Bool, last: Int64) {
+        log.withLock { $0.events(after: id, fences: fences, limit: limit) }
+    }
+
+    /// The id of the newest event (one below the next), for a stream that starts now.
+    public var lastEventID: Int64 { log.withLock { $0.nextID - 1 } }
+
+    // MARK: - Changing
+
+    public func declare(_ name: String, settings: LiveLayerSettings) throws(LiveError) {
+        try state.withLock { (s: inout LiveState) throws(LiveError) in try s.declare(name, settings: settings) }
+    }
+
+    @discardableResult
+    public func drop(_ name: String) -> Bool { state.withLock { $0.drop(name) } }
+
+    public func setFences(_ fences: [Fence], unchanged: Set<String>) throws(LiveError) {
+        try state.withLock { (s: inout LiveState) throws(LiveError) in try s.setFences(fences, unchanged: unchanged) }
+    }
+
+    /// Applies a batch of positions (all or nothing) and returns the events it made, numbered.
+    @discardableResult
+    public func update(_ layer: String, _ updates: [PositionUpdate], now: Double = Date().timeIntervalSince1970) throws(LiveError) -> [FenceEvent] {
+        guard updates.count <= limits.maxUpdatesPerBatch else {
+            throw .limit("\(updates.count) updates in one batch; at most \(limits.maxUpdatesPerBatch)")
+        }
+        return try changing { (s: inout LiveState, emit: (FenceEvent) -> Void) throws(LiveError) in try s.update(layer, updates, now: now, emit: emit) }
+    }
+
+    /// Removes an object (its exits are sent with reason `deleted`). False when there is none.
+    public func remove(_ layer: String, id: String, now: Double = Date().timeIntervalSince1970) -> Bool {
+        var found = false
+        changing { (s: inout LiveState, emit: (FenceEvent) -> Void) in found = s.remove(layer, id: id, reason: "deleted", time: now, emit: emit) }
+        return found
+    }
+
+    /// Removes the objects whose time ran out (their exits are sent with reason `expired`).
+    @discardableResult
+    public func expire(now: Double = Date().timeIntervalSince1970) -> [FenceEvent] {
+        changing { (s: inout LiveState, emit: (FenceEvent) -> Void) in s.expire(now: now, emit: emit) }
+    }
+
+    /// Numbers and keeps events made elsewhere (a threshold fence's), and wakes the streams.
+    public func publish(_ events: [FenceEvent]) {
+        guard !events.isEmpty else { return }
+        _ = changing { (_: inout LiveState, emit: (FenceEvent) -> Void) in events.forEach(emit) }
+    }
+
+    /// Runs `body` on the state, numbering the events it emits into the log before the lock is
+    /// left, then wakes every listener once.
+    @discardableResult
+    private func changing<E: Error>(_ body: (inout LiveState, (FenceEvent) -> Void) throws(E) -> Void) throws(E) -> [FenceEvent] {
+        let events = try state.withLock { (s: inout LiveState) throws(E) -> [FenceEvent] in
+            var made: [FenceEvent] = []
+            try body(&s) { made.append($0) }
+            guard !made.isEmpty else { return made }
+            log.withLock { log in
+                for i in made.indices { log.append(&made[i]) }
+            }
+            return made
+        }
+        if !events.isEmpty {
+            for listener in listeners.withLock({ Array($0.all.values) }) { listener() }
+        }
+        return events
+    }
+
+    // MARK: - Listening
+
+    /// Calls `wake` after every batch that made events, until `stopListening(token)`.
+    public func listen(_ wake: @escaping @Sendable () -> Void) -> UInt64 {
+        listeners.withLock { l in
+            l.next += 1
+            l.all[l.next] = wake
+            return l.next
+        }
+    }
+
+    public func stopListening(_ token: UInt64) {
+        _ = listeners.withLock { $0.all.removeValue(forKey: token) }
+    }
+}
