@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // Graceful shutdown (Hummingbird's own): the change feed's open streams end on SIGTERM.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // HMAC-SHA256 of the webhooks' signature header (postgres-nio builds it already).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // System libraries, found through pkg-config.
@@ -94,6 +96,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.embedInCode("MapPage/index.html"), .embedInCode("MapPage/map.css"), .embedInCode("MapPage/map.js"),
                         .embedInCode("MapPage/style.json")]

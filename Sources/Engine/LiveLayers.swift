@@ -14,6 +14,7 @@ struct FenceBook: Sendable {
     /// Why a fence does not run now (its layer was dropped, its live layer is gone), by name.
     var problems: [String: String] = [:]
     var thresholds: [String: ThresholdState] = [:]
+    var webhooks: [String: WebhookDefinition] = [:]
 }
 
 struct ThresholdState: Sendable {
@@ -55,9 +56,10 @@ extension Engine {
     }
 
     /// Applies a batch of positions to a live layer (all or nothing), evaluating every fence
-    /// that watches it; returns the events, numbered. Memory only (LiveHub.swift).
+    /// that watches it; returns the events, numbered, and the stale positions left out. Memory
+    /// only (LiveHub.swift).
     @discardableResult
-    public func updatePositions(_ layer: String, _ updates: [PositionUpdate]) throws(EngineError) -> [FenceEvent] {
+    public func updatePositions(_ layer: String, _ updates: [PositionUpdate]) throws(EngineError) -> PositionReceipt {
         try hub { () throws(LiveError) in try live.update(layer, updates) }
     }
 
@@ -132,6 +134,10 @@ extension Engine {
             case .fence:
                 if let fence = try? FenceDefinition.parse(name: definition.name, value) {
                     fenceBook.withLock { $0.definitions[fence.name] = fence }
+                }
+            case .webhook:
+                if let webhook = try? WebhookDefinition.parse(name: definition.name, value) {
+                    fenceBook.withLock { $0.webhooks[webhook.name] = webhook }
                 }
             }
         }

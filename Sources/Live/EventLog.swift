@@ -1,9 +1,10 @@
 // The events a hub has sent, numbered, kept in a ring for streams to read from and resume in.
 //
-// Numbers increase within a run and across restarts: a run starts numbering at its start time
-// in milliseconds times 10,000, so an id from an earlier run is below every id of this one, and
-// a stream resuming with it is told it missed events (`missed`), as one resuming before the
-// oldest event the ring still holds is.
+// Numbers increase within a run and across restarts: a run starts numbering at the
+// milliseconds since 2024 at its start, times 1,000, so an id from an earlier run is below every
+// id of this one (unless a run made more than a million events a second), and a stream resuming
+// with it is told it missed events (`missed`), as one resuming before the oldest event the ring
+// still holds is. The ids stay below 2^53 until the 2300s, so JavaScript reads them exactly.
 
 import Foundation
 
@@ -23,9 +24,10 @@ public struct EventLog: Sendable {
         runStart = start
     }
 
-    /// This run's first id: milliseconds since 1970 × 10,000.
+    /// This run's first id: milliseconds since 2024-01-01 × 1,000.
     public static func runStart(now: Date = Date()) -> Int64 {
-        Int64((now.timeIntervalSince1970 * 1000).rounded(.down)) * 10_000
+        let milliseconds = (now.timeIntervalSince1970 - 1_704_067_200) * 1000
+        return Int64(max(0, min(milliseconds, 9e12)).rounded(.down)) * 1000
     }
 
     /// The id of the oldest event kept (nextID when none is).

@@ -8,6 +8,14 @@
 import Foundation
 import Geometry
 
+/// What a batch of positions did.
+public struct PositionReceipt: Sendable {
+    /// The events it made, numbered, in order.
+    public let events: [FenceEvent]
+    /// Positions left out because their object already had a later one.
+    public let stale: Int
+}
+
 public final class LiveHub: Sendable {
     private let state: Locked<LiveState>
     private let log: Locked<EventLog>
@@ -51,13 +59,16 @@ public final class LiveHub: Sendable {
         try state.withLock { (s: inout LiveState) throws(LiveError) in try s.setFences(fences, unchanged: unchanged) }
     }
 
-    /// Applies a batch of positions (all or nothing) and returns the events it made, numbered.
+    /// Applies a batch of positions (all or nothing) and returns the events it made, numbered,
+    /// and how many positions were stale (older than their object's: left out).
     @discardableResult
-    public func update(_ layer: String, _ updates: [PositionUpdate], now: Double = Date().timeIntervalSince1970) throws(LiveError) -> [FenceEvent] {
+    public func update(_ layer: String, _ updates: [PositionUpdate], now: Double = Date().timeIntervalSince1970) throws(LiveError) -> PositionReceipt {
         guard updates.count <= limits.maxUpdatesPerBatch else {
             throw .limit("\(updates.count) updates in one batch; at most \(limits.maxUpdatesPerBatch)")
         }
-        return try changing { (s: inout LiveState, emit: (FenceEvent) -> Void) throws(LiveError) in try s.update(layer, updates, now: now, emit: emit) }
+        var stale = 0
+        let events = try changing { (s: inout LiveState, emit: (FenceEvent) -> Void) throws(LiveError) in stale = try s.update(layer, updates, now: now, emit: emit) }
+        return PositionReceipt(events: events, stale: stale)
     }
 
     /// Removes an object (its exits are sent with reason `deleted`). False when there is none.

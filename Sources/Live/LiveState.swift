@@ -201,8 +201,10 @@ public struct LiveState: Sendable {
     /// Applies the updates in order, calling `emit` with each event as it happens. All or
     /// nothing: the batch is checked whole first (the layer exists, ids are not empty, the
     /// object limit holds).
-    /// TTLs count from `now`, when the batch arrived (an update's own time may be older).
-    public mutating func update(_ layerName: String, _ updates: [PositionUpdate], now: Double, emit: (FenceEvent) -> Void) throws(LiveError) {
+    /// TTLs count from `now`, when the batch arrived (an update's own time may be older). An
+    /// update older than the object's position is stale and left out (returned: how many), so a
+    /// late fix never moves an object back or fires an event out of time order.
+    public mutating func update(_ layerName: String, _ updates: [PositionUpdate], now: Double, emit: (FenceEvent) -> Void) throws(LiveError) -> Int {
         let key = layerName.lowercased()
         guard let layer = layers[key] else { throw .notFound("no live layer named \(Quote.input(layerName))") }
         var fresh = Set<String>()
@@ -216,7 +218,15 @@ public struct LiveState: Sendable {
         guard layer.objects.count + fresh.count <= limits.maxObjectsPerLayer else {
             throw .limit("the live layer \(layer.name) would hold \(layer.objects.count + fresh.count) objects; at most \(limits.maxObjectsPerLayer)")
         }
-        for update in updates { apply(key, update, now: now, emit: emit) }
+        var stale = 0
+        for update in updates {
+            if let current = layers[key]?.objects[update.id], update.time < current.time {
+                stale += 1
+                continue
+            }
+            apply(key, update, now: now, emit: emit)
+        }
+        return stale
     }
 
     private mutating func apply(_ key: String, _ update: PositionUpdate, now: Double, emit: (FenceEvent) -> Void) {
@@ -420,6 +430,9 @@ public struct LiveLimits: Sendable, Equatable {
     /// them is told so).
     public var retainedEvents = 100_000
     public var maxUpdatesPerBatch = 10_000
+    public var maxWebhooks = 100
+    /// Events that exhausted their retries, kept per webhook for its owner to read.
+    public var maxDeadLetters = 10_000
 
     public init() {}
 }

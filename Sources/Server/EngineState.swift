@@ -28,11 +28,14 @@ public final class EngineState: Sendable {
     private let readiness = Readiness()
     /// Wakes the change feed's streams when a write commits.
     let changeSignal = ChangeSignal()
-    /// Wakes the fences' event streams when the hub has new events.
+    /// Wakes the fences' event streams (and the webhooks' deliveries) when the hub has new events.
     let eventSignal = ChangeSignal()
+    /// Delivers events to the webhooks the engine has (Webhooks.swift).
+    let webhooks: WebhookDispatcher
 
     init(metrics: HTTPMetrics) {
         self.metrics = metrics
+        webhooks = WebhookDispatcher(signal: eventSignal)
     }
 
     /// The snapshot a request works on from start to end.
@@ -78,6 +81,7 @@ public final class EngineState: Sendable {
             describeTileSets(host.snapshot)
             // Fences' streams wake on the hub's events; objects whose time ran out leave each second.
             _ = host.live.listen { [eventSignal] in eventSignal.published() }
+            webhooks.reconcile(host)
             Task.detached {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(1))

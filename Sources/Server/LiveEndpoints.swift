@@ -77,22 +77,29 @@ extension Endpoints {
     // MARK: - Positions
 
     /// POST {"positions": [{"id": "phone-1", "position": [lon, lat], "time": "…"?, "fields": {…}?,
-    /// "ttl_s": N?}, …]}: applied in order, all or none; the answer lists the events they made.
+    /// "ttl_s": N?}, …]}: applied in order, all or none; the answer lists the events they made
+    /// (`?events=false`: only how many, for feeds that read them from a stream or a webhook).
     func postPositions(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
+        let parameters = try Parameters(request, allowed: ["events"])
+        let listEvents = try parameters.bool("events") ?? true
         let name = try request.pathParameter("layer", context)
         try authorizeWrite(request, layers: [name])
         let host = try state.host()
         let body = try await Endpoints.readBody(request, limit: Endpoints.maxPositionsBodyBytes, timeout: configuration.requestTimeout)
         let updates = try Endpoints.parsePositions(body, now: Date().timeIntervalSince1970, maxCount: host.limits.live.maxUpdatesPerBatch)
-        let events = try engine { () throws(EngineError) in try host.updatePositions(name, updates) }
+        let receipt = try engine { () throws(EngineError) in try host.updatePositions(name, updates) }
         return Reply.json(request: request) { w in
             w.beginObject()
-            w.key("updated"); w.integer(Int64(updates.count))
-            w.key("events")
-            w.beginArray()
-            for event in events { Output.fenceEvent(&w, event) }
-            w.endArray()
+            w.key("updated"); w.integer(Int64(updates.count - receipt.stale))
+            w.key("stale"); w.integer(Int64(receipt.stale))
+            if listEvents {
+                w.key("events")
+                w.beginArray()
+                for event in receipt.events { Output.fenceEvent(&w, event) }
+                w.endArray()
+            } else {
+                w.key("event_count"); w.integer(Int64(receipt.events.count))
+            }
             w.endObject()
         }
     }
@@ -303,6 +310,89 @@ extension Endpoints {
 
     static func unknownFence(_ name: String) -> APIError {
         APIError(.notFound, code: "unknown_fence", detail: "no fence named \(Quote.input(name))")
+    }
+
+    // MARK: - Webhooks
+
+    func putWebhook(_ request: Request, _ context: APIContext) async throws -> Response {
+        _ = try Parameters(request, allowed: [])
+        let name = try request.pathParameter("name", context)
+        try authorizeFences(request)
+        let body = try await Endpoints.readBody(request, limit: 1 << 16, timeout: configuration.requestTimeout)
+        let json = try Endpoints.parseJSON(body)
+        let webhook = try engine { () throws(EngineError) in try WebhookDefinition.parse(name: name, json) }
+        let host = try await state.writing { host in
+            try engine { () throws(EngineError) in try host.putWebhook(webhook) }
+            return host
+        }
+        state.webhooks.reconcile(host)
+        return webhookResponse(request, webhook)
+    }
+
+    func listWebhooks(_ request: Request, _ context: APIContext) async throws -> Response {
+        _ = try Parameters(request, allowed: [])
+        try authorizeFences(request)
+        let webhooks = try state.host().webhooks
+        return Reply.json(request: request) { w in
+            w.beginObject()
+            w.key("webhooks")
+            w.beginArray()
+            for webhook in webhooks { webhookObject(&w, webhook) }
+            w.endArray()
+            w.endObject()
+        }
+    }
+
+    func getWebhook(_ request: Request, _ context: APIContext) async throws -> Response {
+        _ = try Parameters(request, allowed: [])
+        let name = try request.pathParameter("name", context)
+        try authorizeFences(request)
+        guard let webhook = try state.host().webhooks.first(where: { $0.name == name }) else { throw Endpoints.unknownWebhook(name) }
+        return webhookResponse(request, webhook)
+    }
+
+    func deleteWebhook(_ request: Request, _ context: APIContext) async throws -> Response {
+        _ = try Parameters(request, allowed: [])
+        let name = try request.pathParameter("name", context)
+        try authorizeFences(request)
+        let (host, deleted) = try await state.writing { host in (host, try engine { () throws(EngineError) in try host.deleteWebhook(name) }) }
+        guard deleted else { throw Endpoints.unknownWebhook(name) }
+        state.webhooks.reconcile(host)
+        return Response(status: .noContent)
+    }
+
+    private func webhookResponse(_ request: Request, _ webhook: WebhookDefinition) -> Response {
+        Reply.json(request: request) { w in webhookObject(&w, webhook) }
+    }
+
+    /// A webhook as listed: never its secret; with how its delivery goes.
+    private func webhookObject(_ w: inout JSONWriter, _ webhook: WebhookDefinition) {
+        w.beginObject()
+        w.key("name"); w.string(webhook.name)
+        w.key("url"); w.string(webhook.url.absoluteString)
+        w.key("fences")
+        if let fences = webhook.fences { w.beginArray(); for fence in fences.sorted() { w.string(fence) }; w.endArray() } else { w.null() }
+        if let status = state.webhooks.status(webhook.name) {
+            w.key("delivered"); w.integer(Int64(status.delivered))
+            w.key("attempts"); w.integer(Int64(status.attempts))
+            w.key("last_event_id"); w.integer(status.cursor)
+            w.key("last_error"); if let error = status.lastError { w.string(error) } else { w.null() }
+            w.key("dead_letters")
+            w.beginArray()
+            for letter in status.deadLetters {
+                w.beginObject()
+                w.key("event_id"); if let id = letter.eventID { w.integer(id) } else { w.null() }
+                w.key("reason"); w.string(letter.reason)
+                w.key("at"); w.string(Output.isoMilliseconds(letter.at))
+                w.endObject()
+            }
+            w.endArray()
+        }
+        w.endObject()
+    }
+
+    static func unknownWebhook(_ name: String) -> APIError {
+        APIError(.notFound, code: "unknown_webhook", detail: "no webhook named \(Quote.input(name))")
     }
 
     // MARK: - Events

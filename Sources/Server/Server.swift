@@ -187,6 +187,10 @@ public final class VltavaServer: Sendable {
         (.delete, "/v1/fences/{name}", { try await $0.deleteFence($1, $2) }),
         (.get, "/v1/fences/{name}/events", { try await $0.fenceEvents($1, $2) }),
         (.get, "/v1/events", { try await $0.events($1, $2) }),
+        (.get, "/v1/webhooks", { try await $0.listWebhooks($1, $2) }),
+        (.put, "/v1/webhooks/{name}", { try await $0.putWebhook($1, $2) }),
+        (.get, "/v1/webhooks/{name}", { try await $0.getWebhook($1, $2) }),
+        (.delete, "/v1/webhooks/{name}", { try await $0.deleteWebhook($1, $2) }),
         // OSRM's HTTP API for walking (Sources/Server/OSRMEndpoints.swift).
         (.get, "/route/v1/{profile}/{coordinates}", { try await $0.osrmRoute($1, $2) }),
         (.get, "/table/v1/{profile}/{coordinates}", { try await $0.osrmTable($1, $2) }),

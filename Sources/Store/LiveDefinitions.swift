@@ -1,4 +1,4 @@
-// What a store keeps for the live hub (Sources/Live): the live layers and fences clients declared,
+// What a store keeps for the live hub (Sources/Live): the live layers, fences and webhooks clients declared,
 // each as the JSON they sent, so they survive restarts and a `kill -9` (a write here is durable
 // when it returns, as a batch is). Positions and events are not kept here: they are memory.
 
@@ -6,7 +6,7 @@ import SQLite
 
 /// A declared live layer or fence: its kind, name and JSON definition.
 public struct LiveDefinition: Sendable, Equatable {
-    public enum Kind: String, Sendable { case layer, fence }
+    public enum Kind: String, Sendable { case layer, fence, webhook }
     public var kind: Kind
     public var name: String
     public var definition: String

@@ -34,7 +34,7 @@ import Testing
     static func walk(_ hub: LiveHub, _ metres: [Double], id: String = "p", start: Double = 1_000) throws -> [String] {
         var kinds: [String] = []
         for (n, m) in metres.enumerated() {
-            kinds += try hub.update("phones", [PositionUpdate(id: id, point: north(m), time: start + Double(n))], now: start).map(\.kind)
+            kinds += try hub.update("phones", [PositionUpdate(id: id, point: north(m), time: start + Double(n))], now: start).events.map(\.kind)
         }
         return kinds
     }
@@ -76,7 +76,7 @@ import Testing
                       Fence(name: "b-square", watch: FenceWatch(layer: "phones"), target: .areas([FenceArea(shape: .polygon(square))]), rules: rules)]
         let hub = try Self.hub(fences)
         func at(_ lon: Double, _ lat: Double, _ t: Double) throws -> [String] {
-            try hub.update("phones", [PositionUpdate(id: "p", point: Point(lon: lon, lat: lat), time: t)], now: t).map { "\($0.fence) \($0.kind)" }
+            try hub.update("phones", [PositionUpdate(id: "p", point: Point(lon: lon, lat: lat), time: t)], now: t).events.map { "\($0.fence) \($0.kind)" }
         }
         let west0 = try at(14.4065, 50.1175, 1)
         #expect(west0 == [])              // west of the square
@@ -99,7 +99,7 @@ import Testing
                           target: .roaming(layer: "phones", object: "b", radius: 40), rules: FenceRules())
         let hub = try Self.hub([fence])
         func move(_ id: String, _ metres: Double, _ t: Double) throws -> [String] {
-            try hub.update("phones", [PositionUpdate(id: id, point: Self.north(metres), time: t)], now: t).map { "\($0.object ?? "") \($0.kind) near \($0.near ?? "")" }
+            try hub.update("phones", [PositionUpdate(id: id, point: Self.north(metres), time: t)], now: t).events.map { "\($0.object ?? "") \($0.kind) near \($0.near ?? "")" }
         }
         #expect(try move("a", 0, 1) == [])                 // b not there yet
         #expect(try move("b", 100, 2) == [])
@@ -141,6 +141,12 @@ import Testing
         let four = (1...4).map { PositionUpdate(id: "o\($0)", point: Self.centre, time: 1) }
         #expect(throws: LiveError.limit("the live layer phones would hold 4 objects; at most 3")) { try hub.update("phones", four) }
         #expect(throws: LiveError.notFound("no live layer named 'cars'")) { try hub.update("cars", [good]) }
+        // A late fix (older than the object's position) is left out: no move back, no event.
+        let inside = try hub.update("phones", [PositionUpdate(id: "a", point: Self.centre, time: 5)])
+        let late = try hub.update("phones", [PositionUpdate(id: "a", point: Self.north(500), time: 3), PositionUpdate(id: "a", point: Self.north(10), time: 6)])
+        #expect(inside.events.map(\.kind) == ["enter"] && inside.stale == 0)
+        #expect(late.events.isEmpty && late.stale == 1)
+        #expect(hub.object("phones", id: "a")?.time == 6 && hub.object("phones", id: "a")?.history.map(\.time) == [5])
     }
 
     @Test func theEventLogResumesAndSaysWhatWasMissed() {
@@ -172,7 +178,7 @@ import Testing
                 {"watch": {"layer": "visitors"}, "area": {"layer": "pens", "match": {"name": "gorily"}, "within_m": 50}, "hysteresis_m": 10}
                 """))
             try engine.putFence(definition)
-            let events = try engine.updatePositions("visitors", [PositionUpdate(id: "phone", point: Self.north(30), time: 1)])
+            let events = try engine.updatePositions("visitors", [PositionUpdate(id: "phone", point: Self.north(30), time: 1)]).events
             #expect(events.map(\.kind) == ["enter"])
             #expect(events.first?.feature == FenceFeature(layer: "pens", fid: 4_791_797_957, name: "gorily"))
         }
@@ -180,7 +186,7 @@ import Testing
         let engine = try Engine(storePath: path)
         #expect(engine.live.layer("visitors")?.settings == LiveLayerSettings(history: .last(5), ttlSeconds: 600))
         #expect(engine.fences.map(\.definition.name) == ["gorillas"] && engine.fences.first?.problem == nil)
-        #expect(try engine.updatePositions("visitors", [PositionUpdate(id: "phone", point: Self.north(45), time: 2)]).map(\.kind) == ["enter"])
+        #expect(try engine.updatePositions("visitors", [PositionUpdate(id: "phone", point: Self.north(45), time: 2)]).events.map(\.kind) == ["enter"])
         #expect(try engine.deleteFence("gorillas"))
         #expect(try Engine(storePath: path).fences.isEmpty)
     }
