@@ -569,6 +569,19 @@ def run_redis(options, workload, pipelines, processes):
     return {"updates_s": workload.updates / elapsed, "seconds": elapsed, "used_memory_peak": used_peak, "rss_mb": rss}
 
 
+def run_library(options, fences_file, bodies_file):
+    """Engine.updatePositions over the same batches, in vltava-bench (parsing not timed)."""
+    if not os.path.isfile(options.bench):
+        raise Failure(f"--bench {options.bench}: no such file (swift build -c release --product vltava-bench)")
+    run = subprocess.run([options.bench, "fences", fences_file, bodies_file, options.store], capture_output=True, text=True)
+    if run.returncode != 0 or "FENCES id=F1" not in run.stdout:
+        raise Failure(f"vltava-bench fences failed: {run.stderr[-2000:]}")
+    line = run.stdout.strip().splitlines()[-1]
+    fields = dict(part.split("=", 1) for part in line.split(" per_fence=")[0].split()[2:])
+    return {"updates_s": float(fields["updates_s"]), "seconds": float(fields["seconds"]), "events": int(fields["events"]),
+            "per_fence": json.loads(line.split(" per_fence=", 1)[1])}
+
+
 def set_up(server, workload):
     server.must("PUT", f"/v1/live/{LAYER}", {"history": "none"})
     for name, body in workload.fences.items():
@@ -772,6 +785,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--vltava", default=os.path.join(ROOT, ".build/release/vltava"),
                         help="the vltava binary (default: the repository's .build/release/vltava; build it with swift build -c release)")
+    parser.add_argument("--bench", default=os.path.join(ROOT, ".build/release/vltava-bench"),
+                        help="vltava-bench, for the updates through the library (swift build -c release --product vltava-bench)")
     parser.add_argument("--store", default="/tmp/live-demo.gpkg", help="the zoo store; each server gets a fresh copy")
     parser.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
     parser.add_argument("--objects", type=int, default=1000)
@@ -820,11 +835,24 @@ def main():
               f"prepared (positions, requests, replay) in {time.perf_counter() - prepared:.1f} s "
               f"(HTTP {sum(len(b) for b, _ in one[0]) / 1e6:.1f} MB, RESP {sum(len(p) for p, _ in pipelines) / 1e6:.1f} MB)", flush=True)
 
+        # The library's input: the same fences and the same bodies, read by vltava-bench.
+        fences_file, bodies_file = os.path.join(work, "fences.json"), os.path.join(work, "bodies.ndjson")
+        with open(fences_file, "w") as f:
+            json.dump(workload.fences, f)
+        with open(bodies_file, "wb") as f:
+            f.write(b"\n".join(body for body, _ in one[0]))
+
         rounds = []
         for r in range(1, options.rounds + 1):
             result = {"round": r}
             result["redis"] = run_redis(options, workload, pipelines, processes)
             print(f"round {r}: redis done ({result['redis']['updates_s']:,.0f} updates/s)", flush=True)
+            result["library"] = run_library(options, fences_file, bodies_file)
+            print(f"round {r}: library done ({result['library']['updates_s']:,.0f} updates/s)", flush=True)
+            for name, (events, doubtful) in expected.items():
+                got = result["library"]["per_fence"].get(name, 0)
+                if abs(got - events) > doubtful:
+                    problems.append(f"round {r} library: fence {name} made {got} events, a replay predicts {events}")
 
             server = Vltava(processes, options.vltava, options.store, work, f"r{r}-1c")
             set_up(server, workload)
@@ -904,6 +932,8 @@ def print_round(result, options):
     print(f"  {'':34} {'updates/s':>12} {'events/s':>12} {'events':>9} {'seconds':>8} {'peak RSS MB':>12}")
     print(f"  {'Redis GEOADD (pipeline)':34} {redis['updates_s']:12,.0f} {'-':>12} {'-':>9} {redis['seconds']:8.2f} {redis['rss_mb']:12.1f}"
           f"   used_memory_peak {redis['used_memory_peak']}")
+    lib = result["library"]
+    print(f"  {'Vltava library (Engine.updatePositions)':34} {lib['updates_s']:12,.0f} {lib['events'] / lib['seconds']:12,.0f} {lib['events']:9,} {lib['seconds']:8.2f} {'-':>12}")
     print(f"  {'Vltava HTTP, 1 connection':34} {h1['updates_s']:12,.0f} {h1['events_s']:12,.0f} {h1['events']:9,} {h1['seconds']:8.2f} {h1['rss_mb']:12.1f}")
     print(f"  {'Vltava HTTP, 2 connections':34} {h2['updates_s']:12,.0f} {h2['events_s']:12,.0f} {h2['events']:9,} {h2['seconds']:8.2f} {h2['rss_mb']:12.1f}"
           "   (RSS includes the latency test)")
@@ -928,6 +958,8 @@ def print_summary(rounds, options, command):
     p99s = [millis(r["latency"]["to_event"])["p99"] for r in rounds]
     print(f"\n== summary: medians of {len(rounds)} rounds ==")
     print(f"  Redis GEOADD, pipelined {options.batch}:   {redis:12,.0f} updates/s  (stores, detects nothing)")
+    lib = med(r["library"]["updates_s"] for r in rounds)
+    print(f"  Vltava library:               {lib:12,.0f} updates/s                        ratio Vltava/Redis {lib / redis:.3f}")
     print(f"  Vltava HTTP, 1 connection:    {h1:12,.0f} updates/s  {e1:10,.0f} events/s   ratio Vltava/Redis {h1 / redis:.3f}")
     print(f"  Vltava HTTP, 2 connections:   {h2:12,.0f} updates/s  {e2:10,.0f} events/s   ratio Vltava/Redis {h2 / redis:.3f}")
     print(f"  events per run: {rounds[0]['http1']['events']:,} ({len(rounds[0]['http1']['per_fence'])} fences fired)")

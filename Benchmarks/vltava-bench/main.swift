@@ -5,7 +5,8 @@
 //   swift run -c release vltava-bench WORKDIR [--only W1,W4]
 //
 // `vltava-bench tiles …` runs the tile-encoding benchmark instead (TileEncoding.swift; driven
-// by Benchmarks/tiles-vs-postgis.sh).
+// by Benchmarks/tiles-vs-postgis.sh), `vltava-bench fences …` position updates through the
+// library (Fences.swift; driven by Benchmarks/fences-vs-redis.py).
 
 import Foundation
 
@@ -29,6 +30,15 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "fences" {
+    do {
+        print(try runFenceUpdates(Array(arguments.dropFirst())))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("F1: \(error)\n".utf8))
+        exit(1)
+    }
+}
 if arguments.first == "tiles" {
     do {
         print(try runTileEncoding(Array(arguments.dropFirst())))

@@ -45,8 +45,9 @@ public final class Engine: Sendable {
         loadLiveDefinitions()
     }
 
-    /// The current snapshot. Keep the reference for the whole of one answer.
-    public var snapshot: Snapshot { current.withLock { $0 } }
+    /// The store's current snapshot, without the live layers (LiveSnapshot.swift has `snapshot`).
+    var storeSnapshot: Snapshot { current.withLock { $0 } }
+    let liveView = Locked<LiveView?>(nil)
 
     /// Runs `body` on the current snapshot: everything it reads comes from one version of the
     /// data, whatever reloads happen meanwhile.
@@ -82,7 +83,7 @@ public final class Engine: Sendable {
                 let since = held.withLock { $0 }
                 let changes = try source.changes(since: since, limit: 10_000)
                 guard let last = changes.last else { return true }
-                let current = snapshot
+                let current = storeSnapshot
                 var touched: [String: Set<Int64>] = [:]
                 var layers: [String: LayerInfo] = [:]
                 for change in changes {

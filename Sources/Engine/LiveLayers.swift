@@ -38,7 +38,7 @@ extension Engine {
     /// store layer's.
     public func declareLiveLayer(_ name: String, settings: LiveLayerSettings) throws(EngineError) {
         try FenceDefinition.checkName(name, of: "live layer")
-        if (try? snapshot.layer(name)) != nil {
+        if (try? storeSnapshot.layer(name)) != nil {
             throw .write(code: "layer_exists", category: .impossible, message: "\(Quote.input(name)) is a store layer; a live layer needs a name of its own")
         }
         try updating { (writer: any StoreWriter) throws(EngineError) in
@@ -79,7 +79,7 @@ extension Engine {
     @discardableResult
     public func putFence(_ definition: FenceDefinition) throws(EngineError) -> FenceStatus {
         try updating { (writer: any StoreWriter) throws(EngineError) -> FenceStatus in
-            let current = snapshot
+            let current = storeSnapshot
             switch definition.rule {
             case .moving:
                 _ = try resolve(definition, on: current)
@@ -110,7 +110,7 @@ extension Engine {
                 book.problems[name] = nil
                 book.thresholds[name] = nil
             }
-            try install(snapshot, changed: [name])
+            try install(storeSnapshot, changed: [name])
             return true
         }
     }
@@ -141,7 +141,7 @@ extension Engine {
                 }
             }
         }
-        try? install(snapshot, changed: [])
+        try? install(storeSnapshot, changed: [])
     }
 
     /// Resolves every moving fence against `snapshot` and hands them to the hub; fences in

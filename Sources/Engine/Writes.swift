@@ -114,7 +114,7 @@ extension Engine {
 
     /// Swaps in the snapshot that holds the committed batches, in their order.
     private func holding(_ batches: [AppliedBatch]) throws(EngineError) -> Snapshot {
-        guard let first = batches.first else { return snapshot }
+        guard let first = batches.first else { return storeSnapshot }
         var all = first
         for applied in batches.dropFirst() {
             all.changes += applied.changes
@@ -125,7 +125,7 @@ extension Engine {
         }
         let fresh: Snapshot
         do {
-            fresh = try snapshot.applying(all)
+            fresh = try storeSnapshot.applying(all)
         } catch {
             // Committed, so never reported as failed: the store holds it, and a reload reads
             // it from there.

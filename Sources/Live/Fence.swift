@@ -18,8 +18,16 @@ public enum FenceEventKind: String, Sendable, CaseIterable, Comparable {
     /// It moved across the area between two updates, both outside.
     case cross
 
-    public static func < (a: Self, b: Self) -> Bool { a.order < b.order }
-    private var order: Int { Self.allCases.firstIndex(of: self) ?? 0 }
+    public static func < (a: Self, b: Self) -> Bool { a.bit < b.bit }
+    var bit: UInt8 {
+        switch self {
+        case .enter: 1
+        case .exit: 2
+        case .inside: 4
+        case .outside: 8
+        case .cross: 16
+        }
+    }
 }
 
 /// The objects a fence watches: a live layer's, one of them, or those whose fields equal the
@@ -36,6 +44,7 @@ public struct FenceWatch: Sendable, Equatable {
     }
 
     func watches(_ id: String, fields: JSONObject?) -> Bool {
+        if object == nil && match.isEmpty { return true }
         if let object, object != id { return false }
         for (key, value) in match where fields?[key] != value { return false }
         return true
@@ -57,11 +66,12 @@ public struct FenceFeature: Sendable, Equatable {
 }
 
 /// One area of a fence: a point is inside when it is at most `within` metres from the shape
-/// (0 inside a polygon; a circle fence is a point shape with its radius here).
-public struct FenceArea: Sendable {
-    public var shape: Geometry
-    public var within: Double
-    public var feature: FenceFeature?
+/// (0 inside a polygon; a circle fence is a point shape with its radius here). A class for the
+/// reason `Fence` is one.
+public final class FenceArea: Sendable {
+    public let shape: Geometry
+    public let within: Double
+    public let feature: FenceFeature?
 
     public init(shape: Geometry, within: Double = 0, feature: FenceFeature? = nil) {
         self.shape = shape
@@ -69,12 +79,19 @@ public struct FenceArea: Sendable {
         self.feature = feature
     }
 
-    /// Great-circle metres from the point to the shape (0 inside a polygon).
-    func distance(_ lon: Double, _ lat: Double) -> Double {
-        if case .point(let centre) = shape {
+    /// Great-circle metres from the point to the shape (0 inside a polygon). With `exact`
+    /// false, a point outside a polygon is +infinity: enough when only inside-or-not matters
+    /// (no margin, no hysteresis to measure), and it spares the walk over every edge.
+    func distance(_ lon: Double, _ lat: Double, exact: Bool = true) -> Double {
+        switch shape {
+        case .point(let centre):
             return Geodesy.haversine(lon1: lon, lat1: lat, lon2: centre.lon, lat2: centre.lat)
+        case .polygon, .multiPolygon:
+            if shape.contains(lon: lon, lat: lat) { return 0 }
+            return exact || within > 0 ? shape.distance(toLon: lon, lat: lat) : .infinity
+        default:
+            return shape.distance(toLon: lon, lat: lat)
         }
-        return shape.distance(toLon: lon, lat: lat)
     }
 
     /// Whether the segment from a to b comes within `within` metres of the shape (the
@@ -99,7 +116,14 @@ public enum FenceTarget: Sendable {
 
 /// How a fence reports.
 public struct FenceRules: Sendable, Equatable {
-    public var detect: Set<FenceEventKind>
+    /// One bit per kind: asked on every update, so never a hash of the kind's name.
+    private var mask: UInt8 = 0
+    public var detect: Set<FenceEventKind> {
+        get { Set(FenceEventKind.allCases.filter(detects)) }
+        set { mask = newValue.reduce(0) { $0 | $1.bit } }
+    }
+
+    public func detects(_ kind: FenceEventKind) -> Bool { mask & kind.bit != 0 }
     /// A change (in or out) counts once it has held for this many seconds of the object's own
     /// update times: a phone at the edge for less does not fire.
     public var dwellSeconds: Double
@@ -108,14 +132,15 @@ public struct FenceRules: Sendable, Equatable {
     public var hysteresisMetres: Double
 
     public init(detect: Set<FenceEventKind> = [.enter, .exit], dwellSeconds: Double = 0, hysteresisMetres: Double = 0) {
-        self.detect = detect
         self.dwellSeconds = dwellSeconds
         self.hysteresisMetres = hysteresisMetres
+        self.detect = detect
     }
 }
 
-/// A fence ready to evaluate.
-public struct Fence: Sendable {
+/// A fence ready to evaluate (a class: the evaluator reads it for every candidate area, and a
+/// reference costs one retain where a struct's copy costs one per member).
+public final class Fence: Sendable {
     public let name: String
     public let watch: FenceWatch
     public let target: FenceTarget

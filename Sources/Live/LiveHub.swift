@@ -20,6 +20,9 @@ public final class LiveHub: Sendable {
     private let state: Locked<LiveState>
     private let log: Locked<EventLog>
     private let listeners = Locked<(next: UInt64, all: [UInt64: @Sendable () -> Void])>((0, [:]))
+    /// Counts every change of the layers or their objects, behind a lock of its own, so a
+    /// reader asking whether anything moved never waits for a batch being evaluated.
+    private let changes = Locked<UInt64>(0)
     public let limits: LiveLimits
 
     public init(limits: LiveLimits = LiveLimits()) {
@@ -33,6 +36,12 @@ public final class LiveHub: Sendable {
     public func layer(_ name: String) -> LiveLayer? { state.withLock { $0.layer(name) } }
 
     public var layerNames: [String] { state.withLock { $0.layers.values.map(\.name).sorted() } }
+
+    /// Every live layer as it is now (copies: the hub goes on changing).
+    public var layers: [LiveLayer] { state.withLock { $0.layers.values.sorted { $0.name < $1.name } } }
+
+    /// Grows with every change of a layer or its objects (0: nothing was ever declared).
+    public var version: UInt64 { changes.withLock { $0 } }
 
     public func object(_ layer: String, id: String) -> LiveObject? { state.withLock { $0.layer(layer)?.objects[id] } }
 
@@ -50,10 +59,14 @@ public final class LiveHub: Sendable {
 
     public func declare(_ name: String, settings: LiveLayerSettings) throws(LiveError) {
         try state.withLock { (s: inout LiveState) throws(LiveError) in try s.declare(name, settings: settings) }
+        changes.withLock { $0 += 1 }
     }
 
     @discardableResult
-    public func drop(_ name: String) -> Bool { state.withLock { $0.drop(name) } }
+    public func drop(_ name: String) -> Bool {
+        defer { changes.withLock { $0 += 1 } }
+        return state.withLock { $0.drop(name) }
+    }
 
     public func setFences(_ fences: [Fence], unchanged: Set<String>) throws(LiveError) {
         try state.withLock { (s: inout LiveState) throws(LiveError) in try s.setFences(fences, unchanged: unchanged) }
@@ -103,6 +116,7 @@ public final class LiveHub: Sendable {
             }
             return made
         }
+        changes.withLock { $0 += 1 }
         if !events.isEmpty {
             for listener in listeners.withLock({ Array($0.all.values) }) { listener() }
         }

@@ -58,6 +58,9 @@ public struct Fix: Sendable, Equatable {
 
 public struct LiveObject: Sendable {
     public let id: String
+    /// Its number in the layer, from 1 in the order objects first came: its fid when the layer
+    /// is queried as a point layer.
+    public let serial: Int64
     public internal(set) var point: Point
     public internal(set) var time: Double
     public internal(set) var fields: JSONObject?
@@ -66,7 +69,43 @@ public struct LiveObject: Sendable {
     /// Its earlier positions, oldest first, as the layer's history policy keeps them.
     public internal(set) var history: [Fix]
     /// Per area it is inside or waiting at (the area's slot in `LiveState`).
-    var states: [Int: AreaState]
+    var states: SlotStates
+}
+
+/// An object's states by slot: a few at most, so a list searched in order beats a hash table.
+struct SlotStates: Sendable {
+    private(set) var keys: [Int] = []
+    private var values: [AreaState] = []
+
+    init() {}
+
+    init(_ pairs: [(Int, AreaState)]) {
+        for (slot, state) in pairs { self[slot] = state }
+    }
+
+    var pairs: [(Int, AreaState)] { Array(zip(keys, values)) }
+
+    subscript(slot: Int) -> AreaState? {
+        get { keys.firstIndex(of: slot).map { values[$0] } }
+        set {
+            if let i = keys.firstIndex(of: slot) {
+                if let newValue {
+                    values[i] = newValue
+                } else {
+                    keys.remove(at: i)
+                    values.remove(at: i)
+                }
+            } else if let newValue {
+                keys.append(slot)
+                values.append(newValue)
+            }
+        }
+    }
+
+    subscript(slot: Int, default fallback: AreaState) -> AreaState {
+        get { self[slot] ?? fallback }
+        set { self[slot] = newValue }
+    }
 }
 
 struct AreaState: Equatable {
@@ -81,6 +120,8 @@ public struct LiveLayer: Sendable {
     public let name: String
     public internal(set) var settings: LiveLayerSettings
     public internal(set) var objects: [String: LiveObject] = [:]
+    /// The next object's serial number.
+    var nextSerial: Int64 = 1
     /// The earliest expiry among the objects (infinity: none), so a sweep with nothing due
     /// costs one comparison.
     var earliestExpiry = Double.infinity
@@ -99,6 +140,15 @@ public struct LiveState: Sendable {
     private var slotBoxes: [BBox] = []
     /// Fences by the live layer they watch (lowercased name), in name order.
     private var watching: [String: [Int]] = [:]
+    /// Each fence's watched layer, lowercased.
+    private var watchedKeys: [String] = []
+    /// What an update looks up rather than walking every fence: roaming fences by the one
+    /// object they watch ("layer\u{0}id") or by layer when they watch all, fences reporting
+    /// `outside` by layer, and the layers with a fence reporting `cross`.
+    private var roamingByObject: [String: [Int]] = [:]
+    private var roamingByLayer: [String: [Int]] = [:]
+    private var outsideByLayer: [String: [Int]] = [:]
+    private var crossLayers: Set<String> = []
     /// Roaming fences by the object they follow ("layer\u{0}id", the layer lowercased).
     private var following: [String: [Int]] = [:]
     public let limits: LiveLimits
@@ -178,12 +228,29 @@ public struct LiveState: Sendable {
         }
         for key in layers.keys {
             for id in layers[key]!.objects.keys {
-                layers[key]!.objects[id]!.states = Dictionary(uniqueKeysWithValues: layers[key]!.objects[id]!.states.compactMap { slot, state in
+                layers[key]!.objects[id]!.states = SlotStates(layers[key]!.objects[id]!.states.pairs.compactMap { slot, state in
                     moved[slot].map { ($0, state) }
                 })
             }
         }
         fences = sorted
+        watchedKeys = sorted.map { $0.watch.layer.lowercased() }
+        roamingByObject = [:]
+        roamingByLayer = [:]
+        outsideByLayer = [:]
+        crossLayers = []
+        for (f, fence) in sorted.enumerated() {
+            let key = watchedKeys[f]
+            if case .roaming = fence.target {
+                if let object = fence.watch.object {
+                    roamingByObject[key + "\u{0}" + object, default: []].append(f)
+                } else {
+                    roamingByLayer[key, default: []].append(f)
+                }
+            }
+            if fence.rules.detects(.outside) { outsideByLayer[key, default: []].append(f) }
+            if fence.rules.detects(.cross) { crossLayers.insert(key) }
+        }
         firstSlot = newFirst
         slots = newSlots
         slotBoxes = boxes
@@ -206,17 +273,20 @@ public struct LiveState: Sendable {
     /// late fix never moves an object back or fires an event out of time order.
     public mutating func update(_ layerName: String, _ updates: [PositionUpdate], now: Double, emit: (FenceEvent) -> Void) throws(LiveError) -> Int {
         let key = layerName.lowercased()
-        guard let layer = layers[key] else { throw .notFound("no live layer named \(Quote.input(layerName))") }
+        // Checked through the dictionary, never a copy of the layer held across the updates:
+        // a copy alive while they mutate would make each of them copy every object.
+        guard layers[key] != nil else { throw .notFound("no live layer named \(Quote.input(layerName))") }
         var fresh = Set<String>()
         for (n, update) in updates.enumerated() {
             guard !update.id.isEmpty, update.id.utf8.count <= 256 else {
                 throw .invalid("update \(n + 1): the id must be 1 to 256 bytes")
             }
             guard update.time.isFinite else { throw .invalid("update \(n + 1): the time is not a finite number") }
-            if layer.objects[update.id] == nil { fresh.insert(update.id) }
+            if layers[key]?.objects[update.id] == nil { fresh.insert(update.id) }
         }
-        guard layer.objects.count + fresh.count <= limits.maxObjectsPerLayer else {
-            throw .limit("the live layer \(layer.name) would hold \(layer.objects.count + fresh.count) objects; at most \(limits.maxObjectsPerLayer)")
+        let count = layers[key]?.objects.count ?? 0
+        guard count + fresh.count <= limits.maxObjectsPerLayer else {
+            throw .limit("the live layer \(layers[key]?.name ?? layerName) would hold \(count + fresh.count) objects; at most \(limits.maxObjectsPerLayer)")
         }
         var stale = 0
         for update in updates {
@@ -256,32 +326,34 @@ public struct LiveState: Sendable {
             if let fields = update.fields { object.fields = fields }
             object.expires = expires
         } else {
-            object = LiveObject(id: update.id, point: update.point, time: update.time, fields: update.fields, expires: expires, history: [], states: [:])
+            object = LiveObject(id: update.id, serial: layers[key]!.nextSerial, point: update.point, time: update.time, fields: update.fields,
+                                expires: expires, history: [], states: SlotStates())
+            layers[key]!.nextSerial += 1
         }
         if let expires { layers[key]!.earliestExpiry = min(layers[key]!.earliestExpiry, expires) }
-        evaluate(&object, layer: key, previous: previous, emit: emit)
+        evaluate(&object, layer: key, name: layers[key]?.name, previous: previous, emit: emit)
         let id = object.id
         layers[key]!.objects[id] = object
         // Roaming fences that follow this object: every object they watch, against where it is now.
-        if let followers = following[key + "\u{0}" + id] {
+        if !following.isEmpty, let followers = following[key + "\u{0}" + id] {
             for f in followers { reevaluate(roaming: f, target: object, time: update.time, emit: emit) }
         }
     }
 
     /// Checks an object that just moved against the fences watching its layer.
-    private func evaluate(_ object: inout LiveObject, layer key: String, previous: Point?, emit: (FenceEvent) -> Void) {
-        guard let fenceIndices = watching[key] else { return }
+    private func evaluate(_ object: inout LiveObject, layer key: String, name layerName: String?, previous: Point?, emit: (FenceEvent) -> Void) {
+        guard watching[key] != nil else { return }
         let p = object.point
         // The slots to look at: near the new position, the ones it is inside or waiting at,
-        // those the move passed (for `cross`), and every one of a fence reporting `outside`.
-        var candidates: [Int] = Array(object.states.keys)
-        var wantsCross = false
-        for f in fenceIndices where fences[f].watch.watches(object.id, fields: object.fields) {
-            let fence = fences[f]
-            if case .roaming = fence.target { candidates.append(firstSlot[f]) }
-            if fence.rules.detect.contains(.outside) { candidates += firstSlot[f]..<(firstSlot[f] + slotCount(f)) }
-            if fence.rules.detect.contains(.cross) { wantsCross = true }
+        // those the move passed (for `cross`), every one of a fence reporting `outside`, and the
+        // roaming fences watching it (the loop below checks that a fence watches the object).
+        var candidates: [Int] = object.states.keys
+        for f in roamingByLayer[key] ?? [] { candidates.append(firstSlot[f]) }
+        if !roamingByObject.isEmpty {
+            for f in roamingByObject[key + "\u{0}" + object.id] ?? [] { candidates.append(firstSlot[f]) }
         }
+        for f in outsideByLayer[key] ?? [] { candidates += firstSlot[f]..<(firstSlot[f] + slotCount(f)) }
+        let wantsCross = crossLayers.contains(key)
         if let areaIndex {
             var box = BBox(minLon: p.lon, minLat: p.lat, maxLon: p.lon, maxLat: p.lat)
             if wantsCross, let previous { box.extend(BBox(minLon: previous.lon, minLat: previous.lat, maxLon: previous.lon, maxLat: previous.lat)) }
@@ -294,26 +366,27 @@ public struct LiveState: Sendable {
             last = slot
             let (f, a) = slots[slot]
             let fence = fences[f]
-            guard fence.watch.layer.lowercased() == key, fence.watch.watches(object.id, fields: object.fields) else { continue }
+            guard watchedKeys[f] == key, fence.watch.watches(object.id, fields: object.fields) else { continue }
             switch fence.target {
             case .areas(let areas):
                 let area = areas[a]
                 // A move whose box misses the area's grown box changes nothing there: it stays
                 // outside (unless the fence reports `outside`).
                 let state = object.states[slot] ?? AreaState()
-                if state.isResting && !fence.rules.detect.contains(.outside) && !slotBoxes[slot].contains(p)
-                    && !(fence.rules.detect.contains(.cross) && previous.map { slotBoxes[slot].intersects(segmentFrom: $0, to: p) } == true) {
+                if state.isResting && !fence.rules.detects(.outside) && !slotBoxes[slot].contains(p)
+                    && !(fence.rules.detects(.cross) && previous.map { slotBoxes[slot].intersects(segmentFrom: $0, to: p) } == true) {
                     continue
                 }
-                let d = area.distance(p.lon, p.lat)
+                // Leaving past a hysteresis needs the distance outside; nothing else does.
+                let d = area.distance(p.lon, p.lat, exact: state.inside && fence.rules.hysteresisMetres > 0)
                 var kind = step(&object.states[slot, default: AreaState()], distance: d, within: area.within, rules: fence.rules, time: object.time)
-                if kind == .outside, fence.rules.detect.contains(.cross), let previous, state.isResting, d > area.within,
-                   area.distance(previous.lon, previous.lat) > area.within, area.meets(from: previous, to: p) {
+                if kind == .outside, fence.rules.detects(.cross), let previous, state.isResting, d > area.within,
+                   area.distance(previous.lon, previous.lat, exact: false) > area.within, area.meets(from: previous, to: p) {
                     kind = .cross
                 }
                 if object.states[slot]?.isResting == true { object.states[slot] = nil }
-                if fence.rules.detect.contains(kind) {
-                    emit(FenceEvent(fence: fence.name, kind: kind.rawValue, layer: layers[key]?.name, object: object.id, feature: area.feature,
+                if fence.rules.detects(kind) {
+                    emit(FenceEvent(fence: fence.name, kind: kind.rawValue, layer: layerName, object: object.id, feature: area.feature,
                                     position: p, time: object.time))
                 }
             case .roaming(let targetLayer, let targetID, let radius):
@@ -323,8 +396,8 @@ public struct LiveState: Sendable {
                 let d = Geodesy.distance(p, target.point)
                 let kind = step(&object.states[slot, default: AreaState()], distance: d, within: radius, rules: fence.rules, time: object.time)
                 if object.states[slot]?.isResting == true { object.states[slot] = nil }
-                if fence.rules.detect.contains(kind) {
-                    emit(FenceEvent(fence: fence.name, kind: kind.rawValue, layer: layers[key]?.name, object: object.id, near: targetID,
+                if fence.rules.detects(kind) {
+                    emit(FenceEvent(fence: fence.name, kind: kind.rawValue, layer: layerName, object: object.id, near: targetID,
                                     position: p, time: object.time))
                 }
             }
@@ -336,10 +409,10 @@ public struct LiveState: Sendable {
     private mutating func reevaluate(roaming f: Int, target: LiveObject, time: Double, emit: (FenceEvent) -> Void) {
         let fence = fences[f]
         guard case .roaming(let targetLayer, _, let radius) = fence.target else { return }
-        let key = fence.watch.layer.lowercased()
-        guard let layer = layers[key] else { return }
+        let key = watchedKeys[f]
+        guard let name = layers[key]?.name else { return }
         let slot = firstSlot[f]
-        let ids = fence.watch.object.map { [$0] } ?? layer.objects.keys.sorted()
+        let ids = fence.watch.object.map { [$0] } ?? (layers[key]?.objects.keys.sorted() ?? [])
         for id in ids {
             guard var object = layers[key]!.objects[id], fence.watch.watches(id, fields: object.fields),
                   !(targetLayer.lowercased() == key && target.id == id) else { continue }
@@ -348,8 +421,8 @@ public struct LiveState: Sendable {
             if object.states[slot]?.isResting == true { object.states[slot] = nil }
             // Only changes: the watched object did not move, so `inside`/`outside` would repeat
             // what its own last update said.
-            if kind == .enter || kind == .exit, fence.rules.detect.contains(kind) {
-                emit(FenceEvent(fence: fence.name, kind: kind.rawValue, layer: layer.name, object: id, near: target.id, position: object.point, time: time))
+            if kind == .enter || kind == .exit, fence.rules.detects(kind) {
+                emit(FenceEvent(fence: fence.name, kind: kind.rawValue, layer: name, object: id, near: target.id, position: object.point, time: time))
             }
             layers[key]!.objects[id] = object
         }
@@ -383,7 +456,7 @@ public struct LiveState: Sendable {
         for slot in object.states.keys.sorted() where object.states[slot]?.inside == true {
             let (f, a) = slots[slot]
             let fence = fences[f]
-            guard fence.rules.detect.contains(.exit) else { continue }
+            guard fence.rules.detects(.exit) else { continue }
             var feature: FenceFeature?
             var near: String?
             switch fence.target {
@@ -400,7 +473,7 @@ public struct LiveState: Sendable {
             for watchedID in (layers[watchedKey]?.objects.keys.sorted() ?? []) where layers[watchedKey]!.objects[watchedID]!.states[slot] != nil {
                 let wasInside = layers[watchedKey]!.objects[watchedID]!.states[slot]!.inside
                 layers[watchedKey]!.objects[watchedID]!.states[slot] = nil
-                if wasInside, fences[f].rules.detect.contains(.exit), let watched = layers[watchedKey]?.objects[watchedID] {
+                if wasInside, fences[f].rules.detects(.exit), let watched = layers[watchedKey]?.objects[watchedID] {
                     emit(FenceEvent(fence: fences[f].name, kind: FenceEventKind.exit.rawValue, layer: layers[watchedKey]?.name, object: watchedID,
                                     near: id, position: watched.point, time: time, values: because))
                 }

@@ -277,6 +277,289 @@ enum OpenAPI {
         }
       }
     },
+    "/v1/live": {
+      "get": {
+        "summary": "The live layers",
+        "description": "Each with its object count, history and ttl_s.",
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "layers", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/live/{layer}": {
+      "put": {
+        "summary": "Declare a live layer (or change its settings)",
+        "description": "Kept in the store. Needs a write token covering the layer.",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}, "example": {"history": {"last": 10}, "ttl_s": 600}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "The layer: name, objects, history, ttl_s.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "delete": {
+        "summary": "Drop a live layer and its objects",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "204": {"description": "Deleted."},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/live/{layer}/positions": {
+      "post": {
+        "summary": "Send positions; every fence watching the layer is evaluated",
+        "description": "Applied in order, all or none; a position older than its object's is stale and left out. Memory only: nothing is written to the store.",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}},
+          {"name": "events", "in": "query", "schema": {"type": "boolean", "default": true}, "description": "false: only event_count, not the events."}
+        ],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}, "example": {"positions": [{"id": "phone-1", "position": [14.40519, 50.1160], "time": "2026-06-20T14:00:00Z", "fields": {"group": "A"}}]}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "updated, stale, and the events made (or event_count).", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/live/{layer}/objects": {
+      "get": {
+        "summary": "The objects of a live layer, as GeoJSON",
+        "parameters": [
+          {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}},
+          {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "A FeatureCollection: each object's position, time, expires, fields; numberMatched.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/live/{layer}/objects/{id}": {
+      "get": {
+        "summary": "One object, with its history",
+        "parameters": [
+          {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}},
+          {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "A Feature; properties.history lists earlier positions, oldest first.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "delete": {
+        "summary": "Remove an object",
+        "description": "Its fences send exit with reason deleted.",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}},
+          {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "204": {"description": "Deleted."},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/fences": {
+      "get": {
+        "summary": "The fences",
+        "description": "Each with its definition and whether it runs (problem says why not).",
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "fences", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/fences/{name}": {
+      "put": {
+        "summary": "Add or replace a fence",
+        "description": "Kept in the store; needs the admin token or a write token for every layer. Areas: point with radius_m, geometry, layer (fids, match, within_m), reach (from, minutes or metres), near (another moving object, radius_m); or a threshold on a time series (place, column, at_least or rise_by, within_s). docs/HTTP_API.md.",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}, "example": {"watch": {"layer": "visitors"}, "area": {"layer": "pens", "match": {"name": "gorily"}, "within_m": 50}, "hysteresis_m": 10, "dwell_s": 5}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "The fence: name, definition, running.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "get": {
+        "summary": "One fence",
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "name, definition, running, problem.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "delete": {
+        "summary": "Delete a fence",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "204": {"description": "Deleted."},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/fences/{name}/events": {
+      "get": {
+        "summary": "A fence's events",
+        "description": "With Accept: text/event-stream, Server-Sent Events that stay open, resumed after Last-Event-ID; a stream that missed events gets an event named missed first.",
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
+          {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}, "description": "The events after this id (0: every event kept)."},
+          {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "events, last (the id to ask after next), missed.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/events": {
+      "get": {
+        "summary": "Every fence's events, or those of some fences",
+        "description": "With Accept: text/event-stream, Server-Sent Events (see /v1/fences/{name}/events).",
+        "parameters": [
+          {"name": "fences", "in": "query", "schema": {"type": "string"}, "description": "Fence names, comma-separated."},
+          {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}, "description": "The events after this id (0: every event kept)."},
+          {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "events, last, missed.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/webhooks": {
+      "get": {
+        "summary": "The webhooks, with how their delivery goes",
+        "description": "Never their secrets.",
+        "security": [{"bearer": []}],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "webhooks: name, url, fences, delivered, attempts, last_event_id, last_error, dead_letters.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
+    "/v1/webhooks/{name}": {
+      "put": {
+        "summary": "Add or replace a webhook",
+        "description": "Each event of its fences is POSTed alone, in order, with Vltava-Event-Id and Vltava-Signature: sha256=HMAC-SHA256(secret, body); retried with back-off, then a dead letter.",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}, "example": {"url": "https://app.example/hooks/vltava", "secret": "a-secret-of-16-bytes-or-more", "fences": ["gorillas"]}}}},
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "The webhook (without its secret).", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "get": {
+        "summary": "One webhook and its delivery",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "200": {"description": "name, url, fences, delivered, attempts, last_event_id, last_error, dead_letters.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      },
+      "delete": {
+        "summary": "Delete a webhook",
+        "security": [{"bearer": []}],
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+        ],
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "204": {"description": "Deleted."},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/admin/reload": {
       "post": {
         "summary": "Reload the snapshot from the store",

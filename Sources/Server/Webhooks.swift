@@ -114,6 +114,9 @@ final class WebhookDispatcher: Sendable {
         request.httpMethod = "POST"
         request.httpBody = body
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        // A connection per POST: libcurl (FoundationNetworking) resends a POST whose kept-alive
+        // connection the receiver closed without the body, and that try then hangs to its timeout.
+        request.setValue("close", forHTTPHeaderField: "Connection")
         request.setValue(String(event.id), forHTTPHeaderField: "Vltava-Event-Id")
         request.setValue("sha256=" + signature.map { String(format: "%02x", $0) }.joined(), forHTTPHeaderField: "Vltava-Signature")
         var wait = Self.firstRetry

@@ -175,7 +175,7 @@ class Server:
 class Receiver:
     """Records webhook calls; fails a share of them; can be stopped and started on one port."""
 
-    def __init__(self, port, failure_rate, seed, max_drops=2, trace=False):
+    def __init__(self, port, failure_rate, seed, max_drops=1, trace=False):
         self.trace = trace
         self.max_drops = max_drops
         self.truncated = 0        # requests whose body never came (the connection closed first)
@@ -487,7 +487,7 @@ def main():
     p.add_argument("--events", type=int, default=300)
     p.add_argument("--duration", type=float, default=8.0, help="seconds to spread the events over")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--max-drops", type=int, default=2,
+    p.add_argument("--max-drops", type=int, default=1,
                    help="at most this many failures close the connection without answering (each "
                         "costs the server's 5 s request timeout, see below); the rest answer 500")
     p.add_argument("--trace", action="store_true", help="print every call the receiver gets")

@@ -191,6 +191,29 @@ import Testing
         #expect(try Engine(storePath: path).fences.isEmpty)
     }
 
+    /// A live layer answers the snapshot's operations as a point layer, as of the last update,
+    /// and a store write in between neither loses it nor writes it to the store.
+    @Test func liveLayersAnswerAsPointLayers() throws {
+        let engine = try Engine(storePath: try WriteTests.demoCopy("fences-live-layer"))
+        try engine.declareLiveLayer("visitors", settings: LiveLayerSettings())
+        try engine.updatePositions("visitors", [PositionUpdate(id: "far", point: Self.north(300), time: 1, fields: JSONObject([("group", .string("B"))])),
+                                                PositionUpdate(id: "near", point: Self.north(20), time: 1)])
+        var layer = try engine.snapshot.layer("visitors")
+        #expect(layer.family == .points && layer.count == 2)
+        let nearest = try engine.snapshot.nearest(layer, to: Self.centre, k: 2)
+        #expect(nearest.map(\.fid) == [2, 1])
+        #expect(abs((nearest.first?.metres ?? 0) - WriteTests.haversine(Self.centre, Self.north(20))) < 1e-6)
+        #expect(layer.properties[0]["id"] == .text("far") && layer.properties[0]["fields"] == .json(#"{"group":"B"}"#))
+        // The far one comes nearer: the next read sees it.
+        try engine.updatePositions("visitors", [PositionUpdate(id: "far", point: Self.north(5), time: 2)])
+        layer = try engine.snapshot.layer("visitors")
+        #expect(try engine.snapshot.nearest(layer, to: Self.centre, k: 1).map(\.fid) == [1])
+        // A store write: the live layer stays beside the written one, and is not in the store.
+        try engine.write(WriteBatch([.change(layer: "stations", .delete(fid: 1))]))
+        #expect(try engine.snapshot.layer("visitors").count == 2)
+        #expect(try Snapshot.load(storePath: engine.storePath).layerNames.contains("visitors") == false)
+    }
+
     @Test func fenceDefinitionsAreCheckedWithClearErrors() throws {
         func problem(_ json: String, name: String = "f") -> String {
             do {

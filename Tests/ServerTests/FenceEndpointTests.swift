@@ -40,6 +40,32 @@ import TestSupport
         #expect(run.stdout.contains("fences brute force: ") && run.stdout.contains("events, all equal"), "\(run.stdout.suffix(2000))")
     }
 
+    /// sseclient-py leaves and comes back 50 times while positions make events: the events it
+    /// got, in order, are exactly the feed's (none missed, none twice); a stream resuming from
+    /// before the run is told `missed` first (Tests/Clients/sse_resume.py).
+    @Test func anSSEClientReconnecting50TimesMissesNone() async throws {
+        let run = try await Self.client("sse_resume.py", ["--reconnects", "50", "--seed", "5"])
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
+        #expect(run.stdout.contains("over 50 reconnections, none missed"), "\(run.stdout.suffix(1000))")
+    }
+
+    /// A webhook receiver that fails 30% of calls (500s, and a connection closed unanswered) and
+    /// is down twice gets every event at least once, in order, signed (Tests/Clients/webhook_delivery.py).
+    @Test func aFailingWebhookReceiverGetsEveryEventInOrder() async throws {
+        let run = try await Self.client("webhook_delivery.py", ["--failure-rate", "0.3", "--restarts", "2", "--events", "150",
+                                                                "--duration", "4", "--max-drops", "3", "--seed", "3"])
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
+        #expect(run.stdout.contains("all delivered in order"), "\(run.stdout.suffix(1000))")
+    }
+
+    static func client(_ script: String, _ arguments: [String]) async throws -> CLI.Result {
+        let store = try await DemoStore.copy()
+        let path = Fixtures.root.appendingPathComponent("Tests/Clients/\(script)").path
+        return try await offPool {
+            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", path, "--vltava", CLI.binary.path, "--store", store] + arguments)
+        }
+    }
+
     /// Declared live layers, fences and webhooks are in the store when the server is killed
     /// with SIGKILL, and a new server on it runs them (the positions, memory, are gone).
     @Test func fencesSurviveKillMinus9() async throws {
