@@ -35,7 +35,7 @@ public final class EngineState: Sendable {
 
     init(metrics: HTTPMetrics) {
         self.metrics = metrics
-        webhooks = WebhookDispatcher(signal: eventSignal)
+        webhooks = WebhookDispatcher()
     }
 
     /// The snapshot a request works on from start to end.

@@ -295,7 +295,7 @@ enum OpenAPI {
         "parameters": [
           {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}}
         ],
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}, "example": {"history": {"last": 10}, "ttl_s": 600}}}},
+        "requestBody": {"required": false, "description": "Without a body: no history, no TTL.", "content": {"application/json": {"schema": {"type": "object"}, "example": {"history": {"last": 10}, "ttl_s": 600}}}},
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "The layer: name, objects, history, ttl_s.", "content": {"application/json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
@@ -355,7 +355,7 @@ enum OpenAPI {
           {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}}
         ],
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
-          "200": {"description": "A FeatureCollection: each object's position, time, expires, fields; numberMatched.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "200": {"description": "A FeatureCollection: each object's position, time, expires, fields; numberMatched.", "content": {"application/geo+json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem"},
@@ -371,7 +371,7 @@ enum OpenAPI {
           {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
         ],
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
-          "200": {"description": "A Feature; properties.history lists earlier positions, oldest first.", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "200": {"description": "A Feature; properties.history lists earlier positions, oldest first.", "content": {"application/geo+json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "422": {"$ref": "#/components/responses/Problem"},

@@ -1,4 +1,4 @@
-// Delivers the fences' events to webhooks: one task per webhook, reading the hub's event log in
+// Delivers the fences' events to webhooks: one thread per webhook, reading the hub's event log in
 // order from where it started. Each event is POSTed alone, as JSON (the same object a stream's
 // `data:` carries), with its id in `Vltava-Event-Id` and an HMAC-SHA256 of the body under the
 // webhook's secret in `Vltava-Signature: sha256=HEX` (GitHub's form). The next event waits until
@@ -13,11 +13,9 @@
 // says how many.
 
 import Crypto
+import Dispatch
 import Engine
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Geometry
 
 final class WebhookDispatcher: Sendable {
@@ -36,9 +34,24 @@ final class WebhookDispatcher: Sendable {
         var deadLetters: [DeadLetter] = []
     }
 
-    private struct Running: Sendable {
+    /// A webhook's delivery thread: stopped by setting `stopped` and waking it.
+    private final class Worker: Sendable {
         let definition: WebhookDefinition
-        let task: Task<Void, Never>
+        let stopped = Locked(false)
+        let wake = DispatchSemaphore(value: 0)
+        let listening: Locked<UInt64?> = Locked(nil)
+
+        init(definition: WebhookDefinition) {
+            self.definition = definition
+        }
+
+        var isStopped: Bool { stopped.withLock { $0 } }
+
+        /// Waits for new events (or `seconds`); false once stopped.
+        func wait(_ seconds: Double) -> Bool {
+            _ = wake.wait(timeout: .now() + seconds)
+            return !isStopped
+        }
     }
 
     static let maxAttempts = 12
@@ -46,52 +59,55 @@ final class WebhookDispatcher: Sendable {
     static let longestRetry = 10.0
     static let timeout = 5.0
 
-    private let running = Locked<[String: Running]>([:])
+    private let workers = Locked<[String: Worker]>([:])
     private let statuses = Locked<[String: Status]>([:])
-    private let signal: ChangeSignal
-    private let session: URLSession
 
-    init(signal: ChangeSignal) {
-        self.signal = signal
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Self.timeout
-        session = URLSession(configuration: configuration)
-    }
-
-    /// Starts a task for each webhook the engine has and no task yet (or a changed one), and
-    /// stops those of webhooks that are gone.
+    /// Starts a thread for each webhook the engine has and no thread yet (or a changed one),
+    /// and stops those of webhooks that are gone.
     func reconcile(_ engine: Engine) {
         let wanted = Dictionary(uniqueKeysWithValues: engine.webhooks.map { ($0.name, $0) })
-        running.withLock { running in
-            for (name, current) in running where wanted[name] != current.definition {
-                current.task.cancel()
-                running[name] = nil
+        var started: [Worker] = []
+        workers.withLock { workers in
+            for (name, worker) in workers where wanted[name] != worker.definition {
+                stop(worker, hub: engine.live)
+                workers[name] = nil
             }
-            for (name, definition) in wanted where running[name] == nil {
-                let start = engine.live.lastEventID
-                statuses.withLock { $0[name] = Status(cursor: start) }
-                let task = Task.detached { [self] in await deliver(definition, from: start, hub: engine.live, limits: engine.limits.live) }
-                running[name] = Running(definition: definition, task: task)
+            for (name, definition) in wanted where workers[name] == nil {
+                let worker = Worker(definition: definition)
+                workers[name] = worker
+                started.append(worker)
             }
         }
         statuses.withLock { $0 = $0.filter { wanted[$0.key] != nil } }
+        for worker in started {
+            let start = engine.live.lastEventID
+            statuses.withLock { $0[worker.definition.name] = Status(cursor: start) }
+            worker.listening.withLock { $0 = engine.live.listen { [worker] in worker.wake.signal() } }
+            let thread = Thread { [self] in deliver(worker, from: start, hub: engine.live, limits: engine.limits.live) }
+            thread.name = "vltava.webhook"
+            thread.start()
+        }
+    }
+
+    private func stop(_ worker: Worker, hub: LiveHub) {
+        worker.stopped.withLock { $0 = true }
+        if let token = worker.listening.withLock({ $0 }) { hub.stopListening(token) }
+        worker.wake.signal()
     }
 
     func status(_ name: String) -> Status? { statuses.withLock { $0[name] } }
 
-    private func deliver(_ webhook: WebhookDefinition, from start: Int64, hub: LiveHub, limits: LiveLimits) async {
-        let (wakes, token) = signal.subscribe(heartbeat: .seconds(15))
-        defer { signal.cancel(token) }
-        var wake = wakes.makeAsyncIterator()
+    private func deliver(_ worker: Worker, from start: Int64, hub: LiveHub, limits: LiveLimits) {
+        let webhook = worker.definition
         var cursor = start
-        while !Task.isCancelled {
+        while !worker.isStopped {
             let page = hub.events(after: cursor, fences: webhook.fences, limit: 100)
             if page.missed {
                 let lost = (page.events.first?.id ?? page.last + 1) - cursor - 1
                 record(webhook.name, limits) { $0.deadLetters.append(DeadLetter(eventID: nil, reason: "\(lost) events were dropped from the log before they could be sent", at: Date().timeIntervalSince1970)) }
             }
             for event in page.events {
-                guard await send(event, to: webhook, limits: limits) else { return }
+                guard send(event, to: webhook, worker: worker, limits: limits) else { return }
                 cursor = event.id
                 record(webhook.name, limits) { $0.cursor = event.id }
             }
@@ -99,47 +115,42 @@ final class WebhookDispatcher: Sendable {
                 cursor = max(cursor, page.last)
                 continue
             }
-            guard await wake.next() != nil else { return }
+            // Woken by new events; a heartbeat's worth of sleep otherwise.
+            guard worker.wait(15) else { return }
         }
     }
 
-    /// POSTs one event until it is taken or its tries run out. False when the task was
-    /// cancelled (the webhook was deleted or changed).
-    private func send(_ event: FenceEvent, to webhook: WebhookDefinition, limits: LiveLimits) async -> Bool {
+    /// POSTs one event until it is taken or its tries run out. False when the webhook was
+    /// deleted or changed meanwhile.
+    private func send(_ event: FenceEvent, to webhook: WebhookDefinition, worker: Worker, limits: LiveLimits) -> Bool {
         var w = JSONWriter(reservingCapacity: 256)
         Output.fenceEvent(&w, event)
-        let body = Data(w.bytes)
+        let body = w.bytes
         let signature = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Data(webhook.secret.utf8)))
-        var request = URLRequest(url: webhook.url)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        // A connection per POST: libcurl (FoundationNetworking) resends a POST whose kept-alive
-        // connection the receiver closed without the body, and that try then hangs to its timeout.
-        request.setValue("close", forHTTPHeaderField: "Connection")
-        request.setValue(String(event.id), forHTTPHeaderField: "Vltava-Event-Id")
-        request.setValue("sha256=" + signature.map { String(format: "%02x", $0) }.joined(), forHTTPHeaderField: "Vltava-Signature")
+        let headers = [("Content-Type", "application/json"), ("Vltava-Event-Id", String(event.id)),
+                       ("Vltava-Signature", "sha256=" + signature.map { String(format: "%02x", $0) }.joined())]
         var wait = Self.firstRetry
         for attempt in 1...Self.maxAttempts {
-            if Task.isCancelled { return false }
+            if worker.isStopped { return false }
             var failure: String
             do {
-                let (_, response) = try await session.data(for: request)
-                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                let status = try WebhookClient.post(webhook.url, headers: headers, body: body, timeout: Self.timeout)
                 if (200..<300).contains(status) {
                     record(webhook.name, limits) { $0.delivered += 1; $0.attempts += 1; $0.lastError = nil }
                     return true
                 }
                 failure = "HTTP \(status)"
             } catch {
-                failure = error.localizedDescription
+                failure = error.description
             }
             record(webhook.name, limits) { $0.attempts += 1; $0.lastError = failure }
             if attempt == Self.maxAttempts {
                 record(webhook.name, limits) { $0.deadLetters.append(DeadLetter(eventID: event.id, reason: "\(Self.maxAttempts) tries failed, the last: \(failure)", at: Date().timeIntervalSince1970)) }
                 return true
             }
-            try? await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+            // The back-off, cut short only by a stop.
+            let until = Date().addingTimeInterval(wait)
+            while Date() < until, !worker.isStopped { usleep(20_000) }
             wait = min(Self.longestRetry, wait * 2)
         }
         return true

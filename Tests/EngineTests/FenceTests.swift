@@ -214,6 +214,27 @@ import Testing
         #expect(try Snapshot.load(storePath: engine.storePath).layerNames.contains("visitors") == false)
     }
 
+    /// A reach fence is the isochrone's area: a phone at a pen inside the 3 minutes' walk enters,
+    /// one past it does not; a watch's `match` picks the objects by their fields.
+    @Test func aReachFenceAndAWatchThatMatchesFields() throws {
+        let engine = try Engine(storePath: try WriteTests.demoCopy("fences-reach"))
+        try engine.declareLiveLayer("visitors", settings: LiveLayerSettings())
+        try engine.putFence(try FenceDefinition.parse(name: "reach", try JSON.parse(
+            #"{"watch": {"layer": "visitors", "match": {"group": "A"}}, "area": {"reach": {"from": [14.40519, 50.11576], "minutes": 3}}}"#)))
+        let area = try #require(try engine.snapshot.isochrone(IsochroneRequest(from: Self.centre, limit: .seconds(180))).bands.last?.area)
+        // The pens inside the area and outside it, by the area itself.
+        let pens = try engine.snapshot.layer("pens")
+        let inside = try #require(pens.indices.first { i in pens.geometries[i].map { if case .point(let p) = $0 { area.contains(lon: p.lon, lat: p.lat) && Geodesy.distance(p, Self.centre) > 50 } else { false } } ?? false })
+        let outside = try #require(pens.indices.first { i in pens.geometries[i].map { if case .point(let p) = $0 { !area.contains(lon: p.lon, lat: p.lat) } else { false } } ?? false })
+        func point(_ i: Int) -> Point { if case .point(let p)? = pens.geometries[i] { p } else { Self.centre } }
+        let a = JSONObject([("group", .string("A"))]), b = JSONObject([("group", .string("B"))])
+        let first = try engine.updatePositions("visitors", [PositionUpdate(id: "a1", point: point(outside), time: 1, fields: a),
+                                                            PositionUpdate(id: "b1", point: point(inside), time: 1, fields: b),
+                                                            PositionUpdate(id: "a1", point: point(inside), time: 2)])
+        // b1 is not watched; a1 keeps its fields (an update without fields leaves them) and enters.
+        #expect(first.events.map { "\($0.object ?? "") \($0.kind)" } == ["a1 enter"])
+    }
+
     @Test func fenceDefinitionsAreCheckedWithClearErrors() throws {
         func problem(_ json: String, name: String = "f") -> String {
             do {

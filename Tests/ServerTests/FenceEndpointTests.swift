@@ -26,46 +26,6 @@ import TestSupport
         try await HTTPConnection.request(port: port, "PUT", target, headers: auth + [("Content-Type", "application/json")], body: Array(body.utf8))
     }
 
-    /// Every enter, exit and cross of 100 objects' 5,000 random steps over the zoo against 197
-    /// fences (pavilions, pens, circles, roaming pairs) equals what shapely computes, in the same
-    /// order; dwell and hysteresis on a jittered track along a fence's edge as documented.
-    @Test func aRandomWalkMatchesShapelysBruteForce() async throws {
-        let store = try await DemoStore.copy()
-        let script = Fixtures.root.appendingPathComponent("Tests/Clients/fences_bruteforce.py").path
-        let run = try await offPool {
-            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "--vltava", CLI.binary.path, "--store", store,
-                                                                    "--objects", "100", "--updates", "5000", "--seed", "7"])
-        }
-        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
-        #expect(run.stdout.contains("fences brute force: ") && run.stdout.contains("events, all equal"), "\(run.stdout.suffix(2000))")
-    }
-
-    /// sseclient-py leaves and comes back 50 times while positions make events: the events it
-    /// got, in order, are exactly the feed's (none missed, none twice); a stream resuming from
-    /// before the run is told `missed` first (Tests/Clients/sse_resume.py).
-    @Test func anSSEClientReconnecting50TimesMissesNone() async throws {
-        let run = try await Self.client("sse_resume.py", ["--reconnects", "50", "--seed", "5"])
-        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
-        #expect(run.stdout.contains("over 50 reconnections, none missed"), "\(run.stdout.suffix(1000))")
-    }
-
-    /// A webhook receiver that fails 30% of calls (500s, and a connection closed unanswered) and
-    /// is down twice gets every event at least once, in order, signed (Tests/Clients/webhook_delivery.py).
-    @Test func aFailingWebhookReceiverGetsEveryEventInOrder() async throws {
-        let run = try await Self.client("webhook_delivery.py", ["--failure-rate", "0.3", "--restarts", "2", "--events", "150",
-                                                                "--duration", "4", "--max-drops", "3", "--seed", "3"])
-        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
-        #expect(run.stdout.contains("all delivered in order"), "\(run.stdout.suffix(1000))")
-    }
-
-    static func client(_ script: String, _ arguments: [String]) async throws -> CLI.Result {
-        let store = try await DemoStore.copy()
-        let path = Fixtures.root.appendingPathComponent("Tests/Clients/\(script)").path
-        return try await offPool {
-            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", path, "--vltava", CLI.binary.path, "--store", store] + arguments)
-        }
-    }
-
     /// Declared live layers, fences and webhooks are in the store when the server is killed
     /// with SIGKILL, and a new server on it runs them (the positions, memory, are gone).
     @Test func fencesSurviveKillMinus9() async throws {
@@ -121,5 +81,52 @@ import TestSupport
         #expect(try await post(port, "/v1/live/visitors/positions", body: #"{"positions": [{"id": "a", "position": [14.4, 50.1]}]}"#).status == 401)
         #expect(problem(try await get(port, "/v1/events?after=-3")) == "400 invalid_parameter after: '-3' is not an event id")
         #expect(try await get(port, "/v1/fences/nothing/events").status == 404)
+    }
+}
+
+/// The fences' clients nobody here wrote, each driving its own `vltava serve`: shapely's brute
+/// force over a random walk, sseclient-py reconnecting, a webhook receiver that fails. They run
+/// in the second pass of `make test`, with the PostgreSQL suite (see the Makefile): their
+/// Python processes take a core each for seconds, which the first pass's wall-clock bounds
+/// would feel.
+@Suite struct LiveClientTests {
+    /// Every enter, exit and cross of 100 objects' 5,000 random steps over the zoo against 197
+    /// fences (pavilions, pens, circles, roaming pairs) equals what shapely computes, in the same
+    /// order; dwell and hysteresis on a jittered track along a fence's edge as documented.
+    @Test func aRandomWalkMatchesShapelysBruteForce() async throws {
+        let store = try await DemoStore.copy()
+        let script = Fixtures.root.appendingPathComponent("Tests/Clients/fences_bruteforce.py").path
+        let run = try await offPool {
+            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script, "--vltava", CLI.binary.path, "--store", store,
+                                                                    "--objects", "100", "--updates", "5000", "--seed", "7"])
+        }
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
+        #expect(run.stdout.contains("fences brute force: ") && run.stdout.contains("events, all equal"), "\(run.stdout.suffix(2000))")
+    }
+
+    /// sseclient-py leaves and comes back 50 times while positions make events: the events it
+    /// got, in order, are exactly the feed's (none missed, none twice); a stream resuming from
+    /// before the run is told `missed` first (Tests/Clients/sse_resume.py).
+    @Test func anSSEClientReconnecting50TimesMissesNone() async throws {
+        let run = try await Self.client("sse_resume.py", ["--reconnects", "50", "--seed", "5"])
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
+        #expect(run.stdout.contains("over 50 reconnections, none missed"), "\(run.stdout.suffix(1000))")
+    }
+
+    /// A webhook receiver that fails 30% of calls (500s, and a connection closed unanswered) and
+    /// is down twice gets every event at least once, in order, signed (Tests/Clients/webhook_delivery.py).
+    @Test func aFailingWebhookReceiverGetsEveryEventInOrder() async throws {
+        let run = try await Self.client("webhook_delivery.py", ["--failure-rate", "0.3", "--restarts", "2", "--events", "100",
+                                                                "--duration", "3", "--max-drops", "2", "--seed", "3"])
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
+        #expect(run.stdout.contains("all delivered in order"), "\(run.stdout.suffix(1000))")
+    }
+
+    static func client(_ script: String, _ arguments: [String]) async throws -> CLI.Result {
+        let store = try await DemoStore.copy()
+        let path = Fixtures.root.appendingPathComponent("Tests/Clients/\(script)").path
+        return try await offPool {
+            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", path, "--vltava", CLI.binary.path, "--store", store] + arguments)
+        }
     }
 }
