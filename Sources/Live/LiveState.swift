@@ -282,6 +282,11 @@ public struct LiveState: Sendable {
                 throw .invalid("update \(n + 1): the id must be 1 to 256 bytes")
             }
             guard update.time.isFinite else { throw .invalid("update \(n + 1): the time is not a finite number") }
+            do {
+                _ = try Point.checked(lon: update.point.lon, lat: update.point.lat)
+            } catch {
+                throw .invalid("update \(n + 1): \(error)")
+            }
             if layers[key]?.objects[update.id] == nil { fresh.insert(update.id) }
         }
         let count = layers[key]?.objects.count ?? 0

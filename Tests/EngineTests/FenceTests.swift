@@ -141,6 +141,12 @@ import Testing
         let four = (1...4).map { PositionUpdate(id: "o\($0)", point: Self.centre, time: 1) }
         #expect(throws: LiveError.limit("the live layer phones would hold 4 objects; at most 3")) { try hub.update("phones", four) }
         #expect(throws: LiveError.notFound("no live layer named 'cars'")) { try hub.update("cars", [good]) }
+        // A library caller's NaN or out-of-range position is refused, naming the update.
+        for bad in [Point(lon: .nan, lat: 50), Point(lon: 14, lat: 91)] {
+            #expect { try hub.update("phones", [good, PositionUpdate(id: "x", point: bad, time: 1)]) } throws: { error in
+                (error as? LiveError)?.category == .invalid && (error as? LiveError)?.message.hasPrefix("update 2: ") == true
+            }
+        }
         // A late fix (older than the object's position) is left out: no move back, no event.
         let inside = try hub.update("phones", [PositionUpdate(id: "a", point: Self.centre, time: 5)])
         let late = try hub.update("phones", [PositionUpdate(id: "a", point: Self.north(500), time: 3), PositionUpdate(id: "a", point: Self.north(10), time: 6)])
