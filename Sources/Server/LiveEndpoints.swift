@@ -424,13 +424,7 @@ extension Endpoints {
         }
         let limit = try parameters.int("limit", default: 1000, range: 1...10_000)
         if (request.headers[.accept] ?? "").contains("text/event-stream") {
-            if let last = request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value {
-                guard let id = Int64(last.trimmingCharacters(in: .whitespaces)), id >= 0 else {
-                    throw APIError(.badRequest, code: "invalid_parameter", detail: "Last-Event-ID: \(Quote.input(last)) is not an event id",
-                                   extra: JSONObject([("parameter", .string("Last-Event-ID"))]))
-                }
-                after = id
-            }
+            if let id = try Endpoints.lastEventID(request) { after = id }
             // A new stream without an id starts now; with one, it resumes after it.
             return eventStream(hub, after: after ?? hub.lastEventID, fences: fences)
         }

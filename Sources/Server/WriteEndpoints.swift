@@ -235,14 +235,7 @@ extension Endpoints {
         let limit = try parameters.int("limit", default: 1000, range: 1...10_000)
         if (request.headers[.accept] ?? "").contains("text/event-stream") {
             // A reconnecting client resumes after the last event it saw.
-            var resume = Int64(since)
-            if let last = request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value {
-                guard let id = Int64(last.trimmingCharacters(in: .whitespaces)), id >= 0 else {
-                    throw APIError(.badRequest, code: "invalid_parameter", detail: "Last-Event-ID: \(Quote.input(last)) is not a sequence number",
-                                   extra: JSONObject([("parameter", .string("Last-Event-ID"))]))
-                }
-                resume = id
-            }
+            let resume = try Endpoints.lastEventID(request) ?? Int64(since)
             _ = try state.snapshot()
             return changeStream(after: resume)
         }
@@ -256,6 +249,17 @@ extension Endpoints {
             w.key("last"); w.integer(changes.last?.sequence ?? Int64(since))
             w.endObject()
         }
+    }
+
+    /// The `Last-Event-ID` a reconnecting EventSource sends (nil: none), for the change feed
+    /// and the fences' events alike.
+    static func lastEventID(_ request: Request) throws(APIError) -> Int64? {
+        guard let last = request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value else { return nil }
+        guard let id = Int64(last.trimmingCharacters(in: .whitespaces)), id >= 0 else {
+            throw APIError(.badRequest, code: "invalid_parameter", detail: "Last-Event-ID: \(Quote.input(last)) is not an event id",
+                           extra: JSONObject([("parameter", .string("Last-Event-ID"))]))
+        }
+        return id
     }
 
     /// Seconds between the comments that keep a quiet event stream (and proxies) open.
