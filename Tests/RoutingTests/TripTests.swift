@@ -69,14 +69,15 @@ import Testing
         TripShape(roundTrip: false, fixedLast: true), TripShape(roundTrip: false, fixedFirst: true, fixedLast: true), TripShape(roundTrip: false),
     ]
 
-    /// 200 random sets of 3 to 10 zoo stops, each shape in turn: Held–Karp's cost is the
+    /// 140 random sets of 3 to 9 zoo stops, each shape in turn: Held–Karp's cost is the
     /// enumeration's, its order visits every stop once, with the fixed ends where they belong,
-    /// and costs what it says.
+    /// and costs what it says. (Up to 9 stops, 362,880 orders: sets of 10, 3.6 million orders
+    /// each, took most of a minute of a debug build for the same Held–Karp code.)
     @Test func heldKarpEqualsEveryOrderTried() throws {
         var random = SplitMix(state: 200)
         var checked = 0
-        for set in 0..<200 {
-            let count = 3 + set % 8
+        for set in 0..<140 {
+            let count = 3 + set % 7
             let c = try Self.randomMatrix(count: count, using: &random)
             let shape = Self.shapes[set % Self.shapes.count]
             let trip = try #require(TripSolver.solve(c, shape: shape))
@@ -89,7 +90,7 @@ import Testing
             #expect(abs(trip.cost - best) < 1e-6, "set \(set) (\(count) stops, \(shape)): \(trip.cost) m against \(best) m")
             checked += 1
         }
-        #expect(checked == 200)
+        #expect(checked == 140)
     }
 
     /// Where Held–Karp can still run (13 to 15 stops), the heuristic is within 5% of it; its
