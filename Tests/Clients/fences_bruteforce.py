@@ -26,12 +26,8 @@ import json
 import math
 import os
 import random
-import shutil
 import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 from collections import Counter, defaultdict
@@ -40,7 +36,10 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, shape as geojson_shape
 
-TOKEN = "demo-write-token-not-for-production"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import live_server  # noqa: E402  (shared server/assertion helpers next to this script)
+
+TOKEN = live_server.TOKEN
 R_EARTH = 6371008.8
 D2R = math.pi / 180
 KINDS = ["enter", "exit", "inside", "outside", "cross"]
@@ -48,8 +47,7 @@ BATCH = 1000
 T0 = 1_800_000_000  # seconds since 1970 of the first update
 
 
-def log(*args):
-    print(*args, flush=True)
+log = live_server.log
 
 
 # --------------------------------------------------------------------------------------------
@@ -116,47 +114,13 @@ def destination(lon, lat, metres, bearing):
 # --------------------------------------------------------------------------------------------
 # The server
 
-class Server:
-    def __init__(self, binary, store, port):
-        self.dir = tempfile.mkdtemp(prefix="vltava-fences-")
-        self.db = os.path.join(self.dir, "store.gpkg")
-        shutil.copyfile(store, self.db)
-        tokens = os.path.join(self.dir, "tokens")
-        with open(tokens, "w") as f:
-            f.write(TOKEN + "\n")
-        if not port:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-        self.port = port
-        self.log_path = os.path.join(self.dir, "server.log")
-        self.log_file = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [binary, "serve", "--db", self.db, "--host", "127.0.0.1", "--port", str(port),
-             "--write-token-file", tokens, "--log-level", "warning"],
-            stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True)
-        self.conn = None
-        deadline = time.time() + 60
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                status, _ = self.request("GET", "/healthz", parse=False)
-                if status == 200:
-                    break
-            except OSError:
-                self.conn = None
-            if time.time() > deadline:
-                raise RuntimeError(f"the server did not answer /healthz within 60 s:\n{self.log_tail()}")
-            time.sleep(0.1)
+class Server(live_server.Server):
+    """The shared live server plus a keep-alive http.client connection: the brute-force run
+    sends thousands of requests, and a fresh connection per request would dominate it."""
 
-    def log_tail(self):
-        try:
-            self.log_file.flush()
-            with open(self.log_path, errors="replace") as f:
-                return f.read()[-4000:]
-        except OSError:
-            return ""
+    def __init__(self, binary, store, port):
+        self.conn = None
+        super().__init__(binary, store, port, prefix="vltava-fences-")
 
     def request(self, method, path, body=None, parse=True):
         headers = {}
@@ -185,24 +149,9 @@ class Server:
             raise RuntimeError(f"{method} {path} -> {resp.status}: {raw[:2000].decode(errors='replace')}")
         return resp.status, json.loads(raw)
 
-    def stop(self):
+    def close_clients(self):
         if self.conn is not None:
             self.conn.close()
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except OSError:
-                self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except OSError:
-                    self.proc.kill()
-                self.proc.wait(10)
-        self.log_file.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def fetch_features(server, layer):

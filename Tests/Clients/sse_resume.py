@@ -31,19 +31,17 @@ import json
 import math
 import os
 import random
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 import requests
 import sseclient
 
-TOKEN = "demo-write-token-not-for-production"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import live_server  # noqa: E402  (shared server/assertion helpers next to this script)
+
+TOKEN = live_server.TOKEN
 AUTH = {"Authorization": "Bearer " + TOKEN}
 CENTRE = (14.40519, 50.11576)
 M_PER_DEG_LAT = 111195.0
@@ -53,85 +51,18 @@ FENCE = "f1"
 PATHS = ["/v1/events", f"/v1/events?fences={FENCE}", f"/v1/fences/{FENCE}/events"]
 
 
-def log(*args):
-    print(*args, flush=True)
-
-
-class TestFailure(Exception):
-    pass
-
-
-def check(cond, message):
-    if not cond:
-        raise TestFailure(message)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+log = live_server.log
+TestFailure = live_server.TestFailure
+check = live_server.check
+free_port = live_server.free_port
 
 
 # --------------------------------------------------------------------------------------------
 # The server
 
-class Server:
+class Server(live_server.Server):
     def __init__(self, binary, store):
-        self.dir = tempfile.mkdtemp(prefix="vltava-sse-")
-        self.db = os.path.join(self.dir, "store.gpkg")
-        shutil.copyfile(store, self.db)
-        tokens = os.path.join(self.dir, "tokens")
-        with open(tokens, "w") as f:
-            f.write(TOKEN + "\n")
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log_path = os.path.join(self.dir, "server.log")
-        self.log_file = open(self.log_path, "w")
-        self.proc = subprocess.Popen(
-            [binary, "serve", "--db", self.db, "--host", "127.0.0.1", "--port", str(self.port),
-             "--write-token-file", tokens, "--log-level", "warning"],
-            stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.time() + 60
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                r = requests.get(self.base + "/healthz", timeout=5)
-                if r.status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError(f"the server did not answer /healthz within 60 s:\n{self.log_tail()}")
-            time.sleep(0.1)
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def log_tail(self):
-        try:
-            self.log_file.flush()
-            with open(self.log_path, errors="replace") as f:
-                return f.read()[-4000:]
-        except OSError:
-            return ""
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except OSError:
-                self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except OSError:
-                    self.proc.kill()
-                self.proc.wait()
-        self.log_file.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        super().__init__(binary, store, prefix="vltava-sse-")
 
 
 def call(session, server, method, path, body=None):
