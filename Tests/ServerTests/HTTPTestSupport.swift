@@ -67,7 +67,9 @@ final class HTTPConnection: @unchecked Sendable {
     private let port: Int
     private var buffer: [UInt8] = []
 
-    static func open(port: Int, timeoutSeconds: Int = Int(30 * testTimeScale)) async throws -> HTTPConnection {
+    /// 90 s: a debug server shared by the whole parallel run has taken over 30 s to answer two
+    /// 1,566-row tiles (BudgetTests), and a hang still fails, only later.
+    static func open(port: Int, timeoutSeconds: Int = Int(90 * testTimeScale)) async throws -> HTTPConnection {
         try await offPool { try HTTPConnection(port: port, timeoutSeconds: timeoutSeconds) }
     }
 
@@ -75,7 +77,7 @@ final class HTTPConnection: @unchecked Sendable {
     static func open(port: Int, count: Int, sending first: String) async throws -> [HTTPConnection] {
         try await offPool {
             try (0..<count).map { _ in
-                let connection = try HTTPConnection(port: port, timeoutSeconds: Int(30 * testTimeScale))
+                let connection = try HTTPConnection(port: port, timeoutSeconds: Int(90 * testTimeScale))
                 try connection.sendSync(Array(first.utf8))
                 return connection
             }
@@ -164,7 +166,7 @@ final class HTTPConnection: @unchecked Sendable {
     static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
                         body: [UInt8] = []) async throws -> HTTPResponse {
         try await offPool {
-            try HTTPConnection(port: port, timeoutSeconds: Int(30 * testTimeScale)).requestSync(method, target, headers: headers, body: body)
+            try HTTPConnection(port: port, timeoutSeconds: Int(90 * testTimeScale)).requestSync(method, target, headers: headers, body: body)
         }
     }
 
