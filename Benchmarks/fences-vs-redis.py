@@ -33,7 +33,7 @@ at or above 2^53 (which JavaScript cannot read exactly) are a WARNING, not a fai
 Redis and server share this machine's CPUs (printed): on a small machine the client's share
 counts, so read the 2-connection row with it in mind.
 
-    Benchmarks/fences-vs-redis.py --vltava .build/release/vltava --store /tmp/live-demo.gpkg \\
+    Benchmarks/fences-vs-redis.py --vltava .build/release/vltava --store demo/vltava.gpkg \\
         [--objects 1000] [--updates 200000] [--batch 1000] [--rounds 3] [--latency-samples 1000]
 """
 
@@ -787,7 +787,7 @@ def main():
                         help="the vltava binary (default: the repository's .build/release/vltava; build it with swift build -c release)")
     parser.add_argument("--bench", default=os.path.join(ROOT, ".build/release/vltava-bench"),
                         help="vltava-bench, for the updates through the library (swift build -c release --product vltava-bench)")
-    parser.add_argument("--store", default="/tmp/live-demo.gpkg", help="the zoo store; each server gets a fresh copy")
+    parser.add_argument("--store", default=os.path.join(ROOT, "demo/vltava.gpkg"), help="the zoo store (make demo builds it); each server gets a fresh copy")
     parser.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
     parser.add_argument("--objects", type=int, default=1000)
     parser.add_argument("--updates", type=int, default=200000)

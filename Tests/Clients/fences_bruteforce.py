@@ -804,7 +804,7 @@ def part_edge(server, sender, rng, centre):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vltava", default=os.environ.get("VLTAVA_BINARY", "/tmp/vltava-live"))
-    ap.add_argument("--store", default="/tmp/live-demo.gpkg")
+    ap.add_argument("--store", required=True, help="a GeoPackage with the zoo (demo/vltava.gpkg, which make demo builds); copied, never written")
     ap.add_argument("--port", type=int, default=0, help="0: a free port")
     ap.add_argument("--objects", type=int, default=1000)
     ap.add_argument("--updates", type=int, default=100_000)
