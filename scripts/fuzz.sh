@@ -27,15 +27,27 @@ usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags…] |
 [[ $# -ge 1 ]] || usage
 
 all_targets=(query query-budget mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta csv survey snapshot-load)
-# The package's modules in dependency order, and what each imports (Package.swift).
-module_order=(Geometry SQLite Wire SpatialIndex Store Indoor ZooPraha VectorTiles Routing Engine QueryLanguage)
-declare -A module_deps=(
-    [Geometry]="" [SQLite]="" [Wire]="" [SpatialIndex]="Geometry" [Store]="Geometry SQLite"
-    [VectorTiles]="Geometry SQLite Wire" [Routing]="Geometry SpatialIndex Wire"
-    [Indoor]="Geometry SQLite SpatialIndex Store"
-    [Engine]="Geometry SpatialIndex Store Indoor VectorTiles Routing"
-    [QueryLanguage]="Geometry Store Engine VectorTiles" [ZooPraha]="Geometry Store"
-)
+# The package's Swift modules in dependency order, and what each imports, read from Package.swift
+# (so this list cannot drift from it); C system modules come in through c_flags below.
+declare -a module_order=()
+declare -A module_deps=()
+while read -r name deps; do
+    module_order+=("$name"); module_deps[$name]=$deps
+done < <(swift package dump-package 2>/dev/null | python3 -c '
+import json, sys
+targets = {t["name"]: t for t in json.load(sys.stdin)["targets"] if t["type"] == "regular"}
+def deps(t):
+    names = [d.get("byName", d.get("target", [None]))[0] for d in t["dependencies"]]
+    return [n for n in names if n in targets]
+done = []
+def visit(n):
+    if n not in done:
+        for d in deps(targets[n]): visit(d)
+        done.append(n)
+for n in targets: visit(n)
+for n in done: print(n, " ".join(deps(targets[n])))
+')
+[[ ${#module_order[@]} -gt 0 ]] || { echo "fuzz: could not read the modules from Package.swift (swift package dump-package)" >&2; exit 1; }
 # The module each target calls into; its dependencies come along.
 declare -A target_module=(
     [query]="QueryLanguage ZooPraha" [query-budget]="QueryLanguage ZooPraha" [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry

@@ -51,13 +51,16 @@ public struct Leg: Sendable {
 public struct LegsRequest: Sendable {
     public var points: [Point]
     public var profile: WalkingProfile
+    /// km/h; nil: the profile's.
+    public var speedKmh: Double?
     /// Per point, how far it may lie from the network (nil: the default); empty for all
     /// defaults.
     public var snapMetres: [Double?]
 
-    public init(points: [Point], profile: WalkingProfile = .foot, snapMetres: [Double?] = []) {
+    public init(points: [Point], profile: WalkingProfile = .foot, speedKmh: Double? = nil, snapMetres: [Double?] = []) {
         self.points = points
         self.profile = profile
+        self.speedKmh = speedKmh
         self.snapMetres = snapMetres
     }
 }
@@ -144,7 +147,7 @@ extension Snapshot {
         func radius(_ i: Int) -> Double? { i < request.snapMetres.count ? request.snapMetres[i] : nil }
         var legs: [Leg] = []
         for i in 0..<(count - 1) {
-            let leg = RouteRequest(from: .point(request.points[i]), to: .point(request.points[i + 1]), profile: request.profile,
+            let leg = RouteRequest(from: .point(request.points[i]), to: .point(request.points[i + 1]), profile: request.profile, speedKmh: request.speedKmh,
                                    maxSnapMetres: radius(i), endSnapMetres: radius(i + 1) ?? limits.defaultSnapMetres)
             do {
                 legs.append(network.leg(try network.route(leg, limits: limits, deadline: deadline)))

@@ -12,13 +12,21 @@ public struct TripRequest: Sendable {
     public var points: [Point]
     public var shape: TripShape
     public var profile: WalkingProfile
+    /// km/h; nil: the profile's.
+    public var speedKmh: Double?
     /// Per point, how far it may lie from the network (nil: the default); empty for all.
     public var snapMetres: [Double?]
+    /// What each point is called in an error that names it (the language's stop names); empty:
+    /// `coordinate i`, counted from 0 as OSRM's clients count.
+    public var names: [String] = []
+    /// Up to this many points the order is proven shortest; beyond, a heuristic's.
+    public static let exactLimit = TripSolver.exactLimit
 
-    public init(points: [Point], shape: TripShape = TripShape(), profile: WalkingProfile = .foot, snapMetres: [Double?] = []) {
+    public init(points: [Point], shape: TripShape = TripShape(), profile: WalkingProfile = .foot, speedKmh: Double? = nil, snapMetres: [Double?] = []) {
         self.points = points
         self.shape = shape
         self.profile = profile
+        self.speedKmh = speedKmh
         self.snapMetres = snapMetres
     }
 }
@@ -46,11 +54,16 @@ extension Snapshot {
         let matrix = table.metres.map { row in row.map { $0 ?? .infinity } }
         guard let solved = TripSolver.solve(matrix, shape: request.shape, shouldStop: { deadline.hasPassed }) else {
             try deadline.check()
-            throw .route(.noRoute(reason: "no trip visits every point: some of them lie in parts of the network that no path joins"))
+            // Name what the first point cannot reach, or what cannot reach it.
+            let cut = (1..<count).filter { table.metres[0][$0] == nil || table.metres[$0][0] == nil }
+            let names = cut.prefix(5).map { request.names.indices.contains($0) ? request.names[$0] : "coordinate \($0)" }
+            let list = names.joined(separator: ", ") + (cut.count > 5 ? " and \(cut.count - 5) more" : "")
+            throw .route(.noRoute(reason: cut.isEmpty ? "no trip visits every point: some of them lie in parts of the network that no path joins"
+                                                      : "no trip visits every point: no path joins \(list) with the first point, both ways"))
         }
         var ordered = solved.order
         if request.shape.roundTrip { ordered.append(ordered[0]) }
-        let legs = LegsRequest(points: ordered.map { request.points[$0] }, profile: request.profile,
+        let legs = LegsRequest(points: ordered.map { request.points[$0] }, profile: request.profile, speedKmh: request.speedKmh,
                                snapMetres: request.snapMetres.isEmpty ? [] : ordered.map { request.snapMetres.indices.contains($0) ? request.snapMetres[$0] : nil })
         let route = try self.legs(through: legs, on: network, deadline: deadline)
         return TripAnswer(order: solved.order, route: route, exact: solved.exact, lowerBoundMetres: solved.lowerBound)

@@ -66,6 +66,6 @@ extension Query {
         .union(["INTO", "VALUES", "SET", "GEOMETRY"])
         .union(["AND", "OR", "NOT", "IN", "IS", "NULL", "TRUE", "FALSE", "BY", "TO", "OF", "ON", "FROM", "ASC", "DESC",
                 "POINT", "BBOX", "ZOOM", "LAYER", "LAYERS", "SCAN", "LATEST", "HISTORY", "MEASURES", "FRESH",
-                "COUNT", "SUM", "AVG", "MIN", "MAX", "ANY", "ALL", "NULLS", "FIRST", "LAST", "WKT", "WKB", "CZECH", "REACH"])
+                "COUNT", "SUM", "AVG", "MIN", "MAX", "ANY", "ALL", "NULLS", "FIRST", "LAST", "WKT", "WKB", "CZECH", "REACH", "THROUGH", "BEST"])
         .sorted()
 }

@@ -27,7 +27,7 @@ extension QueryResult {
         case .plan(let lines):
             w.header(["plan"])
             for line in lines { w.row([.string(line)]) }
-        case .route: throw Self.notATable("a route")
+        case .route, .trip: throw Self.notATable("a route")
         case .location: throw Self.notATable("a LOCATE answer")
         }
     }

@@ -663,6 +663,12 @@ struct Planner {
     }
 
     func select(_ selection: Selection) throws(QueryError) -> [Geometry] {
+        let (layer, indices) = try selectIndices(selection)
+        return indices.compactMap { layer.geometries[$0] }
+    }
+
+    /// The selection's layer and the indices of its features that match, in load order.
+    func selectIndices(_ selection: Selection) throws(QueryError) -> (Layer, [Int]) {
         let layer = try layerInMemory(selection.layer)
         guard layer.family != .table else {
             throw Planner.error(.invalid, "unsupported_geometry", "'\(layer.name)' is a table without geometries", at: selection.layer.position)
@@ -673,7 +679,7 @@ struct Planner {
             let inner = filter
             filter = { i in link(i) && (inner?(i) ?? true) }
         }
-        return layer.indices.filter { filter?($0) ?? true }.compactMap { layer.geometries[$0] }
+        return (layer, layer.indices.filter { filter?($0) ?? true })
     }
 
     // MARK: EXPLAIN
@@ -724,6 +730,13 @@ struct Planner {
             return lines
         case .tilesAt(let plan):
             return ["1. tile set \(plan.tileSetName): the tile at zoom \(plan.zoom) holding the point, decoded, then features containing it (polygons) or within 8 pixels (points, lines)"]
+        case .route(let plan) where plan.trip != nil:
+            let count = plan.trip?.request.points.count ?? 0
+            return ["1. network \(plan.network.layerName): \(plan.network.graph.nodeCount) nodes, \(plan.network.graph.edgeCount) directed edges",
+                    "   table: \(count) × \(count) walking distances between the start, the stops and the end, on the contraction hierarchy (buckets)",
+                    "   order: " + (count <= TripRequest.exactLimit ? "Held–Karp dynamic programming over subsets (exact)"
+                                                                   : "nearest neighbour, then 2-opt and Or-opt with restarts (a heuristic, with a lower bound)"),
+                    "   legs: one route per pair of consecutive stops, as ROUTE walks them"]
         case .route(let plan):
             return ["1. network \(plan.network.layerName): \(plan.network.graph.nodeCount) nodes, \(plan.network.graph.edgeCount) directed edges",
                     "   snap: each end to the nearest point of the nearest path (R-tree over edges), at most \(Rounding.wholeMetres(limits.defaultSnapMetres)) m",

@@ -10,6 +10,8 @@ public struct QueryResult: Sendable {
     enum Body: Sendable {
         case rows(Rows)
         case route(RouteAnswer)
+        /// ROUTE … THROUGH … IN BEST ORDER.
+        case trip(TripResult)
         /// LOCATE: a position inside a venue.
         case location(Location)
         /// EXPLAIN: the plan and what running it took.
@@ -41,7 +43,7 @@ public struct QueryResult: Sendable {
     public var count: Int {
         switch body {
         case .rows(let rows): rows.values.count
-        case .route, .location: 1
+        case .route, .trip, .location: 1
         case .plan(let lines): lines.count
         }
     }
@@ -75,6 +77,8 @@ public struct QueryResult: Sendable {
             }
         case .route(let answer):
             geoJSON ? Output.routeFeature(&w, answer) : Output.route(&w, answer)
+        case .trip(let trip):
+            geoJSON ? Self.tripFeature(&w, trip) : Output.osrmTrip(&w, trip.answer, Self.tripOptions)
         case .location(let location):
             geoJSON ? Output.locationFeature(&w, location) : Output.location(&w, location)
         case .plan(let lines):
@@ -99,12 +103,47 @@ public struct QueryResult: Sendable {
             try Self.writeFeatures(&w, rows, statement: statement, budget)
         case .route(let answer):
             Output.routeFeature(&w, answer, statement: statement)
+        case .trip(let trip):
+            Self.tripFeature(&w, trip, statement: statement)
         case .location(let location):
             Output.locationFeature(&w, location, statement: statement)
         case .plan:
             throw Self.planIsNotGeoJSON
         }
         try budget?.check(responseBytes: w.bytes.count)
+    }
+
+    /// A trip in JSON: OSRM's trip service's shape, its line as GeoJSON.
+    static let tripOptions: OSRMRouteOptions = {
+        var options = OSRMRouteOptions()
+        options.geometries = .geojson
+        options.overview = .full
+        options.hints = false
+        return options
+    }()
+
+    /// A trip as one GeoJSON Feature: its line, with its length, time and the stops in the
+    /// order walked.
+    static func tripFeature(_ w: inout JSONWriter, _ trip: TripResult, statement: Int? = nil) {
+        let route = trip.answer.route
+        w.beginObject()
+        w.key("type"); w.string("Feature")
+        w.key("geometry"); w.geometry(.lineString(route.geometry))
+        w.key("properties")
+        w.beginObject()
+        w.key("distance"); w.metres(route.metres)
+        w.key("duration"); w.seconds(route.seconds)
+        w.key("distance_units"); w.string(Output.distanceUnits)
+        w.key("stops")
+        w.beginArray()
+        for i in trip.answer.order { w.string(trip.names[i]) }
+        w.endArray()
+        w.key("exact"); w.bool(trip.answer.exact)
+        w.key("network"); w.string(route.network)
+        w.key("profile"); w.string(route.profile.rawValue)
+        if let statement { w.key("statement"); w.integer(Int64(statement)) }
+        w.endObject()
+        w.endObject()
     }
 
     static let planIsNotGeoJSON = EngineError.invalidArgument(parameter: "format", message: "EXPLAIN answers a plan, not features: ask for it as JSON (format=json)")
@@ -245,6 +284,24 @@ public struct QueryResult: Sendable {
                 out.append(String(format: "%@ (%.6f %.6f), joins the network %.1f m away", i == 0 ? "from" : "to  ", w.location.lon, w.location.lat, w.snapMetres))
             }
             out.append("\(route.nodeIDs.count) nodes, \(route.geometry.pointCount) points in the line")
+            return out.joined(separator: "\n")
+        case .trip(let trip):
+            let (answer, route) = (trip.answer, trip.answer.route)
+            let how = route.profile == .wheelchair ? "step-free by wheelchair" : "on foot"
+            // A round trip walks one leg more than it has points: the way back.
+            let roundTrip = route.legs.count == answer.order.count
+            let stops = answer.order.count - (roundTrip ? 1 : 2)
+            var out = [String(format: "%.1f m, %.1f min %@ at %.1f km/h through %d stop%@ in the shortest order (%@)", route.metres, route.seconds / 60, how,
+                              route.speedKmh, stops, stops == 1 ? "" : "s", "great-circle metres, R = 6,371,008.8 m")]
+            out.append(String(format: "from %@, joins the network %.1f m away", trip.names[answer.order[0]], route.waypoints[0].snapMetres))
+            for (n, leg) in route.legs.enumerated() {
+                let label = n == stops ? (roundTrip ? "back to the start" : "to \(trip.names[answer.order[n + 1]])")
+                                       : "\(n + 1). \(trip.names[answer.order[n + 1]])"
+                out.append(String(format: "%@: %.1f m, %.1f min", label, leg.answer.route.metres, leg.answer.route.seconds / 60))
+            }
+            let gap = answer.lowerBoundMetres > 0 ? (route.metres / answer.lowerBoundMetres - 1) * 100 : 0
+            out.append(answer.exact ? "the order is the shortest (Held–Karp, exact)"
+                                    : String(format: "the order is a heuristic's, at most %.1f%% longer than the shortest", max(0, gap)))
             return out.joined(separator: "\n")
         case .location(let location):
             let p = location.position

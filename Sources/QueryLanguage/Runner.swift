@@ -83,6 +83,7 @@ struct Runner {
                 let result = try run(inner)
                 switch result.body {
                 case .route(let answer): plan.append("ran: \(answer.route.settled) nodes settled, \(answer.route.nodeIDs.count) nodes on the route")
+                case .trip(let trip): plan.append("ran: \(trip.answer.route.legs.count) legs, the order " + (trip.answer.exact ? "exact" : "a heuristic's"))
                 default: plan.append("ran: \(result.count) row\(result.count == 1 ? "" : "s")")
                 }
             }
