@@ -55,8 +55,12 @@ public struct Reach: Sendable {
     /// once whole, else the stretches from its reached ends.
     public func segments(within bound: Double, graph: Graph) -> [(Point, Point)] {
         var pieces: [(Point, Point)] = []
+        // A node's own coordinates at t = 0 and 1, bit for bit, so that pieces meeting there
+        // are merged into one line before the buffer.
         func point(_ u: Int, _ v: Int, _ t: Double) -> Point {
-            Point(lon: graph.lons[u] + t * (graph.lons[v] - graph.lons[u]), lat: graph.lats[u] + t * (graph.lats[v] - graph.lats[u]))
+            if t == 0 { return Point(lon: graph.lons[u], lat: graph.lats[u]) }
+            if t == 1 { return Point(lon: graph.lons[v], lat: graph.lats[v]) }
+            return Point(lon: graph.lons[u] + t * (graph.lons[v] - graph.lons[u]), lat: graph.lats[u] + t * (graph.lats[v] - graph.lats[u]))
         }
         // Per edge (lower node first), how far along it is reached from each end: one piece
         // for the edge, or one from each end, never two that overlap.
@@ -87,9 +91,9 @@ public struct Reach: Sendable {
         return pieces
     }
 
-    /// The reached area within `bound`: the pieces buffered by `bufferMetres` (round ends and
-    /// joins of two segments a quarter circle: a coarse circle, and a third of the time of four),
-    /// as a polygon or multipolygon in lon/lat.
+    /// The reached area within `bound`: the pieces, joined and simplified within a tenth of the
+    /// buffer, buffered by `bufferMetres` (round ends and joins of two segments a quarter circle:
+    /// a coarse circle, and a third of the time of four), as a polygon or multipolygon in lon/lat.
     public func polygon(within bound: Double, graph: Graph, bufferMetres: Double) throws(GEOSError) -> Geometry {
         let plane = LocalPlane(origin: start.location)
         var lines: [[Double]] = []
@@ -99,7 +103,8 @@ public struct Reach: Sendable {
             lines.append(ax == bx && ay == by ? [ax, ay, ax + 1e-6, ay] : [ax, ay, bx, by])
         }
         let context = try GEOSContext()
-        let area = try context.buffer(.multiLineString(MultiLineString(lines: lines)), distance: bufferMetres, quadrantSegments: 2)
+        let area = try context.buffer(.multiLineString(MultiLineString(lines: lines)), distance: bufferMetres, quadrantSegments: 2,
+                                      inputTolerance: bufferMetres / 10)
         return plane.unproject(area)
     }
 }

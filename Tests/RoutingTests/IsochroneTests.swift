@@ -9,7 +9,7 @@ import Testing
 /// decides which vertices are reachable within the limit, and GEOS (prepared `contains`) says
 /// which lie inside the polygon. Every reached vertex must be inside. An unreached vertex
 /// inside must lie within the boundary tolerance of a reached stretch of path: the buffer
-/// (15 m) plus 0.5 m for the local plane (17 m is asked). Reached
+/// (15 m), 1.5 m of simplification and 0.5 m for the local plane (17 m is asked). Reached
 /// stretches are computed here too, from the brute-force distances.
 @Suite struct IsochroneTests {
     static let buffer = 15.0
