@@ -10,17 +10,18 @@ import Testing
 /// the route's length whose edges the matched paths walk. (Benchmarks run 500 such traces on
 /// the zoo and Andorra: `vltava-bench match`.)
 @Suite struct MatchingTests {
-    /// 20 traces at σ = 10 m on each network (the benchmark runs 5 and 20 m too). The zoo's
-    /// paths run a few metres apart in places (a path and the pavement beside it, pen
-    /// walkways), closer than 10 m of noise can tell apart: there the share is lower. The
-    /// matched walk is at most a fifth longer than the route (it follows some of the noise).
+    /// 20 traces at σ = 10 m on Andorra, 60 on the zoo (the benchmark runs 500, and 5 and 20 m too). The
+    /// zoo's paths run a few metres apart in places (a path and the pavement beside it, pen
+    /// walkways), closer than 10 m of noise can tell apart: there the share is lower, and the
+    /// issue's target of 95% is asked. The matched walk is at most a fifth longer than the
+    /// route (it follows some of the noise).
     @Test func tracesAreMatchedOnTheZooAndAndorra() throws {
         let (andorra, _) = try ContractionHierarchyTests.andorra.get()
         let zoo = try ZooNetwork.graph.get()
         var lines: [String] = []
-        for (name, graph, floor) in [("Andorra", andorra, 0.95), ("zoo", zoo, 0.92)] {
+        for (name, graph, floor, count) in [("Andorra", andorra, 0.98, 20), ("zoo", zoo, 0.95, 60)] {
             let router = try Router(graph: graph)
-            let (share, lengthRatio) = try SimulatedTraces.evaluate(graph: graph, router: router, sigma: 10, count: 20, seed: 10)
+            let (share, lengthRatio) = try SimulatedTraces.evaluate(graph: graph, router: router, sigma: 10, count: count, seed: 10)
             #expect(share >= floor, "\(name), σ = 10 m: \(share)")
             #expect(lengthRatio <= 1.2, "\(name), σ = 10 m: the walk is \(lengthRatio) times the route")
             lines.append(String(format: "%@: σ 10 m %.1f%% (walk ×%.2f)", name, share * 100, lengthRatio))
