@@ -45,6 +45,9 @@ public final class Network: Sendable {
     /// The name of each edge whose line has one (OSM's `name` tag): the street names of a
     /// route's steps and of the points where positions join the network.
     let names: EdgeNames
+    /// The lines with opening hours (`opening_hours`), which a route at a time keeps off while
+    /// they are closed (TimedPaths.swift).
+    let timed: TimedPaths
     /// Built once at load, shared by every router of the pool.
     let edges: EdgeIndex
     /// The contraction hierarchies routes and tables run on, built on first use: one of the
@@ -67,11 +70,13 @@ public final class Network: Sendable {
         init(_ router: Router) { self.router = router }
     }
 
-    init(layerName: String, graph: Graph, steps: EdgeSet = .empty, names: EdgeNames = EdgeNames(), anyVariant: Network? = nil) throws(SpatialIndexError) {
+    init(layerName: String, graph: Graph, steps: EdgeSet = .empty, names: EdgeNames = EdgeNames(), timed: TimedPaths = .empty,
+         anyVariant: Network? = nil) throws(SpatialIndexError) {
         self.layerName = layerName
         self.graph = graph
         self.steps = steps
         self.names = names
+        self.timed = timed
         self.anyVariant = anyVariant
         edges = try EdgeIndex(graph: graph)
         idle = Locked([])
@@ -97,7 +102,7 @@ public final class Network: Sendable {
         let (graph, lineNodes) = graphAndNodes(lines, joinEnds: joinEnds, oneway: forFoot)
         do {
             return try Network(layerName: name, graph: graph, steps: forFoot ? steps(lines, lineNodes, nodeCount: graph.nodeCount) : .empty,
-                               names: EdgeNames(lines.names, lineNodes), anyVariant: anyVariant)
+                               names: EdgeNames(lines.names, lineNodes), timed: TimedPaths(lines, lineNodes), anyVariant: anyVariant)
         } catch {
             var fid = ""
             if case .nonFinite(let node) = error, let line = lineNodes.firstIndex(where: { $0.contains(Int32(truncatingIfNeeded: node)) }) {
@@ -118,6 +123,8 @@ public final class Network: Sendable {
         var names: [String] = []
         /// Which way a pedestrian may walk each line, from its tags.
         var footAccess: [FootAccess] = []
+        /// The line's `opening_hours`, "" when it has none.
+        var openingHours: [String] = []
 
         /// The lines whose access passes `keep`.
         func filter(_ keep: (FootAccess) -> Bool) -> Lines {
@@ -125,6 +132,7 @@ public final class Network: Sendable {
             for i in coordinates.indices where keep(footAccess[i]) {
                 kept.coordinates.append(coordinates[i]); kept.ids.append(ids[i]); kept.isSteps.append(isSteps[i])
                 kept.fids.append(fids[i]); kept.names.append(names[i]); kept.footAccess.append(footAccess[i])
+                kept.openingHours.append(openingHours[i])
             }
             return kept
         }
@@ -151,6 +159,7 @@ public final class Network: Sendable {
             let steps = isSteps(properties)
             let name = properties["name"]?.stringValue ?? ""
             let access = footAccess(properties)
+            let hours = properties["opening_hours"]?.stringValue ?? ""
             switch geometry {
             case .lineString(let line)?:
                 lines.coordinates.append(line.coordinates)
@@ -160,6 +169,7 @@ public final class Network: Sendable {
                 lines.fids.append(fid)
                 lines.names.append(name)
                 lines.footAccess.append(access)
+                lines.openingHours.append(hours)
             case .multiLineString(let lines_)?:
                 for i in 0..<lines_.lineCount {
                     lines.coordinates.append(lines_.line(i).coordinates)
@@ -168,6 +178,7 @@ public final class Network: Sendable {
                     lines.fids.append(fid)
                     lines.names.append(name)
                     lines.footAccess.append(access)
+                    lines.openingHours.append(hours)
                 }
             default:
                 continue

@@ -218,7 +218,37 @@ public enum Output {
         w.key("network"); w.string(answer.network)
         w.key("profile"); w.string(answer.profile.rawValue)
         w.key("distance_units"); w.string(distanceUnits)
+        timedPaths(&w, answer)
         w.endObject()
+    }
+
+    /// With a departure: when, and the paths kept off because they were closed when the walk
+    /// would have reached them (`closed`, each with its hours and when it opens next).
+    static func timedPaths(_ w: inout JSONWriter, _ answer: RouteAnswer) {
+        guard let departure = answer.departure else { return }
+        w.key("departure"); w.string(isoSeconds(departure))
+        w.key("closed")
+        w.beginArray()
+        for path in answer.closedPaths {
+            w.beginObject()
+            w.key("name"); w.string(path.name)
+            w.key("opening_hours"); w.string(path.openingHours)
+            w.key("reached_at"); w.string(isoSeconds(path.reachedAt))
+            w.key("opens_at"); if let opens = path.opensAt { w.string(isoSeconds(opens)) } else { w.null() }
+            w.endObject()
+        }
+        w.endArray()
+        if !answer.unreadableHours.isEmpty {
+            w.key("unreadable_opening_hours")
+            w.beginArray()
+            for line in answer.unreadableHours { w.string(line) }
+            w.endArray()
+        }
+    }
+
+    /// An instant as ISO 8601 in UTC, to the second.
+    public static func isoSeconds(_ date: Date) -> String {
+        Int64(exactly: date.timeIntervalSince1970.rounded(.down)).map { UTCTime(seconds: $0).iso } ?? "\(date)"
     }
 
     /// The route as one GeoJSON Feature: its line, with distance, duration and nodes (and the
@@ -238,6 +268,7 @@ public enum Output {
         w.endArray()
         w.key("network"); w.string(answer.network)
         w.key("profile"); w.string(answer.profile.rawValue)
+        timedPaths(&w, answer)
         if let statement { w.key("statement"); w.integer(Int64(statement)) }
         w.endObject()
         w.endObject()

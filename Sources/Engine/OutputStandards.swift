@@ -47,7 +47,17 @@ extension Output {
             for (waypoint, name) in zip(answer.waypoints, answer.waypointNames) { osrmWaypoint(&w, waypoint, name: name, hint: options.hints) }
             w.endArray()
         }
+        osrmTimedPaths(&w, answer)
         w.endObject()
+    }
+
+    /// With a departure (Vltava's own keys beside OSRM's): when, and the paths each leg kept
+    /// off because they were closed when the walk would have reached them.
+    static func osrmTimedPaths(_ w: inout JSONWriter, _ answer: LegsAnswer) {
+        guard let first = answer.legs.first?.answer, first.departure != nil else { return }
+        var all = first
+        all.closedPaths = answer.legs.flatMap(\.answer.closedPaths)
+        timedPaths(&w, all)
     }
 
     /// OSRM's Route object: the overview line, the legs, weight, duration and distance.
@@ -90,6 +100,7 @@ extension Output {
                          extra: [("waypoint_index", position), ("trips_index", 0)])
         }
         w.endArray()
+        osrmTimedPaths(&w, answer.route)
         w.endObject()
     }
 

@@ -40,9 +40,12 @@ public struct RouteRequest: Sendable {
     public var endSnapMetres: Double?
     /// Polygons the route must not enter (AVOID).
     public var avoid: [Geometry]
+    /// When the walk starts: paths with opening hours are taken only when open as the walk
+    /// reaches them (TimedPaths.swift); nil: every path is open.
+    public var departure: Date?
 
     public init(from: RoutePlace, to: RoutePlace, profile: WalkingProfile = .foot, speedKmh: Double? = nil,
-                maxSnapMetres: Double? = nil, endSnapMetres: Double? = nil, avoid: [Geometry] = []) {
+                maxSnapMetres: Double? = nil, endSnapMetres: Double? = nil, avoid: [Geometry] = [], departure: Date? = nil) {
         self.from = from
         self.to = to
         self.profile = profile
@@ -50,6 +53,7 @@ public struct RouteRequest: Sendable {
         self.maxSnapMetres = maxSnapMetres
         self.endSnapMetres = endSnapMetres
         self.avoid = avoid
+        self.departure = departure
     }
 }
 
@@ -62,6 +66,13 @@ public struct RouteAnswer: Sendable {
     public let speedKmh: Double
     /// Step edges the profile kept off (0 for `foot`), for EXPLAIN.
     public let forbiddenEdges: Int
+    /// The request's departure, when it had one.
+    public var departure: Date? = nil
+    /// The timed paths the route kept off, closed when the walk would have reached them, in
+    /// the order found.
+    public var closedPaths: [ClosedPath] = []
+    /// Lines whose opening hours could not be read, taken as always open (with a departure).
+    public var unreadableHours: [String] = []
 }
 
 extension Snapshot {
@@ -102,20 +113,37 @@ extension Network {
         for list in [request.avoid, { if case .features(let g) = request.to { g } else { [] } }()] where list.count > limits.maxRows {
             throw .tooManyRows(count: list.count, limit: limits.maxRows)
         }
-        let avoid = try Router.Avoid.areas(request.avoid)
+        let areas = try Router.Avoid.areas(request.avoid)
+        let timed = request.departure == nil ? TimedPaths.empty : network.timed
         do {
+            var closedLines: [Int] = [], closedPaths: [ClosedPath] = []
             let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap, deadline: deadline) { router throws(RouteError) in
                 router.maxEndSnapMetres = endSnap
                 router.maxSettled = limits.maxSettledNodes
                 // The search keeps to its own bound and to what is left of the request's.
                 router.maxSeconds = min(limits.maxRouteSeconds, deadline.remainingSeconds)
-                switch request.to {
-                case .point(let end): return try router.route(from: start, to: end, avoiding: avoid)
-                case .features(let targets): return try router.route(from: start, toFeatures: targets, avoiding: avoid)
+                var avoid = areas
+                for _ in 0..<TimedPaths.maxRounds {
+                    let route: Route
+                    switch request.to {
+                    case .point(let end): route = try router.route(from: start, to: end, avoiding: avoid)
+                    case .features(let targets): route = try router.route(from: start, toFeatures: targets, avoiding: avoid)
+                    }
+                    guard let departure = request.departure,
+                          let (line, at) = timed.firstClosed(on: route, departure: departure, metresPerSecond: speed / 3.6, graph: network.graph) else { return route }
+                    // Closed when the walk gets there: searched again without it.
+                    closedLines.append(line)
+                    closedPaths.append(timed.closedPath(line, reachedAt: at))
+                    avoid = Router.Avoid(polygons: areas?.polygons, factor: nil, closed: timed.edgeSet(closedLines, nodeCount: network.graph.nodeCount))
                 }
+                throw .noRoute(reason: "no way through paths open when the walk reaches them was found in \(TimedPaths.maxRounds) searches")
             }
-            return RouteAnswer(route: route, network: network.layerName, profile: request.profile, speedKmh: speed,
-                               forbiddenEdges: request.profile.avoidsSteps ? network.steps.count : 0)
+            var answer = RouteAnswer(route: route, network: network.layerName, profile: request.profile, speedKmh: speed,
+                                     forbiddenEdges: request.profile.avoidsSteps ? network.steps.count : 0)
+            answer.departure = request.departure
+            answer.closedPaths = closedPaths
+            if request.departure != nil { answer.unreadableHours = network.timed.unreadable }
+            return answer
         } catch {
             if case .tooMuchWork = error, deadline.hasPassed { throw .deadlineExceeded(seconds: deadline.seconds) }
             throw .route(error)
@@ -219,7 +247,9 @@ extension Snapshot {
         var legs: [ScheduleCheck.Leg] = []
         for (i, (a, b)) in zip(events, events.dropFirst()).enumerated() {
             do {
-                let walk = try route(RouteRequest(from: a.place, to: b.place, speedKmh: speedKmh), on: network, deadline: deadline)
+                // At the time the walk starts, so that paths closed then are kept off.
+                let walk = try route(RouteRequest(from: a.place, to: b.place, speedKmh: speedKmh, departure: Date(timeIntervalSince1970: Double(a.end.seconds))),
+                                     on: network, deadline: deadline)
                 legs.append(.init(from: a.name, to: b.name, walk: walk, gapSeconds: Double(b.start.seconds - a.end.seconds)))
             } catch {
                 throw .leg(index: i, from: a.name, to: b.name, error)

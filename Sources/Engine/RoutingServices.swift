@@ -5,6 +5,7 @@
 // points of the network. The HTTP API's /route/v1, /table/v1 and /nearest/v1 parse a request,
 // call one of these, and render the answer through `Output`.
 
+import Foundation
 import Geometry
 import Routing
 
@@ -56,12 +57,15 @@ public struct LegsRequest: Sendable {
     /// Per point, how far it may lie from the network (nil: the default); empty for all
     /// defaults.
     public var snapMetres: [Double?]
+    /// When the walk starts: each leg departs when the one before arrives (`RouteRequest`).
+    public var departure: Date?
 
-    public init(points: [Point], profile: WalkingProfile = .foot, speedKmh: Double? = nil, snapMetres: [Double?] = []) {
+    public init(points: [Point], profile: WalkingProfile = .foot, speedKmh: Double? = nil, snapMetres: [Double?] = [], departure: Date? = nil) {
         self.points = points
         self.profile = profile
         self.speedKmh = speedKmh
         self.snapMetres = snapMetres
+        self.departure = departure
     }
 }
 
@@ -96,13 +100,18 @@ public struct TableRequest: Sendable {
     public var profile: WalkingProfile
     /// Per point, as in `LegsRequest`.
     public var snapMetres: [Double?]
+    /// Paths with opening hours closed at this moment are kept off (a table cannot follow
+    /// each walk's own time); nil: every path is open.
+    public var departure: Date?
 
-    public init(points: [Point], sources: [Int]? = nil, destinations: [Int]? = nil, profile: WalkingProfile = .foot, snapMetres: [Double?] = []) {
+    public init(points: [Point], sources: [Int]? = nil, destinations: [Int]? = nil, profile: WalkingProfile = .foot, snapMetres: [Double?] = [],
+                departure: Date? = nil) {
         self.points = points
         self.sources = sources
         self.destinations = destinations
         self.profile = profile
         self.snapMetres = snapMetres
+        self.departure = departure
     }
 }
 
@@ -147,8 +156,10 @@ extension Snapshot {
         func radius(_ i: Int) -> Double? { i < request.snapMetres.count ? request.snapMetres[i] : nil }
         var legs: [Leg] = []
         for i in 0..<(count - 1) {
+            let walked = legs.reduce(0) { $0 + $1.answer.route.seconds }
             let leg = RouteRequest(from: .point(request.points[i]), to: .point(request.points[i + 1]), profile: request.profile, speedKmh: request.speedKmh,
-                                   maxSnapMetres: radius(i), endSnapMetres: radius(i + 1) ?? limits.defaultSnapMetres)
+                                   maxSnapMetres: radius(i), endSnapMetres: radius(i + 1) ?? limits.defaultSnapMetres,
+                                   departure: request.departure?.addingTimeInterval(walked))
             do {
                 legs.append(network.leg(try network.route(leg, limits: limits, deadline: deadline)))
             } catch {
@@ -192,9 +203,10 @@ extension Snapshot {
                                                  deadline: deadline) { router throws(RouteError) in
                 router.maxSettled = limits.maxSettledNodes
                 router.maxSeconds = min(limits.maxRouteSeconds, deadline.remainingSeconds)
+                let closed = request.departure.map { network.timed.edgeSet(network.timed.closed(at: $0), nodeCount: network.graph.nodeCount) } ?? .empty
                 return try router.table(sources: sources.map { points[$0] }, sourceSnapMetres: sources.map { radii[$0] },
                                         destinations: destinations.map { points[$0] }, destinationSnapMetres: destinations.map { radii[$0] },
-                                        shouldStop: { deadline.hasPassed })
+                                        closed: closed, shouldStop: { deadline.hasPassed })
             }
             return TableAnswer(sources: table.sources, destinations: table.destinations,
                                sourceNames: table.sources.map(network.name(of:)), destinationNames: table.destinations.map(network.name(of:)),

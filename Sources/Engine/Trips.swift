@@ -3,6 +3,7 @@
 // (exact up to 12 stops, a heuristic with a lower bound beyond), and the route through the
 // stops in that order is walked leg by leg as OSRM's route service does.
 
+import Foundation
 import Geometry
 import Routing
 
@@ -16,6 +17,9 @@ public struct TripRequest: Sendable {
     public var speedKmh: Double?
     /// Per point, how far it may lie from the network (nil: the default); empty for all.
     public var snapMetres: [Double?]
+    /// When the trip starts: the order is chosen on the paths open then, and each leg walked
+    /// at its own time (`RouteRequest.departure`).
+    public var departure: Date?
     /// What each point is called in an error that names it (the language's stop names); empty:
     /// `coordinate i`, counted from 0 as OSRM's clients count.
     public var names: [String] = []
@@ -50,7 +54,7 @@ extension Snapshot {
             throw .route(.tooManyPoints(what: "points in a trip", count: count, limit: min(limits.maxRoutePoints, limits.maxTableSize)))
         }
         let network = try resolve(network)
-        let table = try self.table(TableRequest(points: request.points, profile: request.profile, snapMetres: request.snapMetres), on: network, deadline: deadline)
+        let table = try self.table(TableRequest(points: request.points, profile: request.profile, snapMetres: request.snapMetres, departure: request.departure), on: network, deadline: deadline)
         let matrix = table.metres.map { row in row.map { $0 ?? .infinity } }
         guard let solved = TripSolver.solve(matrix, shape: request.shape, shouldStop: { deadline.hasPassed }) else {
             try deadline.check()
@@ -63,8 +67,9 @@ extension Snapshot {
         }
         var ordered = solved.order
         if request.shape.roundTrip { ordered.append(ordered[0]) }
-        let legs = LegsRequest(points: ordered.map { request.points[$0] }, profile: request.profile, speedKmh: request.speedKmh,
+        var legs = LegsRequest(points: ordered.map { request.points[$0] }, profile: request.profile, speedKmh: request.speedKmh,
                                snapMetres: request.snapMetres.isEmpty ? [] : ordered.map { request.snapMetres.indices.contains($0) ? request.snapMetres[$0] : nil })
+        legs.departure = request.departure
         let route = try self.legs(through: legs, on: network, deadline: deadline)
         return TripAnswer(order: solved.order, route: route, exact: solved.exact, lowerBoundMetres: solved.lowerBound)
     }

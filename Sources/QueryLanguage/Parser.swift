@@ -20,7 +20,7 @@ struct Parser {
 
     static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN", "INSERT", "UPDATE", "DELETE"]
     static let locateClauses: Set<String> = ["K", "METHOD", "FINGERPRINTS"]
-    static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE"]
+    static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE", "AT"]
     static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN", "GROUP", "HAVING"]
 
     init(_ text: String, parameters: [QueryValue]?) throws(QueryError) {

@@ -146,6 +146,28 @@ public struct QueryResult: Sendable {
         w.endObject()
     }
 
+    /// A route at a time: when it departs (in Prague's time, where opening hours are read) and
+    /// each path it kept off.
+    static func timedPaths(_ answer: RouteAnswer) -> [String] {
+        guard let departure = answer.departure else { return [] }
+        var lines = ["departs \(Self.localTime(departure)) (Europe/Prague)"]
+        for path in answer.closedPaths {
+            lines.append("kept off \(path.name) (opening_hours \(Quote.input(path.openingHours))): closed when reached at \(Self.localTime(path.reachedAt))"
+                         + (path.opensAt.map { ", opens \(Self.localTime($0))" } ?? ""))
+        }
+        for line in answer.unreadableHours { lines.append("opening_hours not read, taken as always open: \(line)") }
+        return lines
+    }
+
+    /// "2026-11-28 13:55" in Prague's time.
+    static func localTime(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = RouteRequest.openingHoursZone
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+
     static let planIsNotGeoJSON = EngineError.invalidArgument(parameter: "format", message: "EXPLAIN answers a plan, not features: ask for it as JSON (format=json)")
 
     /// Several answers as one JSON document: one answer as itself; several as an array, or as
@@ -284,6 +306,7 @@ public struct QueryResult: Sendable {
                 out.append(String(format: "%@ (%.6f %.6f), joins the network %.1f m away", i == 0 ? "from" : "to  ", w.location.lon, w.location.lat, w.snapMetres))
             }
             out.append("\(route.nodeIDs.count) nodes, \(route.geometry.pointCount) points in the line")
+            out += Self.timedPaths(answer)
             return out.joined(separator: "\n")
         case .trip(let trip):
             let (answer, route) = (trip.answer, trip.answer.route)
@@ -298,6 +321,10 @@ public struct QueryResult: Sendable {
                 let label = n == stops ? (roundTrip ? "back to the start" : "to \(trip.names[answer.order[n + 1]])")
                                        : "\(n + 1). \(trip.names[answer.order[n + 1]])"
                 out.append(String(format: "%@: %.1f m, %.1f min", label, leg.answer.route.metres, leg.answer.route.seconds / 60))
+            }
+            if var first = route.legs.first?.answer {
+                first.closedPaths = route.legs.flatMap(\.answer.closedPaths)
+                out += Self.timedPaths(first)
             }
             let gap = answer.lowerBoundMetres > 0 ? (route.metres / answer.lowerBoundMetres - 1) * 100 : 0
             out.append(answer.exact ? "the order is the shortest (Held–Karp, exact)"

@@ -3,6 +3,7 @@
 // engine's (`Snapshot.route`, Engine/Routes.swift).
 
 import Engine
+import Foundation
 import Geometry
 
 /// `ROUTE FROM target [THROUGH stop, … IN BEST ORDER] [TO target] ON network [AVOID area]
@@ -30,6 +31,8 @@ struct RouteStatement: Sendable, Equatable {
     var speedKmh: Double?
     /// `PROFILE wheelchair`: checked against the profiles by the planner.
     var profile: Name?
+    /// `AT '2026-11-28 13:55'`: when the walk starts (paths with opening hours).
+    var departure: Date?
     var fromPosition: SourcePosition
     var toPosition: SourcePosition
 }
@@ -81,11 +84,38 @@ extension Parser {
                 guard speed > 0, speed <= 100 else { throw parser.invalid("the speed must be more than 0 and at most 100 km/h", at: position) }
                 try parser.expectUnit(["KM/H"], after: position, what: "km/h")
                 statement.speedKmh = speed
+            case "AT":
+                statement.departure = try parser.departure()
             default:  // PROFILE
                 statement.profile = try parser.name("a profile after PROFILE (foot, wheelchair or any)")
             }
         }
         return statement
+    }
+
+    /// `AT 'time'` or `AT $n` (text): ISO 8601 with an offset, or a local time in Prague.
+    mutating func departure() throws(QueryError) -> Date {
+        let text: String, position: SourcePosition
+        switch tokens[index].kind {
+        case .string(let string):
+            position = tokens[index].position
+            index += 1
+            text = string
+        case .parameter(let n):
+            let (value, at) = try boundValue(n, "the departure time")
+            position = at
+            switch value {
+            case nil: return Date(timeIntervalSince1970: 0)
+            case .text(let string)?: text = string
+            case let other?: throw wrongKind(n, other, expected: "text (a time, e.g. '2026-11-28 13:55')", at: at)
+            }
+        default:
+            throw error(expected: "a time after AT, e.g. AT '2026-11-28 13:55'")
+        }
+        guard let date = RouteRequest.departure(parsing: text) else {
+            throw invalid("\(Quote.input(text)) is not a time: write '2026-11-28 13:55' (Prague) or '2026-11-28T12:55:00Z'", at: position)
+        }
+        return date
     }
 
     mutating func routeTarget() throws(QueryError) -> RouteStatement.Target {
@@ -182,7 +212,8 @@ extension Planner {
             break
         }
         var plan = RoutePlan(snapshot: snapshot, network: network,
-                             request: RouteRequest(from: from, to: .point(Point(lon: 0, lat: 0)), profile: profile, speedKmh: route.speedKmh, avoid: avoid),
+                             request: RouteRequest(from: from, to: .point(Point(lon: 0, lat: 0)), profile: profile, speedKmh: route.speedKmh, avoid: avoid,
+                                                   departure: route.departure),
                              position: route.network.position, fromPosition: route.fromPosition, toPosition: route.toPosition, avoidPosition: avoidPosition)
         if let to = route.to, route.through.isEmpty {
             plan.request.to = try place(to)
@@ -228,6 +259,7 @@ extension Planner {
         if let to = route.to { try add(to, one: true, at: route.toPosition, what: "the end") }
         let shape = TripShape(roundTrip: route.to == nil, fixedFirst: true, fixedLast: route.to != nil)
         var request = TripRequest(points: points, shape: shape, profile: profile, speedKmh: route.speedKmh)
+        request.departure = route.departure
         request.names = names.map { $0.hasPrefix("POINT(") ? $0 : "'\($0)'" }
         return TripPlan(request: request, names: names)
     }

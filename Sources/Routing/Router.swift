@@ -271,9 +271,9 @@ public final class Router {
     /// one `route(from:to:)` answers for the pair: the same snapping, the same partial edges at
     /// both ends, the same shortcut along a shared edge.
     /// `shouldStop` is asked before each search (a request's deadline): `tooMuchWork` when it
-    /// says so.
+    /// says so. `closed` edges are kept off too (then by Dijkstra: the hierarchy has them).
     public func table(sources: [Point], sourceSnapMetres: [Double], destinations: [Point], destinationSnapMetres: [Double],
-                      shouldStop: () -> Bool = { false }) throws(RouteError) -> DistanceTable {
+                      closed: EdgeSet = .empty, shouldStop: () -> Bool = { false }) throws(RouteError) -> DistanceTable {
         func snapAll(_ points: [Point], _ radii: [Double], first: Int) throws(RouteError) -> [Snap] {
             var snapped: [Snap] = []
             for (i, p) in points.enumerated() {
@@ -293,9 +293,13 @@ public final class Router {
         let from = try snapAll(sources, sourceSnapMetres, first: 0)
         let to = try snapAll(destinations, destinationSnapMetres, first: sources.count)
         let forbiddenEdges = forbidden.flatMap { $0.edges.isEmpty ? nil : $0.edges }
-        let edgeFactor: ((Int, Int) -> Double?)? = forbiddenEdges.map { set in { u, v in set.contains(u, v) ? nil : 1 } }
+        var edgeFactor: ((Int, Int) -> Double?)? = forbiddenEdges.map { set in { u, v in set.contains(u, v) ? nil : 1 } }
+        if !closed.isEmpty {
+            let profile = edgeFactor
+            edgeFactor = { u, v in closed.contains(u, v) ? nil : profile?(u, v) ?? 1 }
+        }
         let flat: [Double]
-        if let byHierarchy = try hierarchyTable(from: from, to: to, shouldStop: shouldStop) {
+        if closed.isEmpty, let byHierarchy = try hierarchyTable(from: from, to: to, shouldStop: shouldStop) {
             flat = byHierarchy
         } else {
             flat = try dijkstraTable(from: from, to: to, edgeFactor: edgeFactor, shouldStop: shouldStop)
@@ -308,7 +312,7 @@ public final class Router {
             row.reserveCapacity(to.count)
             for (j, b) in to.enumerated() {
                 var best = flat[i * to.count + j]
-                if (b.u, b.v) == (a.u, a.v), !(forbiddenEdges?.contains(a.u, a.v) ?? false) {
+                if (b.u, b.v) == (a.u, a.v), !(forbiddenEdges?.contains(a.u, a.v) ?? false), !closed.contains(a.u, a.v) {
                     best = min(best, abs(b.t - a.t) * a.edgeMetres)
                 }
                 row.append(best.isFinite ? best : nil)
@@ -361,11 +365,22 @@ public final class Router {
     /// midpoint lies in one of `polygons` costs `factor` times its length, or is forbidden when
     /// `factor` is nil. The answer's distance stays in real metres.
     public struct Avoid {
-        public var polygons: PolygonIndex
+        /// Areas kept out of (nil factor) or made dearer by `factor`; nil: none.
+        public var polygons: PolygonIndex?
         public var factor: Double?
-        public init(polygons: PolygonIndex, factor: Double?) {
+        /// Edges that may not be walked at all: paths closed when the walk would reach them.
+        public var closed: EdgeSet
+        public init(polygons: PolygonIndex?, factor: Double?, closed: EdgeSet = .empty) {
             self.polygons = polygons
             self.factor = factor
+            self.closed = closed
+        }
+
+        /// Whether the edge is walkable at all, and if so whether it lies in an avoided area.
+        func blocks(_ u: Int, _ v: Int, in graph: Graph) -> (closed: Bool, inArea: Bool) {
+            if closed.contains(u, v) { return (true, false) }
+            guard let polygons else { return (false, false) }
+            return (false, polygons.firstContaining(lon: (graph.lons[u] + graph.lons[v]) / 2, lat: (graph.lats[u] + graph.lats[v]) / 2) != nil)
         }
     }
 
@@ -377,7 +392,8 @@ public final class Router {
         if let avoid {
             let graph = self.graph
             edgeFactor = { u, v in
-                let inside = avoid.polygons.firstContaining(lon: (graph.lons[u] + graph.lons[v]) / 2, lat: (graph.lats[u] + graph.lats[v]) / 2) != nil
+                let (closed, inside) = avoid.blocks(u, v, in: graph)
+                if closed { return nil }
                 guard inside else { return 1 }
                 return avoid.factor.map { max(1, $0) }
             }
@@ -463,7 +479,8 @@ public final class Router {
         var direct: (metres: Double, end: Point, snap: Snap)?
         // (Snapping already skips forbidden edges; the check keeps this case honest on its own.)
         let directAllowed = (avoid.map { avoid in
-            avoid.factor != nil || avoid.polygons.firstContaining(lon: (graph.lons[a.u] + graph.lons[a.v]) / 2, lat: (graph.lats[a.u] + graph.lats[a.v]) / 2) == nil
+            let (closed, inside) = avoid.blocks(a.u, a.v, in: graph)
+            return !closed && (avoid.factor != nil || !inside)
         } ?? true) && !(forbidden?.edges.contains(a.u, a.v) ?? false)
         for (end, b) in reachable where directAllowed && (b.u, b.v) == (a.u, a.v) {
             let metres = abs(b.t - a.t) * a.edgeMetres
@@ -503,7 +520,10 @@ public final class Router {
             switch error {
             case .unreachable:
                 // The points share a component of the whole network (checked above), so when a
-                // profile forbids edges, those edges are what stands between them.
+                // profile forbids edges or paths are closed, those edges are what stands between them.
+                if let avoid, !avoid.closed.isEmpty {
+                    throw .noRoute(reason: "no path open when the walk reaches it connects the two points (\(avoid.closed.count) edges of closed paths kept off)")
+                }
                 guard let forbidden, !forbidden.edges.isEmpty else { throw .noRoute(reason: "no path connects the two points") }
                 let avoided = avoid != nil && avoid?.factor == nil
                 throw .noRoute(reason: avoided

@@ -136,7 +136,7 @@ struct Endpoints: Sendable {
     // MARK: - Route
 
     func route(_ request: Request, _ context: APIContext) async throws -> Response {
-        let parameters = try Parameters(request, allowed: ["from", "to", "network", "profile", "max_snap_m"])
+        let parameters = try Parameters(request, allowed: ["from", "to", "network", "profile", "max_snap_m", "departure"])
         let from = try parameters.pair("from"), to = try parameters.pair("to")
         let profileName = parameters.string("profile") ?? "foot"
         guard let profile = WalkingProfile(rawValue: profileName) else {
@@ -144,10 +144,16 @@ struct Endpoints: Sendable {
         }
         let maxSnap = try parameters.double("max_snap_m")
         let network = parameters.string("network")
+        let departure = try parameters.string("departure").map { text throws(APIError) in
+            guard let date = RouteRequest.departure(parsing: text) else {
+                throw APIError.invalidParameter("departure", "\(Quote.input(text)) is not a time: e.g. 2026-11-28T13:55:00%2B01:00, or 2026-11-28T13:55 in Prague")
+            }
+            return date
+        }
         let snapshot = try state.snapshot()
         return try await heavyWork(context, snapshot) { budget in
             let answer = try engine { () throws(EngineError) in
-                try snapshot.route(RouteRequest(from: .point(from), to: .point(to), profile: profile, maxSnapMetres: maxSnap),
+                try snapshot.route(RouteRequest(from: .point(from), to: .point(to), profile: profile, maxSnapMetres: maxSnap, departure: departure),
                                    on: snapshot.network(network), deadline: budget.deadline)
             }
             return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in Output.route(&w, answer) }

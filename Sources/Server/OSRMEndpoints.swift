@@ -20,7 +20,7 @@ extension Endpoints {
     func osrmRoute(_ request: Request, _ context: APIContext) async throws -> Response {
         try await Endpoints.osrm {
             let call = try OSRMCall(request, context, allowed: ["alternatives", "steps", "geometries", "overview", "annotations", "continue_straight",
-                                                                "radiuses", "hints", "generate_hints", "skip_waypoints", "bearings", "network"])
+                                                                "radiuses", "hints", "generate_hints", "skip_waypoints", "bearings", "network", "departure"])
             let options = try call.routeOptions()
             // One route is searched: alternatives=true is allowed and answers that one (OSRM
             // too gives no guarantee of alternatives); continue_straight changes nothing on foot.
@@ -29,7 +29,8 @@ extension Endpoints {
             let skipWaypoints = try call.bool("skip_waypoints") ?? false
             let chosen = options
             let snapshot = try state.snapshot()
-            let legs = LegsRequest(points: call.points, profile: call.profile, snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
+            let legs = LegsRequest(points: call.points, profile: call.profile, snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres),
+                                   departure: try call.departure())
             let network = call.network
             return try await heavyWork(context, snapshot) { budget in
                 let answer = try engine { () throws(EngineError) in
@@ -45,7 +46,7 @@ extension Endpoints {
     func osrmTable(_ request: Request, _ context: APIContext) async throws -> Response {
         try await Endpoints.osrm {
             let call = try OSRMCall(request, context, allowed: ["sources", "destinations", "annotations", "radiuses", "hints", "generate_hints",
-                                                                "skip_waypoints", "bearings", "network"])
+                                                                "skip_waypoints", "bearings", "network", "departure"])
             let sources = try call.indices("sources"), destinations = try call.indices("destinations")
             let annotations = (call.parameters.string("annotations") ?? "duration").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard annotations.allSatisfy({ $0 == "duration" || $0 == "distance" }) else {
@@ -56,7 +57,7 @@ extension Endpoints {
             let skipWaypoints = try call.bool("skip_waypoints") ?? false
             let snapshot = try state.snapshot()
             let table = TableRequest(points: call.points, sources: sources, destinations: destinations, profile: call.profile,
-                                     snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
+                                     snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres), departure: try call.departure())
             let network = call.network
             return try await heavyWork(context, snapshot) { budget in
                 let answer = try engine { () throws(EngineError) in
@@ -92,13 +93,15 @@ extension Endpoints {
     func osrmTrip(_ request: Request, _ context: APIContext) async throws -> Response {
         try await Endpoints.osrm {
             let call = try OSRMCall(request, context, allowed: ["roundtrip", "source", "destination", "steps", "geometries", "overview", "annotations",
-                                                                "radiuses", "hints", "generate_hints", "bearings", "network"])
+                                                                "radiuses", "hints", "generate_hints", "bearings", "network", "departure"])
             let options = try call.routeOptions()
             var shape = TripShape(roundTrip: try call.bool("roundtrip") ?? true)
             shape.fixedFirst = try call.word("source", "first")
             shape.fixedLast = try call.word("destination", "last")
             let snapshot = try state.snapshot()
-            let trip = TripRequest(points: call.points, shape: shape, profile: call.profile, snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
+            var tripRequest = TripRequest(points: call.points, shape: shape, profile: call.profile, snapMetres: try call.radiuses(unlimited: snapshot.limits.maxSnapMetres))
+            tripRequest.departure = try call.departure()
+            let trip = tripRequest
             let network = call.network
             return try await heavyWork(context, snapshot) { budget in
                 let answer = try engine { () throws(EngineError) in
@@ -254,6 +257,16 @@ struct OSRMCall {
     }
 
     /// A trip's `source` (any, first) or `destination` (any, last): whether it is fixed.
+    /// `departure=`: when the walk starts (ISO 8601, or a local time in Prague), so that paths
+    /// with opening hours are taken only while open; nil when absent.
+    func departure() throws(APIError) -> Date? {
+        guard let text = parameters.string("departure") else { return nil }
+        guard let date = RouteRequest.departure(parsing: text) else {
+            throw OSRMCall.error("InvalidValue", "departure=\(Quote.input(text)): expected a time, e.g. 2026-11-28T13:55:00%2B01:00 or 2026-11-28T13:55 (Prague)")
+        }
+        return date
+    }
+
     func word(_ name: String, _ fixed: String) throws(APIError) -> Bool {
         guard let text = parameters.string(name) else { return false }
         guard text == "any" || text == fixed else { throw OSRMCall.error("InvalidQuery", "\(name)=\(Quote.input(text)): expected any or \(fixed)") }

@@ -98,7 +98,8 @@ enum OpenAPI {
           {"name": "to", "in": "query", "required": true, "schema": {"$ref": "#/components/schemas/LonLat"}, "example": "14.40519,50.11576", "description": "LON,LAT"},
           {"name": "network", "in": "query", "schema": {"type": "string"}, "description": "A line layer; optional when the store has exactly one."},
           {"name": "profile", "in": "query", "schema": {"type": "string", "enum": ["foot", "wheelchair", "any"], "default": "foot"}, "description": "foot: every path pedestrians may use (OSM's walking rule on OSM tags), 5 km/h. wheelchair: foot but step-free (never a path tagged steps), 4 km/h; 422 NoRoute when only steps connect the points. any: every line both ways, 5 km/h."},
-          {"name": "max_snap_m", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 5000, "default": 500}}
+          {"name": "max_snap_m", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 5000, "default": 500}},
+          {"name": "departure", "in": "query", "schema": {"type": "string"}, "example": "2026-11-28T13:55:00+01:00", "description": "When the walk starts (ISO 8601, or a local time in Prague): paths with opening_hours are taken only while open when the walk reaches them; the answer lists those kept off (closed)."}
         ],
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "code Ok, routes[0] with distance (m), duration (s), geometry (GeoJSON LineString), waypoints with their snap distance.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Route"}}}},
@@ -810,7 +811,8 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/osrmGenerateHints"},
           {"$ref": "#/components/parameters/osrmSkipWaypoints"},
           {"$ref": "#/components/parameters/osrmBearings"},
-          {"$ref": "#/components/parameters/osrmNetwork"}
+          {"$ref": "#/components/parameters/osrmNetwork"},
+          {"$ref": "#/components/parameters/osrmDeparture"}
         ],
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "code Ok, routes[0] (distance m, duration s, weight = duration, weight_name, geometry, legs with steps, summary and annotation), waypoints (hint, distance, name, location).", "content": {"application/json": {"schema": {"type": "object"}}}},
@@ -834,7 +836,8 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/osrmGenerateHints"},
           {"$ref": "#/components/parameters/osrmSkipWaypoints"},
           {"$ref": "#/components/parameters/osrmBearings"},
-          {"$ref": "#/components/parameters/osrmNetwork"}
+          {"$ref": "#/components/parameters/osrmNetwork"},
+          {"$ref": "#/components/parameters/osrmDeparture"}
         ],
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "code Ok, durations (s) and/or distances (m) by source row, null where no path joins a pair; sources and destinations as waypoints.", "content": {"application/json": {"schema": {"type": "object"}}}},
@@ -882,7 +885,8 @@ enum OpenAPI {
           {"$ref": "#/components/parameters/osrmHints"},
           {"$ref": "#/components/parameters/osrmGenerateHints"},
           {"$ref": "#/components/parameters/osrmBearings"},
-          {"$ref": "#/components/parameters/osrmNetwork"}
+          {"$ref": "#/components/parameters/osrmNetwork"},
+          {"$ref": "#/components/parameters/osrmDeparture"}
         ],
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "code Ok, trips[0] (a route through the points in the best order, legs between them), waypoints in the request's order with waypoint_index (the place in the trip) and trips_index.", "content": {"application/json": {"schema": {"type": "object"}}}},
@@ -998,7 +1002,8 @@ enum OpenAPI {
       "osrmGenerateHints": {"name": "generate_hints", "in": "query", "schema": {"type": "boolean", "default": true}},
       "osrmSkipWaypoints": {"name": "skip_waypoints", "in": "query", "schema": {"type": "boolean", "default": false}},
       "osrmBearings": {"name": "bearings", "in": "query", "schema": {"type": "string"}, "description": "Not supported (InvalidOptions): paths are walked both ways."},
-      "osrmNetwork": {"name": "network", "in": "query", "schema": {"type": "string"}, "description": "Vltava's: the line layer to walk; optional when the store has exactly one."}
+      "osrmNetwork": {"name": "network", "in": "query", "schema": {"type": "string"}, "description": "Vltava's: the line layer to walk; optional when the store has exactly one."},
+      "osrmDeparture": {"name": "departure", "in": "query", "schema": {"type": "string"}, "example": "2026-11-28T13:55:00+01:00", "description": "Vltava's: when the walk starts (ISO 8601, or a local time in Prague); paths with opening_hours are taken only while open. InvalidValue when not a time."}
     },
     "responses": {
       "Problem": {"description": "An RFC 9457 problem.", "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}},
@@ -1081,6 +1086,10 @@ enum OpenAPI {
           }}},
           "waypoints": {"type": "array", "items": {"type": "object", "properties": {
             "location": {"type": "array", "items": {"type": "number"}}, "distance": {"type": "number"}, "name": {"type": "string"}
+          }}},
+          "departure": {"type": "string", "description": "With departure=: when the walk starts (UTC)."},
+          "closed": {"type": "array", "description": "With departure=: the paths kept off, closed when the walk would have reached them.", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "opening_hours": {"type": "string"}, "reached_at": {"type": "string"}, "opens_at": {"type": "string", "nullable": true}
           }}}
         }
       }

@@ -1,0 +1,114 @@
+@testable import Engine
+import Foundation
+import Geometry
+import Routing
+import SQLite
+import TestSupport
+import Testing
+
+/// Paths with opening hours, on the zoo's real paths: the demo store with an `opening_hours`
+/// column given to the lines the way from the entrance to the gorillas takes (as the zoo would
+/// declare a passage's hours). Routes at a time are checked against the router kept off exactly
+/// those edges, and the times a walk reaches a path against the metres along the route.
+@Suite(.validatesStores) struct TimedPathsTests {
+    static let entrance = Point(lon: 14.4109, lat: 50.1167), gorillas = Point(lon: 14.40519, lat: 50.11576)
+    static let hours = "Mo-Fr 10:00-16:00; Sa,Su 09:00-18:00"
+
+    /// The store, the fids given hours, and its snapshot.
+    static let store: Result<(snapshot: Snapshot, fids: [Int64]), any Error> = Result {
+        let path = try Fixtures.temporaryDirectory("timed-paths").appendingPathComponent("timed.gpkg").path
+        try DemoFixtureStore.build(at: path)
+        let plain = try Snapshot.load(storePath: path)
+        let network = try plain.network("paths")
+        let route = try plain.route(RouteRequest(from: .point(entrance), to: .point(gorillas)))
+        // The lines carrying the middle third of the route's edges.
+        let nodes = route.route.nodes
+        let middle = Array(zip(nodes, nodes.dropFirst()))[(nodes.count / 3)..<(2 * nodes.count / 3)]
+        let layer = try plain.layer("paths")
+        var fids: [Int64] = []
+        for i in layer.indices {
+            guard case .lineString(let line)? = layer.geometries[i] else { continue }
+            let c = line.coordinates
+            var points = Set<[Double]>()
+            for k in stride(from: 0, to: c.count - 1, by: 2) { points.insert([c[k], c[k + 1]]) }
+            if middle.contains(where: { u, v in
+                points.contains([network.graph.lons[u], network.graph.lats[u]]) && points.contains([network.graph.lons[v], network.graph.lats[v]])
+            }) { fids.append(layer.fids[i]) }
+        }
+        let db = try Database(path: path, mode: .readWrite)
+        try db.execute("ALTER TABLE paths ADD COLUMN opening_hours TEXT")
+        let update = try db.prepare("UPDATE paths SET opening_hours = ? WHERE fid = ?")
+        for fid in fids { try update.run([.text(hours), .integer(fid)]) }
+        return (try Snapshot.load(storePath: path), fids)
+    }
+
+    static func prague(_ text: String) throws -> Date { try #require(RouteRequest.departure(parsing: text)) }
+
+    @Test func aClosedPathIsKeptOffAndNamed() throws {
+        let (snapshot, fids) = try Self.store.get()
+        #expect(!fids.isEmpty)
+        let network = try snapshot.network("paths")
+        #expect(network.timed.lines.count == fids.count && network.timed.unreadable.isEmpty)
+        let plain = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .point(Self.gorillas)))
+        // Open (a Saturday at noon): the same route, nothing kept off.
+        let open = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .point(Self.gorillas), departure: try Self.prague("2026-11-28 12:00")))
+        #expect(open.route.nodes == plain.route.nodes && open.closedPaths.isEmpty)
+        // Closed (a Monday at 08:00, two hours before they open): the route the router gives
+        // with every timed edge forbidden, to the millimetre.
+        let closed = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .point(Self.gorillas), departure: try Self.prague("2026-11-30 08:00")))
+        let reference = try Router(graph: network.graph)
+        reference.metresPerSecond = 5 / 3.6
+        let around = try reference.route(from: Self.entrance, to: Self.gorillas,
+                                         avoiding: Router.Avoid(polygons: nil, factor: nil, closed: network.timed.edgeSet(Array(network.timed.lines.indices), nodeCount: network.graph.nodeCount)))
+        #expect(abs(closed.route.metres - around.metres) < 0.001, "\(closed.route.metres) against \(around.metres)")
+        #expect(closed.route.metres > plain.route.metres)
+        for (u, v) in zip(closed.route.nodes, closed.route.nodes.dropFirst()) { #expect(network.timed.line(u, v) == nil) }
+        let first = try #require(closed.closedPaths.first)
+        #expect(first.openingHours == Self.hours)
+        // Reached after walking the plain route up to the timed path, at 5 km/h.
+        let reached = first.reachedAt.timeIntervalSince(try Self.prague("2026-11-30 08:00"))
+        #expect(reached > 0 && reached < plain.route.seconds)
+        #expect(first.opensAt == (try Self.prague("2026-11-30 10:00")))
+    }
+
+    /// A path that opens while the walker is on the way is taken: departing a minute before it
+    /// opens, the walk reaches it after it has.
+    @Test func aPathThatOpensOnTheWayIsTaken() throws {
+        let (snapshot, _) = try Self.store.get()
+        let plain = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .point(Self.gorillas)))
+        let justBefore = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .point(Self.gorillas), departure: try Self.prague("2026-11-30 09:59")))
+        #expect(justBefore.route.nodes == plain.route.nodes && justBefore.closedPaths.isEmpty)
+        // Departing 10 minutes before, it would get there closed.
+        let early = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .point(Self.gorillas), departure: try Self.prague("2026-11-30 09:50")))
+        #expect(!early.closedPaths.isEmpty && early.route.metres > plain.route.metres)
+    }
+
+    /// Tables take the paths closed at the departure; the festival schedule walks each leg at
+    /// the end of the event before it.
+    @Test func tablesAndTheScheduleKeepOffClosedPaths() throws {
+        let (snapshot, _) = try Self.store.get()
+        let closedAt = try Self.prague("2026-11-30 08:00")
+        let table = try snapshot.table(TableRequest(points: [Self.entrance, Self.gorillas], departure: closedAt))
+        let around = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .point(Self.gorillas), departure: closedAt))
+        #expect(abs((table.metres[0][1] ?? 0) - around.route.metres) < 0.001)
+        let free = try snapshot.table(TableRequest(points: [Self.entrance, Self.gorillas]))
+        #expect((free.metres[0][1] ?? 0) < around.route.metres)
+        func utc(_ date: Date) -> UTCTime { UTCTime(seconds: Int64(date.timeIntervalSince1970)) }
+        let events = [ScheduleEvent(name: "gate", place: .point(Self.entrance), start: utc(closedAt.addingTimeInterval(-3600)), end: utc(closedAt)),
+                      ScheduleEvent(name: "gorillas", place: .point(Self.gorillas), start: utc(closedAt.addingTimeInterval(3600)), end: utc(closedAt.addingTimeInterval(7200)))]
+        let check = try snapshot.checkSchedule(events)
+        #expect(abs(check.legs[0].walk.route.metres - around.route.metres) < 0.001 && !check.legs[0].walk.closedPaths.isEmpty)
+    }
+
+    @Test func departuresAreReadInPraguesTime() throws {
+        #expect(RouteRequest.departure(parsing: "2026-11-28 13:55") == Date(timeIntervalSince1970: 1_795_870_500))  // 12:55 UTC in winter
+        #expect(RouteRequest.departure(parsing: "2026-07-01T13:55") == Date(timeIntervalSince1970: 1_782_906_900))  // 11:55 UTC in summer
+        #expect(RouteRequest.departure(parsing: "2026-11-28T12:55:00Z") == Date(timeIntervalSince1970: 1_795_870_500))
+        #expect(RouteRequest.departure(parsing: "2026-11-28T13:55:00+01:00") == Date(timeIntervalSince1970: 1_795_870_500))
+        #expect(RouteRequest.departure(parsing: "2026-11-28T12:55Z") == Date(timeIntervalSince1970: 1_795_870_500))
+        #expect(RouteRequest.departure(parsing: "2026-11-28T13:55+01:00") == Date(timeIntervalSince1970: 1_795_870_500))
+        for bad in ["", "tomorrow", "2026-13-01 10:00", "2026-11-28 25:00", "2026-11-28", "1e309", "2026-11-28 10:00:61"] {
+            #expect(RouteRequest.departure(parsing: bad) == nil, "\(bad)")
+        }
+    }
+}
