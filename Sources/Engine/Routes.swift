@@ -43,6 +43,10 @@ public struct RouteRequest: Sendable {
     /// When the walk starts: paths with opening hours are taken only when open as the walk
     /// reaches them (TimedPaths.swift); nil: every path is open.
     public var departure: Date?
+    /// For a route to features: each one's name and opening hours, in the features' order
+    /// (empty: none have hours). With a departure, a place closed when the walk would arrive is
+    /// not gone to: the route goes to the nearest one open then.
+    public var places: [PlaceHours] = []
 
     public init(from: RoutePlace, to: RoutePlace, profile: WalkingProfile = .foot, speedKmh: Double? = nil,
                 maxSnapMetres: Double? = nil, endSnapMetres: Double? = nil, avoid: [Geometry] = [], departure: Date? = nil) {
@@ -57,6 +61,32 @@ public struct RouteRequest: Sendable {
     }
 }
 
+/// A place a route may go to, with its opening hours (OSM's `opening_hours`; nil: always open).
+public struct PlaceHours: Sendable {
+    public var name: String
+    public var hours: OpeningHours?
+    /// Why its `opening_hours` could not be read (it is then taken as always open).
+    public var problem: String?
+
+    public init(name: String, hours: OpeningHours?) {
+        self.name = name
+        self.hours = hours
+    }
+
+    /// A place with its `opening_hours` as written (nil or empty: none).
+    public init(name: String, openingHours text: String?) {
+        self.name = name
+        guard let text, !text.isEmpty else { return }
+        do {
+            hours = try OpeningHours(parsing: text)
+        } catch {
+            problem = "\(name): \(error)"
+        }
+    }
+}
+
+public typealias OpeningHours = Routing.OpeningHours
+
 /// A route with what it was walked by.
 public struct RouteAnswer: Sendable {
     public let route: Route
@@ -69,7 +99,7 @@ public struct RouteAnswer: Sendable {
     /// The request's departure, when it had one.
     public var departure: Date? = nil
     /// The timed paths the route kept off, closed when the walk would have reached them, in
-    /// the order found.
+    /// the order found; then the places it did not go to, closed when it would have arrived.
     public var closedPaths: [ClosedPath] = []
     /// Lines whose opening hours could not be read, taken as always open (with a departure).
     public var unreadableHours: [String] = []
@@ -115,6 +145,9 @@ extension Network {
         }
         let areas = try Router.Avoid.areas(request.avoid)
         let timed = request.departure == nil ? TimedPaths.empty : network.timed
+        var targets: [Geometry] = [], places = request.places
+        if case .features(let features) = request.to { targets = features }
+        if places.count != targets.count { places = [] }
         do {
             var closedLines: [Int] = [], closedPaths: [ClosedPath] = []
             let route = try network.withRouter(profile: request.profile, metresPerSecond: speed / 3.6, maxSnapMetres: snap, deadline: deadline) { router throws(RouteError) in
@@ -127,10 +160,23 @@ extension Network {
                     let route: Route
                     switch request.to {
                     case .point(let end): route = try router.route(from: start, to: end, avoiding: avoid)
-                    case .features(let targets): route = try router.route(from: start, toFeatures: targets, avoiding: avoid)
+                    case .features: route = try router.route(from: start, toFeatures: targets, avoiding: avoid)
                     }
-                    guard let departure = request.departure,
-                          let (line, at) = timed.firstClosed(on: route, departure: departure, metresPerSecond: speed / 3.6, graph: network.graph) else { return route }
+                    guard let departure = request.departure else { return route }
+                    guard let (line, at) = timed.firstClosed(on: route, departure: departure, metresPerSecond: speed / 3.6, graph: network.graph) else {
+                        // The place arrived at: the target nearest to where the route ends.
+                        guard !places.isEmpty, route.waypoints.count == 2 else { return route }
+                        let end = route.waypoints[1].location
+                        let k = targets.indices.min { Geodesy.distance(from: end, to: targets[$0]) < Geodesy.distance(from: end, to: targets[$1]) } ?? 0
+                        let arrival = departure.addingTimeInterval(route.seconds)
+                        guard let hours = places[k].hours, !hours.isOpen(at: LocalTime(arrival, in: TimedPaths.zone)) else { return route }
+                        let opens = hours.nextChange(after: LocalTime(arrival, in: TimedPaths.zone), days: 7)?.date(in: TimedPaths.zone)
+                        closedPaths.append(ClosedPath(name: places[k].name, openingHours: hours.text, reachedAt: arrival, opensAt: opens))
+                        targets.remove(at: k)
+                        places.remove(at: k)
+                        guard !targets.isEmpty else { throw .noRoute(reason: "every place is closed when the walk would arrive") }
+                        continue
+                    }
                     // Closed when the walk gets there: searched again without it.
                     closedLines.append(line)
                     closedPaths.append(timed.closedPath(line, reachedAt: at))
@@ -142,7 +188,7 @@ extension Network {
                                      forbiddenEdges: request.profile.avoidsSteps ? network.steps.count : 0)
             answer.departure = request.departure
             answer.closedPaths = closedPaths
-            if request.departure != nil { answer.unreadableHours = network.timed.unreadable }
+            if request.departure != nil { answer.unreadableHours = network.timed.unreadable + request.places.compactMap(\.problem) }
             return answer
         } catch {
             if case .tooMuchWork = error, deadline.hasPassed { throw .deadlineExceeded(seconds: deadline.seconds) }

@@ -14,6 +14,8 @@ import Foundation
 import Geometry
 import Routing
 
+public typealias LocalTime = Routing.LocalTime
+
 /// A timed path a route kept off: closed when the walk would have reached it.
 public struct ClosedPath: Sendable, Equatable {
     /// The line's `name`, else `fid N`.

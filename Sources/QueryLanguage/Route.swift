@@ -154,6 +154,8 @@ struct RoutePlan: Sendable {
 struct TripPlan: Sendable {
     var request: TripRequest
     var names: [String]
+    /// Each stop's opening hours (nil: none), to say which the walk reaches closed.
+    var hours: [OpeningHours?]
 }
 
 /// A trip as the language answers it: the engine's answer and the names of its stops, in the
@@ -161,6 +163,7 @@ struct TripPlan: Sendable {
 struct TripResult: Sendable {
     var answer: TripAnswer
     var names: [String]
+    var hours: [OpeningHours?] = []
 }
 
 extension Planner {
@@ -217,10 +220,24 @@ extension Planner {
                              position: route.network.position, fromPosition: route.fromPosition, toPosition: route.toPosition, avoidPosition: avoidPosition)
         if let to = route.to, route.through.isEmpty {
             plan.request.to = try place(to)
+            if case .features(let selection) = to { plan.request.places = try places(selection).places }
             return plan
         }
         plan.trip = try planTrip(route, profile: profile)
         return plan
+    }
+
+    /// The selection's features as places: their names and opening hours, in order.
+    func places(_ selection: Selection) throws(QueryError) -> (layer: Layer, indices: [Int], places: [PlaceHours]) {
+        let (layer, indices) = try selectIndices(selection)
+        let places = indices.map { i in
+            let properties = layer.properties[i]
+            let name = properties["name"]?.stringValue ?? properties["nazev"]?.stringValue ?? "\(layer.name) #\(layer.fids[i])"
+            return PlaceHours(name: name, openingHours: properties["opening_hours"]?.stringValue)
+        }
+        // The planner's `select` keeps features with a geometry only; so do these.
+        let kept = indices.indices.filter { layer.geometries[indices[$0]] != nil }
+        return (layer, kept.map { indices[$0] }, kept.map { places[$0] })
     }
 
     /// THROUGH's stops as points: the start and the end must each be one place; every feature of
@@ -231,14 +248,15 @@ extension Planner {
             throw Planner.error(.invalid, "not_supported", "AVOID does not combine with THROUGH: a trip's walking distances come from the hierarchy, which cannot take per-query weights",
                                 at: throughPosition, hint: "route each leg with ROUTE … TO … AVOID …")
         }
-        var points: [Point] = [], names: [String] = []
+        var points: [Point] = [], names: [String] = [], hours: [OpeningHours?] = []
         func add(_ target: RouteStatement.Target, one: Bool, at position: SourcePosition, what: String) throws(QueryError) {
             switch target {
             case .point(let p):
                 points.append(p.point)
                 names.append(String(format: "POINT(%.6f %.6f)", p.lon, p.lat))
+                hours.append(nil)
             case .features(let selection):
-                let (layer, indices) = try selectIndices(selection)
+                let (layer, indices, places) = try self.places(selection)
                 if indices.isEmpty {
                     throw Planner.error(.impossible, "NoTarget", "\(what) matched no feature of '\(layer.name)'", at: position)
                 }
@@ -246,11 +264,11 @@ extension Planner {
                     throw Planner.error(.invalid, "ambiguous_start", "\(indices.count) features of '\(layer.name)' match \(what); it must be one place", at: position,
                                         hint: "narrow it with WHERE, e.g. WHERE name = '…'")
                 }
-                for i in indices {
+                for (i, place) in zip(indices, places) {
                     guard let geometry = layer.geometries[i], let point = RoutePlace.start(of: geometry) else { continue }
                     points.append(point)
-                    let name = layer.properties[i]["name"]?.stringValue ?? layer.properties[i]["nazev"]?.stringValue
-                    names.append(name ?? "\(layer.name) #\(layer.fids[i])")
+                    names.append(place.name)
+                    hours.append(place.hours)
                 }
             }
         }
@@ -261,7 +279,7 @@ extension Planner {
         var request = TripRequest(points: points, shape: shape, profile: profile, speedKmh: route.speedKmh)
         request.departure = route.departure
         request.names = names.map { $0.hasPrefix("POINT(") ? $0 : "'\($0)'" }
-        return TripPlan(request: request, names: names)
+        return TripPlan(request: request, names: names, hours: hours)
     }
 }
 
@@ -269,7 +287,8 @@ extension Runner {
     func route(_ plan: RoutePlan) throws(QueryError) -> QueryResult {
         do {
             if let trip = plan.trip {
-                return QueryResult(body: .trip(TripResult(answer: try plan.snapshot.trip(trip.request, on: plan.network, deadline: deadline), names: trip.names)))
+                return QueryResult(body: .trip(TripResult(answer: try plan.snapshot.trip(trip.request, on: plan.network, deadline: deadline),
+                                                          names: trip.names, hours: trip.hours)))
             }
             return QueryResult(body: .route(try plan.snapshot.route(plan.request, on: plan.network, deadline: deadline)))
         } catch {

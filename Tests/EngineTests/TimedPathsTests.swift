@@ -39,6 +39,9 @@ import Testing
         try db.execute("ALTER TABLE paths ADD COLUMN opening_hours TEXT")
         let update = try db.prepare("UPDATE paths SET opening_hours = ? WHERE fid = ?")
         for fid in fids { try update.run([.text(hours), .integer(fid)]) }
+        // The sea lions' pen, the nearest to the entrance, opens at 09:00.
+        try db.execute("ALTER TABLE pens ADD COLUMN opening_hours TEXT")
+        try db.execute("UPDATE pens SET opening_hours = 'Mo-Su 09:00-17:00' WHERE name = 'lachtani'")
         return (try Snapshot.load(storePath: path), fids)
     }
 
@@ -68,7 +71,8 @@ import Testing
         // Reached after walking the plain route up to the timed path, at 5 km/h.
         let reached = first.reachedAt.timeIntervalSince(try Self.prague("2026-11-30 08:00"))
         #expect(reached > 0 && reached < plain.route.seconds)
-        #expect(first.opensAt == (try Self.prague("2026-11-30 10:00")))
+        let ten = try Self.prague("2026-11-30 10:00")
+        #expect(first.opensAt == ten)
     }
 
     /// A path that opens while the walker is on the way is taken: departing a minute before it
@@ -98,6 +102,39 @@ import Testing
                       ScheduleEvent(name: "gorillas", place: .point(Self.gorillas), start: utc(closedAt.addingTimeInterval(3600)), end: utc(closedAt.addingTimeInterval(7200)))]
         let check = try snapshot.checkSchedule(events)
         #expect(abs(check.legs[0].walk.route.metres - around.route.metres) < 0.001 && !check.legs[0].walk.closedPaths.isEmpty)
+    }
+
+    /// A route to the nearest of some places goes to the nearest one open when it arrives.
+    @Test func aPlaceClosedOnArrivalIsNotGoneTo() throws {
+        let (snapshot, _) = try Self.store.get()
+        let pens = try snapshot.layer("pens")
+        let chosen = pens.indices.filter { ["lachtani", "tučňáci"].contains(pens.properties[$0]["name"]?.stringValue ?? "") }
+        #expect(chosen.count == 2)
+        let targets = chosen.compactMap { pens.geometries[$0] }
+        let places = chosen.map { PlaceHours(name: pens.properties[$0]["name"]?.stringValue ?? "", openingHours: pens.properties[$0]["opening_hours"]?.stringValue) }
+        #expect(places.map { $0.hours?.text } == places.map { $0.name == "lachtani" ? "Mo-Su 09:00-17:00" : nil })
+        func route(_ time: String) throws -> RouteAnswer {
+            var request = RouteRequest(from: .point(Self.entrance), to: .features(targets), departure: try Self.prague(time))
+            request.places = places
+            return try snapshot.route(request)
+        }
+        let seaLions = try #require(chosen.first { pens.properties[$0]["name"]?.stringValue == "lachtani" }.flatMap { pens.geometries[$0] })
+        let penguins = try #require(chosen.first { pens.properties[$0]["name"]?.stringValue == "tučňáci" }.flatMap { pens.geometries[$0] })
+        // Each alone, at the same departure (the timed paths apply to them too).
+        let toSeaLions = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .features([seaLions]), departure: try Self.prague("2026-11-30 08:00")))
+        let toPenguins = try snapshot.route(RouteRequest(from: .point(Self.entrance), to: .features([penguins]), departure: try Self.prague("2026-11-30 08:00")))
+        #expect(toSeaLions.route.metres < toPenguins.route.metres)
+        // Open: the nearest, the sea lions.
+        let open = try route("2026-11-30 12:00")
+        #expect(abs(open.route.metres - toSeaLions.route.metres) < 0.001 && open.closedPaths.isEmpty)
+        // Before 09:00: the penguins, and the answer says the sea lions were closed on arrival.
+        let early = try route("2026-11-30 08:00")
+        let eight = try Self.prague("2026-11-30 08:00")
+        #expect(abs(early.route.metres - toPenguins.route.metres) < 0.001)
+        let closed = try #require(early.closedPaths.first)
+        let nine = try Self.prague("2026-11-30 09:00")
+        #expect(closed.name == "lachtani" && closed.opensAt == nine)
+        #expect(abs(closed.reachedAt.timeIntervalSince(eight) - toSeaLions.route.seconds) < 0.001)
     }
 
     @Test func departuresAreReadInPraguesTime() throws {
