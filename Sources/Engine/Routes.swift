@@ -163,24 +163,22 @@ extension Network {
                     case .features: route = try router.route(from: start, toFeatures: targets, avoiding: avoid)
                     }
                     guard let departure = request.departure else { return route }
-                    guard let (line, at) = timed.firstClosed(on: route, departure: departure, metresPerSecond: speed / 3.6, graph: network.graph) else {
-                        // The place arrived at: the target nearest to where the route ends.
-                        guard !places.isEmpty, route.waypoints.count == 2 else { return route }
-                        let end = route.waypoints[1].location
-                        let k = targets.indices.min { Geodesy.distance(from: end, to: targets[$0]) < Geodesy.distance(from: end, to: targets[$1]) } ?? 0
-                        let arrival = departure.addingTimeInterval(route.seconds)
-                        guard let hours = places[k].hours, !hours.isOpen(at: LocalTime(arrival, in: TimedPaths.zone)) else { return route }
-                        let opens = hours.nextChange(after: LocalTime(arrival, in: TimedPaths.zone), days: 7)?.date(in: TimedPaths.zone)
-                        closedPaths.append(ClosedPath(name: places[k].name, openingHours: hours.text, reachedAt: arrival, opensAt: opens))
+                    if let (line, at) = timed.firstClosed(on: route, departure: departure, metresPerSecond: speed / 3.6, graph: network.graph) {
+                        // Closed when the walk gets there: searched again without it.
+                        closedLines.append(line)
+                        closedPaths.append(timed.closedPath(line, reachedAt: at))
+                        avoid = Router.Avoid(polygons: areas?.polygons, factor: nil, closed: timed.edgeSet(closedLines, nodeCount: network.graph.nodeCount))
+                        continue
+                    }
+                    if let (k, closed) = TimedPaths.closedPlace(arrivedAtBy: route, targets: targets, places: places, departure: departure) {
+                        // The place is closed on arrival: to the nearest of the others.
+                        closedPaths.append(closed)
                         targets.remove(at: k)
                         places.remove(at: k)
                         guard !targets.isEmpty else { throw .noRoute(reason: "every place is closed when the walk would arrive") }
                         continue
                     }
-                    // Closed when the walk gets there: searched again without it.
-                    closedLines.append(line)
-                    closedPaths.append(timed.closedPath(line, reachedAt: at))
-                    avoid = Router.Avoid(polygons: areas?.polygons, factor: nil, closed: timed.edgeSet(closedLines, nodeCount: network.graph.nodeCount))
+                    return route
                 }
                 throw .noRoute(reason: "no way through paths open when the walk reaches them was found in \(TimedPaths.maxRounds) searches")
             }

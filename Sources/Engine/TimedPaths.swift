@@ -16,7 +16,7 @@ import Routing
 
 public typealias LocalTime = Routing.LocalTime
 
-/// A timed path a route kept off: closed when the walk would have reached it.
+/// A timed path (or a place) a route kept off: closed when the walk would have reached it.
 public struct ClosedPath: Sendable, Equatable {
     /// The line's `name`, else `fid N`.
     public let name: String
@@ -115,6 +115,20 @@ struct TimedPaths: Sendable {
     func closedPath(_ l: Int, reachedAt: Date) -> ClosedPath {
         let opens = lines[l].hours.nextChange(after: LocalTime(reachedAt, in: TimedPaths.zone), days: 7)
         return ClosedPath(name: lines[l].name, openingHours: lines[l].hours.text, reachedAt: reachedAt, opensAt: opens?.date(in: TimedPaths.zone))
+    }
+
+    /// The place a route to features arrives at (the target nearest to where it ends), when it
+    /// is closed on arrival: its index among the targets and what the answer says of it.
+    static func closedPlace(arrivedAtBy route: Route, targets: [Geometry], places: [PlaceHours], departure: Date) -> (Int, ClosedPath)? {
+        guard !places.isEmpty, places.count == targets.count, route.waypoints.count == 2 else { return nil }
+        let end = route.waypoints[1].location
+        guard let k = targets.indices.min(by: { Geodesy.distance(from: end, to: targets[$0]) < Geodesy.distance(from: end, to: targets[$1]) }),
+              let hours = places[k].hours else { return nil }
+        let arrival = departure.addingTimeInterval(route.seconds)
+        let local = LocalTime(arrival, in: zone)
+        guard !hours.isOpen(at: local) else { return nil }
+        let opens = hours.nextChange(after: local, days: 7)?.date(in: zone)
+        return (k, ClosedPath(name: places[k].name, openingHours: hours.text, reachedAt: arrival, opensAt: opens))
     }
 
     /// The edges of some lines, as a set the router keeps off.
