@@ -8,7 +8,8 @@
 // route uses only open paths (at most `maxRounds` times). A path that opens while the walker is
 // on the way is taken when the walk reaches it open; a walker does not wait at a closed gate.
 // Tables (and so a trip's order) take the paths closed at the departure itself; a trip's legs are
-// then walked at their own times.
+// then walked at their own times. Places have hours too: a route to the nearest of some features
+// goes to the nearest one open when the walk arrives (`closedPlace`).
 
 import Foundation
 import Geometry

@@ -46,7 +46,6 @@ FIXED = [
     ("08:00-18:00; Sa 10:00-12:00 off", "2026-11-28 09:30"),
     ("Mo-Fr 10:00-20:00, Fr 12:00-22:00", "2026-11-27 20:30"),
     ("Mo-Fr 10:00-20:00, Fr 12:00-13:00 off", "2026-11-27 12:30"),
-    ("Mo-Fr 09:00-17:00 || Sa 10:00-12:00", "2026-11-28 10:30"),
     ("Nov-Feb 09:00-16:00; Mar 09:00-17:00; Apr-May,Sep-Oct 09:00-18:00; Jun-Aug 09:00-21:00",
      "2026-01-15 16:30"),
     ("Nov-Feb 09:00-16:00; Mar 09:00-17:00; Apr-May,Sep-Oct 09:00-18:00; Jun-Aug 09:00-21:00",
@@ -189,7 +188,8 @@ def random_rule(rng):
 def random_expression(rng):
     expr = random_rule(rng)
     for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
-        expr += rng.choice(["; ", "; ", "; ", ", ", " || "]) + random_rule(rng)
+        # `||` (fallback rules) is refused by Vltava, so it is not generated.
+        expr += rng.choice(["; ", "; ", "; ", ", "]) + random_rule(rng)
     return expr
 
 
