@@ -29,6 +29,7 @@
 // day before.
 
 import Foundation
+import Geometry
 
 /// A parsed OSM `opening_hours` value (the common subset described at the top of this file).
 ///
@@ -201,14 +202,7 @@ public struct LocalTime: Sendable, Equatable, Comparable, CustomStringConvertibl
         guard (-1_000_000...1_000_000).contains(year), (1...12).contains(month),
             day >= 1, day <= LocalTime.daysIn(month: month, year: year)
         else { return nil }
-        // Howard Hinnant's days_from_civil.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
+        return UTCTime.daysFromCivil(year, month, day)
     }
 
     init(dayNumber: Int, minute: Int) {
@@ -216,17 +210,10 @@ public struct LocalTime: Sendable, Equatable, Comparable, CustomStringConvertibl
         self.init(year: c.year, month: c.month, day: c.day, minute: minute)
     }
 
-    /// Howard Hinnant's civil_from_days.
+    /// The civil date of a day number (UTCTime's: Howard Hinnant's algorithm).
     static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+        let (year, month, day) = UTCTime.civilFromDays(days)
+        return (year, month, day)
     }
 
     /// 1970-01-01 was a Thursday (4).
@@ -235,13 +222,7 @@ public struct LocalTime: Sendable, Equatable, Comparable, CustomStringConvertibl
         return (r < 0 ? r + 7 : r) + 1
     }
 
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
+    static func daysIn(month: Int, year: Int) -> Int { UTCTime.daysInMonth(year, month) }
 }
 
 // MARK: - Evaluation data
