@@ -228,8 +228,19 @@ public enum Output {
         guard let departure = answer.departure else { return }
         w.key("departure"); w.string(isoSeconds(departure))
         w.key("closed")
+        closedPaths(&w, answer.closedPaths)
+        if !answer.unreadableHours.isEmpty {
+            w.key("unreadable_opening_hours")
+            w.beginArray()
+            for line in answer.unreadableHours { w.string(line) }
+            w.endArray()
+        }
+    }
+
+    /// Paths or places closed when the walk reached them: each with its hours and when it opens.
+    public static func closedPaths(_ w: inout JSONWriter, _ paths: [ClosedPath]) {
         w.beginArray()
-        for path in answer.closedPaths {
+        for path in paths {
             w.beginObject()
             w.key("name"); w.string(path.name)
             w.key("opening_hours"); w.string(path.openingHours)
@@ -238,12 +249,6 @@ public enum Output {
             w.endObject()
         }
         w.endArray()
-        if !answer.unreadableHours.isEmpty {
-            w.key("unreadable_opening_hours")
-            w.beginArray()
-            for line in answer.unreadableHours { w.string(line) }
-            w.endArray()
-        }
     }
 
     /// An instant as ISO 8601 in UTC, to the second.

@@ -101,6 +101,10 @@ extension Output {
         }
         w.endArray()
         osrmTimedPaths(&w, answer.route)
+        if answer.route.legs.first?.answer.departure != nil {
+            w.key("closed_stops")
+            closedPaths(&w, answer.closedStops)
+        }
         w.endObject()
     }
 

@@ -124,12 +124,16 @@ struct TimedPaths: Sendable {
         guard !places.isEmpty, places.count == targets.count, route.waypoints.count == 2 else { return nil }
         let end = route.waypoints[1].location
         guard let k = targets.indices.min(by: { Geodesy.distance(from: end, to: targets[$0]) < Geodesy.distance(from: end, to: targets[$1]) }),
-              let hours = places[k].hours else { return nil }
-        let arrival = departure.addingTimeInterval(route.seconds)
+              let closed = closedPlace(places[k], at: departure.addingTimeInterval(route.seconds)) else { return nil }
+        return (k, closed)
+    }
+
+    /// A place closed at `arrival`, as an answer names it; nil when open (or without hours).
+    static func closedPlace(_ place: PlaceHours, at arrival: Date) -> ClosedPath? {
+        guard let hours = place.hours else { return nil }
         let local = LocalTime(arrival, in: zone)
         guard !hours.isOpen(at: local) else { return nil }
-        let opens = hours.nextChange(after: local, days: 7)?.date(in: zone)
-        return (k, ClosedPath(name: places[k].name, openingHours: hours.text, reachedAt: arrival, opensAt: opens))
+        return ClosedPath(name: place.name, openingHours: hours.text, reachedAt: arrival, opensAt: hours.nextChange(after: local, days: 7)?.date(in: zone))
     }
 
     /// The edges of some lines, as a set the router keeps off.

@@ -20,6 +20,9 @@ public struct TripRequest: Sendable {
     /// When the trip starts: the order is chosen on the paths open then, and each leg walked
     /// at its own time (`RouteRequest.departure`).
     public var departure: Date?
+    /// Each point's name and opening hours (empty: none): with a departure, the answer says
+    /// which stop the walk reaches closed.
+    public var places: [PlaceHours] = []
     /// What each point is called in an error that names it (the language's stop names); empty:
     /// `coordinate i`, counted from 0 as OSRM's clients count.
     public var names: [String] = []
@@ -43,6 +46,9 @@ public struct TripAnswer: Sendable {
     /// Whether the order is proven shortest; else the heuristic's, with `lowerBoundMetres`.
     public let exact: Bool
     public let lowerBoundMetres: Double
+    /// With a departure and places: the stops the walk reaches while they are closed, in the
+    /// order walked (the order stays the shortest; the stops are the caller's).
+    public var closedStops: [ClosedPath] = []
 }
 
 extension Snapshot {
@@ -71,6 +77,14 @@ extension Snapshot {
                                snapMetres: request.snapMetres.isEmpty ? [] : ordered.map { request.snapMetres.indices.contains($0) ? request.snapMetres[$0] : nil })
         legs.departure = request.departure
         let route = try self.legs(through: legs, on: network, deadline: deadline)
-        return TripAnswer(order: solved.order, route: route, exact: solved.exact, lowerBoundMetres: solved.lowerBound)
+        var answer = TripAnswer(order: solved.order, route: route, exact: solved.exact, lowerBoundMetres: solved.lowerBound)
+        if let departure = request.departure, request.places.count == count {
+            var arrival = departure
+            for (leg, stop) in zip(route.legs, ordered.dropFirst()) {
+                arrival = arrival.addingTimeInterval(leg.answer.route.seconds)
+                if let closed = TimedPaths.closedPlace(request.places[stop], at: arrival) { answer.closedStops.append(closed) }
+            }
+        }
+        return answer
     }
 }

@@ -139,6 +139,10 @@ public struct QueryResult: Sendable {
         for i in trip.answer.order { w.string(trip.names[i]) }
         w.endArray()
         w.key("exact"); w.bool(trip.answer.exact)
+        if route.legs.first?.answer.departure != nil {
+            w.key("closed_stops")
+            Output.closedPaths(&w, trip.answer.closedStops)
+        }
         w.key("network"); w.string(route.network)
         w.key("profile"); w.string(route.profile.rawValue)
         if let statement { w.key("statement"); w.integer(Int64(statement)) }
@@ -320,19 +324,10 @@ public struct QueryResult: Sendable {
             for (n, leg) in route.legs.enumerated() {
                 let label = n == stops ? (roundTrip ? "back to the start" : "to \(trip.names[answer.order[n + 1]])")
                                        : "\(n + 1). \(trip.names[answer.order[n + 1]])"
-                var line = String(format: "%@: %.1f m, %.1f min", label, leg.answer.route.metres, leg.answer.route.seconds / 60)
-                // A stop with opening hours that the walk reaches closed (the order is the
-                // shortest; the stops are the caller's).
-                let stop = answer.order[(n + 1) % answer.order.count]
-                if let departure = route.legs.first?.answer.departure, trip.hours.indices.contains(stop), let hours = trip.hours[stop] {
-                    let arrival = departure.addingTimeInterval(route.legs[...n].reduce(0) { $0 + $1.answer.route.seconds })
-                    let local = LocalTime(arrival, in: RouteRequest.openingHoursZone)
-                    if !hours.isOpen(at: local) {
-                        line += ", closed when the walk arrives at \(Self.localTime(arrival))"
-                            + (hours.nextChange(after: local, days: 7)?.date(in: RouteRequest.openingHoursZone).map { " (opens \(Self.localTime($0)))" } ?? "")
-                    }
-                }
-                out.append(line)
+                out.append(String(format: "%@: %.1f m, %.1f min", label, leg.answer.route.metres, leg.answer.route.seconds / 60))
+            }
+            for stop in answer.closedStops {
+                out.append("\(stop.name) is closed when the walk arrives at \(Self.localTime(stop.reachedAt))" + (stop.opensAt.map { " (opens \(Self.localTime($0)))" } ?? ""))
             }
             if var first = route.legs.first?.answer {
                 first.closedPaths = route.legs.flatMap(\.answer.closedPaths)

@@ -154,8 +154,6 @@ struct RoutePlan: Sendable {
 struct TripPlan: Sendable {
     var request: TripRequest
     var names: [String]
-    /// Each stop's opening hours (nil: none), to say which the walk reaches closed.
-    var hours: [OpeningHours?]
 }
 
 /// A trip as the language answers it: the engine's answer and the names of its stops, in the
@@ -163,7 +161,6 @@ struct TripPlan: Sendable {
 struct TripResult: Sendable {
     var answer: TripAnswer
     var names: [String]
-    var hours: [OpeningHours?] = []
 }
 
 extension Planner {
@@ -248,15 +245,15 @@ extension Planner {
             throw Planner.error(.invalid, "not_supported", "AVOID does not combine with THROUGH: a trip's walking distances come from the hierarchy, which cannot take per-query weights",
                                 at: throughPosition, hint: "route each leg with ROUTE … TO … AVOID …")
         }
-        var points: [Point] = [], names: [String] = [], hours: [OpeningHours?] = []
+        var points: [Point] = [], names: [String] = [], places: [PlaceHours] = []
         func add(_ target: RouteStatement.Target, one: Bool, at position: SourcePosition, what: String) throws(QueryError) {
             switch target {
             case .point(let p):
                 points.append(p.point)
                 names.append(String(format: "POINT(%.6f %.6f)", p.lon, p.lat))
-                hours.append(nil)
+                places.append(PlaceHours(name: names[names.count - 1], hours: nil))
             case .features(let selection):
-                let (layer, indices, places) = try self.places(selection)
+                let (layer, indices, found) = try self.places(selection)
                 if indices.isEmpty {
                     throw Planner.error(.impossible, "NoTarget", "\(what) matched no feature of '\(layer.name)'", at: position)
                 }
@@ -264,11 +261,11 @@ extension Planner {
                     throw Planner.error(.invalid, "ambiguous_start", "\(indices.count) features of '\(layer.name)' match \(what); it must be one place", at: position,
                                         hint: "narrow it with WHERE, e.g. WHERE name = '…'")
                 }
-                for (i, place) in zip(indices, places) {
+                for (i, place) in zip(indices, found) {
                     guard let geometry = layer.geometries[i], let point = RoutePlace.start(of: geometry) else { continue }
                     points.append(point)
                     names.append(place.name)
-                    hours.append(place.hours)
+                    places.append(place)
                 }
             }
         }
@@ -278,8 +275,9 @@ extension Planner {
         let shape = TripShape(roundTrip: route.to == nil, fixedFirst: true, fixedLast: route.to != nil)
         var request = TripRequest(points: points, shape: shape, profile: profile, speedKmh: route.speedKmh)
         request.departure = route.departure
+        request.places = places
         request.names = names.map { $0.hasPrefix("POINT(") ? $0 : "'\($0)'" }
-        return TripPlan(request: request, names: names, hours: hours)
+        return TripPlan(request: request, names: names)
     }
 }
 
@@ -287,8 +285,7 @@ extension Runner {
     func route(_ plan: RoutePlan) throws(QueryError) -> QueryResult {
         do {
             if let trip = plan.trip {
-                return QueryResult(body: .trip(TripResult(answer: try plan.snapshot.trip(trip.request, on: plan.network, deadline: deadline),
-                                                          names: trip.names, hours: trip.hours)))
+                return QueryResult(body: .trip(TripResult(answer: try plan.snapshot.trip(trip.request, on: plan.network, deadline: deadline), names: trip.names)))
             }
             return QueryResult(body: .route(try plan.snapshot.route(plan.request, on: plan.network, deadline: deadline)))
         } catch {

@@ -137,6 +137,26 @@ import Testing
         #expect(abs(closed.reachedAt.timeIntervalSince(eight) - toSeaLions.route.seconds) < 0.001)
     }
 
+    /// A trip says which stop the walk reaches closed, at the time its legs add up to.
+    @Test func aTripNamesTheStopItReachesClosed() throws {
+        let (snapshot, _) = try Self.store.get()
+        let seaLions = Point(lon: 14.41064991, lat: 50.11601702)
+        var request = TripRequest(points: [Self.entrance, Self.gorillas, seaLions], shape: TripShape(roundTrip: true, fixedFirst: true))
+        request.departure = try Self.prague("2026-11-29 08:30")  // a Sunday: the timed paths are closed until 09:00 too
+        request.places = [PlaceHours(name: "entrance", hours: nil), PlaceHours(name: "gorily", hours: nil),
+                          PlaceHours(name: "lachtani", openingHours: "Mo-Su 09:00-17:00")]
+        let trip = try snapshot.trip(request)
+        let atSeaLions = zip(trip.route.legs, trip.order.dropFirst()).prefix { $0.1 != 2 }.count
+        let arrival = try #require(request.departure).addingTimeInterval(trip.route.legs[...atSeaLions].reduce(0) { $0 + $1.answer.route.seconds })
+        let nine = try Self.prague("2026-11-29 09:00")
+        try #require(arrival < nine, "the walk reaches the sea lions at \(arrival)")
+        #expect(trip.closedStops.map(\.name) == ["lachtani"])
+        #expect(abs((trip.closedStops.first?.reachedAt.timeIntervalSince(arrival) ?? 99)) < 0.001 && trip.closedStops.first?.opensAt == nine)
+        // At noon every stop is open.
+        request.departure = try Self.prague("2026-11-29 12:00")
+        #expect(try snapshot.trip(request).closedStops.isEmpty)
+    }
+
     @Test func departuresAreReadInPraguesTime() throws {
         #expect(RouteRequest.departure(parsing: "2026-11-28 13:55") == Date(timeIntervalSince1970: 1_795_870_500))  // 12:55 UTC in winter
         #expect(RouteRequest.departure(parsing: "2026-07-01T13:55") == Date(timeIntervalSince1970: 1_782_906_900))  // 11:55 UTC in summer
