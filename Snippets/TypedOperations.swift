@@ -43,7 +43,7 @@ for reading in air.pollutants {
 
 // snippet.locate
 let library = try snapshot.venue("wmu_library")
-let inside = try snapshot.locate([("b3002", -76), ("b3005", -71), ("b3008", -80)], in: library, options: LocateOptions(k: 5))
+let inside = try snapshot.locate([("b3002", -76), ("b3005", -71), ("b3008", -80)], in: library, options: LocateOptions(k: 5, method: .wknn))
 let position = inside.position
 print(inside.pointLabel, Rounding.metres(position.x), Rounding.metres(position.y), Rounding.metres(position.spread))  // I07 9.442 6.646 0.689
 // snippet.end

@@ -45,6 +45,8 @@ public struct EngineLimits: Sendable, Equatable {
     public var maxLocateK: Int = 100
     /// Beacons in one scan sent to be located.
     public var maxScanReadings: Int = 1000
+    /// Scans in one track sent to be located (a walk of 50 minutes at 3 scans a second).
+    public var maxTrackScans: Int = 10_000
 
     /// On a PostGIS store, a feature layer with more rows than this stays in PostgreSQL: the
     /// snapshot holds none of its rows, and each answer fetches those it needs

@@ -10,6 +10,9 @@ import Store
 public typealias Venue = Indoor.Venue
 public typealias Position = Indoor.Position
 public typealias Neighbour = Indoor.Neighbour
+public typealias Observation = Indoor.Observation
+public typealias TrackOptions = Indoor.TrackOptions
+public typealias ModelSettings = Indoor.ModelSettings
 public typealias LocateMethod = Indoor.LocateMethod
 public typealias FingerprintKind = Indoor.FingerprintKind
 public typealias ScanError = Indoor.ScanError
@@ -21,36 +24,34 @@ public typealias EvaluationResult = Indoor.EvaluationResult
 /// fingerprints, each built once at load.
 public final class IndoorVenue: Sendable {
     public let venue: Venue
-    let locators: [FingerprintKind: Locator]
+    public let locator: Locator
 
     public var name: String { venue.name }
 
     init(_ venue: Venue) throws(EngineError) {
         self.venue = venue
-        var locators: [FingerprintKind: Locator] = [:]
-        for kind in FingerprintKind.allCases {
-            do {
-                locators[kind] = try Locator(venue: venue, kind: kind)
-            } catch {
-                throw .store("venue '\(venue.name)': cannot index its \(kind.rawValue) fingerprints: \(error)")
-            }
+        do {
+            locator = try Locator(venue: venue)
+        } catch {
+            throw .store("venue '\(venue.name)': cannot index its fingerprints: \(error)")
         }
-        self.locators = locators
     }
 
     /// How many distinct signal vectors the index of `kind` holds (scans share many).
-    public func distinctFingerprints(_ kind: FingerprintKind) -> Int { locators[kind]?.map.distinctVectors ?? 0 }
+    public func distinctFingerprints(_ kind: FingerprintKind) -> Int { locator.maps[kind]?.distinctVectors ?? 0 }
 }
 
-/// What `locate` was asked, with its defaults: the 3 nearest fingerprints of every survey scan,
-/// weighted by inverse signal distance (docs/PERFORMANCE.md has the measurements behind them).
+/// What `locate` was asked, with its defaults: the probabilistic model's 10 likeliest cells
+/// (kNN's default k is 3). docs/INDOOR.md has the measurements behind them.
 public struct LocateOptions: Sendable, Equatable {
     public var k: Int
     public var method: LocateMethod
     public var fingerprints: FingerprintKind
 
-    public init(k: Int = 3, method: LocateMethod = .wknn, fingerprints: FingerprintKind = .scans) {
-        self.k = k
+    public static func defaultK(_ method: LocateMethod) -> Int { method == .gaussian ? 10 : 3 }
+
+    public init(k: Int? = nil, method: LocateMethod = .gaussian, fingerprints: FingerprintKind = .scans) {
+        self.k = k ?? LocateOptions.defaultK(method)
         self.method = method
         self.fingerprints = fingerprints
     }
@@ -68,6 +69,16 @@ public struct Location: Sendable {
     public var pointLabel: String { venue.venue.points[position.point].label }
 }
 
+/// The answer to a track: a position per scan, in the order sent.
+public struct TrackLocation: Sendable {
+    public let venue: IndoorVenue
+    public let positions: [Position]
+    public let times: [Double?]
+    public let options: TrackOptions
+    /// Beacons of the scans that the venue does not know, left out (at most 100 named).
+    public let ignored: [String]
+}
+
 extension Snapshot {
     /// The names of the venues, in order.
     public var venueNames: [String] { venues.map(\.name) }
@@ -76,6 +87,17 @@ extension Snapshot {
     public func venue(_ name: String) throws(EngineError) -> IndoorVenue {
         guard let venue = venuesByName[name.lowercased()] else { throw .unknownVenue(name, known: venueNames) }
         return venue
+    }
+
+    /// The venue named, or the store's only one.
+    public func onlyOrNamedVenue(_ name: String?) throws(EngineError) -> IndoorVenue {
+        if let name { return try venue(name) }
+        guard venues.count == 1, let only = venues.first else {
+            throw .invalidArgument(parameter: "venue", message: venues.isEmpty
+                ? "the store has no venues (import a survey with vltava indoor import)"
+                : "name the venue (venues: \(venueNames.joined(separator: ", ")))")
+        }
+        return only
     }
 
     /// Locates a scan (beacon id → dBm) in `venue`. Errors: a strength outside -200…0 dBm, a
@@ -88,17 +110,61 @@ extension Snapshot {
         guard options.k >= 1 && options.k <= limits.maxLocateK else {
             throw .invalidArgument(parameter: "k", message: "must be between 1 and \(limits.maxLocateK), got \(options.k)")
         }
-        guard let locator = venue.locators[options.fingerprints] else { throw .store("venue '\(venue.name)' has no \(options.fingerprints.rawValue) fingerprints") }
-        let scan: (vector: [Double], unknown: [String])
+        let scan: (observation: Observation, unknown: [String])
         do {
-            scan = try locator.vector(readings, maxReadings: limits.maxScanReadings)
+            scan = try venue.locator.observation(readings, maxReadings: limits.maxScanReadings)
         } catch {
             throw .scan(error)
         }
-        guard let position = locator.locate(scan.vector, k: options.k, method: options.method) else {
+        guard let position = venue.locator.locate(scan.observation, k: options.k, method: options.method, fingerprints: options.fingerprints) else {
             throw .store("venue '\(venue.name)' has no survey scans to locate by")
         }
         return Location(venue: venue, position: position, options: options, ignored: scan.unknown)
+    }
+
+    /// Locates a walking phone's scans together (Indoor/Track.swift): a position per scan, in
+    /// the order given. Times are seconds (any epoch) and must not go back; scans without one
+    /// are `options.interval` apart. Each scan is checked as `locate` checks one; a bad one is
+    /// named by its place in the track. The deadline is checked at every step.
+    public func locateTrack(_ scans: [(time: Double?, readings: [(beacon: String, rssi: Double)])], in venue: IndoorVenue,
+                            options: TrackOptions = TrackOptions(), deadline: Deadline = .none) throws(EngineError) -> TrackLocation {
+        try deadline.check()
+        guard !scans.isEmpty, scans.count <= limits.maxTrackScans else {
+            throw .invalidArgument(parameter: "scans", message: "a track has 1 to \(limits.maxTrackScans) scans, got \(scans.count)")
+        }
+        guard options.k >= 1 && options.k <= limits.maxLocateK else {
+            throw .invalidArgument(parameter: "k", message: "must be between 1 and \(limits.maxLocateK), got \(options.k)")
+        }
+        guard options.speed.isFinite && options.speed > 0 && options.speed <= 1000 else {
+            throw .invalidArgument(parameter: "speed", message: "must be above 0 and at most 1000 (frame units a second), got \(options.speed)")
+        }
+        guard options.interval.isFinite && options.interval > 0 && options.interval <= 86_400 else {
+            throw .invalidArgument(parameter: "interval", message: "must be above 0 s and at most a day, got \(options.interval)")
+        }
+        let cells = venue.locator.cells.cells.count
+        guard cells <= TrackOptions.maxCells else {
+            throw .invalidArgument(parameter: "venue", message: "venue '\(venue.name)' has \(cells) cells; tracks walk at most \(TrackOptions.maxCells)")
+        }
+        var timed: [(time: SurveyTime?, observation: Observation)] = []
+        var ignored: [String] = []
+        var previous = -Double.infinity
+        for (i, scan) in scans.enumerated() {
+            if let time = scan.time {
+                guard time.isFinite, time >= previous else {
+                    throw .invalidArgument(parameter: "scans", message: "scan \(i + 1): its time \(time) is not a number at or after the scan before's")
+                }
+                previous = time
+            }
+            do {
+                let checked = try venue.locator.observation(scan.readings, maxReadings: limits.maxScanReadings)
+                timed.append((scan.time.map(SurveyTime.init(seconds:)), checked.observation))
+                for beacon in checked.unknown where !ignored.contains(beacon) && ignored.count < 100 { ignored.append(beacon) }
+            } catch {
+                throw .invalidArgument(parameter: "scans", message: "scan \(i + 1): \(error.description)")
+            }
+        }
+        let positions = try venue.locator.locateTrack(timed, options: options, check: { () throws(EngineError) in try deadline.check() })
+        return TrackLocation(venue: venue, positions: positions, times: scans.map(\.time), options: options, ignored: ignored)
     }
 
     /// Evaluates the positioning on the venue's own survey (leave-one-out or a train/test split).

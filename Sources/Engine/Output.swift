@@ -421,6 +421,37 @@ public enum Output {
         w.endObject()
     }
 
+    /// A located track: the venue, the settings, and a position per scan in the order sent.
+    public static func track(_ w: inout JSONWriter, _ track: TrackLocation) {
+        let venue = track.venue.venue
+        w.beginObject()
+        w.key("venue"); w.string(venue.name)
+        w.key("units"); w.string(frameUnits(venue))
+        w.key("smooth"); w.bool(track.options.smooth)
+        w.key("speed"); w.number(track.options.speed)
+        w.key("k"); w.integer(Int64(track.options.k))
+        w.key("positions")
+        w.beginArray()
+        for (position, time) in zip(track.positions, track.times) {
+            w.beginObject()
+            w.key("time"); if let time { w.number(time) } else { w.null() }
+            w.key("floor"); w.integer(Int64(position.floor))
+            w.key("x"); w.metres(position.x)
+            w.key("y"); w.metres(position.y)
+            w.key("lon"); if let p = position.lonLat { w.number(p.lon) } else { w.null() }
+            w.key("lat"); if let p = position.lonLat { w.number(p.lat) } else { w.null() }
+            w.key("point"); w.string(venue.points[position.point].label)
+            w.key("spread"); w.metres(position.spread)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("ignored_beacons")
+        w.beginArray()
+        for beacon in track.ignored { w.string(Quote.capped(beacon)) }
+        w.endArray()
+        w.endObject()
+    }
+
     static func locationMembers(_ w: inout JSONWriter, _ location: Location) {
         let venue = location.venue.venue
         let position = location.position
@@ -483,8 +514,10 @@ public enum Output {
         w.beginArray()
         for result in evaluation.results {
             w.beginObject()
+            w.key("model"); w.string(result.model.description)
             w.key("fingerprints"); w.string(result.fingerprints.rawValue)
             w.key("method"); w.string(result.method.rawValue)
+            if let tracking = result.tracking { w.key("track"); w.string(tracking) }
             w.key("k"); w.integer(Int64(result.k))
             w.key("trained"); w.integer(Int64(result.trained))
             w.key("tested"); w.integer(Int64(result.tested))

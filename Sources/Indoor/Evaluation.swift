@@ -17,6 +17,8 @@ public struct EvaluationOptions: Sendable {
         case latest(fraction: Double)
         /// Test the scans whose column `column` holds one of `values`, against the others.
         case column(String, values: [String])
+        /// Test a separate track of this many scans, against the whole survey.
+        case track(tested: Int)
 
         public var description: String {
             switch self {
@@ -24,21 +26,28 @@ public struct EvaluationOptions: Sendable {
             case .testFrom(let time): "test from \(time.iso), train before"
             case .latest(let fraction): "test the latest \(shortNumber(fraction * 100)) % by time, train on the earlier"
             case .column(let column, let values): "test where \(column) is \(values.joined(separator: " or ")), train on the others"
+            case .track(let tested): "test a track of \(tested) scans, train on the whole survey"
             }
         }
     }
 
     public var split: Split = .leaveOneOut
     public var k: [Int] = [1, 3, 5]
-    public var methods: [LocateMethod] = [.knn, .wknn]
+    public var methods: [LocateMethod] = LocateMethod.allCases
     public var fingerprints: [FingerprintKind] = [.scans]
+    /// Model settings to compare; empty: the venue's own.
+    public var models: [ModelSettings] = []
 
     public init() {}
 }
 
 /// One setting's result: the error of every test scan, and what they add up to.
 public struct EvaluationResult: Sendable {
+    public let model: ModelSettings
     public let method: LocateMethod
+    /// For a test track: nil when each scan was located on its own, else `smooth` or `filter`
+    /// (Track.swift).
+    public var tracking: String? = nil
     public let fingerprints: FingerprintKind
     public let k: Int
     /// Scans in the fingerprints (per fold for leave-one-out) and scans located.
@@ -98,6 +107,8 @@ public enum Evaluator {
             let cut = byTime.count - Int((Double(byTime.count) * fraction).rounded())
             train = Array(byTime[..<cut]).sorted()
             test = Array(byTime[cut...]).sorted()
+        case .track:
+            throw .invalidOption("a track is tested with its file (evaluate(_:track:truth:options:))")
         case .column(let column, let values):
             guard venue.scans.contains(where: { $0.attributes[column] != nil }) else {
                 let known = Set(venue.scans.flatMap(\.attributes.keys)).sorted()
@@ -110,60 +121,159 @@ public enum Evaluator {
         guard !test.isEmpty, !train.isEmpty || options.split == .leaveOneOut, venue.scans.count >= 2 else {
             throw .invalidOption("the split leaves \(train.count) scans to train on and \(test.count) to test")
         }
-        let vectors = venue.scans.map { FingerprintMap.vector(of: $0, dimensions: max(1, venue.beacons.count)) }
         var results: [EvaluationResult] = []
-        for kind in options.fingerprints {
-            // One set of fingerprints for a split; for leave-one-out, the left-out scan is left
-            // out of the index (scans) or its point's fingerprint is rebuilt without it.
-            let shared: Locator?
+        for model in options.models.isEmpty ? [venue.model] : options.models {
+            var venue = venue
+            venue.model = model
+            // One model for a split, and for leave-one-out one over every scan that leaves the
+            // test scan out of its scans' index and its cells; the mean and median fingerprints
+            // (and the ensemble, which reads them) are rebuilt without it.
+            let shared: Locator
             do {
-                shared = options.split == .leaveOneOut && kind != .scans ? nil : Locator(venue: venue, map: try FingerprintMap(venue: venue, kind: kind, using: train))
+                shared = try Locator(venue: venue, using: options.split == .leaveOneOut ? nil : train)
             } catch {
                 throw .store("cannot index the fingerprints: \(error)")
             }
-            for method in options.methods {
-                for k in options.k {
-                    var errors: [Double] = []
-                    var exact = 0
-                    var elapsed = Duration.zero
-                    let clock = ContinuousClock()
-                    for s in test {
-                        let locator: Locator
-                        var excluding: Int?
-                        if let shared {
-                            locator = shared
-                            if options.split == .leaveOneOut { excluding = s }  // entries are the scans, in order
-                        } else {
-                            do {
-                                locator = Locator(venue: venue, map: try FingerprintMap(venue: venue, kind: kind, using: all.filter { $0 != s }))
-                            } catch {
-                                throw .store("cannot index the fingerprints: \(error)")
+            let observations = venue.scans.map(shared.observation(of:))
+            for kind in options.fingerprints {
+                for method in options.methods {
+                    // The probabilistic model has no kinds of fingerprints: run it once.
+                    if method == .gaussian && kind != options.fingerprints[0] { continue }
+                    let rebuild = options.split == .leaveOneOut && (method == .ensemble || (kind != .scans && method != .gaussian))
+                    var perScan: [Int: Locator] = [:]
+                    for k in options.k {
+                        var errors: [Double] = []
+                        var exact = 0
+                        var elapsed = Duration.zero
+                        let clock = ContinuousClock()
+                        for s in test {
+                            var locator = shared
+                            if rebuild {
+                                if let built = perScan[s] {
+                                    locator = built
+                                } else {
+                                    do {
+                                        locator = try Locator(venue: venue, using: all.filter { $0 != s })
+                                    } catch {
+                                        throw .store("cannot index the fingerprints: \(error)")
+                                    }
+                                    if options.k.count > 1 { perScan[s] = locator }
+                                }
+                            }
+                            let excluding = options.split == .leaveOneOut && !rebuild ? s : nil
+                            let start = clock.now
+                            let found = locator.locate(observations[s], k: k, method: method, fingerprints: kind, excluding: excluding)
+                            elapsed += clock.now - start
+                            guard let found else { continue }
+                            let truth = venue.points[venue.scans[s].point]
+                            guard found.floor == truth.floor else {
+                                errors.append(.infinity)
+                                continue
+                            }
+                            let (dx, dy) = (found.x - truth.x, found.y - truth.y)
+                            errors.append((dx * dx + dy * dy).squareRoot())
+                            if let grid = venue.grid {
+                                if abs(dx) < grid.cellSize / 2 && abs(dy) < grid.cellSize / 2 { exact += 1 }
+                            } else if found.point == venue.scans[s].point {
+                                exact += 1
                             }
                         }
-                        let start = clock.now
-                        let found = locator.locate(vectors[s], k: k, method: method, excluding: excluding)
-                        elapsed += clock.now - start
-                        guard let found else { continue }
-                        let truth = venue.points[venue.scans[s].point]
-                        guard found.floor == truth.floor else {
-                            errors.append(.infinity)
-                            continue
-                        }
-                        let (dx, dy) = (found.x - truth.x, found.y - truth.y)
-                        errors.append((dx * dx + dy * dy).squareRoot())
-                        if let grid = venue.grid {
-                            if abs(dx) < grid.cellSize / 2 && abs(dy) < grid.cellSize / 2 { exact += 1 }
-                        } else if found.point == venue.scans[s].point {
-                            exact += 1
-                        }
+                        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                        results.append(EvaluationResult(model: model, method: method, fingerprints: kind, k: k,
+                                                        trained: options.split == .leaveOneOut ? all.count - 1 : train.count,
+                                                        tested: errors.count, errors: errors, exact: exact, seconds: seconds))
                     }
-                    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                    results.append(EvaluationResult(method: method, fingerprints: kind, k: k,
-                                                    trained: options.split == .leaveOneOut ? all.count - 1 : train.count,
-                                                    tested: errors.count, errors: errors, exact: exact, seconds: seconds))
                 }
             }
         }
         return Evaluation(venue: venue, split: options.split, results: results)
+    }
+
+    /// What a test track's estimates are measured against: each scan's own position, or the
+    /// path that was walked (segments x0 y0 x1 y1), when the track has no positions: the
+    /// distance to the path is then a lower bound of the error.
+    public enum Truth: Sendable {
+        case positions
+        case path([(x0: Double, y0: Double, x1: Double, y1: Double)])
+    }
+
+    /// Trains on the whole venue and tests on a separate track (its beacons matched by id):
+    /// every method and k scan by scan, then the track smoothed and filtered (Track.swift).
+    public static func evaluate(_ venue: Venue, track: (beacons: [String], scans: [TrackScan]), truth: Truth,
+                                options: EvaluationOptions, trackOptions: TrackOptions = TrackOptions()) throws(IndoorError) -> Evaluation {
+        guard options.k.allSatisfy({ $0 >= 1 && $0 <= 1000 }) else { throw .invalidOption("k must be from 1 to 1000") }
+        guard !track.scans.isEmpty else { throw .invalidOption("the test track has no scans") }
+        if case .positions = truth, track.scans.contains(where: { $0.truth == nil }) {
+            throw .invalidOption("the test track has no positions: give the path that was walked")
+        }
+        var results: [EvaluationResult] = []
+        for model in options.models.isEmpty ? [venue.model] : options.models {
+            var venue = venue
+            venue.model = model
+            let locator: Locator
+            do {
+                locator = try Locator(venue: venue)
+            } catch {
+                throw .store("cannot index the fingerprints: \(error)")
+            }
+            let observations = track.scans.map { locator.observation(of: $0, beacons: track.beacons) }
+            func error(_ found: Position, _ scan: TrackScan) -> Double {
+                switch truth {
+                case .positions:
+                    guard let at = scan.truth else { return .nan }
+                    guard at.floor == found.floor else { return .infinity }
+                    return ((found.x - at.x) * (found.x - at.x) + (found.y - at.y) * (found.y - at.y)).squareRoot()
+                case .path(let segments):
+                    return segments.map { Evaluator.distance(x: found.x, y: found.y, to: $0) }.min() ?? .nan
+                }
+            }
+            func result(_ method: LocateMethod, _ kind: FingerprintKind, _ k: Int, _ positions: [Position], _ seconds: Double, tracking: String? = nil) -> EvaluationResult {
+                let errors = zip(positions, track.scans).map { error($0, $1) }
+                let exact = zip(positions, track.scans).filter { position, scan in
+                    guard let at = scan.truth else { return false }
+                    return position.floor == at.floor && ((position.x - at.x) * (position.x - at.x) + (position.y - at.y) * (position.y - at.y)).squareRoot() < venue.cellSize / 2
+                }.count
+                var r = EvaluationResult(model: model, method: method, fingerprints: kind, k: k, trained: venue.scans.count, tested: errors.count,
+                                         errors: errors, exact: exact, seconds: seconds)
+                r.tracking = tracking
+                return r
+            }
+            let clock = ContinuousClock()
+            for kind in options.fingerprints {
+                for method in options.methods {
+                    if method == .gaussian && kind != options.fingerprints[0] { continue }
+                    for k in options.k {
+                        var positions: [Position] = []
+                        let start = clock.now
+                        for observation in observations {
+                            if let found = locator.locate(observation, k: k, method: method, fingerprints: kind) { positions.append(found) }
+                        }
+                        results.append(result(method, kind, k, positions, Evaluator.seconds(clock.now - start)))
+                    }
+                }
+            }
+            let timed = zip(track.scans, observations).map { (time: $0.time, observation: $1) }
+            for smooth in [true, false] {
+                var options = trackOptions
+                options.smooth = smooth
+                let start = clock.now
+                let positions = locator.locateTrack(timed, options: options, check: { () throws(Never) in })
+                results.append(result(.gaussian, .scans, options.k, positions, Evaluator.seconds(clock.now - start), tracking: smooth ? "smooth" : "filter"))
+            }
+        }
+        return Evaluation(venue: venue, split: .track(tested: track.scans.count), results: results)
+    }
+
+    static func seconds(_ elapsed: Duration) -> Double {
+        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The distance from (x, y) to a segment.
+    static func distance(x: Double, y: Double, to s: (x0: Double, y0: Double, x1: Double, y1: Double)) -> Double {
+        let (dx, dy) = (s.x1 - s.x0, s.y1 - s.y0)
+        let length2 = dx * dx + dy * dy
+        let t = length2 > 0 ? min(1, max(0, ((x - s.x0) * dx + (y - s.y0) * dy) / length2)) : 0
+        let (px, py) = (s.x0 + t * dx - x, s.y0 + t * dy - y)
+        return (px * px + py * py).squareRoot()
     }
 }

@@ -3,7 +3,8 @@
 // point, scan and reading. Raw readings are kept, so fingerprints can be rebuilt by another
 // method. A venue is written whole in one transaction, replacing its old rows under `replace`.
 //
-//   indoor_venues    venue, title, grid ('letter-column' | 'letter-row' | NULL), cell_size
+//   indoor_venues    venue, title, grid ('letter-column' | 'letter-row' | NULL), cell_size, model
+//                    (ModelSettings: 'unheard=learned-10,representation=dbm')
 //   indoor_floors    venue, floor, name, origin_lon, origin_lat, rotation_deg (NULL: no frame)
 //   indoor_beacons   venue, beacon, dimension (its place in signal space), floor, x, y
 //   indoor_points    venue, label, floor, x, y
@@ -17,7 +18,7 @@ import Store
 
 public enum IndoorStore {
     static let schema: [(table: String, columns: String, description: String)] = [
-        ("indoor_venues", "venue TEXT NOT NULL UNIQUE, title TEXT, grid TEXT, cell_size REAL",
+        ("indoor_venues", "venue TEXT NOT NULL UNIQUE, title TEXT, grid TEXT, cell_size REAL, model TEXT",
          "Indoor venues (Vltava): name, title, grid-label convention"),
         ("indoor_floors", "venue TEXT NOT NULL, floor INTEGER NOT NULL, name TEXT, origin_lon REAL, origin_lat REAL, rotation_deg REAL, UNIQUE (venue, floor)",
          "Floors of indoor venues: local frame in metres, origin lon/lat, y axis rotation_deg clockwise from north"),
@@ -93,6 +94,10 @@ public enum IndoorStore {
                 .run([.text(table), .text(table), .text(description)])
         }
         try database.execute("CREATE INDEX IF NOT EXISTS indoor_readings_scan ON indoor_readings (scan)")
+        // Stores written before venues had model settings.
+        if try database.scalar("SELECT 1 FROM pragma_table_info('indoor_venues') WHERE name = 'model'") == nil {
+            try database.execute("ALTER TABLE indoor_venues ADD COLUMN model TEXT")
+        }
         if try database.hasTable("gpkg_data_columns"),
            try database.scalar("SELECT 1 FROM gpkg_data_columns WHERE table_name = 'indoor_scans' AND column_name = 'attributes'") == nil {
             try database.execute("""
@@ -113,8 +118,8 @@ public enum IndoorStore {
 
     static func insert(_ venue: Venue, _ database: Database) throws {
         let name = SQLiteValue.text(venue.name)
-        try database.prepare("INSERT INTO indoor_venues (venue, title, grid, cell_size) VALUES (?, ?, ?, ?)")
-            .run([name, .text(venue.title), venue.grid.map { .text($0.name) } ?? .null, optional(venue.grid?.cellSize)])
+        try database.prepare("INSERT INTO indoor_venues (venue, title, grid, cell_size, model) VALUES (?, ?, ?, ?, ?)")
+            .run([name, .text(venue.title), venue.grid.map { .text($0.name) } ?? .null, optional(venue.grid?.cellSize), .text(venue.model.description)])
         let floor = try database.prepare("INSERT INTO indoor_floors (venue, floor, name, origin_lon, origin_lat, rotation_deg) VALUES (?, ?, ?, ?, ?, ?)")
         for f in venue.floors {
             try floor.run([name, .integer(Int64(f.number)), .text(f.name), optional(f.frame?.origin.lon), optional(f.frame?.origin.lat),
@@ -144,7 +149,8 @@ public enum IndoorStore {
     // MARK: - Reading
 
     static func read(_ name: String, _ database: Database) throws -> Venue {
-        let venueRow = try database.prepare("SELECT title, grid, cell_size FROM indoor_venues WHERE venue = ?")
+        let hasModel = try database.scalar("SELECT 1 FROM pragma_table_info('indoor_venues') WHERE name = 'model'") != nil
+        let venueRow = try database.prepare("SELECT title, grid, cell_size, \(hasModel ? "model" : "NULL") FROM indoor_venues WHERE venue = ?")
         try venueRow.bind([.text(name)])
         guard try venueRow.step() else { throw IndoorError.store("the store has no venue \(Quote.input(name))") }
         var venue = Venue(name: name, title: venueRow.text(0) ?? "")
@@ -154,6 +160,13 @@ public enum IndoorStore {
                 throw IndoorError.store("venue \(Quote.input(name)): the grid \(Quote.input(grid)) with cell size \(size) is not a grid convention")
             }
             venue.grid = convention
+        }
+        if let model = venueRow.text(3) {
+            do {
+                venue.model = try ModelSettings.parse(model)
+            } catch {
+                throw IndoorError.store("venue \(Quote.input(name)): its model \(Quote.input(model)) does not read: \(error)")
+            }
         }
         let floors = try database.prepare("SELECT floor, name, origin_lon, origin_lat, rotation_deg FROM indoor_floors WHERE venue = ? ORDER BY floor")
         try floors.bind([.text(name)])
@@ -227,12 +240,31 @@ public enum IndoorStore {
 }
 
 extension IndoorStore {
-    /// Reads the survey file at `path` and writes it as a venue: nothing is written unless the
-    /// whole file reads. Returns the venue as stored.
-    public static func importSurvey(_ path: String, into store: GeoPackage, options: SurveyOptions, replace: Bool) throws(IndoorError) -> Venue {
-        guard let data = FileManager.default.contents(atPath: path) else { throw .store("no such file: \(path)") }
-        let venue = try SurveyReader.read([UInt8](data), file: (path as NSString).lastPathComponent, options: options)
-        try write(venue, into: store, replace: replace)
+    /// How an import meets a venue of the same name: an error, replaced, or added to.
+    public enum ImportMode: Sendable {
+        case create, replace, append
+    }
+
+    /// Reads the survey at `path` (a CSV, or with `folder` a folder of per-point files whose
+    /// names give their positions) and writes it as a venue: nothing is written unless all of it
+    /// reads. With `.append`, the venue's stored survey and the new scans are merged and written
+    /// back in one transaction (its model settings stay). Returns the venue as stored.
+    public static func importSurvey(_ path: String, into store: GeoPackage, options: SurveyOptions, folder: PositionPattern? = nil,
+                                    mode: ImportMode = .create) throws(IndoorError) -> Venue {
+        var venue: Venue
+        if let folder {
+            venue = try SurveyReader.readFolder(path, pattern: folder, options: options)
+        } else {
+            guard let data = FileManager.default.contents(atPath: path) else { throw .store("no such file: \(path)") }
+            venue = try SurveyReader.read([UInt8](data), file: (path as NSString).lastPathComponent, options: options)
+        }
+        if mode == .append {
+            guard try venueNames(in: store).contains(options.venue) else {
+                throw .invalidOption("there is no venue \(Quote.input(options.venue)) to append to; import it without --append first")
+            }
+            venue = try IndoorStore.venue(options.venue, in: store).merging(venue)
+        }
+        try write(venue, into: store, replace: mode != .create)
         return venue
     }
 }

@@ -19,9 +19,12 @@ public struct Venue: Sendable, Equatable {
     public var beacons: [Beacon]
     public var points: [ReferencePoint]
     public var scans: [Scan]
+    /// How its survey becomes a model (SignalModel.swift).
+    public var model: ModelSettings
 
     public init(name: String, title: String = "", grid: GridConvention? = nil, floors: [Floor] = [], beacons: [Beacon] = [],
-                points: [ReferencePoint] = [], scans: [Scan] = []) {
+                points: [ReferencePoint] = [], scans: [Scan] = [], model: ModelSettings = ModelSettings()) {
+        self.model = model
         self.name = name
         self.title = title
         self.grid = grid

@@ -1,16 +1,20 @@
 // Fingerprint positioning: a phone's scan (beacon → dBm) is compared with the survey's
-// fingerprints in signal space, and the position is estimated from the k nearest.
+// fingerprints in signal space, and the position is estimated from the nearest or likeliest.
 //
-// - Signal space: one dimension per beacon of the venue, Euclidean distance on dBm. A beacon
-//   not heard counts as -200 dBm (`Fingerprints.unheard`), the WMU survey's own marker: far
-//   below any heard strength, so hearing a beacon or not weighs more than a few dB. A beacon
-//   of the scan the venue does not know is left out (and reported); a scan heard several times
-//   in one long-survey window counts the mean of its readings.
-// - Fingerprints: every survey scan (`scans`, the default: it measured best on WMU), or one per
-//   reference point, the mean or the median of its scans per beacon (`mean`, `median`).
+// - Signal space: one dimension per beacon of the venue, Euclidean distance on the venue's
+//   representation of the strengths (SignalModel.swift: dBm by default, with an unheard beacon
+//   10 dB below the weakest strength the survey heard). A beacon of the scan the venue does not
+//   know is left out (and reported); a beacon heard several times in one scan counts the mean.
+// - Fingerprints: every survey scan (`scans`), or one per reference point (`mean`, `median`)
+//   from the heard readings only: per beacon the mean or median of the strengths heard there,
+//   when at least half of the point's scans heard it, and unheard otherwise.
 // - kNN: the k nearest fingerprints, ties broken by survey order (as scikit-learn's brute force
 //   does); the position is the mean of their points. Weighted kNN (`wknn`) weighs each by 1 /
 //   its signal distance, and when some are at distance 0, those alone (scikit-learn's rule).
+// - `gaussian`: the probabilistic model of CellModel.swift, the k likeliest cells.
+// - `ensemble`: per axis, the median of wknn on the scans, wknn on the points' mean
+//   fingerprints and the gaussian (the field's finding: a median of methods beats its members
+//   more often than not); the floor is the members' majority.
 // - The floor is the one with the most weight among the k; x/y are averaged over the
 //   neighbours on that floor. The spread is the weighted RMS distance of those neighbours'
 //   points from the estimate: 0 when they all agree, and an error estimate otherwise.
@@ -18,6 +22,7 @@
 // The fingerprints sit in a k-d tree (`VectorTree`), each distinct vector once with the number
 // of scans sharing it, so a locate visits a few leaves, not every scan of the survey.
 
+import Foundation
 import Geometry
 import SpatialIndex
 
@@ -26,14 +31,11 @@ public enum FingerprintKind: String, Sendable, CaseIterable {
 }
 
 public enum LocateMethod: String, Sendable, CaseIterable {
-    case knn, wknn
+    case knn, wknn, gaussian, ensemble
 }
 
 /// A venue's fingerprints and their index, built once (when a snapshot loads).
 public struct FingerprintMap: Sendable {
-    /// The value of a beacon not heard, in dBm.
-    public static let unheard = -200.0
-
     public let kind: FingerprintKind
     public let dimensions: Int
     /// Per entry (a scan, or a point for the aggregated kinds): its reference point, and its
@@ -52,9 +54,9 @@ public struct FingerprintMap: Sendable {
     public var count: Int { entryPoints.count }
 
     /// The fingerprints of `venue` of the given kind, from the scans `using` (all when nil).
-    public init(venue: Venue, kind: FingerprintKind, using selected: [Int]? = nil) throws(SpatialIndexError) {
+    public init(venue: Venue, space: SignalSpace, kind: FingerprintKind, using selected: [Int]? = nil) throws(SpatialIndexError) {
         self.kind = kind
-        let d = max(1, venue.beacons.count)
+        let d = space.dimensions
         dimensions = d
         let scans = selected ?? Array(venue.scans.indices)
         var vectors: [[Double]] = []
@@ -62,18 +64,19 @@ public struct FingerprintMap: Sendable {
         switch kind {
         case .scans:
             for s in scans {
-                vectors.append(FingerprintMap.vector(of: venue.scans[s], dimensions: d))
+                vectors.append(space.vector(of: venue.scans[s]))
                 points.append(venue.scans[s].point)
             }
             entryScans = scans
         case .mean, .median:
-            var byPoint: [Int: [[Double]]] = [:]
-            for s in scans { byPoint[venue.scans[s].point, default: []].append(FingerprintMap.vector(of: venue.scans[s], dimensions: d)) }
+            var byPoint: [Int: [[Double?]]] = [:]
+            for s in scans { byPoint[venue.scans[s].point, default: []].append(space.strengths(of: venue.scans[s])) }
             for point in byPoint.keys.sorted() {
                 guard let members = byPoint[point] else { continue }
                 vectors.append((0..<d).map { b in
-                    let values = members.map { $0[b] }
-                    return kind == .mean ? values.reduce(0, +) / Double(values.count) : FingerprintMap.median(values)
+                    let heard = members.compactMap { $0[b] }
+                    guard !heard.isEmpty, 2 * heard.count >= members.count else { return space.value(nil) }
+                    return space.value(kind == .mean ? heard.reduce(0, +) / Double(heard.count) : FingerprintMap.median(heard))
                 })
                 points.append(point)
             }
@@ -102,17 +105,6 @@ public struct FingerprintMap: Sendable {
         groupStart = starts
         groupEntries = members.flatMap { $0 }
         tree = try VectorTree(dimensions: d, vectors: distinct)
-    }
-
-    /// A scan as a point of signal space: its mean dBm per beacon, `unheard` for the others.
-    public static func vector(of scan: Scan, dimensions: Int) -> [Double] {
-        var sums = [Double](repeating: 0, count: dimensions)
-        var counts = [Int](repeating: 0, count: dimensions)
-        for reading in scan.readings where reading.beacon < dimensions {
-            sums[reading.beacon] += reading.rssi
-            counts[reading.beacon] += 1
-        }
-        return (0..<dimensions).map { counts[$0] == 0 ? unheard : sums[$0] / Double(counts[$0]) }
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -165,34 +157,74 @@ public struct Position: Sendable, Equatable {
     public let spread: Double
 }
 
-/// A venue ready to locate scans: its fingerprints of one kind, indexed.
+/// A scan as a venue's model reads it.
+public struct Observation: Sendable, Equatable {
+    /// Per beacon (the venue's dimensions) the strength heard in dBm, nil when not heard.
+    public let strengths: [Double?]
+    /// The scan as a point of the venue's signal space.
+    public let vector: [Double]
+}
+
+/// A venue ready to locate scans: its fingerprints of every kind, indexed, and its cells.
 public struct Locator: Sendable {
     public let venue: Venue
-    public let map: FingerprintMap
+    public let space: SignalSpace
+    public let maps: [FingerprintKind: FingerprintMap]
+    public let cells: CellModel
     /// Beacon ids → their dimension.
     public let beaconIndex: [String: Int]
     /// Reference points by floor, for the nearest point to an estimate.
     let pointsByFloor: [Int: [Int]]
+    /// Survey scan → its entry in the `scans` map.
+    let entryOfScan: [Int: Int]
 
-    public init(venue: Venue, kind: FingerprintKind = .scans) throws(SpatialIndexError) {
-        try self.init(venue: venue, map: FingerprintMap(venue: venue, kind: kind))
-    }
-
-    public init(venue: Venue, map: FingerprintMap) {
+    /// The model of `venue` (its settings) built from the scans `using` (all when nil).
+    public init(venue: Venue, using selected: [Int]? = nil) throws(SpatialIndexError) {
         self.venue = venue
-        self.map = map
+        let space = SignalSpace(venue: venue, settings: venue.model)
+        self.space = space
+        var maps: [FingerprintKind: FingerprintMap] = [:]
+        for kind in FingerprintKind.allCases { maps[kind] = try FingerprintMap(venue: venue, space: space, kind: kind, using: selected) }
+        self.maps = maps
+        cells = CellModel(venue: venue, space: space, using: selected)
         var index: [String: Int] = [:]
         for (i, beacon) in venue.beacons.enumerated() where index[beacon.id] == nil { index[beacon.id] = i }
         beaconIndex = index
         pointsByFloor = Dictionary(grouping: venue.points.indices, by: { venue.points[$0].floor })
+        var entryOfScan: [Int: Int] = [:]
+        for (entry, scan) in (maps[.scans]?.entryScans ?? []).enumerated() { entryOfScan[scan] = entry }
+        self.entryOfScan = entryOfScan
     }
 
-    /// The scan given as beacon ids and strengths, checked, as a point of signal space: the
-    /// beacons the venue does not know are returned apart. Errors: a strength outside -200…0
-    /// dBm, a beacon named twice, no known beacon heard (above -200 dBm).
-    public func vector(_ readings: [(beacon: String, rssi: Double)], maxReadings: Int = 1000) throws(ScanError) -> (vector: [Double], unknown: [String]) {
+    /// Every survey scan as this model reads it, in survey order.
+    public var observations: [Observation] { venue.scans.map(observation(of:)) }
+
+    /// A track's scan as this model reads it: its beacons (indexes into `beacons`) matched to
+    /// the venue's by id; beacons the venue does not know are left out.
+    public func observation(of scan: TrackScan, beacons: [String]) -> Observation {
+        var sums = [Double](repeating: 0, count: space.dimensions)
+        var counts = [Int](repeating: 0, count: space.dimensions)
+        for reading in scan.readings where reading.beacon < beacons.count {
+            guard let dimension = beaconIndex[beacons[reading.beacon]] else { continue }
+            sums[dimension] += reading.rssi
+            counts[dimension] += 1
+        }
+        let strengths = (0..<space.dimensions).map { counts[$0] == 0 ? nil : sums[$0] / Double(counts[$0]) }
+        return Observation(strengths: strengths, vector: strengths.map(space.value))
+    }
+
+    /// A survey scan as this model reads it.
+    public func observation(of scan: Scan) -> Observation {
+        let strengths = space.strengths(of: scan)
+        return Observation(strengths: strengths, vector: strengths.map(space.value))
+    }
+
+    /// The scan given as beacon ids and strengths, checked: the beacons the venue does not
+    /// know are returned apart. Errors: a strength outside -200…0 dBm, a beacon named twice,
+    /// no known beacon heard (above -200 dBm).
+    public func observation(_ readings: [(beacon: String, rssi: Double)], maxReadings: Int = 1000) throws(ScanError) -> (observation: Observation, unknown: [String]) {
         guard readings.count <= maxReadings else { throw .tooManyReadings(count: readings.count, limit: maxReadings) }
-        var vector = [Double](repeating: FingerprintMap.unheard, count: map.dimensions)
+        var strengths = [Double?](repeating: nil, count: space.dimensions)
         var seen = Set<String>()
         var unknown: [String] = []
         var heard = 0
@@ -203,25 +235,47 @@ public struct Locator: Sendable {
                 unknown.append(beacon)
                 continue
             }
-            vector[dimension] = rssi
-            if rssi > FingerprintMap.unheard { heard += 1 }
+            // -200 dBm is the surveys' own "not heard".
+            guard rssi > ScanError.rssiRange.lowerBound else { continue }
+            strengths[dimension] = rssi
+            heard += 1
         }
         guard heard > 0 else { throw .noKnownBeacon(venue: venue.name, given: readings.map(\.beacon)) }
-        return (vector, unknown)
+        return (Observation(strengths: strengths, vector: strengths.map(space.value)), unknown)
     }
 
-    /// Locates a scan given as a signal vector (`vector(_:)`); `excluding` leaves one map entry
-    /// out (leave-one-out evaluation). Nil only when the map is empty.
-    public func locate(_ vector: [Double], k: Int, method: LocateMethod, excluding: Int? = nil) -> Position? {
+    /// Locates a scan; `excluding` leaves one survey scan out of the `scans` fingerprints and the
+    /// cells (leave-one-out evaluation; the mean and median fingerprints keep it). Nil only
+    /// when the model is empty.
+    public func locate(_ observation: Observation, k: Int, method: LocateMethod, fingerprints: FingerprintKind = .scans,
+                       excluding: Int? = nil) -> Position? {
         var visited = 0
-        return locate(vector, k: k, method: method, excluding: excluding, visited: &visited)
+        return locate(observation, k: k, method: method, fingerprints: fingerprints, excluding: excluding, visited: &visited)
     }
 
-    public func locate(_ vector: [Double], k: Int, method: LocateMethod, excluding: Int? = nil, visited: inout Int) -> Position? {
-        let nearest = map.nearest(to: vector, k: k, excluding: excluding, visited: &visited)
+    public func locate(_ observation: Observation, k: Int, method: LocateMethod, fingerprints: FingerprintKind = .scans,
+                       excluding: Int? = nil, visited: inout Int) -> Position? {
+        switch method {
+        case .knn, .wknn:
+            return nearest(observation.vector, k: k, weighted: method == .wknn, fingerprints: fingerprints, excluding: excluding, visited: &visited)
+        case .gaussian:
+            return likeliest(observation.strengths, k: k, excluding: excluding)
+        case .ensemble:
+            let members = [nearest(observation.vector, k: k, weighted: true, fingerprints: .scans, excluding: excluding, visited: &visited),
+                           nearest(observation.vector, k: k, weighted: true, fingerprints: .mean, excluding: nil, visited: &visited),
+                           likeliest(observation.strengths, k: k, excluding: excluding)].compactMap { $0 }
+            return Locator.median(of: members, venue: venue, near: { floor, x, y in nearestPoint(floor: floor, x: x, y: y) })
+        }
+    }
+
+    /// kNN or weighted kNN over one kind of fingerprints.
+    func nearest(_ vector: [Double], k: Int, weighted: Bool, fingerprints: FingerprintKind, excluding: Int?, visited: inout Int) -> Position? {
+        guard let map = maps[fingerprints] else { return nil }
+        let entry = fingerprints == .scans ? excluding.flatMap { entryOfScan[$0] } : nil
+        let nearest = map.nearest(to: vector, k: k, excluding: entry, visited: &visited)
         guard !nearest.isEmpty else { return nil }
         var weights = [Double](repeating: 1, count: nearest.count)
-        if method == .wknn {
+        if weighted {
             if nearest.contains(where: { $0.distance == 0 }) {
                 for i in nearest.indices { weights[i] = nearest[i].distance == 0 ? 1 : 0 }
             } else {
@@ -229,40 +283,81 @@ public struct Locator: Sendable {
                 for i in nearest.indices { weights[i] = 1 / max(nearest[i].distance, 1e-9) }
             }
         }
-        let points = venue.points
-        // The floor with the most weight; a tie goes to the floor of the nearer neighbour.
+        let candidates = nearest.enumerated().map { i, found -> Candidate in
+            let p = venue.points[map.entryPoints[found.entry]]
+            return Candidate(floor: p.floor, x: p.x, y: p.y, weight: weights[i],
+                             neighbour: Neighbour(point: map.entryPoints[found.entry], scan: map.entryScans?[found.entry], signalDistance: found.distance, weight: weights[i]))
+        }
+        return estimate(candidates)
+    }
+
+    /// The probabilistic model's k likeliest cells, weighted by likelihood. A neighbour's
+    /// signal distance is sqrt(2 (best log-likelihood - its own)): 0 for the likeliest.
+    func likeliest(_ strengths: [Double?], k: Int, excluding: Int?) -> Position? {
+        let top = cells.likeliest(cells.logLikelihoods(strengths, excluding: excluding), k: k)
+        guard let best = top.first?.logLikelihood else { return nil }
+        let candidates = top.map { found -> Candidate in
+            let cell = cells.cells[found.cell]
+            let weight = exp(found.logLikelihood - best)
+            return Candidate(floor: cell.floor, x: cell.x, y: cell.y, weight: weight,
+                             neighbour: Neighbour(point: cell.point, scan: nil, signalDistance: (2 * (best - found.logLikelihood)).squareRoot(), weight: weight))
+        }
+        return estimate(candidates)
+    }
+
+    struct Candidate {
+        let floor: Int
+        let x: Double
+        let y: Double
+        let weight: Double
+        let neighbour: Neighbour
+    }
+
+    /// The floor with the most weight (a tie: the floor of the first candidate), and the
+    /// weighted mean of the candidates on it.
+    func estimate(_ candidates: [Candidate]) -> Position? {
+        guard let first = candidates.first else { return nil }
         var floorWeight: [Int: Double] = [:]
-        for (i, found) in nearest.enumerated() { floorWeight[points[map.entryPoints[found.entry]].floor, default: 0] += weights[i] }
-        var floor = points[map.entryPoints[nearest[0].entry]].floor
-        for found in nearest {
-            let candidate = points[map.entryPoints[found.entry]].floor
-            if (floorWeight[candidate] ?? 0) > (floorWeight[floor] ?? 0) { floor = candidate }
-        }
+        for c in candidates { floorWeight[c.floor, default: 0] += c.weight }
+        var floor = first.floor
+        for c in candidates where (floorWeight[c.floor] ?? 0) > (floorWeight[floor] ?? 0) { floor = c.floor }
         var sx = 0.0, sy = 0.0, total = 0.0
-        for (i, found) in nearest.enumerated() {
-            let p = points[map.entryPoints[found.entry]]
-            guard p.floor == floor else { continue }
-            sx += weights[i] * p.x
-            sy += weights[i] * p.y
-            total += weights[i]
+        for c in candidates where c.floor == floor {
+            sx += c.weight * c.x
+            sy += c.weight * c.y
+            total += c.weight
         }
+        guard total > 0 else { return nil }
         let x = sx / total, y = sy / total
         var spreadSum = 0.0
-        for (i, found) in nearest.enumerated() {
-            let p = points[map.entryPoints[found.entry]]
-            guard p.floor == floor else { continue }
-            spreadSum += weights[i] * ((p.x - x) * (p.x - x) + (p.y - y) * (p.y - y))
-        }
-        var best = map.entryPoints[nearest[0].entry], bestDistance = Double.infinity
+        for c in candidates where c.floor == floor { spreadSum += c.weight * ((c.x - x) * (c.x - x) + (c.y - y) * (c.y - y)) }
+        return Position(floor: floor, x: x, y: y, lonLat: venue.floor(floor)?.frame?.lonLat(x: x, y: y),
+                        point: nearestPoint(floor: floor, x: x, y: y) ?? first.neighbour.point,
+                        neighbours: candidates.map(\.neighbour), spread: (spreadSum / total).squareRoot())
+    }
+
+    func nearestPoint(floor: Int, x: Double, y: Double) -> Int? {
+        var best: Int?, bestDistance = Double.infinity
         for candidate in pointsByFloor[floor] ?? [] {
-            let p = points[candidate]
+            let p = venue.points[candidate]
             let d = (p.x - x) * (p.x - x) + (p.y - y) * (p.y - y)
             if d < bestDistance { (best, bestDistance) = (candidate, d) }
         }
-        let neighbours = nearest.enumerated().map { i, found in
-            Neighbour(point: map.entryPoints[found.entry], scan: map.entryScans?[found.entry], signalDistance: found.distance, weight: weights[i])
-        }
-        return Position(floor: floor, x: x, y: y, lonLat: venue.floor(floor)?.frame?.lonLat(x: x, y: y), point: best,
-                        neighbours: neighbours, spread: (spreadSum / total).squareRoot())
+        return best
+    }
+
+    /// Per axis, the median of the members on their majority floor (the first member's floor
+    /// on a tie); the spread is the RMS distance of those members from it.
+    static func median(of members: [Position], venue: Venue, near: (Int, Double, Double) -> Int?) -> Position? {
+        guard let first = members.first else { return nil }
+        var votes: [Int: Int] = [:]
+        for m in members { votes[m.floor, default: 0] += 1 }
+        var floor = first.floor
+        for m in members where (votes[m.floor] ?? 0) > (votes[floor] ?? 0) { floor = m.floor }
+        let on = members.filter { $0.floor == floor }
+        let x = FingerprintMap.median(on.map(\.x)), y = FingerprintMap.median(on.map(\.y))
+        let spread = (on.reduce(0) { $0 + ($1.x - x) * ($1.x - x) + ($1.y - y) * ($1.y - y) } / Double(on.count)).squareRoot()
+        return Position(floor: floor, x: x, y: y, lonLat: venue.floor(floor)?.frame?.lonLat(x: x, y: y), point: near(floor, x, y) ?? first.point,
+                        neighbours: members.flatMap(\.neighbours), spread: spread)
     }
 }

@@ -9,6 +9,9 @@
 // Scans keep the file's order (a long survey's by the line of their first reading): ties in
 // signal space are broken by it.
 //
+// Times are ISO text, the WMU's US order, or numbers in a declared unit (`timeUnit`). A column
+// without a header is a row number and is left out.
+//
 // Positions come from x/y columns, or from labels through the venue's grid convention ("O02"
 // is column O, row 2). The whole file is read and checked before anything is stored; every
 // problem is reported with its line and column (`IndoorError.malformedCSV`).
@@ -30,7 +33,7 @@ public struct SurveyOptions: Sendable {
     /// never a reading.
     public var missingValue: Double? = -200
     /// The columns, detected from common names when nil: the point's label (`location`, `label`,
-    /// `point`, `cell`), the time (`date`, `time`, `timestamp`), the position (`x`, `y`), the
+    /// `point`, `cell`), the time (`date`, `time`, `timestamp`, `ts`), the position (`x`, `y`), the
     /// floor (`floor`, `level`), and in a long survey the beacon (`beacon`, `beacon_id`, `mac`,
     /// `bssid`, `uuid`) and the strength (`rssi`, `dbm`, `signal`).
     public var labelColumn: String?
@@ -45,12 +48,20 @@ public struct SurveyOptions: Sendable {
     public var beaconColumns: [String]?
     /// Columns kept with each scan as text (for splits by a column), never beacons.
     public var attributeColumns: [String] = []
+    /// How numeric times count (nil: ISO text, the WMU's US order, or Unix seconds).
+    public var timeUnit: TimeUnit?
     /// Long: readings at one point within this many seconds of a scan's first reading join it.
     public var windowSeconds: Double = 1
     /// How labels map to positions when the file has no x/y columns.
     public var grid: GridConvention?
+    /// Or numeric labels by a pattern ("120045" with `{x:3}{y:3}`), when there is no grid.
+    public var labelPattern: PositionPattern?
+    /// Every scan of the file taken at this point (a per-point file of a folder).
+    public var fixedPoint: ReferencePoint?
     /// The floor of every scan when the file has no floor column.
     public var floor: Int = 0
+    /// The venue's model settings.
+    public var model = ModelSettings()
     /// Floors declared with their names and frames; floors the survey uses but does not
     /// declare get a floor without a frame.
     public var floors: [Floor] = []
@@ -58,6 +69,29 @@ public struct SurveyOptions: Sendable {
     public init(venue: String) {
         self.venue = venue
     }
+}
+
+/// The unit of numeric times: Unix seconds, milliseconds, microseconds or nanoseconds, written
+/// as any number ("1590519143117", "1.627997452227e+18").
+public enum TimeUnit: String, Sendable, CaseIterable {
+    case s, ms, us, ns
+
+    var perSecond: Double {
+        switch self {
+        case .s: 1
+        case .ms: 1e3
+        case .us: 1e6
+        case .ns: 1e9
+        }
+    }
+}
+
+/// One scan of a track: when, what was heard (by beacon id), and where it was taken when the
+/// file says (the robot's track has positions; a phone's walk has none).
+public struct TrackScan: Sendable, Equatable {
+    public var time: SurveyTime?
+    public var readings: [Reading]
+    public var truth: ReferencePoint?
 }
 
 public enum SurveyReader {
@@ -82,6 +116,55 @@ public enum SurveyReader {
         var reader = Reader(table: table, file: file, options: options)
         return try reader.read()
     }
+
+    /// Reads a walked path: a CSV of segments `x0,y0,x1,y1` (spaces after commas allowed).
+    public static func readPath(_ bytes: [UInt8], file: String) throws(IndoorError) -> [(x0: Double, y0: Double, x1: Double, y1: Double)] {
+        let table: CSVTable
+        do {
+            table = try CSV.parse(bytes)
+        } catch {
+            throw .malformedCSV(file: file, problems: [ImportProblem(location: "", message: error.description)])
+        }
+        let header = table.header.map { $0.trimmingSpaces.lowercased() }
+        let columns = ["x0", "y0", "x1", "y1"].map { header.firstIndex(of: $0) }
+        let found = columns.compactMap { $0 }
+        guard found.count == 4 else { throw .invalidOption("\(file): a path needs the columns x0, y0, x1, y1 (columns: \(table.header.joined(separator: ", ")))") }
+        var segments: [(x0: Double, y0: Double, x1: Double, y1: Double)] = []
+        var problems: [ImportProblem] = []
+        for row in table.rows {
+            let values = found.map { Double(row.fields[$0].trimmingSpaces) }
+            guard let x0 = values[0], let y0 = values[1], let x1 = values[2], let y1 = values[3],
+                  [x0, y0, x1, y1].allSatisfy(\.isFinite) else {
+                problems.append(ImportProblem(location: "line \(row.line)", message: "a segment is four finite numbers"))
+                continue
+            }
+            segments.append((x0, y0, x1, y1))
+        }
+        guard problems.isEmpty else { throw .malformedCSV(file: file, problems: Array(problems.prefix(maxProblems))) }
+        guard !segments.isEmpty else { throw .malformedCSV(file: file, problems: [ImportProblem(location: "", message: "the path has no segments")]) }
+        return segments
+    }
+
+    /// Reads a track: scans in time order, with or without positions; beacons by id
+    /// (`Reading.beacon` indexes the returned `beacons`).
+    public static func readTrack(_ bytes: [UInt8], file: String, options: SurveyOptions) throws(IndoorError) -> (beacons: [String], scans: [TrackScan]) {
+        let table: CSVTable
+        do {
+            table = try CSV.parse(bytes)
+        } catch {
+            throw .malformedCSV(file: file, problems: [ImportProblem(location: "", message: error.description)])
+        }
+        var reader = Reader(table: table, file: file, options: options)
+        reader.positionsRequired = false
+        let venue = try reader.read()
+        let positioned = reader.positioned
+        let scans = venue.scans.map { scan in
+            TrackScan(time: scan.time, readings: scan.readings, truth: positioned ? venue.points[scan.point] : nil)
+        }
+        // In time order; scans without a time keep the file's order among themselves.
+        let ordered = scans.enumerated().sorted { ($0.element.time?.seconds ?? 0, $0.offset) < ($1.element.time?.seconds ?? 0, $1.offset) }.map(\.element)
+        return (venue.beacons.map(\.id), ordered)
+    }
 }
 
 /// One pass over a parsed table, collecting problems instead of stopping at the first.
@@ -94,6 +177,11 @@ private struct Reader {
     var pointIndex: [String: Int] = [:]
     var beacons: [Beacon] = []
     var beaconIndex: [String: Int] = [:]
+    /// False for a track, whose scans may have no position.
+    var positionsRequired = true
+    var positioned = true
+    /// A per-point file: every row at `points[0]`.
+    var fixedPoint = false
 
     init(table: CSVTable, file: String, options: SurveyOptions) {
         self.table = table
@@ -121,18 +209,25 @@ private struct Reader {
 
     mutating func read() throws(IndoorError) -> Venue {
         let label = try column(options.labelColumn, ["location", "label", "point", "cell", "reference_point"], what: "label")
-        let time = try column(options.timeColumn, ["date", "time", "timestamp", "datetime"], what: "time")
+        let time = try column(options.timeColumn, ["date", "time", "timestamp", "datetime", "ts"], what: "time")
         let x = try column(options.xColumn, ["x"], what: "x")
         let y = try column(options.yColumn, ["y"], what: "y")
         let floor = try column(options.floorColumn, ["floor", "level"], what: "floor")
         let beacon = try column(options.beaconColumn, ["beacon", "beacon_id", "mac", "bssid", "uuid"], what: "beacon")
         let rssi = try column(options.rssiColumn, ["rssi", "dbm", "signal"], what: "RSSI")
         guard (x == nil) == (y == nil) else { throw .invalidOption("the survey has an x column without a y column, or a y without an x") }
-        guard label != nil || x != nil else {
+        if let fixed = options.fixedPoint {
+            fixedPoint = true
+            points = [fixed]
+        } else if !positionsRequired && label == nil && x == nil {
+            positioned = false
+            points = [ReferencePoint(label: "", floor: options.floor, x: .nan, y: .nan)]
+        }
+        guard label != nil || x != nil || !positioned || fixedPoint else {
             throw .invalidOption("the survey needs a label column (location, label, point) or x and y columns; name them with --label-column or --x-column/--y-column")
         }
-        if x == nil && options.grid == nil {
-            throw .invalidOption("labels without x/y columns need a grid convention to become positions: pass --grid letter-column (or letter-row) and --cell-size")
+        if x == nil && options.grid == nil && options.labelPattern == nil && positioned && !fixedPoint {
+            throw .invalidOption("labels without x/y columns need a grid convention or a pattern to become positions: pass --grid letter-column (or letter-row) and --cell-size, or --label-pattern '{x:3}{y:3}'")
         }
         let shape = options.shape ?? (beacon != nil && rssi != nil ? .long : .wide)
         let position = Position(label: label, x: x, y: y, floor: floor)
@@ -160,7 +255,8 @@ private struct Reader {
             let heardOn = Set(scans.filter { $0.readings.contains { $0.beacon == i } }.map { points[$0.point].floor })
             if heardOn.count == 1 { beacons[i].floor = heardOn.first }
         }
-        return Venue(name: options.venue, title: options.title, grid: options.grid, floors: floors, beacons: beacons, points: points, scans: scans)
+        return Venue(name: options.venue, title: options.title, grid: options.grid, floors: floors, beacons: beacons, points: points, scans: scans,
+                     model: options.model)
     }
 
     struct Position {
@@ -169,6 +265,7 @@ private struct Reader {
 
     /// The reference point of a row (created on first sight), or nil after noting why not.
     mutating func point(_ fields: [String], _ line: Int, _ position: Position) -> Int? {
+        if !positioned || fixedPoint { return 0 }
         var floor = options.floor
         if let column = position.floor {
             let text = fields[column].trimmingSpaces
@@ -188,6 +285,15 @@ private struct Reader {
                 problem(line, position.label.map { table.header[$0] }, "the label is empty")
                 return nil
             }
+            if let pattern = options.labelPattern, options.grid == nil {
+                guard let at = pattern.match(labelText) else {
+                    problem(line, position.label.map { table.header[$0] }, "the label \(Quote.input(labelText)) does not match the pattern \(Quote.input(pattern.description))")
+                    return nil
+                }
+                xy = (at.x, at.y)
+                if let labelFloor = at.floor, position.floor == nil { floor = labelFloor }
+                return pointAt(name: labelText, floor: floor, xy: xy, line: line)
+            }
             guard let grid = options.grid, let at = grid.position(of: labelText) else {
                 problem(line, position.label.map { table.header[$0] },
                         "the label \(Quote.input(labelText)) is not a grid cell (\(options.grid?.description ?? "no grid")): 1–3 letters and 1–6 digits, such as O02")
@@ -196,6 +302,12 @@ private struct Reader {
             xy = at
         }
         let name = labelText.isEmpty ? "\(shortNumber(xy.x)) \(shortNumber(xy.y))" : labelText
+        return pointAt(name: name, floor: floor, xy: xy, line: line)
+    }
+
+    /// The point of that name on that floor (created on first sight), or nil after noting that
+    /// it was seen at another position.
+    mutating func pointAt(name: String, floor: Int, xy: (x: Double, y: Double), line: Int) -> Int? {
         let key = "\(floor)\u{1F}\(name)"
         if let existing = pointIndex[key] {
             let known = points[existing]
@@ -222,8 +334,15 @@ private struct Reader {
     mutating func surveyTime(_ text: String, _ line: Int, _ column: String) -> SurveyTime?? {
         let trimmed = text.trimmingSpaces
         if trimmed.isEmpty { return .some(nil) }
+        if let unit = options.timeUnit {
+            guard trimmed.utf8.count <= 40, let value = Double(trimmed), value.isFinite, abs(value / unit.perSecond) < 1e11 else {
+                problem(line, column, "\(Quote.input(trimmed)) is not a time in Unix \(unit.rawValue) (--time-unit)")
+                return nil
+            }
+            return .some(SurveyTime(seconds: value / unit.perSecond))
+        }
         guard let time = SurveyTime.parse(trimmed) else {
-            problem(line, column, "\(Quote.input(trimmed)) is not a time (2016-10-18T11:15:21, 10-18-2016 11:15:21 or Unix seconds)")
+            problem(line, column, "\(Quote.input(trimmed)) is not a time (2016-10-18T11:15:21, 10-18-2016 11:15:21 or Unix seconds; --time-unit ms, us or ns for other numbers)")
             return nil
         }
         return .some(time)
@@ -250,6 +369,16 @@ private struct Reader {
         var beaconColumns: [Int] = []
         if let names = options.beaconColumns {
             for name in names {
+                if name.hasSuffix("*") {
+                    // A prefix: rssi_* names rssi_1, rssi_2, … in the file's order.
+                    let prefix = name.dropLast().lowercased()
+                    let matching = table.header.indices.filter { table.header[$0].lowercased().hasPrefix(prefix) && !used.contains($0) }
+                    guard !matching.isEmpty else {
+                        throw .invalidOption("the survey has no column starting with \(Quote.input(String(prefix))) (columns: \(table.header.joined(separator: ", ")))")
+                    }
+                    beaconColumns += matching
+                    continue
+                }
                 guard let i = try column(name, [], what: "beacon") else { continue }
                 beaconColumns.append(i)
             }
@@ -260,12 +389,13 @@ private struct Reader {
             for name in options.attributeColumns {
                 if let i = try column(name, [], what: "attribute") { attributes.append(i) }
             }
-            for i in table.header.indices where !used.contains(i) && !attributes.contains(i) {
+            // A column without a name is a row number (pandas writes its index so), not a beacon.
+            for i in table.header.indices where !used.contains(i) && !attributes.contains(i) && !table.header[i].trimmingSpaces.isEmpty {
                 if table.rows.contains(where: { Double($0.fields[i].trimmingSpaces) != nil }) { beaconColumns.append(i) }
             }
         }
         for i in beaconColumns { _ = beacon(table.header[i]) }
-        let attributeColumns = table.header.indices.filter { !used.contains($0) && !beaconColumns.contains($0) }
+        let attributeColumns = table.header.indices.filter { !used.contains($0) && !beaconColumns.contains($0) && !table.header[$0].trimmingSpaces.isEmpty }
         var scans: [Scan] = []
         scans.reserveCapacity(table.rows.count)
         for row in table.rows {

@@ -47,7 +47,7 @@ extension Parser {
         try clauses(Parser.locateClauses, of: "LOCATE") { (parser, keyword) throws(QueryError) in
             switch keyword {
             case "K": statement.k = try parser.integer("the number of fingerprints after K", in: 1...Parser.unbounded).0
-            case "METHOD": statement.method = try parser.name("a method after METHOD (knn or wknn)")
+            case "METHOD": statement.method = try parser.name("a method after METHOD (knn, wknn, gaussian or ensemble)")
             default: statement.fingerprints = try parser.name("fingerprints after FINGERPRINTS (scans, mean or median)")
             }
         }
@@ -76,10 +76,9 @@ extension Planner {
             throw Planner.error(.notFound, "unknown_venue", "unknown venue \(Quote.input(locate.venue.text))", at: locate.venue.position, hint: hint)
         }
         var options = LocateOptions()
-        if let k = locate.k { options.k = k }
         if let name = locate.method {
             guard let method = LocateMethod(rawValue: name.text.lowercased()) else {
-                throw Planner.error(.invalid, "invalid_value", "unknown method \(Quote.input(name.text))", at: name.position, hint: "METHOD knn or METHOD wknn")
+                throw Planner.error(.invalid, "invalid_value", "unknown method \(Quote.input(name.text))", at: name.position, hint: "METHOD knn, wknn, gaussian or ensemble")
             }
             options.method = method
         }
@@ -90,6 +89,7 @@ extension Planner {
             }
             options.fingerprints = kind
         }
+        options.k = locate.k ?? LocateOptions.defaultK(options.method)
         return LocatePlan(snapshot: snapshot, venue: venue, readings: locate.readings.map { ($0.beacon, $0.rssi) },
                           positions: locate.readings.map(\.position), options: options, position: locate.position)
     }

@@ -750,9 +750,19 @@ struct Planner {
         case .locate(let plan):
             let venue = plan.venue
             let kind = plan.options.fingerprints
-            return ["1. venue \(venue.name): \(venue.venue.beacons.count) beacons, \(venue.venue.scans.count) survey scans at \(venue.venue.points.count) points",
-                    "   fingerprints: \(kind.rawValue), \(venue.distinctFingerprints(kind)) distinct vectors in a k-d tree (Euclidean on dBm, unheard = -200 dBm)",
-                    "   estimate: \(plan.options.method == .wknn ? "weighted by 1/signal distance" : "mean") of the \(plan.options.k) nearest"]
+            let space = venue.locator.space
+            let head = "1. venue \(venue.name): \(venue.venue.beacons.count) beacons, \(venue.venue.scans.count) survey scans at \(venue.venue.points.count) points; \(venue.venue.model.representation.rawValue), unheard = \(space.unheard) dBm"
+            let k = plan.options.k
+            switch plan.options.method {
+            case .gaussian:
+                return [head, "   model: a Gaussian per beacon and cell with P(heard), \(venue.locator.cells.cells.count) cells" + (venue.locator.cells.side.map { " of \($0) (frame units)" } ?? " (the points)"),
+                        "   estimate: the \(k) likeliest cells, weighted by likelihood"]
+            case .knn, .wknn:
+                return [head, "   fingerprints: \(kind.rawValue), \(venue.distinctFingerprints(kind)) distinct vectors in a k-d tree (Euclidean)",
+                        "   estimate: \(plan.options.method == .wknn ? "weighted by 1/signal distance" : "mean") of the \(k) nearest"]
+            case .ensemble:
+                return [head, "   estimate: per axis the median of wknn over the scans, wknn over the points' mean fingerprints and the gaussian, k = \(k)"]
+            }
         case .showLayers, .describeLayer, .describeTileSet:
             return ["1. read from the loaded snapshot; no index"]
         case .write(let plan):

@@ -12,11 +12,14 @@ struct IndoorCommand: ParsableCommand {
         discussion: """
             Examples:
               vltava indoor import ble-rssi-wmu-labeled.csv --venue wmu_library --grid letter-column --cell-size 1
+              vltava indoor import calibration_df.csv --venue flat --beacon-columns 'rssi_*' --time-unit ns
+              vltava indoor import survey/ --venue floor2 --name-pattern '{x:3}{y:3}_raw.csv' --position-scale 0.01 --time-unit ms
+              vltava indoor track walk.csv --venue flat --beacon-columns 'rssi_*' --time-unit ns
               vltava indoor locate --venue wmu_library b3001=-78 b3006=-77 --k 3
               vltava indoor evaluate --venue wmu_library --k 1,3,5
               vltava indoor evaluate --venue wmu_library --test-latest 0.2
             """,
-        subcommands: [IndoorImportCommand.self, IndoorVenuesCommand.self, IndoorLocateCommand.self, IndoorEvaluateCommand.self]
+        subcommands: [IndoorImportCommand.self, IndoorVenuesCommand.self, IndoorLocateCommand.self, IndoorTrackCommand.self, IndoorEvaluateCommand.self]
     )
 }
 
@@ -32,7 +35,7 @@ struct IndoorImportCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The survey CSV.") var file: String
+    @Argument(help: "The survey CSV, or a folder of per-point CSV files (with --name-pattern).") var file: String
     @Option(help: "The venue to create (letters, digits, '_').") var venue: String
     @Option(help: "What people call the venue.") var title: String = ""
     @Option(help: "wide or long (default: long when the file has a beacon and an RSSI column).") var shape: SurveyOptions.Shape?
@@ -45,6 +48,9 @@ struct IndoorImportCommand: ParsableCommand {
     @Option(help: "Long: the beacon column (default: beacon, beacon_id, mac, bssid or uuid).") var beaconColumn: String?
     @Option(help: "Long: the RSSI column (default: rssi, dbm or signal).") var rssiColumn: String?
     @Option(help: "Wide: columns kept with each scan as text, not beacons (comma-separated; for --test-where).") var attributeColumns: String?
+    @Option(help: "Wide: the beacons' columns, comma-separated; NAME* takes every column starting with NAME (default: every other numeric column).") var beaconColumns: String?
+    @Option(help: "Numeric times are Unix s, ms, us or ns (default: ISO text, 10-18-2016 11:15:21, or Unix seconds).") var timeUnit: TimeUnit?
+    @Option(help: "The venue's model: unheard=learned-10|learned-MARGIN|DBM, representation=dbm|positive|exponential|powed.") var model: String?
     @Option(help: "Long: readings at one point within this many seconds of a scan's first form the scan.") var window: Double = 1
     @Option(help: "How labels map to positions: letter-column or letter-row.") var grid: String?
     @Option(help: "The grid's cell size, in metres (the frame's units).") var cellSize: Double = 1
@@ -52,7 +58,11 @@ struct IndoorImportCommand: ParsableCommand {
     @Option(help: "The name of that floor.") var floorName: String = ""
     @Option(help: "The floor frame's origin on the globe, LON,LAT (then answers carry lon/lat).") var origin: String?
     @Option(help: "Degrees clockwise from north of the frame's y axis.") var rotation: Double = 0
+    @Option(help: "A folder's files: where a file's name gives its point, e.g. '{x:3}{y:3}_raw.csv' ({x}, {y}, {floor}; :N a width in digits).") var namePattern: String?
+    @Option(help: "Numeric labels as positions, e.g. '{x:3}{y:3}' (instead of --grid).") var labelPattern: String?
+    @Option(help: "Multiply the positions read by --name-pattern or --label-pattern by this (0.01: centimetres to metres).") var positionScale: Double = 1
     @Flag(help: "Replace a venue of the same name.") var replace = false
+    @Flag(help: "Add the scans to the venue of the same name (its points, beacons and model stay; new ones are added).") var append = false
     @OptionGroup var store: StoreOptions
 
     func run() throws {
@@ -69,6 +79,15 @@ struct IndoorImportCommand: ParsableCommand {
         (options.floorColumn, options.beaconColumn, options.rssiColumn) = (floorColumn, beaconColumn, rssiColumn)
         options.windowSeconds = window
         options.attributeColumns = attributeColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+        options.beaconColumns = beaconColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        options.timeUnit = timeUnit
+        if let model {
+            do {
+                options.model = try ModelSettings.parse(model)
+            } catch {
+                throw CLIError("--model: \(error)")
+            }
+        }
         options.floor = floor
         if let grid {
             guard let convention = GridConvention(name: grid, cellSize: cellSize) else { throw CLIError("--grid takes letter-column or letter-row, got '\(grid)'") }
@@ -86,11 +105,20 @@ struct IndoorImportCommand: ParsableCommand {
             guard rotation.isFinite else { throw CLIError("--rotation must be a number of degrees") }
         }
         if frame != nil || !floorName.isEmpty { options.floors = [Floor(number: floor, name: floorName, frame: frame)] }
+        guard !(replace && append) else { throw CLIError("give --replace or --append, not both") }
+        guard !(append && model != nil) else { throw CLIError("--model is a new venue's: an appended venue keeps its own (re-import it with --replace to change it)") }
+        var isFolder: ObjCBool = false
+        let folder = FileManager.default.fileExists(atPath: file, isDirectory: &isFolder) && isFolder.boolValue
+        if folder && namePattern == nil { throw CLIError("\(file) is a folder: give --name-pattern to read each file's point from its name, e.g. '{x:3}{y:3}_raw.csv'") }
+        if !folder && namePattern != nil { throw CLIError("--name-pattern reads a folder of per-point files; \(file) is not a folder") }
         do {
+            let pattern = try namePattern.map { text throws(IndoorError) in try PositionPattern(text, scale: positionScale) }
+            options.labelPattern = try labelPattern.map { text throws(IndoorError) in try PositionPattern(text, scale: positionScale) }
             // As `vltava import`: a new store is moved into place only when complete, so a
             // failed import leaves no file behind.
+            let mode: IndoorStore.ImportMode = append ? .append : replace ? .replace : .create
             let venue = try GeoPackage.write(at: store.db) { geoPackage in
-                try IndoorStore.importSurvey(file, into: geoPackage, options: options, replace: replace)
+                try IndoorStore.importSurvey(file, into: geoPackage, options: options, folder: pattern, mode: mode)
             }
             let readings = venue.scans.reduce(0) { $0 + $1.readings.count }
             print("imported venue '\(venue.name)': \(venue.scans.count) scans (\(readings) readings) of \(venue.beacons.count) beacons at \(venue.points.count) points on \(venue.floors.count) floor(s)"
@@ -102,6 +130,7 @@ struct IndoorImportCommand: ParsableCommand {
 }
 
 extension SurveyOptions.Shape: ExpressibleByArgument {}
+extension TimeUnit: ExpressibleByArgument {}
 
 struct IndoorVenuesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "venues", abstract: "List the venues with their floors, beacons, points and scans.")
@@ -126,8 +155,8 @@ struct IndoorLocateCommand: ParsableCommand {
 
     @Argument(help: "The scan, as beacon=rssi (e.g. b3001=-78).") var readings: [String]
     @Option(help: "The venue (optional when the store has one).") var venue: String?
-    @Option(help: "How many nearest fingerprints.") var k: Int = 3
-    @Option(help: "knn or wknn.") var method: LocateMethod = .wknn
+    @Option(help: "How many nearest fingerprints or likeliest cells (default: 10 for gaussian, else 3).") var k: Int?
+    @Option(help: "gaussian, knn, wknn or ensemble.") var method: LocateMethod = .gaussian
     @Option(help: "scans, mean or median.") var fingerprints: FingerprintKind = .scans
     @Option(help: "table, json or geojson.") var format: QueryFormat = .table
     @OptionGroup var store: StoreOptions
@@ -182,6 +211,70 @@ struct IndoorLocateCommand: ParsableCommand {
 }
 
 extension LocateMethod: ExpressibleByArgument {}
+
+struct IndoorTrackCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "track",
+        abstract: "Locate a walking phone's scans together (a CSV read as a survey, positions not needed): a position per scan.",
+        discussion: "Example: vltava indoor track test_walk_df.csv --venue flat --beacon-columns 'rssi_*' --time-unit ns"
+    )
+
+    @Argument(help: "The track's CSV: one scan a row (wide) or one reading a row (long), with a time column.") var file: String
+    @Option(help: "The venue (optional when the store has one).") var venue: String?
+    @Option(help: "Numeric times are Unix s, ms, us or ns.") var timeUnit: TimeUnit?
+    @Option(help: "The beacons' columns, as for import (NAME* for a prefix).") var beaconColumns: String?
+    @Option(help: "The time column (default: date, time, timestamp or ts).") var timeColumn: String?
+    @Option(help: "Walking speed, frame units a second.") var speed: Double = 1.5
+    @Option(help: "How many of the most probable cells each position uses.") var k: Int = 5
+    @Flag(help: "Forward pass only: each position from the scans up to it (as a live phone has).") var filter = false
+    @Option(help: "table, json or csv.") var format: QueryFormat = .table
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        let snapshot = try loadSnapshot(store)
+        let located: TrackLocation
+        do {
+            let place = try snapshot.onlyOrNamedVenue(venue)
+            var read = SurveyOptions(venue: place.name)
+            read.timeUnit = timeUnit
+            read.timeColumn = timeColumn
+            read.beaconColumns = beaconColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            let track = try SurveyReader.readTrack(try IndoorEvaluateCommand.bytes(file), file: (file as NSString).lastPathComponent, options: read)
+            let scans = track.scans.map { scan in
+                (time: scan.time?.seconds, readings: scan.readings.map { (beacon: track.beacons[$0.beacon], rssi: $0.rssi) })
+            }
+            located = try snapshot.locateTrack(scans, in: place, options: TrackOptions(speed: speed, smooth: !filter, k: k))
+        } catch {
+            throw CLIError(error)
+        }
+        switch format {
+        case .json, .geojson:
+            var w = JSONWriter(pretty: true)
+            Output.track(&w, located)
+            print(String(decoding: w.bytes, as: UTF8.self))
+        case .table, .csv:
+            let venue = located.venue.venue
+            let rows = zip(located.positions, located.times).map { position, time -> [String] in
+                [time.map { SurveyTime(seconds: $0).iso } ?? "", "\(position.floor)", "\(Rounding.metres(position.x))", "\(Rounding.metres(position.y))",
+                 venue.points[position.point].label, "\(Rounding.metres(position.spread))"]
+            }
+            let header = ["time", "floor", "x", "y", "point", "spread"]
+            if format == .csv {
+                print(([header] + rows).map { $0.joined(separator: ",") }.joined(separator: "\n"))
+            } else {
+                print("\(venue.name): \(located.positions.count) scans, \(located.options.smooth ? "smoothed over the whole track" : "forward only"), at a walking speed of \(located.options.speed) \(Output.frameUnits(venue)) a second")
+                print(Table(header: header, rows: rows, rightAligned: [1, 2, 3, 5]).rendered)
+            }
+        }
+    }
+}
+
+extension IndoorEvaluateCommand {
+    static func bytes(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+        return [UInt8](data)
+    }
+}
 extension FingerprintKind: ExpressibleByArgument {}
 
 struct IndoorEvaluateCommand: ParsableCommand {
@@ -200,11 +293,17 @@ struct IndoorEvaluateCommand: ParsableCommand {
 
     @Option(help: "The venue (optional when the store has one).") var venue: String?
     @Option(help: "The k to try, comma-separated.") var k: String = "1,3,5"
-    @Option(help: "Methods, comma-separated: knn, wknn.") var method: String = "knn,wknn"
+    @Option(help: "Methods, comma-separated: knn, wknn, gaussian, ensemble.") var method: String = "knn,wknn,gaussian,ensemble"
     @Option(help: "Fingerprints, comma-separated: scans, mean, median.") var fingerprints: String = "scans"
     @Option(help: "Test the scans from this time on, train on those before.") var testFrom: String?
     @Option(help: "Test the latest fraction of the scans by time (e.g. 0.2), train on the earlier.") var testLatest: Double?
     @Option(help: "Test the scans whose COLUMN is VALUE (COLUMN=VALUE[,VALUE…]), train on the others.") var testWhere: String?
+    @Option(help: "Test a separate track (CSV, read as a survey: x/y columns when it has them), train on the whole venue; scan by scan, then as a track.") var testTrack: String?
+    @Option(help: "With --test-track without positions: the walked path (CSV x0,y0,x1,y1); errors are distances to it.") var path: String?
+    @Option(help: "--test-track: its numeric times are Unix s, ms, us or ns.") var timeUnit: TimeUnit?
+    @Option(help: "--test-track: its beacon columns, as for import.") var beaconColumns: String?
+    @Option(help: "--test-track: walking speed for the track, frame units a second.") var speed: Double = 1.5
+    @Option(help: "Model settings to compare, separated by ';' (e.g. 'unheard=-105;unheard=learned-10,representation=powed'); default: the venue's.") var models: String?
     @Flag(help: "JSON: add every test scan's error in cells.") var errors = false
     @Option(help: "table or json.") var format: QueryFormat = .table
     @OptionGroup var store: StoreOptions
@@ -222,6 +321,16 @@ struct IndoorEvaluateCommand: ParsableCommand {
         options.fingerprints = try fingerprints.split(separator: ",").map { text in
             guard let value = FingerprintKind(rawValue: text.trimmingCharacters(in: .whitespaces)) else { throw CLIError("--fingerprints takes scans, mean, median; got '\(text)'") }
             return value
+        }
+        if let models {
+            do {
+                options.models = try models.split(separator: ";").map { text throws(IndoorError) in try ModelSettings.parse(String(text)) }
+            } catch {
+                throw CLIError("--models: \(error)")
+            }
+        }
+        if testTrack != nil && (testFrom != nil || testLatest != nil || testWhere != nil) {
+            throw CLIError("give one of --test-track, --test-from, --test-latest, --test-where")
         }
         switch (testFrom, testLatest, testWhere) {
         case (nil, nil, nil): options.split = .leaveOneOut
@@ -247,7 +356,16 @@ struct IndoorEvaluateCommand: ParsableCommand {
             } else {
                 throw EngineError.invalidArgument(parameter: "venue", message: "name the venue with --venue (venues: \(snapshot.venueNames.joined(separator: ", ")))")
             }
-            evaluation = try snapshot.evaluate(place, options: options)
+            if let testTrack {
+                var read = SurveyOptions(venue: place.name)
+                read.timeUnit = timeUnit
+                read.beaconColumns = beaconColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                let track = try SurveyReader.readTrack(try Self.bytes(testTrack), file: (testTrack as NSString).lastPathComponent, options: read)
+                let truth: Evaluator.Truth = try path.map { .path(try SurveyReader.readPath(try Self.bytes($0), file: ($0 as NSString).lastPathComponent)) } ?? .positions
+                evaluation = try Evaluator.evaluate(place.venue, track: track, truth: truth, options: options, trackOptions: TrackOptions(speed: speed))
+            } else {
+                evaluation = try snapshot.evaluate(place, options: options)
+            }
         } catch {
             throw CLIError(error)
         }
@@ -255,12 +373,13 @@ struct IndoorEvaluateCommand: ParsableCommand {
             let cell = evaluation.venue.cellSize
             func f(_ value: Double, _ digits: Int = 3) -> String { value.isFinite ? String(format: "%.\(digits)f", value) : "-" }
             let rows = evaluation.results.map { r -> [String] in
-                [r.fingerprints.rawValue, r.method.rawValue, "\(r.k)", "\(r.tested)", f(r.median / cell), f(r.p90 / cell), f(r.maximum / cell),
-                 f(r.exactShare * 100, 1) + " %", f(r.microsecondsPerLocate, 2)]
+                [r.model.description, r.tracking.map { "track (\($0))" } ?? r.fingerprints.rawValue, r.method.rawValue, "\(r.k)", "\(r.tested)",
+                 f(r.median / cell), f(r.p90 / cell), f(r.maximum / cell), f(r.exactShare * 100, 1) + " %", f(r.microsecondsPerLocate, 2)]
             }
-            print("venue \(evaluation.venue.name), \(evaluation.split.description); errors in cells (\(Output.frameUnits(evaluation.venue)))")
-            print(Table(header: ["fingerprints", "method", "k", "tested", "median", "p90", "max", "exact", "µs/locate"], rows: rows,
-                        rightAligned: [2, 3, 4, 5, 6, 7, 8]).rendered)
+            print("venue \(evaluation.venue.name), \(evaluation.split.description); errors in cells (\(Output.frameUnits(evaluation.venue)))"
+                  + (path != nil ? ", as distances to the walked path" : ""))
+            print(Table(header: ["model", "fingerprints", "method", "k", "tested", "median", "p90", "max", "exact", "µs/locate"], rows: rows,
+                        rightAligned: [3, 4, 5, 6, 7, 8, 9]).rendered)
         } else {
             var w = JSONWriter(pretty: true)
             Output.evaluation(&w, evaluation, errors: errors)

@@ -12,6 +12,8 @@ enum WMU {
         var options = SurveyOptions(venue: "wmu_library")
         options.grid = GridConvention(letters: .column, cellSize: 1)
         options.floor = 1
+        // The survey's own marker, so that the brute force below reads the CSV as it stands.
+        options.model = ModelSettings(unheard: .value(-200))
         let bytes = [UInt8](try Data(contentsOf: Fixtures.url("indoor/ble-rssi-wmu-labeled.csv")))
         return try SurveyReader.read(bytes, file: "ble-rssi-wmu-labeled.csv", options: options)
     }
@@ -31,6 +33,11 @@ enum WMU {
         let letter = Double(label.unicodeScalars.first!.value - 64)
         return (letter, Double(label.dropFirst())!)
     }
+}
+
+/// A signal vector of -200 for "not heard" as the locator's observation.
+func observation(_ values: [Double]) -> Observation {
+    Observation(strengths: values.map { $0 > -200 ? $0 : nil }, vector: values)
 }
 
 /// A brute-force kNN written here, independent of the k-d tree: every scan's distance, sorted
@@ -112,7 +119,9 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
         #expect(venue.scans.count == 3)  // O02 at :21 (two readings), P01, O02 at :25 (a window of 1 s)
         #expect(venue.scans.map { venue.points[$0.point].label } == ["O02", "P01", "O02"])
         #expect(venue.scans[0].readings.map(\.rssi) == [-78, -76])
-        #expect(FingerprintMap.vector(of: venue.scans[0], dimensions: 2) == [-77, -200])
+        #expect(SignalSpace(venue: venue, settings: ModelSettings(unheard: .value(-200))).vector(of: venue.scans[0]) == [-77, -200])
+        // Learned: 10 dB below the weakest strength heard (-80).
+        #expect(SignalSpace(venue: venue, settings: ModelSettings()).vector(of: venue.scans[0]) == [-77, -90])
         #expect(venue.scans[0].attributes == ["device": "phone"])
     }
 
@@ -149,11 +158,11 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
             "line 5, column 'location': the label 'O5O' is not a grid cell (letter = column (x), number = row (y), cell 1): 1–3 letters and 1–6 digits, such as O02",
         ])
         #expect(problems("location,date,b1\nO02,13-45-2016 10:00,-70\n", options) == [
-            "line 2, column 'date': '13-45-2016 10:00' is not a time (2016-10-18T11:15:21, 10-18-2016 11:15:21 or Unix seconds)",
+            "line 2, column 'date': '13-45-2016 10:00' is not a time (2016-10-18T11:15:21, 10-18-2016 11:15:21 or Unix seconds; --time-unit ms, us or ns for other numbers)",
         ])
         #expect(problems("location,b1\nO02,nan\n", options) == ["line 2, column 'b1': 'nan' is not a finite number"])
         #expect(problems("", options) == ["the file has no header row"])
-        #expect(throws: IndoorError.invalidOption("labels without x/y columns need a grid convention to become positions: pass --grid letter-column (or letter-row) and --cell-size")) {
+        #expect(throws: IndoorError.invalidOption("labels without x/y columns need a grid convention or a pattern to become positions: pass --grid letter-column (or letter-row) and --cell-size, or --label-pattern '{x:3}{y:3}'")) {
             try SurveyReader.read(Array("location,b1\nO02,-70\n".utf8), file: "bad.csv", options: SurveyOptions(venue: "bad"))
         }
         #expect(throws: IndoorError.invalidVenueName("bad name", reason: "use at most 64 ASCII letters, digits and '_'")) {
@@ -167,7 +176,7 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
     /// tree give exactly the brute force's position and neighbours.
     @Test func positionsMatchTheBruteForce() throws {
         let venue = try WMU.venue.get()
-        let locator = try Locator(venue: venue, kind: .scans)
+        let locator = try Locator(venue: venue)
         let rows = try WMU.rows.get()
         var example = [Double](repeating: -200, count: 13)
         example[0] = -78
@@ -175,8 +184,8 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
         let queries: [[Double]] = [example] + [0, 1, 100, 777, 1000, 1419].map { rows[$0].values }
         for query in queries {
             for k in [1, 3, 5] {
-                for method in LocateMethod.allCases {
-                    let found = try #require(locator.locate(query, k: k, method: method))
+                for method in [LocateMethod.knn, .wknn] {
+                    let found = try #require(locator.locate(observation(query), k: k, method: method))
                     let reference = try bruteForce(query, k: k, weighted: method == .wknn)
                     #expect(abs(found.x - reference.x) < 1e-12 && abs(found.y - reference.y) < 1e-12, "k \(k) \(method)")
                     #expect(found.neighbours.map { venue.points[$0.point].label } == reference.labels)
@@ -188,7 +197,7 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
         // The documented answer: b3001 -78, b3006 -77, k 3, weighted. No survey scan hears both
         // beacons; many hear one of them at -78 or -77, 122 dB away; the first three of those in
         // the survey's order are scans at P01, so the answer is P01 with no spread.
-        let answer = try #require(locator.locate(example, k: 3, method: .wknn))
+        let answer = try #require(locator.locate(observation(example), k: 3, method: .wknn))
         #expect(answer.neighbours.map { venue.points[$0.point].label } == ["P01", "P01", "P01"])
         #expect(answer.neighbours.map(\.signalDistance) == [122, 122, 122])
         #expect(answer.x == 16 && answer.y == 1 && answer.spread == 0 && venue.points[answer.point].label == "P01")
@@ -197,7 +206,7 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
         var two = [Double](repeating: -200, count: 13)
         two[3] = -75
         two[4] = -70
-        let between = try #require(locator.locate(two, k: 3, method: .wknn))
+        let between = try #require(locator.locate(observation(two), k: 3, method: .wknn))
         let reference = try bruteForce(two, k: 3, weighted: true)
         #expect(between.neighbours.map { venue.points[$0.point].label } == reference.labels)
         let squares = between.neighbours.map { n -> Double in
@@ -235,17 +244,18 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
     }
 
     @Test func scansAreCheckedByOneRule() throws {
-        let locator = try Locator(venue: try WMU.venue.get(), kind: .scans)
-        #expect(throws: ScanError.duplicateBeacon("b3001")) { try locator.vector([("b3001", -70), ("b3006", -77), ("b3001", -71)]) }
-        #expect(throws: ScanError.rssiOutOfRange(beacon: "b3006", value: 12)) { try locator.vector([("b3001", -70), ("b3006", 12)]) }
-        #expect(throws: ScanError.rssiOutOfRange(beacon: "b3006", value: -201)) { try locator.vector([("b3006", -201)]) }
-        #expect(throws: ScanError.rssiOutOfRange(beacon: "b3006", value: .infinity)) { try locator.vector([("b3006", .infinity)]) }
-        #expect(throws: ScanError.noKnownBeacon(venue: "wmu_library", given: ["x1", "x2"])) { try locator.vector([("x1", -70), ("x2", -60)]) }
-        #expect(throws: ScanError.noKnownBeacon(venue: "wmu_library", given: ["b3001"])) { try locator.vector([("b3001", -200)]) }
-        #expect(throws: ScanError.noKnownBeacon(venue: "wmu_library", given: [])) { try locator.vector([]) }
-        #expect(throws: ScanError.tooManyReadings(count: 3, limit: 2)) { try locator.vector([("a", -1), ("b", -2), ("c", -3)], maxReadings: 2) }
-        let mixed = try locator.vector([("x1", -70), ("b3006", -77)])
-        #expect(mixed.unknown == ["x1"] && mixed.vector[5] == -77 && mixed.vector.filter { $0 == -200 }.count == 12)
+        let locator = try Locator(venue: try WMU.venue.get())
+        #expect(throws: ScanError.duplicateBeacon("b3001")) { try locator.observation([("b3001", -70), ("b3006", -77), ("b3001", -71)]) }
+        #expect(throws: ScanError.rssiOutOfRange(beacon: "b3006", value: 12)) { try locator.observation([("b3001", -70), ("b3006", 12)]) }
+        #expect(throws: ScanError.rssiOutOfRange(beacon: "b3006", value: -201)) { try locator.observation([("b3006", -201)]) }
+        #expect(throws: ScanError.rssiOutOfRange(beacon: "b3006", value: .infinity)) { try locator.observation([("b3006", .infinity)]) }
+        #expect(throws: ScanError.noKnownBeacon(venue: "wmu_library", given: ["x1", "x2"])) { try locator.observation([("x1", -70), ("x2", -60)]) }
+        #expect(throws: ScanError.noKnownBeacon(venue: "wmu_library", given: ["b3001"])) { try locator.observation([("b3001", -200)]) }
+        #expect(throws: ScanError.noKnownBeacon(venue: "wmu_library", given: [])) { try locator.observation([]) }
+        #expect(throws: ScanError.tooManyReadings(count: 3, limit: 2)) { try locator.observation([("a", -1), ("b", -2), ("c", -3)], maxReadings: 2) }
+        let mixed = try locator.observation([("x1", -70), ("b3006", -77)])
+        #expect(mixed.unknown == ["x1"] && mixed.observation.vector[5] == -77 && mixed.observation.vector.filter { $0 == -200 }.count == 12)
+        #expect(mixed.observation.strengths[5] == -77 && mixed.observation.strengths.compactMap { $0 }.count == 1)
         #expect(ScanError.duplicateBeacon("b3001").code == "duplicate_beacon")
         #expect(ScanError.rssiOutOfRange(beacon: "b", value: 3).code == "rssi_out_of_range")
         #expect(ScanError.noKnownBeacon(venue: "v", given: []).code == "no_known_beacon")
@@ -253,17 +263,24 @@ func bruteForce(_ query: [Double], k: Int, weighted: Bool, leaving left: Int? = 
 
     @Test func aggregatedFingerprints() throws {
         let venue = try WMU.venue.get()
-        let mean = try FingerprintMap(venue: venue, kind: .mean)
-        let median = try FingerprintMap(venue: venue, kind: .median)
+        let space = SignalSpace(venue: venue, settings: venue.model)
+        let mean = try FingerprintMap(venue: venue, space: space, kind: .mean)
+        let median = try FingerprintMap(venue: venue, space: space, kind: .median)
         #expect(mean.count == 105 && median.count == 105 && mean.entryScans == nil)
-        // O02's fingerprints by hand from its CSV rows: per beacon the mean and the median
-        // (-200 where a scan did not hear it). Each is found at distance 0 as O02's entry.
+        // O02's fingerprints by hand from its CSV rows: per beacon the mean and the median of
+        // the strengths heard, when at least half of its scans heard the beacon, else -200.
+        // Each is found at distance 0 as O02's entry.
         let rows = try WMU.rows.get().filter { $0.label == "O02" }
-        let meanVector = (0..<13).map { b in rows.map { $0.values[b] }.reduce(0, +) / Double(rows.count) }
+        func heard(_ b: Int) -> [Double]? {
+            let values = rows.map { $0.values[b] }.filter { $0 > -200 }
+            return 2 * values.count >= rows.count && !values.isEmpty ? values : nil
+        }
+        let meanVector = (0..<13).map { b in heard(b).map { $0.reduce(0, +) / Double($0.count) } ?? -200 }
         let medianVector = (0..<13).map { b -> Double in
-            let sorted = rows.map { $0.values[b] }.sorted()
+            guard let sorted = heard(b)?.sorted() else { return -200 }
             return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
         }
+        #expect(meanVector.contains { $0 > -200 })
         let o02 = try #require(venue.points.firstIndex { $0.label == "O02" })
         var visited = 0
         for (map, vector) in [(mean, meanVector), (median, medianVector)] {

@@ -10,14 +10,14 @@ import Testing
 @Suite(.validatesStores) struct LocateTests {
     @Test func locatesAScan() throws {
         let snapshot = try QueryStore.get()
-        let result = try Query.run("LOCATE SCAN(b3001 -78, b3006 -77) IN wmu_library K 3", on: snapshot)[0]
+        let result = try Query.run("LOCATE SCAN(b3001 -78, b3006 -77) IN wmu_library K 3 METHOD wknn", on: snapshot)[0]
         let answer = result.json()
         #expect(answer["x"]?.number == 16 && answer["y"]?.number == 1 && answer["floor"] == .integer(1))
         #expect(answer["point"] == .string("P01") && answer["method"] == .string("wknn") && answer["fingerprints"] == .string("scans"))
         #expect(answer["neighbours"]?.items.compactMap { $0["point"]?.string } == ["P01", "P01", "P01"])
         // The same answer as the engine's typed call written through Output: one output path.
         let venue = try snapshot.venue("wmu_library")
-        let location = try snapshot.locate([("b3001", -78), ("b3006", -77)], in: venue)
+        let location = try snapshot.locate([("b3001", -78), ("b3006", -77)], in: venue, options: LocateOptions(k: 3, method: .wknn))
         var w = JSONWriter()
         Output.location(&w, location)
         #expect(JSONWriter.encode(answer) == w.bytes)
@@ -28,8 +28,12 @@ import Testing
         // GeoJSON: a Feature, without geometry for a venue that is not on the globe.
         #expect(result.geoJSON()["type"] == .string("Feature") && result.geoJSON()["geometry"] == .null)
         #expect(result.table().hasPrefix("wmu_library, floor 1 (first floor): x 16.000, y 1.000"))
-        let explain = try Query.run("EXPLAIN LOCATE SCAN(b3006 -78) IN wmu_library", on: snapshot)[0].json()
-        #expect(explain["plan"]?[1] == .string("   fingerprints: scans, 648 distinct vectors in a k-d tree (Euclidean on dBm, unheard = -200 dBm)"))
+        let explain = try Query.run("EXPLAIN LOCATE SCAN(b3006 -78) IN wmu_library METHOD wknn", on: snapshot)[0].json()
+        #expect(explain["plan"]?[1] == .string("   fingerprints: scans, 648 distinct vectors in a k-d tree (Euclidean)"))
+        // The default: the probabilistic model's 10 likeliest cells (WMU's cells are its points).
+        let model = try Query.run("EXPLAIN LOCATE SCAN(b3006 -78) IN wmu_library", on: snapshot)[0].json()
+        #expect(model["plan"]?[1] == .string("   model: a Gaussian per beacon and cell with P(heard), 105 cells (the points)"))
+        #expect(model["plan"]?[2] == .string("   estimate: the 10 likeliest cells, weighted by likelihood"))
     }
 
     struct Case: CustomTestStringConvertible, Sendable {

@@ -2,6 +2,7 @@
 // expected position is the brute force's of IndoorTests (three scans at P01, 122 dB each:
 // x 16, y 1).
 
+import Engine
 import Foundation
 import Geometry
 import TestSupport
@@ -10,7 +11,7 @@ import Testing
 @Suite(.validatesStores) struct LocateEndpointTests {
     @Test func locatesAScan() async throws {
         let server = try await RunningServer.shared.value
-        let response = try await post(server.port, "/v1/locate?venue=wmu_library&k=3", body: #"{"b3001": -78, "b3006": -77, "x9": -60}"#,
+        let response = try await post(server.port, "/v1/locate?venue=wmu_library&k=3&method=wknn", body: #"{"b3001": -78, "b3006": -77, "x9": -60}"#,
                                       headers: [("Content-Type", "application/json")])
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/json")
@@ -30,6 +31,36 @@ import Testing
         let feature = try await post(server.port, "/v1/locate?geometry=true", body: #"{"b3006": -78}"#)
         #expect(feature.header("Content-Type") == "application/geo+json")
         #expect(feature.json["type"] == .string("Feature") && feature.json["geometry"] == .null && feature.json["properties"]?["venue"] == .string("wmu_library"))
+    }
+
+    /// POST /v1/locate/track: a position per scan, the engine's answer through the one output
+    /// path; a bad scan is named by its place.
+    @Test func locatesATrack() async throws {
+        let server = try await RunningServer.shared.value
+        let body = #"{"scans": [{"time": 0, "readings": {"b3006": -78}}, {"time": 1, "readings": {"b3006": -75, "b3005": -80}}, {"readings": {"b3005": -70}}]}"#
+        let response = try await post(server.port, "/v1/locate/track?venue=wmu_library&speed=1&k=3", body: body)
+        #expect(response.status == 200, "\(response.text)")
+        let positions = try #require(response.json["positions"]?.items)
+        #expect(positions.count == 3 && positions[2]["time"] == .null && response.json["speed"]?.number == 1 && response.json["k"] == .integer(3))
+        let snapshot = try Snapshot.load(storePath: try await DemoStore.path())
+        let track = try snapshot.locateTrack([(0, [("b3006", -78)]), (1, [("b3006", -75), ("b3005", -80)]), (nil, [("b3005", -70)])],
+                                             in: snapshot.venue("wmu_library"), options: TrackOptions(speed: 1, k: 3))
+        var w = JSONWriter()
+        Output.track(&w, track)
+        #expect(JSONWriter.encode(response.json) == w.bytes)
+        // Each position is where the cells the walk allows put it: not the scan's own answer
+        // when the walk cannot get there in a second.
+        #expect(zip(positions, track.positions).allSatisfy { $0["x"]?.number == Rounding.metres($1.x) && $0["point"] == .string(snapshot.venues[0].venue.points[$1.point].label) })
+        for (target, body, status, message) in [
+            ("/v1/locate/track", #"{"scans": [{"readings": {"b3006": -78}}, {"readings": {"b3006": 5}}]}"#, 400, "scan 2:"),
+            ("/v1/locate/track", #"{"scans": [{"time": 5, "readings": {"b3006": -78}}, {"time": 4, "readings": {"b3006": -70}}]}"#, 400, "scan 2: its time 4"),
+            ("/v1/locate/track", #"{"scans": []}"#, 400, "a track has 1 to 10000 scans"),
+            ("/v1/locate/track", #"{"b3006": -78}"#, 400, "no array"),
+            ("/v1/locate/track?speed=0", #"{"scans": [{"readings": {"b3006": -78}}]}"#, 400, "speed"),
+        ] {
+            let bad = try await post(server.port, target, body: body)
+            #expect(bad.status == status && (bad.json["detail"]?.string ?? "").contains(message), "\(target) \(body): \(bad.text)")
+        }
     }
 
     @Test func badScansGetTheirCodes() async throws {

@@ -22,7 +22,7 @@ public enum DemoFixtureStore {
         try load("zoo/animals.json", "animals")
         try load("zoo/paths-graph.json", "paths")
         try store.registerTileSet(name: "zoo_map", path: Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), replace: false)
-        _ = try IndoorStore.importSurvey(Fixtures.path("indoor/ble-rssi-wmu-labeled.csv"), into: store, options: wmuLibrary, replace: false)
+        _ = try IndoorStore.importSurvey(Fixtures.path("indoor/ble-rssi-wmu-labeled.csv"), into: store, options: wmuLibrary)
     }
 
     /// The WMU library's survey as scripts/build-demo-store.sh imports it: labels are grid cells

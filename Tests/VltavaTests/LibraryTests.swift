@@ -56,10 +56,10 @@ import Vltava
 
     @Test func locateDecodesIntoTheCallersType() throws {
         let engine = try Self.engine()
-        let decoded = try engine.fetch(Inside.self, "LOCATE SCAN(b3002 $1, b3005 $2, b3008 $3) IN wmu_library K 5", [-76, -71, -80])
+        let decoded = try engine.fetch(Inside.self, "LOCATE SCAN(b3002 $1, b3005 $2, b3008 $3) IN wmu_library K 5 METHOD wknn", [-76, -71, -80])
         #expect(decoded == [Inside(point: "I07", x: 9.442, y: 6.646, spread: 0.689)])
         let snapshot = engine.snapshot
-        let typed = try snapshot.locate([("b3002", -76), ("b3005", -71), ("b3008", -80)], in: snapshot.venue("wmu_library"), options: LocateOptions(k: 5))
+        let typed = try snapshot.locate([("b3002", -76), ("b3005", -71), ("b3008", -80)], in: snapshot.venue("wmu_library"), options: LocateOptions(k: 5, method: .wknn))
         #expect(decoded.first?.x == Rounding.metres(typed.position.x) && decoded.first?.point == typed.pointLabel)
         #expect(throws: EngineError.unknownVenue("wmu", known: ["wmu_library"])) { try snapshot.venue("wmu") }
     }
