@@ -1,8 +1,10 @@
 // Fuzzes the indoor survey reader (Sources/Indoor/SurveyReader.swift) on both shapes: a wide
-// survey with grid labels (the WMU library's layout: labels, US dates, -200 = not heard) and a
-// long one grouped by a time window, then the fingerprints and a locate of each scan read. The
-// invariants: a survey that reads has a point per scan and readings within -200…0 dBm, and each
-// of its scans locates (every fingerprint map it builds takes it). Nothing is written.
+// survey with grid labels (the WMU library's layout: labels, US dates, -200 = not heard), a long
+// one grouped by a time window, one with x/y and nanosecond times, numeric labels by a pattern,
+// then the model, a locate of each scan read (kNN and gaussian) and the survey as a track; and
+// the path reader. The invariants: a survey that reads has a point per scan and readings within
+// -200…0 dBm, each of its scans locates to a finite position, and a track of n scans gives n
+// positions. Nothing is written.
 
 import Foundation
 import Geometry
@@ -18,7 +20,13 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     long.windowSeconds = 2
     var xy = SurveyOptions(venue: "fuzz")
     xy.missingValue = 0
-    for options in [wide, long, xy] {
+    var nanoseconds = SurveyOptions(venue: "fuzz")
+    nanoseconds.timeUnit = .ns
+    nanoseconds.beaconColumns = ["rssi_*"]
+    var numeric = SurveyOptions(venue: "fuzz")
+    numeric.labelPattern = try? PositionPattern("{x:3}{y:3}", scale: 0.01)
+    _ = try? SurveyReader.readPath(bytes, file: "fuzz.csv")
+    for options in [wide, long, xy, nanoseconds, numeric] {
         guard let venue = try? SurveyReader.read(bytes, file: "fuzz.csv", options: options) else { continue }
         for scan in venue.scans {
             if !venue.points.indices.contains(scan.point) { FuzzSupport.fail("a scan's point \(scan.point) is not one of \(venue.points.count)") }
@@ -26,15 +34,21 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
                 FuzzSupport.fail("a reading out of range: beacon \(reading.beacon), \(reading.rssi) dBm")
             }
         }
-        guard let locator = try? Locator(venue: venue, kind: .scans) else { FuzzSupport.fail("a survey that reads cannot be indexed") }
+        guard let locator = try? Locator(venue: venue) else { FuzzSupport.fail("a survey that reads cannot be indexed") }
         for scan in venue.scans.prefix(50) {
-            let vector = FingerprintMap.vector(of: scan, dimensions: max(1, venue.beacons.count))
-            guard let position = locator.locate(vector, k: 3, method: .wknn), position.x.isFinite, position.y.isFinite else {
-                FuzzSupport.fail("a scan of the survey does not locate")
+            for method in LocateMethod.allCases {
+                guard let position = locator.locate(locator.observation(of: scan), k: 3, method: method), position.x.isFinite, position.y.isFinite else {
+                    FuzzSupport.fail("a scan of the survey does not locate by \(method)")
+                }
             }
-            _ = position
         }
-        _ = try? Locator(venue: venue, kind: .median)
+        if locator.cells.cells.count <= 300 {
+            let scans = venue.scans.prefix(50).map { (time: $0.time, observation: locator.observation(of: $0)) }
+            let track = locator.locateTrack(Array(scans), check: { () throws(Never) in })
+            if track.count != scans.count || track.contains(where: { !$0.x.isFinite || !$0.y.isFinite }) {
+                FuzzSupport.fail("a track of \(scans.count) scans gave \(track.count) positions or a position that is not finite")
+            }
+        }
     }
     return 0
 }

@@ -394,7 +394,14 @@ public enum Output {
     // MARK: Indoor
 
     /// Said beside every signal distance.
-    public static let signalUnits = "dB: Euclidean distance over the beacons' dBm, a beacon not heard counting as -200 dBm"
+    /// What a neighbour's `signal_distance` is, for the method and the venue's model.
+    public static func signalUnits(_ location: Location) -> String {
+        if location.options.method == .gaussian {
+            return "sqrt(2 × (the best log-likelihood − this cell's)): 0 for the likeliest cell"
+        }
+        let space = location.venue.locator.space
+        return "Euclidean distance over the beacons' \(space.representation == .dbm ? "dBm (dB)" : space.representation.rawValue + " values"), a beacon not heard counting as \(String(format: "%g", space.unheard)) dBm"
+    }
 
     /// The answer to a locate: the position on its floor (and on the globe when the floor has
     /// a frame), the reference point nearest to it, the spread of the neighbours as an error
@@ -423,8 +430,13 @@ public enum Output {
 
     /// A located track: the venue, the settings, and a position per scan in the order sent.
     public static func track(_ w: inout JSONWriter, _ track: TrackLocation) {
-        let venue = track.venue.venue
         w.beginObject()
+        trackMembers(&w, track)
+        w.endObject()
+    }
+
+    static func trackMembers(_ w: inout JSONWriter, _ track: TrackLocation) {
+        let venue = track.venue.venue
         w.key("venue"); w.string(venue.name)
         w.key("units"); w.string(frameUnits(venue))
         w.key("smooth"); w.bool(track.options.smooth)
@@ -449,6 +461,25 @@ public enum Output {
         w.beginArray()
         for beacon in track.ignored { w.string(Quote.capped(beacon)) }
         w.endArray()
+    }
+
+    /// A located track as GeoJSON: a LineString through the positions when the floor is on the
+    /// globe (else no geometry), with the answer's members as properties.
+    public static func trackFeature(_ w: inout JSONWriter, _ track: TrackLocation, statement: Int? = nil) {
+        let points = track.positions.compactMap(\.lonLat)
+        w.beginObject()
+        w.key("type"); w.string("Feature")
+        w.key("geometry")
+        if points.count == track.positions.count && points.count >= 2 {
+            w.geometry(.lineString(LineString(coordinates: points.flatMap { [$0.lon, $0.lat] })))
+        } else {
+            w.null()
+        }
+        w.key("properties")
+        w.beginObject()
+        trackMembers(&w, track)
+        if let statement { w.key("statement"); w.integer(Int64(statement)) }
+        w.endObject()
         w.endObject()
     }
 
@@ -487,7 +518,7 @@ public enum Output {
         w.beginArray()
         for beacon in location.ignored { w.string(Quote.capped(beacon)) }
         w.endArray()
-        w.key("signal_units"); w.string(signalUnits)
+        w.key("signal_units"); w.string(signalUnits(location))
     }
 
     /// What x, y and the spread are counted in.

@@ -301,8 +301,14 @@ private struct Reader {
             }
             xy = at
         }
-        let name = labelText.isEmpty ? "\(shortNumber(xy.x)) \(shortNumber(xy.y))" : labelText
-        return pointAt(name: name, floor: floor, xy: xy, line: line)
+        guard labelText.isEmpty else { return pointAt(name: labelText, floor: floor, xy: xy, line: line) }
+        // Unlabelled: named by its position to the millimetre, or in full where two positions
+        // share the millimetre's name.
+        let short = "\(shortNumber((xy.x * 1000).rounded() / 1000)) \(shortNumber((xy.y * 1000).rounded() / 1000))"
+        if let known = pointIndex["\(floor)\u{1F}\(short)"], points[known].x != xy.x || points[known].y != xy.y {
+            return pointAt(name: "\(shortNumber(xy.x)) \(shortNumber(xy.y))", floor: floor, xy: xy, line: line)
+        }
+        return pointAt(name: short, floor: floor, xy: xy, line: line)
     }
 
     /// The point of that name on that floor (created on first sight), or nil after noting that

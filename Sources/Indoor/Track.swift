@@ -26,7 +26,7 @@ public struct TrackOptions: Sendable, Equatable {
     public static let tempering = 4.0
     public static let floorChange = 1e-3
     /// The most cells a venue may have to walk its tracks (a dense table of their distances).
-    public static let maxCells = 4096
+    public static let maxCells = 2048
 
     public init(speed: Double = 1.5, interval: Double = 1, smooth: Bool = true, k: Int = 5) {
         self.speed = speed

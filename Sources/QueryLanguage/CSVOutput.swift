@@ -1,6 +1,6 @@
 // Answers as CSV (RFC 4180, text/csv): the header, then one line per row, through Geometry's
 // `CSVWriter` as JSON goes through `JSONWriter`. A CSV file is one table, so it holds one
-// statement's rows; a route or a location is no table and is refused.
+// statement's rows (a track's positions are rows); a route or a location is no table and is refused.
 
 import Engine
 import Geometry
@@ -29,6 +29,15 @@ extension QueryResult {
             for line in lines { w.row([.string(line)]) }
         case .route, .trip: throw Self.notATable("a route")
         case .location: throw Self.notATable("a LOCATE answer")
+        case .track(let track):
+            w.header(["time", "floor", "x", "y", "lon", "lat", "point", "spread"])
+            let venue = track.venue.venue
+            for (p, time) in zip(track.positions, track.times) {
+                w.row([time.map { .double($0) } ?? .null, .integer(Int64(p.floor)), .double(Rounding.metres(p.x)), .double(Rounding.metres(p.y)),
+                       p.lonLat.map { .double($0.lon) } ?? .null, p.lonLat.map { .double($0.lat) } ?? .null,
+                       .string(venue.points[p.point].label), .double(Rounding.metres(p.spread))])
+                try budget?.check(responseBytes: w.bytes.count)
+            }
         }
     }
 

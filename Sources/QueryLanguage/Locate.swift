@@ -5,8 +5,9 @@
 import Engine
 import Geometry
 
-/// `LOCATE SCAN(beacon rssi, …) IN venue [K n] [METHOD knn|wknn] [FINGERPRINTS scans|mean|median]`
-/// (the clauses after IN in any order, each once)
+/// `LOCATE SCAN(beacon rssi, …) IN venue [K n] [METHOD knn|wknn|gaussian|ensemble] [FINGERPRINTS scans|mean|median]`
+/// or `LOCATE TRACK(SCAN(…) AT seconds, …) IN venue [K n] [SPEED s]` (the clauses after IN in any
+/// order, each once)
 struct LocateStatement: Sendable, Equatable {
     struct Reading: Sendable, Equatable {
         /// A beacon id: a name (b3001) or a string ('f7826da6-4fa2:1:2').
@@ -15,17 +16,66 @@ struct LocateStatement: Sendable, Equatable {
         var position: SourcePosition
     }
     var readings: [Reading]
+    /// A track: its scans, each with its time (seconds) when given; `readings` is then empty.
+    var track: [(readings: [Reading], time: Double?)]? = nil
     var venue: Name
     var k: Int?
     var method: Name?
     var fingerprints: Name?
+    var speed: (value: Double, position: SourcePosition)?
     var position: SourcePosition
+
+    static func == (a: LocateStatement, b: LocateStatement) -> Bool {
+        a.readings == b.readings && a.venue == b.venue && a.k == b.k && a.method == b.method && a.fingerprints == b.fingerprints
+            && a.position == b.position && a.speed?.value == b.speed?.value
+            && a.track?.map(\.readings) == b.track?.map(\.readings) && a.track?.map(\.time) == b.track?.map(\.time)
+    }
 }
 
 extension Parser {
     /// `SCAN(b3001 -78, b3006 -77) IN venue [K n] [METHOD m] [FINGERPRINTS f]`
     mutating func locate(at start: SourcePosition) throws(QueryError) -> LocateStatement {
-        guard accept("SCAN") else { throw error(expected: "SCAN(beacon rssi, …) after LOCATE", hint: "LOCATE SCAN(b3001 -78, b3006 -77) IN venue") }
+        if accept("TRACK") { return try locateTrack(at: start) }
+        guard accept("SCAN") else { throw error(expected: "SCAN(beacon rssi, …) or TRACK(SCAN(…) AT seconds, …) after LOCATE", hint: "LOCATE SCAN(b3001 -78, b3006 -77) IN venue") }
+        let readings = try scanReadings()
+        try expect("IN", "and a venue after the scan (LOCATE SCAN(…) IN venue)")
+        var statement = LocateStatement(readings: readings, venue: try name("a venue name after IN"), position: start)
+        try clauses(Parser.locateClauses.subtracting(["SPEED"]), of: "LOCATE") { (parser, keyword) throws(QueryError) in
+            switch keyword {
+            case "K": statement.k = try parser.integer("the number of fingerprints after K", in: 1...Parser.unbounded).0
+            case "METHOD": statement.method = try parser.name("a method after METHOD (knn, wknn, gaussian or ensemble)")
+            default: statement.fingerprints = try parser.name("fingerprints after FINGERPRINTS (scans, mean or median)")
+            }
+        }
+        return statement
+    }
+
+    /// `TRACK(SCAN(…) [AT seconds], …) IN venue [K n] [SPEED s]`
+    mutating func locateTrack(at start: SourcePosition) throws(QueryError) -> LocateStatement {
+        try expect(symbol: "(", "after TRACK")
+        var scans: [(readings: [LocateStatement.Reading], time: Double?)] = []
+        repeat {
+            guard accept("SCAN") else { throw error(expected: "SCAN(beacon rssi, …) in TRACK(…)", hint: "LOCATE TRACK(SCAN(b3001 -78) AT 0, SCAN(b3006 -77) AT 1) IN venue") }
+            guard scans.count < 10_000 else { throw error(expected: "')': a track holds at most 10,000 scans") }
+            let readings = try scanReadings()
+            var time: Double?
+            if accept("AT") { time = try number("the scan's time in seconds after AT").0 }
+            scans.append((readings, time))
+        } while accept(symbol: ",")
+        try expect(symbol: ")", "to close TRACK(")
+        try expect("IN", "and a venue after the track (LOCATE TRACK(…) IN venue)")
+        var statement = LocateStatement(readings: [], track: scans, venue: try name("a venue name after IN"), position: start)
+        try clauses(["K", "SPEED"], of: "LOCATE TRACK") { (parser, keyword) throws(QueryError) in
+            switch keyword {
+            case "K": statement.k = try parser.integer("the number of cells after K", in: 1...Parser.unbounded).0
+            default: statement.speed = try parser.number("the walking speed after SPEED (frame units a second)")
+            }
+        }
+        return statement
+    }
+
+    /// `(beacon rssi, …)` after SCAN.
+    mutating func scanReadings() throws(QueryError) -> [LocateStatement.Reading] {
         try expect(symbol: "(", "after SCAN")
         var readings: [LocateStatement.Reading] = []
         repeat {
@@ -42,16 +92,7 @@ extension Parser {
             readings.append(LocateStatement.Reading(beacon: beacon, rssi: rssi, position: position))
         } while accept(symbol: ",")
         try expect(symbol: ")", "to close SCAN(")
-        try expect("IN", "and a venue after the scan (LOCATE SCAN(…) IN venue)")
-        var statement = LocateStatement(readings: readings, venue: try name("a venue name after IN"), position: start)
-        try clauses(Parser.locateClauses, of: "LOCATE") { (parser, keyword) throws(QueryError) in
-            switch keyword {
-            case "K": statement.k = try parser.integer("the number of fingerprints after K", in: 1...Parser.unbounded).0
-            case "METHOD": statement.method = try parser.name("a method after METHOD (knn, wknn, gaussian or ensemble)")
-            default: statement.fingerprints = try parser.name("fingerprints after FINGERPRINTS (scans, mean or median)")
-            }
-        }
-        return statement
+        return readings
     }
 }
 
@@ -61,6 +102,8 @@ struct LocatePlan: Sendable {
     var readings: [(beacon: String, rssi: Double)]
     var positions: [SourcePosition]
     var options: LocateOptions
+    /// A track's scans and settings (then `readings` is empty).
+    var track: (scans: [(time: Double?, readings: [(beacon: String, rssi: Double)])], options: TrackOptions)?
     var position: SourcePosition
 }
 
@@ -90,13 +133,27 @@ extension Planner {
             options.fingerprints = kind
         }
         options.k = locate.k ?? LocateOptions.defaultK(options.method)
+        var track: (scans: [(time: Double?, readings: [(beacon: String, rssi: Double)])], options: TrackOptions)?
+        if let scans = locate.track {
+            var trackOptions = TrackOptions()
+            if let k = locate.k { trackOptions.k = k }
+            if let speed = locate.speed { trackOptions.speed = speed.value }
+            track = (scans.map { (time: $0.time, readings: $0.readings.map { ($0.beacon, $0.rssi) }) }, trackOptions)
+        }
         return LocatePlan(snapshot: snapshot, venue: venue, readings: locate.readings.map { ($0.beacon, $0.rssi) },
-                          positions: locate.readings.map(\.position), options: options, position: locate.position)
+                          positions: locate.readings.map(\.position), options: options, track: track, position: locate.position)
     }
 }
 
 extension Runner {
     func locate(_ plan: LocatePlan) throws(QueryError) -> QueryResult {
+        if let track = plan.track {
+            do {
+                return QueryResult(body: .track(try plan.snapshot.locateTrack(track.scans, in: plan.venue, options: track.options, deadline: deadline)))
+            } catch {
+                throw Runner.engineError(error, at: plan.position)
+            }
+        }
         do {
             return QueryResult(body: .location(try plan.snapshot.locate(plan.readings, in: plan.venue, options: plan.options, deadline: deadline)))
         } catch {

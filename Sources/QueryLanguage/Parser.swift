@@ -19,7 +19,7 @@ struct Parser {
     private(set) var parameterCount = 0
 
     static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN", "INSERT", "UPDATE", "DELETE"]
-    static let locateClauses: Set<String> = ["K", "METHOD", "FINGERPRINTS"]
+    static let locateClauses: Set<String> = ["K", "METHOD", "FINGERPRINTS", "SPEED"]
     static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE", "AT"]
     static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN", "GROUP", "HAVING"]
 

@@ -753,6 +753,10 @@ struct Planner {
             let space = venue.locator.space
             let head = "1. venue \(venue.name): \(venue.venue.beacons.count) beacons, \(venue.venue.scans.count) survey scans at \(venue.venue.points.count) points; \(venue.venue.model.representation.rawValue), unheard = \(space.unheard) dBm"
             let k = plan.options.k
+            if let track = plan.track {
+                return [head, "   track: \(track.scans.count) scans, a hidden Markov model over \(venue.locator.cells.cells.count) cells, moves of about \(track.options.speed) frame units a second",
+                        "   estimate: forward-backward, each scan from its \(track.options.k) most probable cells"]
+            }
             switch plan.options.method {
             case .gaussian:
                 return [head, "   model: a Gaussian per beacon and cell with P(heard), \(venue.locator.cells.cells.count) cells" + (venue.locator.cells.side.map { " of \($0) (frame units)" } ?? " (the points)"),

@@ -14,6 +14,8 @@ public struct QueryResult: Sendable {
         case trip(TripResult)
         /// LOCATE: a position inside a venue.
         case location(Location)
+        /// LOCATE TRACK: a position per scan.
+        case track(TrackLocation)
         /// EXPLAIN: the plan and what running it took.
         case plan([String])
     }
@@ -44,6 +46,7 @@ public struct QueryResult: Sendable {
         switch body {
         case .rows(let rows): rows.values.count
         case .route, .trip, .location: 1
+        case .track(let track): track.positions.count
         case .plan(let lines): lines.count
         }
     }
@@ -81,6 +84,8 @@ public struct QueryResult: Sendable {
             geoJSON ? Self.tripFeature(&w, trip) : Output.osrmTrip(&w, trip.answer, Self.tripOptions)
         case .location(let location):
             geoJSON ? Output.locationFeature(&w, location) : Output.location(&w, location)
+        case .track(let track):
+            geoJSON ? Output.trackFeature(&w, track) : Output.track(&w, track)
         case .plan(let lines):
             if geoJSON { throw Self.planIsNotGeoJSON }
             w.beginObject()
@@ -107,6 +112,8 @@ public struct QueryResult: Sendable {
             Self.tripFeature(&w, trip, statement: statement)
         case .location(let location):
             Output.locationFeature(&w, location, statement: statement)
+        case .track(let track):
+            Output.trackFeature(&w, track, statement: statement)
         case .plan:
             throw Self.planIsNotGeoJSON
         }
@@ -337,6 +344,15 @@ public struct QueryResult: Sendable {
             out.append(answer.exact ? "the order is the shortest (Held–Karp, exact)"
                                     : String(format: "the order is a heuristic's, at most %.1f%% longer than the shortest", max(0, gap)))
             return out.joined(separator: "\n")
+        case .track(let track):
+            let venue = track.venue.venue
+            var out = ["\(venue.name): \(track.positions.count) scans located together (\(track.options.smooth ? "smoothed" : "forward only"), speed \(track.options.speed), k = \(track.options.k)), \(Output.frameUnits(venue))"]
+            for (p, time) in zip(track.positions, track.times) {
+                out.append(String(format: "%@floor %d: x %.3f, y %.3f, near point %@, spread %.3f", time.map { String(format: "%.3f s: ", $0) } ?? "",
+                                  p.floor, p.x, p.y, venue.points[p.point].label, p.spread) + (p.lonLat.map { String(format: " (lon %.7f, lat %.7f)", $0.lon, $0.lat) } ?? ""))
+            }
+            if !track.ignored.isEmpty { out.append("not beacons of \(venue.name), left out: \(track.ignored.joined(separator: ", "))") }
+            return out.joined(separator: "\n")
         case .location(let location):
             let p = location.position
             let venue = location.venue.venue
@@ -347,7 +363,8 @@ public struct QueryResult: Sendable {
             out.append("\(location.options.method.rawValue), k = \(location.options.k), \(location.options.fingerprints.rawValue) fingerprints:")
             for n in p.neighbours {
                 let point = venue.points[n.point]
-                out.append(String(format: "  %@ (floor %d, x %.3f, y %.3f): signal distance %.3f dB, weight %.3f", point.label, point.floor, point.x, point.y, n.signalDistance, n.weight))
+                let distance = location.options.method == .gaussian ? String(format: "score %.3f", n.signalDistance) : String(format: "signal distance %.3f dB", n.signalDistance)
+                out.append(String(format: "  %@ (floor %d, x %.3f, y %.3f): %@, weight %.3f", point.label, point.floor, point.x, point.y, distance, n.weight))
             }
             if !location.ignored.isEmpty { out.append("not beacons of \(venue.name), left out: \(location.ignored.joined(separator: ", "))") }
             return out.joined(separator: "\n")

@@ -36,6 +36,26 @@ import Testing
         #expect(model["plan"]?[2] == .string("   estimate: the 10 likeliest cells, weighted by likelihood"))
     }
 
+    /// LOCATE TRACK: the engine's track through the one output path, in JSON, GeoJSON and CSV;
+    /// times that go back are refused.
+    @Test func locatesATrack() throws {
+        let snapshot = try QueryStore.get()
+        let result = try Query.run("LOCATE TRACK(SCAN(b3006 -78) AT 0, SCAN(b3006 -75, b3005 -80) AT $1, SCAN(b3005 -70)) IN wmu_library SPEED 2 K 3", [1.5], on: snapshot)[0]
+        let typed = try snapshot.locateTrack([(0, [("b3006", -78)]), (1.5, [("b3006", -75), ("b3005", -80)]), (nil, [("b3005", -70)])],
+                                             in: snapshot.venue("wmu_library"), options: TrackOptions(speed: 2, k: 3))
+        var w = JSONWriter()
+        Output.track(&w, typed)
+        #expect(JSONWriter.encode(result.json()) == w.bytes)
+        #expect(result.count == 3 && result.json()["positions"]?.items.count == 3)
+        #expect(result.geoJSON()["type"] == .string("Feature") && result.geoJSON()["geometry"] == .null)
+        var csv = CSVWriter()
+        try result.writeCSV(&csv)
+        let lines = String(decoding: csv.bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
+        #expect(lines.count == 4 && lines[0] == "time,floor,x,y,lon,lat,point,spread" && lines[3].hasPrefix(",1,"))
+        #expect(throws: QueryError.self) { try Query.run("LOCATE TRACK(SCAN(b3006 -78) AT 2, SCAN(b3006 -78) AT 1) IN wmu_library", on: snapshot) }
+        #expect(throws: QueryError.self) { try Query.run("LOCATE TRACK(SCAN(b3006 -78)) IN wmu_library METHOD knn", on: snapshot) }
+    }
+
     struct Case: CustomTestStringConvertible, Sendable {
         var query: String, code: String, message: String, column: Int
         var testDescription: String { query }
@@ -54,7 +74,7 @@ import Testing
         Case(query: "LOCATE SCAN(b3001 -78) IN wmu_library K 3 K 4", code: "duplicate_clause", message: "K appears twice in one LOCATE", column: 43),
         Case(query: "LOCATE SCAN() IN wmu_library", code: "syntax_error", message: "expected a beacon id (a name or a 'string') in SCAN(beacon rssi, …), found ')'", column: 13),
         Case(query: "LOCATE SCAN(b3001) IN wmu_library", code: "syntax_error", message: "expected the strength in dBm after the beacon (b3001 -78), found ')'", column: 18),
-        Case(query: "LOCATE (b3001 -78) IN wmu_library", code: "syntax_error", message: "expected SCAN(beacon rssi, …) after LOCATE, found '('", column: 8),
+        Case(query: "LOCATE (b3001 -78) IN wmu_library", code: "syntax_error", message: "expected SCAN(beacon rssi, …) or TRACK(SCAN(…) AT seconds, …) after LOCATE, found '('", column: 8),
         Case(query: "LOCATE SCAN(b3001 -78) wmu_library", code: "syntax_error", message: "expected IN and a venue after the scan (LOCATE SCAN(…) IN venue), found 'wmu_library'", column: 24),
     ]
 
