@@ -12,6 +12,13 @@ public typealias Position = Indoor.Position
 public typealias Neighbour = Indoor.Neighbour
 public typealias Observation = Indoor.Observation
 public typealias TrackOptions = Indoor.TrackOptions
+// The survey model, for callers that add scans to a venue (`Engine.appendSurvey`).
+public typealias SurveyTime = Indoor.SurveyTime
+public typealias Scan = Indoor.Scan
+public typealias Reading = Indoor.Reading
+public typealias ReferencePoint = Indoor.ReferencePoint
+public typealias Beacon = Indoor.Beacon
+public typealias Floor = Indoor.Floor
 public typealias ModelSettings = Indoor.ModelSettings
 public typealias LocateMethod = Indoor.LocateMethod
 public typealias FingerprintKind = Indoor.FingerprintKind
@@ -67,6 +74,40 @@ public struct Location: Sendable {
 
     /// The label of the reference point nearest to the estimate.
     public var pointLabel: String { venue.venue.points[position.point].label }
+}
+
+/// A store writer that can add scans to a venue's survey (the GeoPackage's; PostGIS stores
+/// keep no venues).
+protocol SurveyWriter {
+    func appendSurvey(_ part: Venue) throws(EngineError) -> Venue
+}
+
+extension Engine {
+    /// Adds survey scans to the venue `part` names (its new points and beacons with them), as a
+    /// surveyor's app uploads them: durable when this returns (one transaction) and located by
+    /// the next request (the venue's model is rebuilt and swapped in; everything else is shared).
+    public func appendSurvey(_ part: Venue) throws(EngineError) -> IndoorVenue {
+        try updating { (writer: any StoreWriter) throws(EngineError) -> IndoorVenue in
+            guard let surveys = writer as? any SurveyWriter else {
+                throw .write(code: "not_supported", category: .impossible, message: "this store keeps no indoor venues: survey scans go into a GeoPackage store")
+            }
+            let venue = try IndoorVenue(try surveys.appendSurvey(part))
+            swap(try storeSnapshot.replacing(venue))
+            return venue
+        }
+    }
+}
+
+extension Snapshot {
+    /// This snapshot with `venue` in place of the one of its name (or added), all else shared.
+    func replacing(_ venue: IndoorVenue) throws(EngineError) -> Snapshot {
+        var venues = self.venues.filter { $0.name.lowercased() != venue.name.lowercased() }
+        venues.append(venue)
+        venues.sort { $0.name < $1.name }
+        return try Snapshot(storePath: storePath, layers: layers, timeSeriesByTable: timeSeriesByTable, timeSeriesByLayer: timeSeriesByLayer,
+                            tileSets: tileSets, unavailableTileSets: unavailableTileSets, loadSeconds: loadSeconds, limits: limits,
+                            venues: venues, venueWarnings: venueWarnings, database: database, networks: networks)
+    }
 }
 
 /// The answer to a track: a position per scan, in the order sent.

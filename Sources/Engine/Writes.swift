@@ -10,6 +10,7 @@
 
 import Foundation
 import Geometry
+import Indoor
 import Store
 
 // The write model is the store's; the engine's users name it through the engine, as they do
@@ -202,7 +203,7 @@ extension Snapshot {
 /// holds an exclusive `flock` on `STORE-writer` beside the store for as long as it writes, so
 /// a second one is refused by name rather than left to write changes the first one's snapshot
 /// never sees. The lock goes with the process, however it ends.
-final class GeoPackageStoreWriter: StoreWriter, @unchecked Sendable {
+final class GeoPackageStoreWriter: StoreWriter, SurveyWriter, @unchecked Sendable {
     private let store: Locked<GeoPackage>
     private let lockDescriptor: Int32
 
@@ -250,6 +251,19 @@ final class GeoPackageStoreWriter: StoreWriter, @unchecked Sendable {
 
     func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool {
         try run { (store: GeoPackage) throws(StoreError) in try store.deleteLiveDefinition(kind: kind, name: name) }
+    }
+
+    /// Appends to a venue's survey (`SurveyWriter`), in the store's one writing connection.
+    func appendSurvey(_ part: Venue) throws(EngineError) -> Venue {
+        do {
+            return try store.withLock { (store: inout GeoPackage) throws(IndoorError) -> Venue in try IndoorStore.append(part, into: store) }
+        } catch {
+            switch error {
+            case .invalidOption(let message): throw .invalidArgument(parameter: "venue", message: message)
+            case .store(let message): throw .store(message)
+            default: throw .invalidArgument(parameter: "scans", message: error.description)
+            }
+        }
     }
 
     private func run<T>(_ body: (GeoPackage) throws(StoreError) -> T) throws(EngineError) -> T {

@@ -117,23 +117,30 @@ public enum IndoorStore {
     static func optional(_ value: Double?) -> SQLiteValue { value.map { .real($0) } ?? .null }
 
     static func insert(_ venue: Venue, _ database: Database) throws {
-        let name = SQLiteValue.text(venue.name)
         try database.prepare("INSERT INTO indoor_venues (venue, title, grid, cell_size, model) VALUES (?, ?, ?, ?, ?)")
-            .run([name, .text(venue.title), venue.grid.map { .text($0.name) } ?? .null, optional(venue.grid?.cellSize), .text(venue.model.description)])
+            .run([.text(venue.name), .text(venue.title), venue.grid.map { .text($0.name) } ?? .null, optional(venue.grid?.cellSize), .text(venue.model.description)])
+        try insertSurvey(venue, from: (floors: [], beacons: 0, points: 0, scans: 0), database)
+    }
+
+    /// Inserts the venue's floors, beacons, points and scans from the given counts on: all of
+    /// them for a new venue, the appended ones for `append`.
+    /// (Floors are kept in number order, so the new ones are those the venue had not.)
+    static func insertSurvey(_ venue: Venue, from start: (floors: Set<Int>, beacons: Int, points: Int, scans: Int), _ database: Database) throws {
+        let name = SQLiteValue.text(venue.name)
         let floor = try database.prepare("INSERT INTO indoor_floors (venue, floor, name, origin_lon, origin_lat, rotation_deg) VALUES (?, ?, ?, ?, ?, ?)")
-        for f in venue.floors {
+        for f in venue.floors where !start.floors.contains(f.number) {
             try floor.run([name, .integer(Int64(f.number)), .text(f.name), optional(f.frame?.origin.lon), optional(f.frame?.origin.lat),
                            optional(f.frame?.rotationDegrees)])
         }
         let beacon = try database.prepare("INSERT INTO indoor_beacons (venue, beacon, dimension, floor, x, y) VALUES (?, ?, ?, ?, ?, ?)")
-        for (i, b) in venue.beacons.enumerated() {
+        for (i, b) in venue.beacons.enumerated().dropFirst(start.beacons) {
             try beacon.run([name, .text(b.id), .integer(Int64(i)), b.floor.map { .integer(Int64($0)) } ?? .null, optional(b.x), optional(b.y)])
         }
         let point = try database.prepare("INSERT INTO indoor_points (venue, label, floor, x, y) VALUES (?, ?, ?, ?, ?)")
-        for p in venue.points { try point.run([name, .text(p.label), .integer(Int64(p.floor)), .real(p.x), .real(p.y)]) }
+        for p in venue.points.dropFirst(start.points) { try point.run([name, .text(p.label), .integer(Int64(p.floor)), .real(p.x), .real(p.y)]) }
         let scan = try database.prepare("INSERT INTO indoor_scans (venue, label, floor, time, attributes) VALUES (?, ?, ?, ?, ?)")
         let reading = try database.prepare("INSERT INTO indoor_readings (scan, beacon, rssi, time) VALUES (?, ?, ?, ?)")
-        for s in venue.scans {
+        for s in venue.scans.dropFirst(start.scans) {
             let p = venue.points[s.point]
             let attributes: SQLiteValue = s.attributes.isEmpty
                 ? .null
@@ -143,6 +150,30 @@ public enum IndoorStore {
             for r in s.readings {
                 try reading.run([.integer(id), .text(venue.beacons[r.beacon].id), .real(r.rssi), r.time.map { .text($0.iso) } ?? .null])
             }
+        }
+    }
+
+    /// Adds `part`'s scans (with their new points, beacons and floors) to the stored venue of
+    /// the same name, in one transaction: only the new rows are written. Returns the venue as
+    /// it now is. The venue's title, grid and model stay.
+    public static func append(_ part: Venue, into store: GeoPackage) throws(IndoorError) -> Venue {
+        let database = store.database
+        if database.isReadOnly { throw .store("\(store.path) is open read-only") }
+        do {
+            return try database.transaction { () throws -> Venue in
+                try createTables(database)
+                guard try database.scalar("SELECT 1 FROM indoor_venues WHERE venue = ?", .text(part.name)) != nil else {
+                    throw IndoorError.invalidOption("there is no venue \(Quote.input(part.name)) to append to; import it without --append first")
+                }
+                let existing = try read(part.name, database)
+                let merged = try existing.merging(part)
+                try insertSurvey(merged, from: (Set(existing.floors.map(\.number)), existing.beacons.count, existing.points.count, existing.scans.count), database)
+                return merged
+            }
+        } catch let error as IndoorError {
+            throw error
+        } catch {
+            throw .store("cannot append to venue \(Quote.input(part.name)): \(error)")
         }
     }
 
@@ -247,24 +278,19 @@ extension IndoorStore {
 
     /// Reads the survey at `path` (a CSV, or with `folder` a folder of per-point files whose
     /// names give their positions) and writes it as a venue: nothing is written unless all of it
-    /// reads. With `.append`, the venue's stored survey and the new scans are merged and written
-    /// back in one transaction (its model settings stay). Returns the venue as stored.
+    /// reads. With `.append`, the new scans are added to the stored venue (`append`). Returns the
+    /// venue as stored.
     public static func importSurvey(_ path: String, into store: GeoPackage, options: SurveyOptions, folder: PositionPattern? = nil,
                                     mode: ImportMode = .create) throws(IndoorError) -> Venue {
-        var venue: Venue
+        let venue: Venue
         if let folder {
             venue = try SurveyReader.readFolder(path, pattern: folder, options: options)
         } else {
             guard let data = FileManager.default.contents(atPath: path) else { throw .store("no such file: \(path)") }
             venue = try SurveyReader.read([UInt8](data), file: (path as NSString).lastPathComponent, options: options)
         }
-        if mode == .append {
-            guard try venueNames(in: store).contains(options.venue) else {
-                throw .invalidOption("there is no venue \(Quote.input(options.venue)) to append to; import it without --append first")
-            }
-            venue = try IndoorStore.venue(options.venue, in: store).merging(venue)
-        }
-        try write(venue, into: store, replace: mode != .create)
+        if mode == .append { return try append(venue, into: store) }
+        try write(venue, into: store, replace: mode == .replace)
         return venue
     }
 }

@@ -175,6 +175,21 @@ public final class EngineState: Sendable {
         }
     }
 
+    /// Adds scans to a venue's survey (`Engine.appendSurvey`) on the writes' own thread, after
+    /// the batches queued before it; the next locate sees them.
+    func appendSurvey(_ part: Venue) async throws -> IndoorVenue {
+        guard case .ready(let host) = phase.withLock({ $0 }) else { _ = try snapshot(); throw APIError.loading() }
+        return try await withCheckedThrowingContinuation { continuation in
+            writes.async {
+                do throws(EngineError) {
+                    continuation.resume(returning: try host.appendSurvey(part))
+                } catch {
+                    continuation.resume(throwing: APIError.engine(error))
+                }
+            }
+        }
+    }
+
     /// Writes every batch waiting, in order: runs of batches without a precondition as one
     /// group, a batch with one alone, checked on the snapshot it goes over.
     private func writePending(_ host: Engine) {

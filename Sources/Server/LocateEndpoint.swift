@@ -55,6 +55,107 @@ extension Endpoints {
         }
     }
 
+    /// POST /v1/venues/{venue}/scans: a surveyor's app uploads scans as it walks. Each scan
+    /// names where it was taken (`x`, `y`, optionally `floor` and `label`), its `time` (seconds
+    /// or ISO text) and its `readings`; they are added to the venue's survey in one transaction
+    /// (new points and beacons with them) and located by the next request. Needs a write token
+    /// that covers the venue's name.
+    func appendScans(_ request: Request, _ context: APIContext) async throws -> Response {
+        try Endpoints.check(grant: try writeGrant(request), covers: [try request.pathParameter("venue", context)])
+        let name = try request.pathParameter("venue", context)
+        let snapshot = try state.snapshot()
+        let known = try engine { () throws(EngineError) in try snapshot.venue(name) }
+        let text = try await Endpoints.readBody(request, limit: Endpoints.maxWriteBodyBytes, timeout: configuration.requestTimeout)
+        let part = try Endpoints.survey(text, venue: known.name, limits: snapshot.limits)
+        let venue = try await state.appendSurvey(part)
+        return Reply.json(status: .created, request: request) { w in
+            w.beginObject()
+            w.key("venue"); w.string(venue.name)
+            w.key("added"); w.integer(Int64(part.scans.count))
+            w.key("scans"); w.integer(Int64(venue.venue.scans.count))
+            w.key("points"); w.integer(Int64(venue.venue.points.count))
+            w.key("beacons"); w.integer(Int64(venue.venue.beacons.count))
+            w.endObject()
+        }
+    }
+
+    /// The body of POST …/scans as a venue's new survey part; every problem names its scan.
+    static func survey(_ text: String, venue: String, limits: EngineLimits) throws -> Venue {
+        let shape = "send {\"scans\": [{\"x\": 1.5, \"y\": 2, \"floor\": 0, \"time\": \"2026-11-28T10:00:00\", \"readings\": {\"b3001\": -78}}, …]}"
+        func bad(_ detail: String) -> APIError { APIError(.badRequest, code: "invalid_body", detail: detail) }
+        let parsed: (value: JSONValue, duplicateKeys: [String])
+        do {
+            parsed = try JSON.parseReportingDuplicates(text)
+        } catch {
+            throw bad("the body is not JSON: \(error); \(shape)")
+        }
+        if let duplicate = parsed.duplicateKeys.first { throw bad("\(Quote.input(duplicate)) appears twice in one object: send each beacon once") }
+        guard case .object(let object) = parsed.value, case .array(let items)? = object["scans"], !items.isEmpty else { throw bad("the body has no array \"scans\" of scans: \(shape)") }
+        guard items.count <= limits.maxTrackScans else { throw bad("at most \(limits.maxTrackScans) scans in one upload, got \(items.count)") }
+        var part = Venue(name: venue)
+        var beaconIndex: [String: Int] = [:]
+        var pointIndex: [String: Int] = [:]
+        for (i, item) in items.enumerated() {
+            let at = "scan \(i + 1)"
+            guard case .object(let scan) = item, case .object(let readings)? = scan["readings"] else { throw bad("\(at) is not {\"x\": …, \"y\": …, \"readings\": {beacon: rssi}}") }
+            guard let x = scan["x"]?.number, let y = scan["y"]?.number, x.isFinite, y.isFinite, abs(x) <= 1e7, abs(y) <= 1e7 else {
+                throw bad("\(at): x and y must be numbers (the venue's frame)")
+            }
+            var floor = 0
+            if let value = scan["floor"], value != .null {
+                guard case .integer(let number) = value, abs(number) <= 1000 else { throw bad("\(at): the floor must be a whole number from -1000 to 1000") }
+                floor = Int(number)
+            }
+            var time: SurveyTime?
+            switch scan["time"] {
+            case nil, .null?: break
+            case .string(let iso)?:
+                guard let parsed = SurveyTime.parse(iso) else { throw bad("\(at): \(Quote.input(iso)) is not a time (2026-11-28T10:00:00, or seconds)") }
+                time = parsed
+            case let value?:
+                guard let seconds = value.number, seconds.isFinite, abs(seconds) < 1e11 else { throw bad("\(at): the time must be ISO text or Unix seconds") }
+                time = SurveyTime(seconds: seconds)
+            }
+            guard readings.count > 0, readings.count <= limits.maxScanReadings else { throw bad("\(at): 1 to \(limits.maxScanReadings) readings") }
+            var scanReadings: [Reading] = []
+            for (beacon, value) in readings {
+                guard !beacon.isEmpty, beacon.utf8.count <= 200 else { throw bad("\(at): a beacon id is 1 to 200 bytes") }
+                guard let rssi = value.number, ScanError.rssiRange.contains(rssi) else {
+                    throw APIError.engine(.invalidArgument(parameter: "scans", message: "\(at), beacon \(Quote.input(beacon)): the strength must be a number of dBm from -200 to 0"))
+                }
+                let index: Int
+                if let known = beaconIndex[beacon] {
+                    index = known
+                } else {
+                    index = part.beacons.count
+                    beaconIndex[beacon] = index
+                    part.beacons.append(Beacon(id: beacon))
+                }
+                scanReadings.append(Reading(beacon: index, rssi: rssi, time: time))
+            }
+            let label: String
+            if case .string(let given)? = scan["label"] {
+                guard !given.isEmpty, given.utf8.count <= 200 else { throw bad("\(at): a label is 1 to 200 bytes") }
+                label = given
+            } else {
+                label = "\(Rounding.metres(x)) \(Rounding.metres(y))"
+            }
+            let key = "\(floor)\u{1F}\(label)"
+            let point: Int
+            if let known = pointIndex[key] {
+                guard part.points[known].x == x && part.points[known].y == y else { throw bad("\(at): point \(Quote.input(label)) is at another position in an earlier scan") }
+                point = known
+            } else {
+                point = part.points.count
+                pointIndex[key] = point
+                part.points.append(ReferencePoint(label: label, floor: floor, x: x, y: y))
+                if part.floor(floor) == nil { part.floors.append(Floor(number: floor)) }
+            }
+            part.scans.append(Scan(point: point, time: time, readings: scanReadings))
+        }
+        return part
+    }
+
     static func track(_ text: String) throws -> [(time: Double?, readings: [(beacon: String, rssi: Double)])] {
         let shape = "send the track as {\"scans\": [{\"time\": 1628008099.98, \"readings\": {\"b3001\": -78}}, …]}"
         let parsed: JSONValue

@@ -219,6 +219,29 @@ enum OpenAPI {
         }
       }
     },
+    "/v1/venues/{venue}/scans": {
+      "post": {
+        "summary": "Add survey scans to an indoor venue as a surveyor walks: durable when answered, located by the next request (needs a write token covering the venue)",
+        "parameters": [{"name": "venue", "in": "path", "required": true, "schema": {"type": "string"}, "example": "wmu_library"}],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {"schema": {"type": "object", "required": ["scans"], "properties": {"scans": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object", "required": ["x", "y", "readings"], "properties": {"x": {"type": "number"}, "y": {"type": "number"}, "floor": {"type": "integer"}, "label": {"type": "string"}, "time": {"type": ["string", "number", "null"]}, "readings": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}}}}}}, "example": {"scans": [{"x": 9, "y": 6, "floor": 1, "label": "I06", "time": "2026-11-28T10:00:00", "readings": {"b3002": -75, "b3005": -79}}]}}
+          }
+        },
+        "responses": {"414": {"$ref": "#/components/responses/Problem"},
+          "201": {"description": "venue, added (scans), scans, points, beacons (the venue's totals now).", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
+          "404": {"$ref": "#/components/responses/Problem"},
+          "408": {"$ref": "#/components/responses/Problem"},
+          "413": {"$ref": "#/components/responses/Problem"},
+          "422": {"$ref": "#/components/responses/Problem"},
+          "503": {"$ref": "#/components/responses/Problem"}
+        }
+      }
+    },
     "/v1/tiles/{tileset}.json": {
       "get": {
         "summary": "TileJSON 3.0.0 of a tile set or of a feature layer (vector_layers with typed fields; valid against the TileJSON 3.0.0 schema)",

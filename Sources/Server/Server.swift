@@ -147,6 +147,7 @@ public final class VltavaServer: Sendable {
         (.post, "/v1/schedule/check", { try await $0.checkSchedule($1, $2) }),
         (.post, "/v1/locate", { try await $0.locate($1, $2) }),
         (.post, "/v1/locate/track", { try await $0.locateTrack($1, $2) }),
+        (.post, "/v1/venues/{venue}/scans", { try await $0.appendScans($1, $2) }),
         (.get, "/v1/tiles/{tileset}.json", { try await $0.tileJSON($1, $2) }),
         (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try await $0.tile($1, $2) }),
         (.post, "/v1/admin/reload", { try await $0.reload($1, $2) }),

@@ -63,6 +63,40 @@ import Testing
         }
     }
 
+    /// POST /v1/venues/{venue}/scans: a surveyor's uploads, durable and located by the very next
+    /// request; the store holds them after a reload; a bad scan changes nothing; writes need a
+    /// token that covers the venue.
+    @Test func surveyScansAreCollected() async throws {
+        let (server, store) = try await WriteEndpointTests.writableServer("survey-upload")
+        defer { server.stop() }
+        let auth = [("Authorization", "Bearer \(WriteEndpointTests.token)"), ("Content-Type", "application/json")]
+        // A new spot at (40, 40) that hears a beacon no survey scan heard: before the upload it
+        // is not a beacon of the venue.
+        let before = try await post(server.port, "/v1/locate?venue=wmu_library&method=knn&k=1", body: #"{"b9999": -60}"#)
+        #expect(before.status == 422 && before.json["code"] == .string("no_known_beacon"))
+        let upload = #"{"scans": [{"x": 40, "y": 40, "floor": 1, "label": "new1", "time": "2026-11-28T10:00:00", "readings": {"b9999": -60, "b3001": -90}}, {"x": 40, "y": 40, "floor": 1, "label": "new1", "time": 1795860001, "readings": {"b9999": -61}}]}"#
+        let added = try await post(server.port, "/v1/venues/wmu_library/scans", body: upload, headers: auth)
+        #expect(added.status == 201, "\(added.text)")
+        #expect(added.json["added"] == .integer(2) && added.json["scans"] == .integer(1422) && added.json["points"] == .integer(106) && added.json["beacons"] == .integer(14))
+        let after = try await post(server.port, "/v1/locate?venue=wmu_library&method=knn&k=1", body: #"{"b9999": -60}"#)
+        #expect(after.status == 200 && after.json["point"] == .string("new1") && after.json["x"]?.number == 40, "\(after.text)")
+        // Durable: the store file holds them.
+        let stored = try IndoorStoreProbe.scans(store, venue: "wmu_library")
+        #expect(stored == 1422)
+        // All or nothing, with the scan at fault named; no token, no write.
+        let bad = #"{"scans": [{"x": 1, "y": 1, "readings": {"b3001": -70}}, {"x": 1, "y": 1, "readings": {"b3001": 7}}]}"#
+        let refused = try await post(server.port, "/v1/venues/wmu_library/scans", body: bad, headers: auth)
+        #expect(refused.status == 400 && (refused.json["detail"]?.string ?? "").contains("scan 2, beacon 'b3001'"), "\(refused.text)")
+        #expect(try IndoorStoreProbe.scans(store, venue: "wmu_library") == 1422)
+        let anonymous = try await post(server.port, "/v1/venues/wmu_library/scans", body: upload)
+        #expect(anonymous.status == 401)
+        let stationsOnly = try await post(server.port, "/v1/venues/wmu_library/scans", body: upload,
+                                          headers: [("Authorization", "Bearer \(WriteEndpointTests.stationsToken)")])
+        #expect(stationsOnly.status == 403)
+        let unknown = try await post(server.port, "/v1/venues/nowhere/scans", body: upload, headers: auth)
+        #expect(unknown.status == 404 && unknown.json["code"] == .string("unknown_venue"))
+    }
+
     @Test func badScansGetTheirCodes() async throws {
         let server = try await RunningServer.shared.value
         for (target, body, status, code) in [
@@ -98,5 +132,14 @@ import Testing
         #expect(none.status == 400 && none.json["detail"] == .string("k: must be between 1 and 10000, got 0"))
         let positive = try await post(server.port, "/v1/locate", body: #"{"b3001": 12}"#)
         #expect(positive.json["detail"] == .string("beacon 'b3001': 12 dBm is out of range; a received strength lies from -200 to 0 dBm (negative numbers)"))
+    }
+}
+
+/// Counts a venue's scans in the store file, through Python's sqlite3, not through Vltava's reader.
+enum IndoorStoreProbe {
+    static func scans(_ store: String, venue: String) throws -> Int {
+        let script = "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM indoor_scans WHERE venue = ?', (sys.argv[2],)).fetchone()[0])"
+        let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, store, venue])
+        return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 }
