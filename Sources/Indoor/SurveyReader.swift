@@ -107,24 +107,23 @@ public enum SurveyReader {
         guard options.windowSeconds.isFinite && options.windowSeconds >= 0 else {
             throw .invalidOption("the time window must be 0 s or more, got \(options.windowSeconds)")
         }
-        let table: CSVTable
-        do {
-            table = try CSV.parse(bytes)
-        } catch {
-            throw .malformedCSV(file: file, problems: [ImportProblem(location: "", message: error.description)])
-        }
+        let table = try SurveyReader.table(bytes, file: file)
         var reader = Reader(table: table, file: file, options: options)
         return try reader.read()
     }
 
-    /// Reads a walked path: a CSV of segments `x0,y0,x1,y1` (spaces after commas allowed).
-    public static func readPath(_ bytes: [UInt8], file: String) throws(IndoorError) -> [(x0: Double, y0: Double, x1: Double, y1: Double)] {
-        let table: CSVTable
+    /// The bytes as a CSV table, or the reason they are not one.
+    static func table(_ bytes: [UInt8], file: String) throws(IndoorError) -> CSVTable {
         do {
-            table = try CSV.parse(bytes)
+            return try CSV.parse(bytes)
         } catch {
             throw .malformedCSV(file: file, problems: [ImportProblem(location: "", message: error.description)])
         }
+    }
+
+    /// Reads a walked path: a CSV of segments `x0,y0,x1,y1` (spaces after commas allowed).
+    public static func readPath(_ bytes: [UInt8], file: String) throws(IndoorError) -> [(x0: Double, y0: Double, x1: Double, y1: Double)] {
+        let table = try SurveyReader.table(bytes, file: file)
         let header = table.header.map { $0.trimmingSpaces.lowercased() }
         let columns = ["x0", "y0", "x1", "y1"].map { header.firstIndex(of: $0) }
         let found = columns.compactMap { $0 }
@@ -148,12 +147,7 @@ public enum SurveyReader {
     /// Reads a track: scans in time order, with or without positions; beacons by id
     /// (`Reading.beacon` indexes the returned `beacons`).
     public static func readTrack(_ bytes: [UInt8], file: String, options: SurveyOptions) throws(IndoorError) -> (beacons: [String], scans: [TrackScan]) {
-        let table: CSVTable
-        do {
-            table = try CSV.parse(bytes)
-        } catch {
-            throw .malformedCSV(file: file, problems: [ImportProblem(location: "", message: error.description)])
-        }
+        let table = try SurveyReader.table(bytes, file: file)
         var reader = Reader(table: table, file: file, options: options)
         reader.positionsRequired = false
         let venue = try reader.read()

@@ -44,7 +44,8 @@ extension Endpoints {
         options.speed = try parameters.double("speed") ?? options.speed
         options.interval = try parameters.double("interval") ?? options.interval
         options.smooth = try parameters.bool("smooth") ?? options.smooth
-        let text = try await Endpoints.readBody(request, limit: configuration.maxBodyBytes, timeout: configuration.requestTimeout)
+        // A walk's scans outgrow a query's body: as much as a write batch.
+        let text = try await Endpoints.readBody(request, limit: Endpoints.maxWriteBodyBytes, timeout: configuration.requestTimeout)
         let scans = try Endpoints.track(text)
         let snapshot = try state.snapshot()
         let venue = try engine { () throws(EngineError) in try snapshot.onlyOrNamedVenue(parameters.string("venue")) }

@@ -198,14 +198,14 @@ enum OpenAPI {
         "parameters": [
           {"name": "venue", "in": "query", "schema": {"type": "string"}, "example": "wmu_library", "description": "The venue; optional when the store has exactly one."},
           {"name": "k", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5}, "description": "How many of the most probable cells each position is the weighted mean of."},
-          {"name": "speed", "in": "query", "schema": {"type": "number", "exclusiveMinimum": 0, "maximum": 1000, "default": 1.5}, "description": "Walking speed, frame units a second."},
-          {"name": "interval", "in": "query", "schema": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400, "default": 1}, "description": "Seconds between scans that have no time."},
+          {"name": "speed", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 1000, "default": 1.5}, "description": "Walking speed, frame units a second."},
+          {"name": "interval", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 86400, "default": 1}, "description": "Seconds between scans that have no time."},
           {"name": "smooth", "in": "query", "schema": {"type": "boolean", "default": true}, "description": "true: each position from the whole track (forward-backward); false: from the scans up to it (forward only)."}
         ],
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {"schema": {"type": "object", "required": ["scans"], "properties": {"scans": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object", "required": ["readings"], "properties": {"time": {"type": ["number", "null"]}, "readings": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}}}}}}, "example": {"scans": [{"time": 0, "readings": {"b3001": -78}}, {"time": 1, "readings": {"b3001": -75, "b3006": -80}}]}}
+            "application/json": {"schema": {"type": "object", "required": ["scans"], "properties": {"scans": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object", "required": ["readings"], "properties": {"time": {"type": "number", "nullable": true}, "readings": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}}}}}}, "example": {"scans": [{"time": 0, "readings": {"b3001": -78}}, {"time": 1, "readings": {"b3001": -75, "b3006": -80}}]}}
           }
         },
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
@@ -226,7 +226,7 @@ enum OpenAPI {
         "requestBody": {
           "required": true,
           "content": {
-            "application/json": {"schema": {"type": "object", "required": ["scans"], "properties": {"scans": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object", "required": ["x", "y", "readings"], "properties": {"x": {"type": "number"}, "y": {"type": "number"}, "floor": {"type": "integer"}, "label": {"type": "string"}, "time": {"type": ["string", "number", "null"]}, "readings": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}}}}}}, "example": {"scans": [{"x": 9, "y": 6, "floor": 1, "label": "I06", "time": "2026-11-28T10:00:00", "readings": {"b3002": -75, "b3005": -79}}]}}
+            "application/json": {"schema": {"type": "object", "required": ["scans"], "properties": {"scans": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object", "required": ["x", "y", "readings"], "properties": {"x": {"type": "number"}, "y": {"type": "number"}, "floor": {"type": "integer"}, "label": {"type": "string"}, "time": {"description": "ISO text (2026-11-28T10:00:00) or Unix seconds", "nullable": true}, "readings": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}}}}}}, "example": {"scans": [{"x": 9, "y": 6, "floor": 1, "label": "I06", "time": "2026-11-28T10:00:00", "readings": {"b3002": -75, "b3005": -79}}]}}
           }
         },
         "responses": {"414": {"$ref": "#/components/responses/Problem"},

@@ -78,8 +78,8 @@ struct IndoorImportCommand: ParsableCommand {
         (options.labelColumn, options.timeColumn, options.xColumn, options.yColumn) = (labelColumn, timeColumn, xColumn, yColumn)
         (options.floorColumn, options.beaconColumn, options.rssiColumn) = (floorColumn, beaconColumn, rssiColumn)
         options.windowSeconds = window
-        options.attributeColumns = attributeColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
-        options.beaconColumns = beaconColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        options.attributeColumns = attributeColumns.map(commaList) ?? []
+        options.beaconColumns = beaconColumns.map(commaList)
         options.timeUnit = timeUnit
         if let model {
             do {
@@ -130,6 +130,11 @@ struct IndoorImportCommand: ParsableCommand {
 }
 
 extension SurveyOptions.Shape: ExpressibleByArgument {}
+
+/// "a, b,c" → ["a", "b", "c"]: the CLI's lists of columns.
+func commaList(_ text: String) -> [String] {
+    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+}
 extension TimeUnit: ExpressibleByArgument {}
 
 struct IndoorVenuesCommand: ParsableCommand {
@@ -238,7 +243,7 @@ struct IndoorTrackCommand: ParsableCommand {
             var read = SurveyOptions(venue: place.name)
             read.timeUnit = timeUnit
             read.timeColumn = timeColumn
-            read.beaconColumns = beaconColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            read.beaconColumns = beaconColumns.map(commaList)
             let track = try SurveyReader.readTrack(try IndoorEvaluateCommand.bytes(file), file: (file as NSString).lastPathComponent, options: read)
             let scans = track.scans.map { scan in
                 (time: scan.time?.seconds, readings: scan.readings.map { (beacon: track.beacons[$0.beacon], rssi: $0.rssi) })
@@ -359,7 +364,7 @@ struct IndoorEvaluateCommand: ParsableCommand {
             if let testTrack {
                 var read = SurveyOptions(venue: place.name)
                 read.timeUnit = timeUnit
-                read.beaconColumns = beaconColumns.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                read.beaconColumns = beaconColumns.map(commaList)
                 let track = try SurveyReader.readTrack(try Self.bytes(testTrack), file: (testTrack as NSString).lastPathComponent, options: read)
                 let truth: Evaluator.Truth = try path.map { .path(try SurveyReader.readPath(try Self.bytes($0), file: ($0 as NSString).lastPathComponent)) } ?? .positions
                 evaluation = try Evaluator.evaluate(place.venue, track: track, truth: truth, options: options, trackOptions: TrackOptions(speed: speed))
