@@ -448,6 +448,7 @@ public enum Output {
             w.beginObject()
             w.key("time"); if let time { w.number(time) } else { w.null() }
             w.key("floor"); w.integer(Int64(position.floor))
+            w.key("floor_confidence"); w.number(Rounding.metres(position.floorConfidence))
             w.key("x"); w.metres(position.x)
             w.key("y"); w.metres(position.y)
             w.key("lon"); if let p = position.lonLat { w.number(p.lon) } else { w.null() }
@@ -490,6 +491,7 @@ public enum Output {
         w.key("floor"); w.integer(Int64(position.floor))
         let floorName = venue.floor(position.floor)?.name ?? ""
         w.key("floor_name"); if floorName.isEmpty { w.null() } else { w.string(floorName) }
+        w.key("floor_confidence"); w.number(Rounding.metres(position.floorConfidence))
         w.key("x"); w.metres(position.x)
         w.key("y"); w.metres(position.y)
         w.key("lon"); if let p = position.lonLat { w.number(p.lon) } else { w.null() }
@@ -543,9 +545,14 @@ public enum Output {
         w.key("cell_size"); w.number(cell)
         w.key("results")
         w.beginArray()
+        let best = evaluation.best
         for result in evaluation.results {
             w.beginObject()
             w.key("model"); w.string(result.model.description)
+            if let best, best.method == result.method, best.k == result.k, best.fingerprints == result.fingerprints,
+               best.model == result.model, result.tracking == nil {
+                w.key("best"); w.bool(true)
+            }
             w.key("fingerprints"); w.string(result.fingerprints.rawValue)
             w.key("method"); w.string(result.method.rawValue)
             if let tracking = result.tracking { w.key("track"); w.string(tracking) }

@@ -217,6 +217,18 @@ public struct CellModel: Sendable {
         return out
     }
 
+    /// The floor with the most posterior mass (cells equally likely before the scan) and that
+    /// mass's share; a tie goes to the lower floor.
+    public func likeliestFloor(_ logLikelihoods: [Double]) -> (floor: Int, confidence: Double) {
+        let best = logLikelihoods.max() ?? 0
+        guard best > -.infinity else { return (cells.first?.floor ?? 0, 0) }
+        var mass: [Int: Double] = [:]
+        for (c, ll) in logLikelihoods.enumerated() where ll > -.infinity { mass[cells[c].floor, default: 0] += exp(ll - best) }
+        let total = mass.values.reduce(0, +)
+        guard let top = mass.max(by: { ($0.value, -$0.key) < ($1.value, -$1.key) }) else { return (cells.first?.floor ?? 0, 0) }
+        return (top.key, top.value / total)
+    }
+
     /// The k likeliest cells, likeliest first (ties by cell order), with their weights
     /// exp(ll - best ll).
     public func likeliest(_ logLikelihoods: [Double], k: Int) -> [(cell: Int, logLikelihood: Double)] {

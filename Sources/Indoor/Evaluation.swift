@@ -17,6 +17,9 @@ public struct EvaluationOptions: Sendable {
         case latest(fraction: Double)
         /// Test the scans whose column `column` holds one of `values`, against the others.
         case column(String, values: [String])
+        /// Cross-validation: the survey cut into this many blocks in its order (a survey in time
+        /// order: its runs), each tested against a model of the others.
+        case folds(Int)
         /// Test a separate track of this many scans, against the whole survey.
         case track(tested: Int)
 
@@ -26,6 +29,7 @@ public struct EvaluationOptions: Sendable {
             case .testFrom(let time): "test from \(time.iso), train before"
             case .latest(let fraction): "test the latest \(shortNumber(fraction * 100)) % by time, train on the earlier"
             case .column(let column, let values): "test where \(column) is \(values.joined(separator: " or ")), train on the others"
+            case .folds(let n): "\(n) blocks in survey order, each tested against the others"
             case .track(let tested): "test a track of \(tested) scans, train on the whole survey"
             }
         }
@@ -86,6 +90,12 @@ public struct Evaluation: Sendable {
     public let venue: Venue
     public let split: EvaluationOptions.Split
     public let results: [EvaluationResult]
+
+    /// The setting with the lowest median error, then p90: what the split picks (on the
+    /// survey alone, by leave-one-out or `folds`, this is a choice made on training data).
+    public var best: EvaluationResult? {
+        results.filter { $0.tracking == nil && $0.tested > 0 }.min { ($0.median, $0.p90) < ($1.median, $1.p90) }
+    }
 }
 
 public enum Evaluator {
@@ -93,9 +103,18 @@ public enum Evaluator {
         guard options.k.allSatisfy({ $0 >= 1 && $0 <= 1000 }) else { throw .invalidOption("k must be from 1 to 1000") }
         let all = Array(venue.scans.indices)
         var train: [Int] = all, test: [Int] = all
+        // Each fold's training scans (nil: leave-one-out over all) and test scans.
+        var folds: [(train: [Int]?, test: [Int])] = []
         switch options.split {
         case .leaveOneOut:
-            break
+            folds = [(nil, all)]
+        case .folds(let n):
+            guard (2...50).contains(n), n <= all.count else { throw .invalidOption("folds must be from 2 to 50 and at most the survey's \(all.count) scans, got \(n)") }
+            for f in 0..<n {
+                let block = Array(all[(all.count * f / n)..<(all.count * (f + 1) / n)])
+                let held = Set(block)
+                folds.append((all.filter { !held.contains($0) }, block))
+            }
         case .testFrom(let time):
             guard venue.scans.allSatisfy({ $0.time != nil }) else { throw .invalidOption("a split by time needs a time on every scan") }
             test = all.filter { venue.scans[$0].time.map { $0 >= time } ?? false }
@@ -118,7 +137,8 @@ public enum Evaluator {
             test = all.filter { venue.scans[$0].attributes[column].map(wanted.contains) ?? false }
             train = all.filter { !(venue.scans[$0].attributes[column].map(wanted.contains) ?? false) }
         }
-        guard !test.isEmpty, !train.isEmpty || options.split == .leaveOneOut, venue.scans.count >= 2 else {
+        if folds.isEmpty { folds = [(train, test)] }
+        guard folds.allSatisfy({ !$0.test.isEmpty && $0.train?.isEmpty != true }), venue.scans.count >= 2 else {
             throw .invalidOption("the split leaves \(train.count) scans to train on and \(test.count) to test")
         }
         var results: [EvaluationResult] = []
@@ -128,8 +148,8 @@ public enum Evaluator {
             // One model for a split, and for leave-one-out one over every scan that leaves the
             // test scan out of its scans' index and its cells; the mean and median fingerprints
             // (and the ensemble, which reads them) are rebuilt without it.
-            let shared = try locator(venue, using: options.split == .leaveOneOut ? nil : train)
-            let observations = venue.scans.map(shared.observation(of:))
+            let shared = try folds.map { fold throws(IndoorError) in try locator(venue, using: fold.train) }
+            let observations = venue.scans.map(shared[0].observation(of:))
             for (kind, method) in settings(options) {
                 let rebuild = options.split == .leaveOneOut && (method == .ensemble || (kind != .scans && method != .gaussian))
                 var perScan: [Int: Locator] = [:]
@@ -138,36 +158,38 @@ public enum Evaluator {
                     var exact = 0
                     var elapsed = Duration.zero
                     let clock = ContinuousClock()
-                    for s in test {
-                        var locator = shared
-                        if rebuild {
-                            if let built = perScan[s] {
-                                locator = built
-                            } else {
-                                locator = try Evaluator.locator(venue, using: all.filter { $0 != s })
-                                if options.k.count > 1 { perScan[s] = locator }
+                    for (f, fold) in folds.enumerated() {
+                        for s in fold.test {
+                            var locator = shared[f]
+                            if rebuild {
+                                if let built = perScan[s] {
+                                    locator = built
+                                } else {
+                                    locator = try Evaluator.locator(venue, using: all.filter { $0 != s })
+                                    if options.k.count > 1 { perScan[s] = locator }
+                                }
+                            }
+                            let excluding = fold.train == nil && !rebuild ? s : nil
+                            let start = clock.now
+                            let found = locator.locate(observations[s], k: k, method: method, fingerprints: kind, excluding: excluding)
+                            elapsed += clock.now - start
+                            guard let found else { continue }
+                            let truth = venue.points[venue.scans[s].point]
+                            guard found.floor == truth.floor else {
+                                errors.append(.infinity)
+                                continue
+                            }
+                            let (dx, dy) = (found.x - truth.x, found.y - truth.y)
+                            errors.append((dx * dx + dy * dy).squareRoot())
+                            if let grid = venue.grid {
+                                if abs(dx) < grid.cellSize / 2 && abs(dy) < grid.cellSize / 2 { exact += 1 }
+                            } else if found.point == venue.scans[s].point {
+                                exact += 1
                             }
                         }
-                        let excluding = options.split == .leaveOneOut && !rebuild ? s : nil
-                        let start = clock.now
-                        let found = locator.locate(observations[s], k: k, method: method, fingerprints: kind, excluding: excluding)
-                        elapsed += clock.now - start
-                        guard let found else { continue }
-                        let truth = venue.points[venue.scans[s].point]
-                        guard found.floor == truth.floor else {
-                            errors.append(.infinity)
-                            continue
-                        }
-                        let (dx, dy) = (found.x - truth.x, found.y - truth.y)
-                        errors.append((dx * dx + dy * dy).squareRoot())
-                        if let grid = venue.grid {
-                            if abs(dx) < grid.cellSize / 2 && abs(dy) < grid.cellSize / 2 { exact += 1 }
-                        } else if found.point == venue.scans[s].point {
-                            exact += 1
-                        }
                     }
-                    results.append(EvaluationResult(model: model, method: method, fingerprints: kind, k: k,
-                                                    trained: options.split == .leaveOneOut ? all.count - 1 : train.count,
+                    let trained = folds.count == 1 ? (folds[0].train?.count ?? all.count - 1) : all.count - all.count / folds.count
+                    results.append(EvaluationResult(model: model, method: method, fingerprints: kind, k: k, trained: trained,
                                                     tested: errors.count, errors: errors, exact: exact, seconds: Evaluator.seconds(elapsed)))
                 }
             }

@@ -155,6 +155,10 @@ public struct Position: Sendable, Equatable {
     public let neighbours: [Neighbour]
     /// The weighted RMS distance of the neighbours' points from the estimate, in the frame's units.
     public let spread: Double
+    /// The share of the evidence on `floor`: for the probabilistic model its posterior over
+    /// every cell of the venue, for kNN the share of the neighbours' weight, for the ensemble
+    /// and a track the share of members or probability on it. 1 on a venue of one floor.
+    public var floorConfidence: Double = 1
 }
 
 /// A scan as a venue's model reads it.
@@ -294,7 +298,12 @@ public struct Locator: Sendable {
     /// The probabilistic model's k likeliest cells, weighted by likelihood. A neighbour's
     /// signal distance is sqrt(2 (best log-likelihood - its own)): 0 for the likeliest.
     func likeliest(_ strengths: [Double?], k: Int, excluding: Int?) -> Position? {
-        let top = cells.likeliest(cells.logLikelihoods(strengths, excluding: excluding), k: k)
+        var logLikelihoods = cells.logLikelihoods(strengths, excluding: excluding)
+        // The floor first, by its share of the posterior over every cell (equal priors); then
+        // the k likeliest cells on it.
+        let (floor, confidence) = cells.likeliestFloor(logLikelihoods)
+        for c in cells.cells.indices where cells.cells[c].floor != floor { logLikelihoods[c] = -.infinity }
+        let top = cells.likeliest(logLikelihoods, k: k)
         guard let best = top.first?.logLikelihood else { return nil }
         let candidates = top.map { found -> Candidate in
             let cell = cells.cells[found.cell]
@@ -302,7 +311,9 @@ public struct Locator: Sendable {
             return Candidate(floor: cell.floor, x: cell.x, y: cell.y, weight: weight,
                              neighbour: Neighbour(point: cell.point, scan: nil, signalDistance: (2 * (best - found.logLikelihood)).squareRoot(), weight: weight))
         }
-        return estimate(candidates)
+        var position = estimate(candidates)
+        position?.floorConfidence = confidence
+        return position
     }
 
     struct Candidate {
@@ -331,9 +342,11 @@ public struct Locator: Sendable {
         let x = sx / total, y = sy / total
         var spreadSum = 0.0
         for c in candidates where c.floor == floor { spreadSum += c.weight * ((c.x - x) * (c.x - x) + (c.y - y) * (c.y - y)) }
+        let allWeight = floorWeight.values.reduce(0, +)
         return Position(floor: floor, x: x, y: y, lonLat: venue.floor(floor)?.frame?.lonLat(x: x, y: y),
                         point: nearestPoint(floor: floor, x: x, y: y) ?? first.neighbour.point,
-                        neighbours: candidates.map(\.neighbour), spread: (spreadSum / total).squareRoot())
+                        neighbours: candidates.map(\.neighbour), spread: (spreadSum / total).squareRoot(),
+                        floorConfidence: allWeight > 0 ? (floorWeight[floor] ?? 0) / allWeight : 1)
     }
 
     func nearestPoint(floor: Int, x: Double, y: Double) -> Int? {
@@ -358,6 +371,6 @@ public struct Locator: Sendable {
         let x = FingerprintMap.median(on.map(\.x)), y = FingerprintMap.median(on.map(\.y))
         let spread = (on.reduce(0) { $0 + ($1.x - x) * ($1.x - x) + ($1.y - y) * ($1.y - y) } / Double(on.count)).squareRoot()
         return Position(floor: floor, x: x, y: y, lonLat: venue.floor(floor)?.frame?.lonLat(x: x, y: y), point: near(floor, x, y) ?? first.point,
-                        neighbours: members.flatMap(\.neighbours), spread: spread)
+                        neighbours: members.flatMap(\.neighbours), spread: spread, floorConfidence: Double(on.count) / Double(members.count))
     }
 }

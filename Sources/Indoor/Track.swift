@@ -119,14 +119,20 @@ extension Locator {
             }
         }
         return posterior.compactMap { probabilities in
-            let top = self.cells.likeliest(probabilities.map { $0 > 0 ? log($0) : -.infinity }, k: options.k)
+            // The floor first, by its share of the probability; then the k likeliest cells on it.
+            var logs = probabilities.map { $0 > 0 ? log($0) : -.infinity }
+            let (floor, confidence) = self.cells.likeliestFloor(logs)
+            for c in cells.indices where cells[c].floor != floor { logs[c] = -.infinity }
+            let top = self.cells.likeliest(logs, k: options.k)
             let candidates = top.map { found -> Candidate in
                 let cell = cells[found.cell]
                 let weight = exp(found.logLikelihood)
                 return Candidate(floor: cell.floor, x: cell.x, y: cell.y, weight: weight,
                                  neighbour: Neighbour(point: cell.point, scan: nil, signalDistance: 0, weight: weight))
             }
-            return estimate(candidates)
+            var position = estimate(candidates)
+            position?.floorConfidence = confidence
+            return position
         }
     }
 

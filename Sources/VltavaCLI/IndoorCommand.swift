@@ -303,6 +303,7 @@ struct IndoorEvaluateCommand: ParsableCommand {
     @Option(help: "Test the scans from this time on, train on those before.") var testFrom: String?
     @Option(help: "Test the latest fraction of the scans by time (e.g. 0.2), train on the earlier.") var testLatest: Double?
     @Option(help: "Test the scans whose COLUMN is VALUE (COLUMN=VALUE[,VALUE…]), train on the others.") var testWhere: String?
+    @Option(help: "Cross-validate: cut the survey into N blocks in its order (its runs, for a survey in time order), each tested against the others.") var folds: Int?
     @Option(help: "Test a separate track (CSV, read as a survey: x/y columns when it has them), train on the whole venue; scan by scan, then as a track.") var testTrack: String?
     @Option(help: "With --test-track without positions: the walked path (CSV x0,y0,x1,y1); errors are distances to it.") var path: String?
     @Option(help: "--test-track: its numeric times are Unix s, ms, us or ns.") var timeUnit: TimeUnit?
@@ -334,11 +335,11 @@ struct IndoorEvaluateCommand: ParsableCommand {
                 throw CLIError("--models: \(error)")
             }
         }
-        if testTrack != nil && (testFrom != nil || testLatest != nil || testWhere != nil) {
-            throw CLIError("give one of --test-track, --test-from, --test-latest, --test-where")
+        if [testTrack != nil, testFrom != nil, testLatest != nil, testWhere != nil, folds != nil].filter({ $0 }).count > 1 {
+            throw CLIError("give one of --test-track, --test-from, --test-latest, --test-where, --folds")
         }
         switch (testFrom, testLatest, testWhere) {
-        case (nil, nil, nil): options.split = .leaveOneOut
+        case (nil, nil, nil): options.split = folds.map { .folds($0) } ?? .leaveOneOut
         case (let time?, nil, nil):
             guard let parsed = SurveyTime.parse(time) else { throw CLIError("--test-from: '\(time)' is not a time (2016-10-01T00:00:00)") }
             options.split = .testFrom(parsed)
@@ -385,6 +386,9 @@ struct IndoorEvaluateCommand: ParsableCommand {
                   + (path != nil ? ", as distances to the walked path" : ""))
             print(Table(header: ["model", "fingerprints", "method", "k", "tested", "median", "p90", "max", "exact", "µs/locate"], rows: rows,
                         rightAligned: [3, 4, 5, 6, 7, 8, 9]).rendered)
+            if let best = evaluation.best, evaluation.results.count > 1 {
+                print("best by median, then p90: \(best.method.rawValue) k \(best.k), \(best.fingerprints.rawValue) fingerprints, \(best.model) (median \(f(best.median / cell)), p90 \(f(best.p90 / cell)))")
+            }
         } else {
             var w = JSONWriter(pretty: true)
             Output.evaluation(&w, evaluation, errors: errors)

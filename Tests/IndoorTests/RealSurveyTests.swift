@@ -97,6 +97,31 @@ enum Calib2021 {
         #expect(smooth.median < wknn.median && smooth.p90 < wknn.p90)
     }
 
+    /// Cross-validation on the survey alone (4 blocks in its order, about its 4 robot runs):
+    /// it picks the probabilistic default over kNN, and each block's errors are those of a
+    /// train/test split with that block held out.
+    @Test func foldsChooseFromTheTrainingDataAlone() throws {
+        var venue = try Calib2021.venue.get()
+        var options = EvaluationOptions()
+        options.k = [10]
+        options.methods = [.wknn, .gaussian]
+        options.split = .folds(4)
+        let folds = try Evaluator.evaluate(venue, options: options)
+        let best = try #require(folds.best)
+        #expect(best.method == .gaussian && folds.results.allSatisfy { $0.tested == 4104 })
+        let wknn = try #require(folds.results.first { $0.method == .wknn })
+        #expect(best.median < 0.8 * wknn.median, "\(best.median) against \(wknn.median)")
+        // The first block (scans 0 ..< 1026) held out by a column instead.
+        for s in venue.scans.indices { venue.scans[s].attributes["block"] = s < 1026 ? "first" : "rest" }
+        options.split = .column("block", values: ["first"])
+        let split = try Evaluator.evaluate(venue, options: options)
+        for method in [LocateMethod.wknn, .gaussian] {
+            let byFolds = try #require(folds.results.first { $0.method == method }).errors.prefix(1026)
+            let bySplit = try #require(split.results.first { $0.method == method }).errors
+            #expect(Array(byFolds) == bySplit, "\(method)")
+        }
+    }
+
     @Test func aTrackHonoursItsCheck() throws {
         let venue = try Calib2021.venue.get()
         let locator = try Locator(venue: venue)
@@ -113,6 +138,31 @@ enum Calib2021 {
         #expect(steps == 11)
         let positions = try locator.locateTrack(Array(scans), check: { () throws(Never) in })
         #expect(positions.count == 50)
+    }
+
+    /// Two floors: the WMU library's survey as floor 1 and calib2021's flat as floor 0 of one
+    /// venue (two real surveys; their beacons differ, so the floor is never in doubt). Each
+    /// survey's scans are placed on their own floor with a confidence near 1.
+    @Test func theFloorComesFirstWithItsConfidence() throws {
+        var wmu = try WMU.venue.get()
+        wmu.model = ModelSettings()
+        let calib = try Calib2021.venue.get()
+        var both = try calib.merging(wmu)
+        both.model = ModelSettings(unheard: .value(-110))
+        let locator = try Locator(venue: both)
+        #expect(Set(locator.cells.cells.map(\.floor)) == [0, 1])
+        let robot = try Calib2021.robot.get()
+        var onFloor0 = 0
+        for scan in robot.scans.prefix(100) {
+            let found = try #require(locator.locate(locator.observation(of: scan, beacons: robot.beacons), k: 10, method: .gaussian))
+            if found.floor == 0 && found.floorConfidence > 0.999 { onFloor0 += 1 }
+        }
+        #expect(onFloor0 == 100)
+        for scan in wmu.scans.prefix(100) {
+            let track = TrackScan(time: nil, readings: scan.readings, truth: nil)
+            let found = try #require(locator.locate(locator.observation(of: track, beacons: wmu.beacons.map(\.id)), k: 3, method: .wknn))
+            #expect(found.floor == 1 && found.floorConfidence == 1)
+        }
     }
 
     @Test func modelSettingsReadAndRefuse() throws {
