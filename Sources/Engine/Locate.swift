@@ -48,19 +48,26 @@ public final class IndoorVenue: Sendable {
     public func distinctFingerprints(_ kind: FingerprintKind) -> Int { locator.maps[kind]?.distinctVectors ?? 0 }
 }
 
-/// What `locate` was asked, with its defaults: the probabilistic model's 10 likeliest cells
-/// (kNN's default k is 3). docs/INDOOR.md has the measurements behind them.
+/// What `locate` was asked. A method or k not given is the venue's (`ModelSettings`), else the
+/// probabilistic model's 10 likeliest cells (kNN's default k is 3); docs/INDOOR.md has the
+/// measurements behind them.
 public struct LocateOptions: Sendable, Equatable {
-    public var k: Int
-    public var method: LocateMethod
+    public var k: Int?
+    public var method: LocateMethod?
     public var fingerprints: FingerprintKind
 
     public static func defaultK(_ method: LocateMethod) -> Int { method == .gaussian ? 10 : 3 }
 
-    public init(k: Int? = nil, method: LocateMethod = .gaussian, fingerprints: FingerprintKind = .scans) {
-        self.k = k ?? LocateOptions.defaultK(method)
+    public init(k: Int? = nil, method: LocateMethod? = nil, fingerprints: FingerprintKind = .scans) {
+        self.k = k
         self.method = method
         self.fingerprints = fingerprints
+    }
+
+    /// The method and k for `venue`: as given, else the venue's, else the defaults.
+    public func resolved(for venue: Venue) -> (method: LocateMethod, k: Int) {
+        let method = method ?? venue.model.method ?? .gaussian
+        return (method, k ?? (method == venue.model.method ? venue.model.k : nil) ?? LocateOptions.defaultK(method))
     }
 }
 
@@ -68,9 +75,13 @@ public struct LocateOptions: Sendable, Equatable {
 public struct Location: Sendable {
     public let venue: IndoorVenue
     public let position: Position
+    /// As asked, with the method and k it was answered with.
     public let options: LocateOptions
     /// Beacons of the scan that the venue does not know, left out of the comparison.
     public let ignored: [String]
+
+    public var method: LocateMethod { options.method ?? .gaussian }
+    public var k: Int { options.k ?? 0 }
 
     /// The label of the reference point nearest to the estimate.
     public var pointLabel: String { venue.venue.points[position.point].label }
@@ -148,8 +159,9 @@ extension Snapshot {
     public func locate(_ readings: [(beacon: String, rssi: Double)], in venue: IndoorVenue,
                        options: LocateOptions = LocateOptions(), deadline: Deadline = .none) throws(EngineError) -> Location {
         try deadline.check()
-        guard options.k >= 1 && options.k <= limits.maxLocateK else {
-            throw .invalidArgument(parameter: "k", message: "must be between 1 and \(limits.maxLocateK), got \(options.k)")
+        let (method, k) = options.resolved(for: venue.venue)
+        guard k >= 1 && k <= limits.maxLocateK else {
+            throw .invalidArgument(parameter: "k", message: "must be between 1 and \(limits.maxLocateK), got \(k)")
         }
         let scan: (observation: Observation, unknown: [String])
         do {
@@ -157,10 +169,11 @@ extension Snapshot {
         } catch {
             throw .scan(error)
         }
-        guard let position = venue.locator.locate(scan.observation, k: options.k, method: options.method, fingerprints: options.fingerprints) else {
+        guard let position = venue.locator.locate(scan.observation, k: k, method: method, fingerprints: options.fingerprints) else {
             throw .store("venue '\(venue.name)' has no survey scans to locate by")
         }
-        return Location(venue: venue, position: position, options: options, ignored: scan.unknown)
+        let answered = LocateOptions(k: k, method: method, fingerprints: options.fingerprints)
+        return Location(venue: venue, position: position, options: answered, ignored: scan.unknown)
     }
 
     /// Locates a walking phone's scans together (Indoor/Track.swift): a position per scan, in

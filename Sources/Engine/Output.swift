@@ -396,7 +396,7 @@ public enum Output {
     /// Said beside every signal distance.
     /// What a neighbour's `signal_distance` is, for the method and the venue's model.
     public static func signalUnits(_ location: Location) -> String {
-        if location.options.method == .gaussian {
+        if location.method == .gaussian {
             return "sqrt(2 × (the best log-likelihood − this cell's)): 0 for the likeliest cell"
         }
         let space = location.venue.locator.space
@@ -499,8 +499,8 @@ public enum Output {
         w.key("point"); w.string(location.pointLabel)
         w.key("spread"); w.metres(position.spread)
         w.key("units"); w.string(frameUnits(venue))
-        w.key("method"); w.string(location.options.method.rawValue)
-        w.key("k"); w.integer(Int64(location.options.k))
+        w.key("method"); w.string(location.method.rawValue)
+        w.key("k"); w.integer(Int64(location.k))
         w.key("fingerprints"); w.string(location.options.fingerprints.rawValue)
         w.key("neighbours")
         w.beginArray()

@@ -55,6 +55,23 @@ public enum IndoorStore {
         }
     }
 
+    /// Sets a venue's model settings (the next load builds its model with them).
+    public static func setModel(_ settings: ModelSettings, of venue: String, in store: GeoPackage) throws(IndoorError) {
+        do {
+            try store.database.transaction {
+                try createTables(store.database)
+                guard try store.database.scalar("SELECT 1 FROM indoor_venues WHERE venue = ?", .text(venue)) != nil else {
+                    throw IndoorError.invalidOption("the store has no venue \(Quote.input(venue))")
+                }
+                try store.database.prepare("UPDATE indoor_venues SET model = ? WHERE venue = ?").run([.text(settings.description), .text(venue)])
+            }
+        } catch let error as IndoorError {
+            throw error
+        } catch {
+            throw .store("cannot set venue \(Quote.input(venue))'s model: \(error)")
+        }
+    }
+
     /// The names of the venues in the store.
     public static func venueNames(in store: GeoPackage) throws(IndoorError) -> [String] {
         do {

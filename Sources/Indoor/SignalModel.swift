@@ -29,13 +29,20 @@ public struct ModelSettings: Sendable, Equatable, CustomStringConvertible {
 
     public var unheard: Unheard
     public var representation: Representation
+    /// The venue's method and k for a locate that names none (nil: gaussian, and 10 for it or
+    /// 3 for the others): what `vltava indoor evaluate --apply` stores.
+    public var method: LocateMethod?
+    public var k: Int?
 
-    public init(unheard: Unheard = .learned(margin: 10), representation: Representation = .dbm) {
+    public init(unheard: Unheard = .learned(margin: 10), representation: Representation = .dbm, method: LocateMethod? = nil, k: Int? = nil) {
         self.unheard = unheard
         self.representation = representation
+        self.method = method
+        self.k = k
     }
 
-    /// `unheard=learned-10,representation=dbm` or `unheard=-105,…`: the stored and the CLI's spelling.
+    /// `unheard=learned-10,representation=dbm[,method=gaussian,k=10]` or `unheard=-105,…`: the
+    /// stored and the CLI's spelling.
     public var description: String {
         let unheardText: String
         switch unheard {
@@ -43,6 +50,7 @@ public struct ModelSettings: Sendable, Equatable, CustomStringConvertible {
         case .learned(let margin): unheardText = "learned-\(shortNumber(margin))"
         }
         return "unheard=\(unheardText),representation=\(representation.rawValue)"
+            + (method.map { ",method=\($0.rawValue)" } ?? "") + (k.map { ",k=\($0)" } ?? "")
     }
 
     /// Reads `description`'s spelling; each part may be left out (its default stays). The
@@ -73,8 +81,16 @@ public struct ModelSettings: Sendable, Equatable, CustomStringConvertible {
                     throw .invalidOption("representation=\(pair[1]): one of \(Representation.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 settings.representation = representation
+            case "method":
+                guard let method = LocateMethod(rawValue: pair[1].lowercased()) else {
+                    throw .invalidOption("method=\(pair[1]): one of \(LocateMethod.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                settings.method = method
+            case "k":
+                guard let k = Int(pair[1]), (1...100).contains(k) else { throw .invalidOption("k=\(pair[1]): a whole number from 1 to 100") }
+                settings.k = k
             default:
-                throw .invalidOption("\(Quote.input(pair[0])) is not a model setting (unheard, representation)")
+                throw .invalidOption("\(Quote.input(pair[0])) is not a model setting (unheard, representation, method, k)")
             }
         }
         return settings

@@ -132,7 +132,7 @@ extension Planner {
             }
             options.fingerprints = kind
         }
-        options.k = locate.k ?? LocateOptions.defaultK(options.method)
+        options.k = locate.k
         var track: (scans: [(time: Double?, readings: [(beacon: String, rssi: Double)])], options: TrackOptions)?
         if let scans = locate.track {
             var trackOptions = TrackOptions()

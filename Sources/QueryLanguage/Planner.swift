@@ -752,18 +752,18 @@ struct Planner {
             let kind = plan.options.fingerprints
             let space = venue.locator.space
             let head = "1. venue \(venue.name): \(venue.venue.beacons.count) beacons, \(venue.venue.scans.count) survey scans at \(venue.venue.points.count) points; \(venue.venue.model.representation.rawValue), unheard = \(space.unheard) dBm"
-            let k = plan.options.k
+            let (method, k) = plan.options.resolved(for: venue.venue)
             if let track = plan.track {
                 return [head, "   track: \(track.scans.count) scans, a hidden Markov model over \(venue.locator.cells.cells.count) cells, moves of about \(track.options.speed) frame units a second",
                         "   estimate: forward-backward, each scan from its \(track.options.k) most probable cells"]
             }
-            switch plan.options.method {
+            switch method {
             case .gaussian:
                 return [head, "   model: a Gaussian per beacon and cell with P(heard), \(venue.locator.cells.cells.count) cells" + (venue.locator.cells.side.map { " of \($0) (frame units)" } ?? " (the points)"),
                         "   estimate: the \(k) likeliest cells, weighted by likelihood"]
             case .knn, .wknn:
                 return [head, "   fingerprints: \(kind.rawValue), \(venue.distinctFingerprints(kind)) distinct vectors in a k-d tree (Euclidean)",
-                        "   estimate: \(plan.options.method == .wknn ? "weighted by 1/signal distance" : "mean") of the \(k) nearest"]
+                        "   estimate: \(method == .wknn ? "weighted by 1/signal distance" : "mean") of the \(k) nearest"]
             case .ensemble:
                 return [head, "   estimate: per axis the median of wknn over the scans, wknn over the points' mean fingerprints and the gaussian, k = \(k)"]
             }

@@ -360,10 +360,10 @@ public struct QueryResult: Sendable {
             var out = [String(format: "%@, floor %d%@: x %.3f, y %.3f (%@), near point %@, spread %.3f",
                               venue.name, p.floor, floorName.isEmpty ? "" : " (\(floorName))", p.x, p.y, Output.frameUnits(venue), location.pointLabel, p.spread)]
             if let lonLat = p.lonLat { out.append(String(format: "lon %.7f, lat %.7f", lonLat.lon, lonLat.lat)) }
-            out.append("\(location.options.method.rawValue), k = \(location.options.k), \(location.options.fingerprints.rawValue) fingerprints:")
+            out.append("\(location.method.rawValue), k = \(location.k), \(location.options.fingerprints.rawValue) fingerprints:")
             for n in p.neighbours {
                 let point = venue.points[n.point]
-                let distance = location.options.method == .gaussian ? String(format: "score %.3f", n.signalDistance) : String(format: "signal distance %.3f dB", n.signalDistance)
+                let distance = location.method == .gaussian ? String(format: "score %.3f", n.signalDistance) : String(format: "signal distance %.3f dB", n.signalDistance)
                 out.append(String(format: "  %@ (floor %d, x %.3f, y %.3f): %@, weight %.3f", point.label, point.floor, point.x, point.y, distance, n.weight))
             }
             if !location.ignored.isEmpty { out.append("not beacons of \(venue.name), left out: \(location.ignored.joined(separator: ", "))") }

@@ -20,7 +20,7 @@ extension Endpoints {
             }
             options.fingerprints = kind
         }
-        options.k = try parameters.int("k", default: LocateOptions.defaultK(options.method), range: nil)  // checked by `locate`
+        if parameters.string("k") != nil { options.k = try parameters.int("k", default: 0, range: nil) }  // checked by `locate`
         let geoJSON = try parameters.bool("geometry") ?? false
         let text = try await Endpoints.readBody(request, limit: configuration.maxBodyBytes, timeout: configuration.requestTimeout)
         let readings = try Endpoints.scan(text)

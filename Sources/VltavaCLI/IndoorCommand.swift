@@ -161,7 +161,7 @@ struct IndoorLocateCommand: ParsableCommand {
     @Argument(help: "The scan, as beacon=rssi (e.g. b3001=-78).") var readings: [String]
     @Option(help: "The venue (optional when the store has one).") var venue: String?
     @Option(help: "How many nearest fingerprints or likeliest cells (default: 10 for gaussian, else 3).") var k: Int?
-    @Option(help: "gaussian, knn, wknn or ensemble.") var method: LocateMethod = .gaussian
+    @Option(help: "gaussian, knn, wknn or ensemble (default: the venue's, else gaussian).") var method: LocateMethod?
     @Option(help: "scans, mean or median.") var fingerprints: FingerprintKind = .scans
     @Option(help: "table, json or geojson.") var format: QueryFormat = .table
     @OptionGroup var store: StoreOptions
@@ -303,6 +303,7 @@ struct IndoorEvaluateCommand: ParsableCommand {
     @Option(help: "Test the scans from this time on, train on those before.") var testFrom: String?
     @Option(help: "Test the latest fraction of the scans by time (e.g. 0.2), train on the earlier.") var testLatest: Double?
     @Option(help: "Test the scans whose COLUMN is VALUE (COLUMN=VALUE[,VALUE…]), train on the others.") var testWhere: String?
+    @Flag(help: "Store the best setting (method, k and model; scans fingerprints) as the venue's, for locates that name none: choose on the survey alone (leave-one-out or --folds), not on a test track.") var apply = false
     @Option(help: "Cross-validate: cut the survey into N blocks in its order (its runs, for a survey in time order), each tested against the others.") var folds: Int?
     @Option(help: "Test a separate track (CSV, read as a survey: x/y columns when it has them), train on the whole venue; scan by scan, then as a track.") var testTrack: String?
     @Option(help: "With --test-track without positions: the walked path (CSV x0,y0,x1,y1); errors are distances to it.") var path: String?
@@ -393,6 +394,20 @@ struct IndoorEvaluateCommand: ParsableCommand {
             var w = JSONWriter(pretty: true)
             Output.evaluation(&w, evaluation, errors: errors)
             print(String(decoding: w.bytes, as: UTF8.self))
+        }
+        if apply {
+            guard testTrack == nil else { throw CLIError("--apply chooses on the survey alone: not with --test-track (that would tune on the test)") }
+            guard let best = evaluation.results.filter({ $0.fingerprints == .scans }).min(by: { ($0.median, $0.p90) < ($1.median, $1.p90) }) else {
+                throw CLIError("--apply: no setting with scans fingerprints was evaluated")
+            }
+            var settings = best.model
+            (settings.method, settings.k) = (best.method, best.k)
+            do {
+                try GeoPackage.write(at: store.db) { geoPackage in try IndoorStore.setModel(settings, of: evaluation.venue.name, in: geoPackage) }
+            } catch {
+                throw CLIError(error)
+            }
+            print("venue \(evaluation.venue.name): model \(settings) (a running server takes it at its next reload)")
         }
     }
 }

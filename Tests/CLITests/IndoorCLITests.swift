@@ -130,6 +130,18 @@ import Testing
         let bearing = Geodesy.bearing(lon1: 14.42, lat1: 50.08, lon2: lon, lat2: lat)
         let expected = (30 + atan2(x, y) * 180 / .pi + 360).truncatingRemainder(dividingBy: 360)
         #expect(abs(bearing - expected) < 0.01, "\(bearing) against \(expected)")
+        // Chosen on the survey alone (4 blocks in its order) among kNN settings and stored as the
+        // venue's: a locate that names no method then uses it.
+        let chosen = try CLI.run(["indoor", "evaluate", "--folds", "4", "--method", "knn,wknn", "--k", "3,5", "--apply", "--db", db])
+        #expect(chosen.status == 0 && chosen.stdout.contains("best by median, then p90: wknn k 5") && chosen.stdout.contains("model unheard=learned-10,representation=dbm,method=wknn,k=5"),
+                "\(chosen.stdout) \(chosen.stderr)")
+        let byVenue = try JSON.parse(try CLI.run(["query", "LOCATE SCAN(rssi_1 -60, rssi_2 -55) IN flat", "--format", "json", "--db", db]).stdout)
+        #expect(byVenue["method"] == .string("wknn") && byVenue["k"] == .integer(5))
+        let named = try JSON.parse(try CLI.run(["query", "LOCATE SCAN(rssi_1 -60, rssi_2 -55) IN flat METHOD gaussian", "--format", "json", "--db", db]).stdout)
+        #expect(named["method"] == .string("gaussian") && named["k"] == .integer(10))
+        let tuned = try CLI.run(["indoor", "evaluate", "--test-track", Fixtures.path("indoor/calib2021/test_robot_df.csv"), "--beacon-columns", "rssi_*",
+                                 "--time-unit", "ns", "--apply", "--db", db])
+        #expect(tuned.status != 0 && tuned.stderr.contains("not with --test-track"))
         // A track of the robot's test file through the CLI: a position per scan.
         let track = try CLI.run(["indoor", "track", Fixtures.path("indoor/calib2021/test_robot_df.csv"), "--beacon-columns", "rssi_*",
                                  "--time-unit", "ns", "--format", "json", "--db", db])

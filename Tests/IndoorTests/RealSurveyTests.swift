@@ -169,7 +169,10 @@ enum Calib2021 {
         #expect(try ModelSettings.parse("unheard=-105,representation=powed") == ModelSettings(unheard: .value(-105), representation: .powed))
         #expect(try ModelSettings.parse("unheard=learned-6") == ModelSettings(unheard: .learned(margin: 6)))
         #expect(try ModelSettings.parse(ModelSettings().description) == ModelSettings())
-        for bad in ["unheard=5", "unheard=nan", "unheard=learned-x", "representation=log", "k=3", "unheard"] {
+        let chosen = ModelSettings(unheard: .value(-100), representation: .exponential, method: .wknn, k: 5)
+        let reread = try ModelSettings.parse(chosen.description)
+        #expect(chosen.description == "unheard=-100,representation=exponential,method=wknn,k=5" && reread == chosen)
+        for bad in ["unheard=5", "unheard=nan", "unheard=learned-x", "representation=log", "k=0", "k=101", "method=svm", "depth=3", "unheard"] {
             #expect(throws: IndoorError.self, "\(bad)") { try ModelSettings.parse(bad) }
         }
         // Torres-Sospedra's representations, with min = -100: -70 dBm is 30 positive.
