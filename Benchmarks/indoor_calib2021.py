@@ -7,7 +7,8 @@ positions) and on the person's walk (distances to the walked path, a lower bound
 
 Vltava: `vltava indoor import calibration_df.csv --beacon-columns 'rssi_*' --time-unit ns` (the
 default model: unheard learned from the survey), then `vltava indoor evaluate --test-track …` for
-every method at k = 3, 5, 10, scan by scan, and the tracks (smoothed and forward only).
+every method at k = 3, 5, 10 and every RSSI representation (dBm, positive, exponential, powed),
+scan by scan, and the tracks (smoothed and forward only).
 scikit-learn: KNeighborsRegressor, brute force, k = 1, 3, 5, 10, uniform and distance weights, with
 unheard anchors at -105 dBm (the README's baseline) and -103 dBm (Vltava's learned value).
 Prints median, p90 and max per setting, and the default's ratios to scikit-learn's best.
@@ -31,6 +32,10 @@ sys.path.insert(0, os.path.join(ROOT, "Tests", "Clients"))
 from indoor_calib_reference import path_distance, read  # noqa: E402
 
 
+# The default model, and each RSSI representation of Torres-Sospedra et al. (2015) with it.
+MODELS = [f"unheard=learned-10,representation={r}" for r in ("dbm", "positive", "exponential", "powed")]
+
+
 def stats(e):
     return np.median(e), np.percentile(e, 90), np.max(e)
 
@@ -44,10 +49,13 @@ def vltava(binary):
         for test, extra in [("robot", []), ("walk", ["--path", os.path.join(DATA, "path_reference.csv")])]:
             started = time.time()
             out = subprocess.run([binary, "indoor", "evaluate", "--test-track", os.path.join(DATA, f"test_{test}_df.csv"),
-                                  "--beacon-columns", "rssi_*", "--time-unit", "ns", "--k", "3,5,10", "--format", "json", "--db", db] + extra,
+                                  "--beacon-columns", "rssi_*", "--time-unit", "ns", "--k", "3,5,10", "--format", "json",
+                                  "--models", ";".join(MODELS), "--db", db] + extra,
                                  check=True, capture_output=True, text=True).stdout
             for r in json.loads(out)["results"]:
+                representation = r["model"].split("representation=")[1].split(",")[0]
                 name = ("track " + r["track"]) if "track" in r else f"{r['method']} k={r['k']}"
+                name = name if representation == "dbm" else f"{name} ({representation})"
                 results[(test, name)] = (r["median"], r["p90"], r["max"], r["us_per_locate"])
             results[(test, "seconds")] = time.time() - started
     return results

@@ -33,6 +33,7 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SURVEY = os.path.join(ROOT, "Fixtures", "indoor", "ble-rssi-wmu-labeled.csv")
 KS = [1, 3, 5]
+DEFAULT = {}
 
 
 def position(label):
@@ -49,6 +50,11 @@ def vltava(binary):
                               "--method", "knn,wknn", "--format", "json", "--errors", "--db", db],
                              check=True, capture_output=True, text=True).stdout
         seconds = time.time() - started
+        # Vltava's default (the probabilistic model, k = 10), beside the kNN settings.
+        default = json.loads(subprocess.run([binary, "indoor", "evaluate", "--venue", "wmu_library", "--k", "10", "--method", "gaussian",
+                                             "--format", "json", "--errors", "--db", db], check=True, capture_output=True, text=True).stdout)
+    r = default["results"][0]
+    DEFAULT.update({"errors": np.array(r["errors_cells"], float), "exact": r["exact_share"], "us": r["us_per_locate"]})
     answer = json.loads(out)
     results = {}
     for r in answer["results"]:
@@ -133,6 +139,10 @@ def main():
     print(f"{'':28}  {'0':>5}  {'≤1':>5}  {'≤2':>5}  {'≤3':>5}  {'≤5':>5}  {'>5':>5}")
     print(f"{'Vltava ' + method + ' k=' + str(ko):28}  " + "  ".join(histogram(ob["errors"])))
     print(f"{'sklearn ' + model + ' ' + weights + ' k=' + str(k):28}  " + "  ".join(histogram(tb["errors"])))
+    dm, dp, dx = stats(DEFAULT["errors"])
+    best_p90 = min(np.percentile(v["errors"], 90) for v in theirs.values())
+    print(f"\nVltava's default (gaussian k=10): median {dm:.3f} = {dm / np.median(tb['errors']):.2f} × scikit-learn's best median; "
+          f"p90 {dp:.3f} against scikit-learn's best p90 {best_p90:.3f}; max {dx:.3f}; exact {100 * DEFAULT['exact']:.1f} %; {DEFAULT['us']:.2f} µs per locate")
     print(f"\nµs per locate, Vltava (debug or release as built): " + ", ".join(f"{m} k={kk}: {v['us']:.2f}" for (m, kk), v in sorted(ours.items())))
     return 0 if verdict else 1
 
