@@ -15,9 +15,11 @@
 // - `ensemble`: per axis, the median of wknn on the scans, wknn on the points' mean
 //   fingerprints and the gaussian (the field's finding: a median of methods beats its members
 //   more often than not); the floor is the members' majority.
-// - The floor is the one with the most weight among the k; x/y are averaged over the
-//   neighbours on that floor. The spread is the weighted RMS distance of those neighbours'
-//   points from the estimate: 0 when they all agree, and an error estimate otherwise.
+// - The floor comes first: for `gaussian` the floor with the most posterior mass over every
+//   cell, for kNN the one with the most weight among the k (`floorConfidence`: that share);
+//   x/y are averaged over the neighbours on that floor. The spread is the weighted RMS distance
+//   of those neighbours' points from the estimate: 0 when they all agree, an error estimate
+//   otherwise.
 //
 // The fingerprints sit in a k-d tree (`VectorTree`), each distinct vector once with the number
 // of scans sharing it, so a locate visits a few leaves, not every scan of the survey.
