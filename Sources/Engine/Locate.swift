@@ -5,6 +5,7 @@
 
 import Geometry
 import Indoor
+import Live
 import Store
 
 public typealias Venue = Indoor.Venue
@@ -118,6 +119,34 @@ extension Snapshot {
         return try Snapshot(storePath: storePath, layers: layers, timeSeriesByTable: timeSeriesByTable, timeSeriesByLayer: timeSeriesByLayer,
                             tileSets: tileSets, unavailableTileSets: unavailableTileSets, loadSeconds: loadSeconds, limits: limits,
                             venues: venues, venueWarnings: venueWarnings, database: database, networks: networks)
+    }
+}
+
+/// A located phone placed in a live layer (its fences evaluated), as `placeInLiveLayer` did it.
+public struct LivePlacement: Sendable {
+    public let layer: String
+    public let id: String
+    public let receipt: PositionReceipt
+}
+
+extension Engine {
+    /// Places located positions (a scan's, or a track's in order) in a live layer as object
+    /// `id`, so that its fences fire: "who entered which room". Needs a venue on the globe;
+    /// the object's fields say the venue, floor and nearest reference point. Positions without
+    /// a time take `now`.
+    public func placeInLiveLayer(_ layer: String, id: String, venue: IndoorVenue, positions: [(position: Position, time: Double?)],
+                                 now: Double) throws(EngineError) -> LivePlacement {
+        guard !id.isEmpty, id.utf8.count <= 200 else { throw .invalidArgument(parameter: "id", message: "the live object's id is 1 to 200 bytes") }
+        var updates: [PositionUpdate] = []
+        for (position, time) in positions {
+            guard let lonLat = position.lonLat else {
+                throw .invalidArgument(parameter: "live", message: "venue '\(venue.name)' has no frame on the globe, so its positions cannot go into a live layer: import it with --origin LON,LAT")
+            }
+            let fields = JSONObject([("venue", .string(venue.name)), ("floor", .integer(Int64(position.floor))),
+                                     ("point", .string(venue.venue.points[position.point].label))])
+            updates.append(PositionUpdate(id: id, point: lonLat, time: time ?? now, fields: fields))
+        }
+        return LivePlacement(layer: layer, id: id, receipt: try updatePositions(layer, updates))
     }
 }
 

@@ -406,9 +406,24 @@ public enum Output {
     /// The answer to a locate: the position on its floor (and on the globe when the floor has
     /// a frame), the reference point nearest to it, the spread of the neighbours as an error
     /// estimate, and the neighbours with their signal distances.
-    public static func location(_ w: inout JSONWriter, _ location: Location) {
+    public static func location(_ w: inout JSONWriter, _ location: Location, live: LivePlacement? = nil) {
         w.beginObject()
         locationMembers(&w, location)
+        if let live { liveMember(&w, live) }
+        w.endObject()
+    }
+
+    /// Where a located phone was placed in a live layer, and the fence events that made.
+    static func liveMember(_ w: inout JSONWriter, _ live: LivePlacement) {
+        w.key("live")
+        w.beginObject()
+        w.key("layer"); w.string(live.layer)
+        w.key("id"); w.string(live.id)
+        w.key("stale"); w.integer(Int64(live.receipt.stale))
+        w.key("events")
+        w.beginArray()
+        for event in live.receipt.events { fenceEvent(&w, event) }
+        w.endArray()
         w.endObject()
     }
 
@@ -429,9 +444,10 @@ public enum Output {
     }
 
     /// A located track: the venue, the settings, and a position per scan in the order sent.
-    public static func track(_ w: inout JSONWriter, _ track: TrackLocation) {
+    public static func track(_ w: inout JSONWriter, _ track: TrackLocation, live: LivePlacement? = nil) {
         w.beginObject()
         trackMembers(&w, track)
+        if let live { liveMember(&w, live) }
         w.endObject()
     }
 

@@ -3,12 +3,13 @@
 // microseconds, so it answers on the request's own task, as the other light endpoints do.
 
 import Engine
+import Foundation
 import Geometry
 import Hummingbird
 
 extension Endpoints {
     func locate(_ request: Request, _ context: APIContext) async throws -> Response {
-        let parameters = try Parameters(request, allowed: ["venue", "k", "method", "fingerprints", "geometry"])
+        let parameters = try Parameters(request, allowed: ["venue", "k", "method", "fingerprints", "geometry", "live", "id"])
         var options = LocateOptions()
         if let name = parameters.string("method") {
             guard let method = LocateMethod(rawValue: name) else { throw APIError.invalidParameter("method", "\(Quote.input(name)) is not knn, wknn, gaussian or ensemble") }
@@ -27,8 +28,10 @@ extension Endpoints {
         let snapshot = try state.snapshot()
         let venue = try engine { () throws(EngineError) in try snapshot.onlyOrNamedVenue(parameters.string("venue")) }
         let location = try engine { () throws(EngineError) in try snapshot.locate(readings, in: venue, options: options) }
+        let live = try placeInLiveLayer(parameters, request, venue: venue, positions: [(location.position, nil)])
+        if geoJSON && live != nil { throw APIError.invalidParameter("geometry", "a placement in a live layer answers JSON: leave out geometry or live") }
         return Reply.json(contentType: geoJSON ? Reply.geoJSON : Reply.json, request: request) { w in
-            geoJSON ? Output.locationFeature(&w, location) : Output.location(&w, location)
+            geoJSON ? Output.locationFeature(&w, location) : Output.location(&w, location, live: live)
         }
     }
 
@@ -38,7 +41,7 @@ extension Endpoints {
     /// The body is `{"scans": [{"time": seconds, "readings": {beacon: rssi}}, …]}`; the answer a
     /// position per scan. Its cost grows with scans × cells², so it runs on the work pool.
     func locateTrack(_ request: Request, _ context: APIContext) async throws -> Response {
-        let parameters = try Parameters(request, allowed: ["venue", "k", "speed", "interval", "smooth"])
+        let parameters = try Parameters(request, allowed: ["venue", "k", "speed", "interval", "smooth", "live", "id"])
         var options = TrackOptions()
         options.k = try parameters.int("k", default: options.k, range: nil)  // checked by `locateTrack`
         options.speed = try parameters.double("speed") ?? options.speed
@@ -50,10 +53,11 @@ extension Endpoints {
         let snapshot = try state.snapshot()
         let venue = try engine { () throws(EngineError) in try snapshot.onlyOrNamedVenue(parameters.string("venue")) }
         let settings = options
-        return try await heavyWork(context, snapshot) { budget in
-            let track = try engine { () throws(EngineError) in try snapshot.locateTrack(scans, in: venue, options: settings, deadline: budget.deadline) }
-            return Reply.json(request: request) { w in Output.track(&w, track) }
+        let track = try await heavyWork(context, snapshot) { budget in
+            try engine { () throws(EngineError) in try snapshot.locateTrack(scans, in: venue, options: settings, deadline: budget.deadline) }
         }
+        let live = try placeInLiveLayer(parameters, request, venue: venue, positions: Array(zip(track.positions, track.times)))
+        return Reply.json(request: request) { w in Output.track(&w, track, live: live) }
     }
 
     /// POST /v1/venues/{venue}/scans: a surveyor's app uploads scans as it walks. Each scan
@@ -155,6 +159,21 @@ extension Endpoints {
             part.scans.append(Scan(point: point, time: time, readings: scanReadings))
         }
         return part
+    }
+
+    /// With `live=LAYER&id=OBJECT`: the located positions go into that live layer as that
+    /// object (a write: a token covering the layer), and its fences fire (`Engine.placeInLiveLayer`).
+    func placeInLiveLayer(_ parameters: Parameters, _ request: Request, venue: IndoorVenue,
+                          positions: [(position: Position, time: Double?)]) throws -> LivePlacement? {
+        guard let layer = parameters.string("live") else {
+            if parameters.string("id") != nil { throw APIError.invalidParameter("id", "id names the object of a live layer: give live=LAYER too") }
+            return nil
+        }
+        guard let id = parameters.string("id") else { throw APIError.invalidParameter("id", "name the phone's object in live layer \(Quote.input(layer)): id=…") }
+        try authorizeWrite(request, layers: [layer])
+        let host = try state.host()
+        let now = Date().timeIntervalSince1970
+        return try engine { () throws(EngineError) in try host.placeInLiveLayer(layer, id: id, venue: venue, positions: positions, now: now) }
     }
 
     static func track(_ text: String) throws -> [(time: Double?, readings: [(beacon: String, rssi: Double)])] {

@@ -173,6 +173,8 @@ enum OpenAPI {
           {"name": "k", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}, "description": "How many nearest fingerprints (knn, wknn, ensemble; default 3) or likeliest cells (gaussian; default 10) the estimate uses."},
           {"name": "method", "in": "query", "schema": {"type": "string", "enum": ["knn", "wknn", "gaussian", "ensemble"], "default": "gaussian"}, "description": "knn: mean of the neighbours' points; wknn: weighted by 1/signal distance; gaussian: the k likeliest cells of the probabilistic model; ensemble: per axis the median of wknn, wknn on mean fingerprints and gaussian."},
           {"name": "fingerprints", "in": "query", "schema": {"type": "string", "enum": ["scans", "mean", "median"], "default": "scans"}, "description": "Every survey scan, or one per reference point (mean or median per beacon)."},
+          {"name": "live", "in": "query", "schema": {"type": "string", "minLength": 1}, "description": "A live layer to place the located phone in (its fences fire); needs a write token and a venue on the globe."},
+          {"name": "id", "in": "query", "schema": {"type": "string", "minLength": 1, "maxLength": 200}, "description": "The phone's object in the live layer (with live)."},
           {"name": "geometry", "in": "query", "schema": {"type": "boolean", "default": false}, "description": "true: answer a GeoJSON Feature (a Point when the floor is georeferenced)."}
         ],
         "requestBody": {
@@ -184,6 +186,8 @@ enum OpenAPI {
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "venue, floor, floor_name, x, y (the floor's frame), lon/lat (null unless georeferenced), point (nearest reference point), spread (error estimate), method, k, fingerprints, neighbours (point, floor, x, y, signal_distance in dB, weight), ignored_beacons.", "content": {"application/json": {"schema": {"type": "object"}}, "application/geo+json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "408": {"$ref": "#/components/responses/Problem"},
           "413": {"$ref": "#/components/responses/Problem"},
@@ -200,6 +204,8 @@ enum OpenAPI {
           {"name": "k", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5}, "description": "How many of the most probable cells each position is the weighted mean of."},
           {"name": "speed", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 1000, "default": 1.5}, "description": "Walking speed, frame units a second."},
           {"name": "interval", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 86400, "default": 1}, "description": "Seconds between scans that have no time."},
+          {"name": "live", "in": "query", "schema": {"type": "string", "minLength": 1}, "description": "A live layer to place the located phone in (its fences fire); needs a write token and a venue on the globe."},
+          {"name": "id", "in": "query", "schema": {"type": "string", "minLength": 1, "maxLength": 200}, "description": "The phone's object in the live layer (with live)."},
           {"name": "smooth", "in": "query", "schema": {"type": "boolean", "default": true}, "description": "true: each position from the whole track (forward-backward); false: from the scans up to it (forward only)."}
         ],
         "requestBody": {
@@ -211,6 +217,8 @@ enum OpenAPI {
         "responses": {"414": {"$ref": "#/components/responses/Problem"},
           "200": {"description": "venue, units, smooth, speed, k, positions (per scan in the order sent: time, floor, x, y, lon/lat or null, point, spread), ignored_beacons.", "content": {"application/json": {"schema": {"type": "object"}}}},
           "400": {"$ref": "#/components/responses/Problem"},
+          "401": {"$ref": "#/components/responses/Problem"},
+          "403": {"$ref": "#/components/responses/Problem"},
           "404": {"$ref": "#/components/responses/Problem"},
           "408": {"$ref": "#/components/responses/Problem"},
           "413": {"$ref": "#/components/responses/Problem"},

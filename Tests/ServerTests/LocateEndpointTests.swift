@@ -97,6 +97,49 @@ import Testing
         #expect(unknown.status == 404 && unknown.json["code"] == .string("unknown_venue"))
     }
 
+    /// "Who entered which room": a venue on the globe (calib2021 with an origin) locates a phone
+    /// into a live layer, and a fence around the spot fires; a track's positions go in order. A
+    /// venue without a frame is refused, and placing needs a write token.
+    @Test func locatedPhonesEnterFences() async throws {
+        let store = try await DemoStore.copy()
+        let imported = try CLI.run(["indoor", "import", Fixtures.path("indoor/calib2021/calibration_df.csv"), "--venue", "flat",
+                                    "--beacon-columns", "rssi_*", "--time-unit", "ns", "--origin", "14.42,50.08", "--db", store])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        guard let (server, port) = try await FenceEndpointTests.serve(store) else { return }
+        defer { server.stop() }
+        #expect(try await FenceEndpointTests.put(port, "/v1/live/people", #"{"ttl_s": 600}"#).status == 200)
+        // The robot's first test scan, at (0.60, 5.82) in the flat.
+        let scan = #"{"rssi_1": -72.55, "rssi_2": -53.89, "rssi_3": -58.94, "rssi_4": -61.84, "rssi_5": -73.50, "rssi_6": -66.89}"#
+        let plain = try await post(port, "/v1/locate?venue=flat", body: scan)
+        let (lon, lat) = (try #require(plain.json["lon"]?.number), try #require(plain.json["lat"]?.number))
+        let fence = #"{"watch": {"layer": "people"}, "area": {"point": ["# + "\(lon), \(lat)" + #"], "radius_m": 1}}"#
+        #expect(try await FenceEndpointTests.put(port, "/v1/fences/corner", fence).status == 200)
+        let placed = try await post(port, "/v1/locate?venue=flat&live=people&id=phone-1", body: scan, headers: FenceEndpointTests.auth)
+        #expect(placed.status == 200, "\(placed.text)")
+        let event = placed.json["live"]?["events"]?[0]
+        #expect(event?["fence"] == .string("corner") && event?["event"] == .string("enter") && event?["object"] == .string("phone-1"), "\(placed.text)")
+        #expect(placed.json["x"] == plain.json["x"] && placed.json["live"]?["layer"] == .string("people"))
+        let object = try await get(port, "/v1/live/people/objects/phone-1").json
+        #expect(object["properties"]?["fields"]?["venue"] == .string("flat") && object["properties"]?["fields"]?["floor"] == .integer(0), "\(object)")
+        // A track (Unix times, after the phone's last position): its positions in order; the
+        // phone walks out of the 1 m circle.
+        let now = Int(Date().timeIntervalSince1970)
+        let far = #"{"rssi_1": -60.0, "rssi_2": -80.0, "rssi_3": -75.0, "rssi_4": -70.0, "rssi_5": -55.0, "rssi_6": -62.0}"#
+        let track = #"{"scans": [{"time": "# + "\(now + 10)" + #", "readings": "# + scan + #"}, {"time": "# + "\(now + 30)" + #", "readings": "# + far + #"}]}"#
+        let walked = try await post(port, "/v1/locate/track?venue=flat&live=people&id=phone-1", body: track, headers: FenceEndpointTests.auth)
+        #expect(walked.status == 200 && walked.json["live"]?["events"]?.items.map { $0["event"] } == [.string("exit")], "\(walked.text)")
+        #expect(walked.json["live"]?["stale"] == .integer(0))
+        // Times before the phone's last position are left out, and counted.
+        let old = #"{"scans": [{"time": 10, "readings": "# + scan + #"}]}"#
+        let late = try await post(port, "/v1/locate/track?venue=flat&live=people&id=phone-1", body: old, headers: FenceEndpointTests.auth)
+        #expect(late.json["live"]?["stale"] == .integer(1) && late.json["live"]?["events"]?.items.count == 0, "\(late.text)")
+        // Refused: no token; a venue with no frame on the globe; an id without a layer.
+        #expect(try await post(port, "/v1/locate?venue=flat&live=people&id=phone-1", body: scan).status == 401)
+        let noFrame = try await post(port, "/v1/locate?venue=wmu_library&live=people&id=p", body: #"{"b3006": -78}"#, headers: FenceEndpointTests.auth)
+        #expect(noFrame.status == 400 && (noFrame.json["detail"]?.string ?? "").contains("--origin"), "\(noFrame.text)")
+        #expect(try await post(port, "/v1/locate?venue=flat&id=p", body: scan).status == 400)
+    }
+
     @Test func badScansGetTheirCodes() async throws {
         let server = try await RunningServer.shared.value
         for (target, body, status, code) in [
