@@ -18,7 +18,7 @@ struct Parser {
     /// The highest parameter number used so far.
     private(set) var parameterCount = 0
 
-    static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN", "INSERT", "UPDATE", "DELETE"]
+    static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP"]
     static let locateClauses: Set<String> = ["K", "METHOD", "FINGERPRINTS", "SPEED"]
     static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE", "AT"]
     static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN", "GROUP", "HAVING"]
@@ -212,8 +212,15 @@ struct Parser {
         switch token.keyword {
         case "SHOW":
             index += 1
-            try expect("LAYERS", "after SHOW")
+            if accept("FENCES") { return .fence(.show) }
+            try expect("LAYERS", "after SHOW (SHOW LAYERS or SHOW FENCES)")
             return .showLayers
+        case "CREATE":
+            index += 1
+            return .fence(try createFence())
+        case "DROP":
+            index += 1
+            return .fence(try dropFence())
         case "DESCRIBE":
             index += 1
             return .describe(try name("a layer or tile set name after DESCRIBE"))

@@ -60,7 +60,12 @@ public enum Query {
                              line: first.line, column: first.column, length: first.length,
                              hint: "send at most \(maxStatements) statements per request; the one here is number \(maxStatements + 1)")
         }
-        let writes = engine != nil && parsed.contains { if case .write = $0.0 { true } else { false } }
+        let writes = engine != nil && parsed.contains { statement, _ in
+            switch statement {
+            case .write, .fence: true
+            default: false
+            }
+        }
         var planned: [PlannedStatement] = []
         if !writes {
             for (statement, position) in parsed { planned.append(try Planner(snapshot: snapshot, deadline: budget.deadline).plan(statement, at: position)) }
@@ -244,6 +249,10 @@ struct Planner {
             step = .locate(try planLocate(locate))
         case .write(let write):
             step = .write(try planWrite(write, at: position))
+        case .fence:
+            // Fences run through an engine (Fences.swift), not on a snapshot's plan.
+            throw QueryError(kind: .impossible, code: "read_only", message: "fence statements run through an engine and have no plan on a snapshot",
+                             line: position.line, column: position.column, length: position.length, hint: "run it without EXPLAIN")
         case .explain(let inner):
             let planned = try plan(inner, at: position)
             step = .explain(planned, describe(inner, planned))

@@ -26,6 +26,8 @@ enum Statement: Sendable, Equatable {
     case locate(LocateStatement)
     /// INSERT, UPDATE, DELETE (Writes.swift).
     case write(WriteStatement)
+    /// SHOW FENCES, CREATE FENCE, DROP FENCE (Fences.swift).
+    case fence(FenceStatement)
     indirect case explain(Statement)
 }
 

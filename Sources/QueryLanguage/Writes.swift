@@ -279,6 +279,7 @@ extension Query {
     /// it), or on `snapshot`.
     static func result(of statement: Statement, at position: SourcePosition, on snapshot: Snapshot, writingTo engine: Engine?,
                        deadline: Deadline) throws(QueryError) -> QueryResult {
+        if case .fence(let fence) = statement { return try result(of: fence, at: position, on: engine) }
         guard case .write(let write) = statement else {
             return try Planner(snapshot: engine?.snapshot ?? snapshot, deadline: deadline).plan(statement, at: position).run(deadline: deadline)
         }

@@ -411,11 +411,18 @@ struct Endpoints: Sendable {
         case .csv: Reply.csvWithHeader
         }
         // INSERT, UPDATE and DELETE need a write token for their layers, checked before any
-        // statement runs; a text that writes runs on the writes' thread, through the engine.
+        // statement runs; a text that writes (or names fences) runs on the writes' thread,
+        // through the engine.
         let written: [String]
-        do { written = try Query.writtenLayers(query) } catch { throw APIError.query(error) }
-        if !written.isEmpty {
-            try authorizeWrite(request, layers: written.map { (try? snapshot.layer($0).name) ?? $0 })
+        let fences: (any: Bool, changes: Bool)
+        do { (written, fences) = (try Query.writtenLayers(query), try Query.fenceStatements(query)) } catch { throw APIError.query(error) }
+        // Fences live in the engine: a text that names them runs through it too, and adding or
+        // dropping one needs a token for every layer, as PUT /v1/fences does.
+        if fences.changes, try writeGrant(request) != nil {
+            throw APIError(.forbidden, code: "forbidden", detail: "fences need a token that covers every layer (or the admin token)")
+        }
+        if !written.isEmpty || fences.any {
+            if !written.isEmpty { try authorizeWrite(request, layers: written.map { (try? snapshot.layer($0).name) ?? $0 }) }
             let departure = connections.departure(of: context.channel)
             let body = try await state.writing { host in
                 var budget = RequestBudget(limits: snapshot.limits, cancellation: departure)

@@ -20,7 +20,7 @@ import Testing
 
     static let cases: [Case] = [
         Case("FNID stations", "expected a statement, found 'FNID'", 1, 1, hint: "did you mean FIND?"),
-        Case("SHOW TABLES", "expected LAYERS after SHOW, found 'TABLES'", 1, 6),
+        Case("SHOW TABLES", "expected LAYERS after SHOW (SHOW LAYERS or SHOW FENCES), found 'TABLES'", 1, 6),
         Case("DESCRIBE", "expected a layer or tile set name after DESCRIBE, found end of input", 1, 9),
         Case("FIND", "expected a layer name after FIND, found end of input", 1, 5),
         Case("FIND stations,", "expected a layer name after ',', found end of input", 1, 15),

@@ -55,6 +55,26 @@ import TestSupport
         #expect(reentered.json["events"]?[0]?["event"] == .string("enter"))
     }
 
+    /// Fences through the language over POST /v1/query: listing needs no token, adding and
+    /// dropping need one for every layer, and what the language adds PUT's list shows.
+    @Test func fencesThroughTheQueryEndpoint() async throws {
+        let store = try await DemoStore.copy()
+        guard let (server, port) = try await Self.serve(store) else { return }
+        defer { server.stop() }
+        #expect(try await Self.put(port, "/v1/live/visitors", #"{"ttl_s": 600}"#).status == 200)
+        let create = #"{"query": "CREATE FENCE entrance AS $1", "params": ["{\"watch\": {\"layer\": \"visitors\"}, \"area\": {\"point\": [14.4052, 50.1157], \"radius_m\": 30}}"]}"#
+        let json = [("Content-Type", "application/json")]
+        #expect(try await post(port, "/v1/query", body: create, headers: json).status == 401)
+        let created = try await post(port, "/v1/query", body: create, headers: Self.auth + json)
+        #expect(created.status == 200 && created.json["rows"]?[0]?["name"] == .string("entrance"), "\(created.text)")
+        #expect(try await get(port, "/v1/fences").json["fences"]?.items.map { $0["name"] } == [.string("entrance")])
+        let shown = try await post(port, "/v1/query", body: #"{"query": "SHOW FENCES"}"#, headers: json)
+        #expect(shown.status == 200 && shown.json["rows"]?[0]?["running"] == .bool(true), "\(shown.text)")
+        let dropped = try await post(port, "/v1/query", body: #"{"query": "DROP FENCE entrance"}"#, headers: Self.auth + json)
+        let left = try await get(port, "/v1/fences").json["fences"]?.items.count
+        #expect(dropped.status == 200 && left == 0)
+    }
+
     @Test func badRequestsGetClearErrors() async throws {
         let store = try await DemoStore.copy()
         guard let (server, port) = try await Self.serve(store) else { return }
