@@ -100,12 +100,8 @@ extension Query {
                 }
                 return QueryResult(body: .rows(.init(columns: ["name", "dropped"], values: [[.string(name.text), .bool(true)]], geometries: [nil])))
             }
-        } catch let error as QueryError {
-            throw error
-        } catch let error as EngineError {
-            throw Runner.engineError(error, at: position)
         } catch {
-            throw Runner.engineError(.store("\(error)"), at: position)
+            throw Runner.queryError(error, at: position)
         }
     }
 }

@@ -140,6 +140,16 @@ struct Runner {
         var metres: Double?
     }
 
+    /// Whatever an engine operation with a query inside threw, as a query error at `position`:
+    /// the query's own error as it is, the engine's classified, anything else a store error.
+    static func queryError(_ error: any Error, at position: SourcePosition) -> QueryError {
+        switch error {
+        case let error as QueryError: error
+        case let error as EngineError: engineError(error, at: position)
+        default: engineError(.store("\(error)"), at: position)
+        }
+    }
+
     /// An engine error as a query error at `position`: its category is the kind (one
     /// classification, `ErrorCategory`), with the hint that fits a statement.
     static func engineError(_ error: EngineError, at position: SourcePosition) -> QueryError {

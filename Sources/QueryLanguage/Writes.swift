@@ -289,12 +289,8 @@ extension Query {
             receipt = try engine.write { (snapshot: Snapshot) throws(QueryError) -> WriteBatch in
                 try Planner(snapshot: snapshot, deadline: deadline).planWrite(write, at: position).batch
             }
-        } catch let error as QueryError {
-            throw error
-        } catch let error as EngineError {
-            throw Runner.engineError(error, at: position)
         } catch {
-            throw Runner.engineError(.store("\(error)"), at: position)
+            throw Runner.queryError(error, at: position)
         }
         let changes = receipt?.changes ?? []
         let values: [[JSONValue]] = changes.map { change in
