@@ -89,7 +89,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib", "PostGIS",
+                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -108,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "VltavaCLI",
             dependencies: [
-                "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS",
+                "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS", "Vltava",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -146,7 +146,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         // The PostGIS store against a throwaway PostgreSQL 15 + PostGIS 3 cluster (TestSupport/PostgresCluster.swift).
-        .testTarget(name: "PostGISTests", dependencies: ["PostGIS", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
+        .testTarget(name: "PostGISTests", dependencies: ["PostGIS", "Vltava", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
 
         // The library's example app (Examples/AirQualityServer) is a package of its own, as an
         // app's backend would be; its library and its test are built here too, so that `swift

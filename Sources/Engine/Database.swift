@@ -37,6 +37,12 @@ public protocol SnapshotSource: Sendable {
     func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]?
     /// The live layers and fences declared in the store (LiveLayers.swift). The default: none.
     func liveDefinitions() throws(EngineError) -> [LiveDefinition]
+    /// The layers' descriptions with their row counts and extents (`vltava layers`).
+    func layerInfos() throws(EngineError) -> [LayerInfo]
+    /// Calls `body` with each of a layer's features in fid order, holding at most `pageSize` of
+    /// them at a time (`vltava export`), so a layer of any size passes through. A feature the
+    /// store cannot read stops it with an error naming the layer and fid.
+    func forEachFeature(of layer: String, pageSize: Int, _ body: (StoredFeature) -> Void) throws(EngineError)
 }
 
 /// What a store's change notification says.
@@ -48,6 +54,16 @@ public enum StoreChange: Sendable {
 }
 
 extension SnapshotSource {
+    /// `forEachFeature` a page of 10,000 at a time.
+    public func forEachFeature(of layer: String, _ body: (StoredFeature) -> Void) throws(EngineError) {
+        try forEachFeature(of: layer, pageSize: 10_000, body)
+    }
+    /// One layer's features, in fid order.
+    public func features(of layer: String) throws(EngineError) -> [StoredFeature] {
+        var features: [StoredFeature] = []
+        try forEachFeature(of: layer) { features.append($0) }
+        return features
+    }
     public func watchChanges(_ changed: @escaping @Sendable (StoreChange) -> Void) -> Bool { false }
     public func lastSequence() throws(EngineError) -> Int64 { 0 }
     public func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]? { nil }
@@ -91,6 +107,20 @@ public struct GeoPackageSource: SnapshotSource {
             return try GeoPackage(path: path, mode: .readOnly).liveDefinitions()
         } catch {
             throw .store(error.description)
+        }
+    }
+    public func layerInfos() throws(EngineError) -> [LayerInfo] {
+        do { return try GeoPackage(path: path).layers() } catch { throw .store("\(error)") }
+    }
+    public func forEachFeature(of layer: String, pageSize: Int, _ body: (StoredFeature) -> Void) throws(EngineError) {
+        do {
+            let problems = try GeoPackage(path: path).forEachFeature(of: layer) { feature in
+                body(feature)
+                return true
+            }
+            if let problem = problems.first { throw StoreError.badFeature(layer: layer, fid: problem.fid, reason: problem.reason) }
+        } catch {
+            throw .store("\(error)")
         }
     }
 }

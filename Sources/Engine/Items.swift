@@ -161,7 +161,7 @@ extension Snapshot {
     /// Whether feature `index` of the layer has a time in a range: a time-series table by its
     /// rows' intervals, a point layer with one by its observations. An error for other layers.
     func times(of layer: Layer) throws(EngineError) -> (Int, TimeRange) -> Bool {
-        if seriesInDatabase && (timeSeriesByTable[layer.name] ?? timeSeriesByLayer[layer.name]) != nil {
+        if readsSeriesFromStore && (timeSeriesByTable[layer.name] ?? timeSeriesByLayer[layer.name]) != nil {
             throw .notSupportedOnPostGIS("datetime on a layer with a time series")
         }
         if let series = timeSeriesByTable[layer.name] {

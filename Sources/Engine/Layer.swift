@@ -30,8 +30,9 @@ public final class Layer: Sendable {
 
     /// Fid → index; empty for a mapped layer, whose fids ascend and are binary-searched.
     let fidIndex: [Int64: Int]
-    /// Where the layer's rows are.
-    public let storage: Storage
+    /// Where the layer's rows are. Other modules ask what that means for them: `fetchesRows`,
+    /// `readsStore`, `requireRows(for:)`.
+    package let storage: Storage
     /// What writes changed since the layer's indexes were built (LayerChanges.swift); nil for
     /// a layer built whole.
     let changes: LayerChanges?
@@ -309,8 +310,32 @@ public final class Layer: Sendable {
     }
 }
 
+extension Layer {
+    /// Whether the layer holds none of its rows (a large layer of a PostGIS store): each
+    /// answer fetches the rows it may hold first (`Snapshot.rows(of:for:)`), a blocking read,
+    /// and filters the store cannot check would run on that fetch only.
+    public var fetchesRows: Bool { storage == .database }
+    /// Whether answering from the layer reads the store: its rows or its time series stay there.
+    public var readsStore: Bool { storage.rowsInDatabase }
+
+    /// Throws when the layer holds none of its rows, for an operation (`what`) that needs them all.
+    public func requireRows(for what: String) throws(EngineError) {
+        if fetchesRows {
+            throw .notSupportedOnPostGIS("'\(name)' \(what): it stays in PostgreSQL (\(rowCount) rows, more than a snapshot loads)")
+        }
+    }
+
+    /// Throws when the layer is a time-series table kept in the database, for an operation
+    /// (`what`) on its features: its rows are read per answer, through its stations' layer.
+    public func requireFeatures(for what: String) throws(EngineError) {
+        if storage == .seriesInDatabase {
+            throw .notSupportedOnPostGIS("\(what) on the time-series table '\(name)' (its rows are read per answer: ask its stations' layer for LATEST or HISTORY)")
+        }
+    }
+}
+
 /// Where a layer's rows are: one value, so every operation asks one question.
-public enum Storage: Sendable, Equatable {
+package enum Storage: Sendable, Equatable {
     /// Decoded into memory at load.
     case loaded
     /// Polygons read in place from a snapshot file (SnapshotFile.swift).
@@ -323,5 +348,5 @@ public enum Storage: Sendable, Equatable {
     case seriesInDatabase
 
     /// Whether the rows stay in the database (`.database` or `.seriesInDatabase`).
-    public var rowsInDatabase: Bool { self == .database || self == .seriesInDatabase }
+    package var rowsInDatabase: Bool { self == .database || self == .seriesInDatabase }
 }

@@ -131,7 +131,7 @@ extension Snapshot {
     /// Great-circle metres from the point to a feature (0 inside a polygon).
     public func distance(from point: Point, to layer: Layer, fid: Int64) throws(EngineError) -> Double {
         try Check.position(point)
-        if layer.storage == .seriesInDatabase { throw .notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)") }
+        try layer.requireFeatures(for: "a feature")
         try requireRows(layer, "a feature's distance")
         guard let index = layer.index(ofFID: fid) else { throw .unknownFeature(layer: layer.name, fid: fid) }
         guard let geometry = layer.geometries[index] else {

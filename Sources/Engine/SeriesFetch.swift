@@ -53,7 +53,7 @@ public struct SeriesNeeds: Sendable, Equatable {
 extension Snapshot {
     /// Whether the snapshot's time series are read from its database per answer (a PostGIS
     /// store) rather than held in memory.
-    public var seriesInDatabase: Bool { database != nil }
+    public var readsSeriesFromStore: Bool { database != nil }
 
     /// `series` as an answer about the stations `keys` sees it: the snapshot's own series on a
     /// GeoPackage; on a PostGIS store, the rows `needs` asks for, fetched in one statement.

@@ -33,6 +33,40 @@ public struct PostGISSource: SnapshotSource {
         try database.ping(timeout: timeout)
     }
 
+    public func layerInfos() throws(EngineError) -> [LayerInfo] {
+        var infos: [LayerInfo] = []
+        for (info, _) in try PostGISStore.readCatalogue(from: database) {
+            var info = info
+            let table = SQL.identifier(info.name)
+            let extent = info.kind == .features ? "ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)" : "NULL, NULL, NULL, NULL"
+            let row = try database.rows("SELECT c, \(extent) FROM (SELECT count(*) AS c\(info.kind == .features ? ", ST_Extent(geom) AS e" : "") FROM \(table)) AS x",
+                                        [], deadline: .none).first ?? []
+            if case .integer(let count)? = row.first { info.featureCount = Int(count) }
+            if row.count == 5, let minLon = row[1].doubleValue, let minLat = row[2].doubleValue, let maxLon = row[3].doubleValue, let maxLat = row[4].doubleValue {
+                info.bbox = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
+                info.crs = "EPSG:4326"
+            }
+            infos.append(info)
+        }
+        return infos
+    }
+
+    public func forEachFeature(of layer: String, pageSize page: Int, _ body: (StoredFeature) -> Void) throws(EngineError) {
+        let catalogue = try PostGISStore.readCatalogue(from: database)
+        guard let info = catalogue.first(where: { $0.info.name == layer })?.info else {
+            throw .unknownLayer(layer, known: catalogue.map(\.info.name))
+        }
+        // Pages by key: each statement starts after the last fid of the one before.
+        let sql = "SELECT \(Fetch.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(info.name)) AS t WHERE t.fid > $1 ORDER BY t.fid LIMIT $2"
+        var after = Int64.min
+        while true {
+            let features = try Fetch.features(try database.rows(sql, [.integer(after), .integer(Int64(page))], deadline: .none), of: info)
+            features.forEach(body)
+            guard features.count == page, let last = features.last else { return }
+            after = last.fid
+        }
+    }
+
     /// LISTEN on `vltava_changes`, which every layer's trigger, every write and `push` notify,
     /// on a connection of its own; when it drops, a new one listens a second later (and
     /// `changed(.layers)` is called then, for what may have been missed).
@@ -52,87 +86,6 @@ public struct PostGISSource: SnapshotSource {
         thread.name = "vltava.postgis.listen"
         thread.start()
         return true
-    }
-}
-
-/// Opening a store by its location: a GeoPackage path, or a `postgresql://` URL.
-public enum StoreLocation {
-    /// The snapshot source for `location`.
-    public static func source(_ location: String) throws(EngineError) -> any SnapshotSource {
-        PostGISURL.isDatabase(location) ? PostGISSource(database: try PostGISDatabase(location)) : GeoPackageSource(path: location)
-    }
-
-    /// An engine over the store at `location`.
-    public static func engine(_ location: String, tileSets: [String: String] = [:], limits: EngineLimits = EngineLimits()) throws(EngineError) -> Engine {
-        try Engine(source: source(location), tileSets: tileSets, limits: limits)
-    }
-
-    /// One snapshot of the store at `location`.
-    public static func snapshot(_ location: String, limits: EngineLimits = EngineLimits()) throws(EngineError) -> Snapshot {
-        try source(location).loadSnapshot(tileSets: [:], limits: limits)
-    }
-
-    /// The layers' descriptions (`vltava layers`, `describe`).
-    public static func layers(_ location: String) throws(EngineError) -> [LayerInfo] {
-        guard PostGISURL.isDatabase(location) else {
-            do { return try GeoPackage(path: location).layers() } catch { throw .store("\(error)") }
-        }
-        let database = try PostGISDatabase(location)
-        var infos: [LayerInfo] = []
-        for (info, _) in try PostGISStore.readCatalogue(from: database) {
-            var info = info
-            let table = SQL.identifier(info.name)
-            let extent = info.kind == .features ? "ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e)" : "NULL, NULL, NULL, NULL"
-            let row = try database.rows("SELECT c, \(extent) FROM (SELECT count(*) AS c\(info.kind == .features ? ", ST_Extent(geom) AS e" : "") FROM \(table)) AS x",
-                                        [], deadline: .none).first ?? []
-            if case .integer(let count)? = row.first { info.featureCount = Int(count) }
-            if row.count == 5, let minLon = row[1].doubleValue, let minLat = row[2].doubleValue, let maxLon = row[3].doubleValue, let maxLat = row[4].doubleValue {
-                info.bbox = BBox(minLon: minLon, minLat: minLat, maxLon: maxLon, maxLat: maxLat)
-                info.crs = "EPSG:4326"
-            }
-            infos.append(info)
-        }
-        return infos
-    }
-
-    /// One layer's features, in fid order.
-    public static func features(_ location: String, of layer: String) throws(EngineError) -> [StoredFeature] {
-        var features: [StoredFeature] = []
-        try forEachFeature(location, of: layer) { features.append($0) }
-        return features
-    }
-
-    /// Calls `body` with each of a layer's features in fid order, holding a page of them at a
-    /// time (`vltava export`): a layer of any size passes through. A feature the file cannot
-    /// read stops it with an error naming the layer and fid.
-    public static func forEachFeature(_ location: String, of layer: String, pageSize page: Int = 10_000,
-                                      _ body: (StoredFeature) -> Void) throws(EngineError) {
-        guard PostGISURL.isDatabase(location) else {
-            do {
-                let problems = try GeoPackage(path: location).forEachFeature(of: layer) { feature in
-                    body(feature)
-                    return true
-                }
-                if let problem = problems.first { throw StoreError.badFeature(layer: layer, fid: problem.fid, reason: problem.reason) }
-            } catch {
-                throw .store("\(error)")
-            }
-            return
-        }
-        let database = try PostGISDatabase(location)
-        let catalogue = try PostGISStore.readCatalogue(from: database)
-        guard let info = catalogue.first(where: { $0.info.name == layer })?.info else {
-            throw .unknownLayer(layer, known: catalogue.map(\.info.name))
-        }
-        // Pages by key: each statement starts after the last fid of the one before.
-        let sql = "SELECT \(Fetch.rowColumns(info).joined(separator: ", ")) FROM \(SQL.identifier(info.name)) AS t WHERE t.fid > $1 ORDER BY t.fid LIMIT $2"
-        var after = Int64.min
-        while true {
-            let features = try Fetch.features(try database.rows(sql, [.integer(after), .integer(Int64(page))], deadline: .none), of: info)
-            features.forEach(body)
-            guard features.count == page, let last = features.last else { return }
-            after = last.fid
-        }
     }
 }
 

@@ -52,7 +52,7 @@ extension Query {
     /// database (`storeFilter`).
     public static func filterItems(_ request: inout ItemsRequest, on layer: Layer, in snapshot: Snapshot,
                                    equal attributes: [(name: String, value: String)]) throws(FilterError) {
-        if layer.storage == .database {
+        if layer.fetchesRows {
             request.condition = try storeFilter(on: layer, in: snapshot, equal: attributes)
         } else {
             request.filter = try filter(on: layer, in: snapshot, measuring: [], equal: attributes)

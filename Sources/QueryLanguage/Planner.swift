@@ -280,10 +280,7 @@ struct Planner {
     /// other side, a feature reference): not one kept in the database.
     func layerInMemory(_ name: Name) throws(QueryError) -> Layer {
         let layer = try self.layer(name)
-        guard layer.storage != .database else {
-            throw Runner.engineError(.notSupportedOnPostGIS("'\(layer.name)' outside a FIND of its own: it stays in PostgreSQL (\(layer.rowCount) rows, "
-                                                            + "more than the \(limits.maxRowsLoadedPerLayer) a snapshot loads)"), at: name.position)
-        }
+        do { try layer.requireRows(for: "outside a FIND of its own") } catch { throw Runner.engineError(error, at: name.position) }
         return layer
     }
 
@@ -377,7 +374,7 @@ struct Planner {
         return FindPlan(snapshot: snapshot, sources: sources, spatial: find.spatial, targets: targets, columns: columns,
                         order: find.order.map { ($0.descending, $0.field.label == "distance_m", $0.nullsFirst) },
                         limit: find.limit, linkNote: link?.note, groups: groups, warnings: spatialWarnings(find.spatial), pushed: pushed,
-                        refetch: layers.contains(where: { $0.storage == .database }) ? find : nil, series: answers.isEmpty ? nil : answers)
+                        refetch: layers.contains(where: \.fetchesRows) ? find : nil, series: answers.isEmpty ? nil : answers)
     }
 
     func checkSpatial(_ spatial: Spatial?, on layer: Layer, name: Name) throws(QueryError) {
@@ -499,7 +496,7 @@ struct Planner {
     /// the runner fetches for the answer's stations (`needs` says what they must decide).
     func reader(_ stored: TimeSeries, on layer: Layer, at position: SourcePosition,
                 _ needs: (inout SeriesNeeds) -> Void) throws(QueryError) -> @Sendable () -> TimeSeries {
-        guard snapshot.seriesInDatabase, !wherePushedDown else { return { stored } }  // pushed WHERE: never called
+        guard snapshot.readsSeriesFromStore, !wherePushedDown else { return { stored } }  // pushed WHERE: never called
         guard fillsSeries else {
             var wanted = SeriesNeeds()
             needs(&wanted)
@@ -587,7 +584,7 @@ struct Planner {
         case .measures(let column):
             let (stored, keyOf, _) = try timeSeries(column, on: layer)
             if wherePushedDown { return { _ in false } }  // never called: the database decides (Pushdown.swift)
-            let series = snapshot.seriesInDatabase ? try everyStation(stored, on: layer, needs: SeriesNeeds(columns: [column.text]), at: column.position) : stored
+            let series = snapshot.readsSeriesFromStore ? try everyStation(stored, on: layer, needs: SeriesNeeds(columns: [column.text]), at: column.position) : stored
             let name = column.text
             return { i in keyOf(i).map { series.measures($0, name) } ?? false }
         case .fresh(let hours, let position):
@@ -596,7 +593,7 @@ struct Planner {
             }
             if wherePushedDown { return { _ in false } }  // never called: the database decides (Pushdown.swift)
             // The newest observation of every key of the table counts (not only the layer's).
-            if snapshot.seriesInDatabase {
+            if snapshot.readsSeriesFromStore {
                 throw Runner.engineError(.notSupportedOnPostGIS("FRESH outside a FIND's WHERE (a route's FROM or TO)"), at: position)
             }
             let series = stored

@@ -68,13 +68,11 @@ struct Pushdown {
     static func compile(_ find: Find, layer: Layer, layerCount: Int, snapshot: Snapshot) throws(QueryError) -> PushedSelection {
         let at = find.layers[0].position
         if let linked = find.linked { throw refuse("LINKED TO", at: linked.layer.position) }
-        if layer.storage == .seriesInDatabase {
-            throw refuse("FIND on the time-series table '\(layer.name)' (its rows are read per answer: ask its stations' layer for LATEST or HISTORY)", at: at)
-        }
+        do { try layer.requireFeatures(for: "FIND") } catch { throw Runner.engineError(error, at: at) }
         var pushdown = Pushdown(snapshot: snapshot, layer: layer)
         let condition = try find.filter.map { filter throws(QueryError) in try pushdown.condition(filter, at: at) }
         let relaxed = pushdown.relaxed
-        let kept = layer.storage == .database
+        let kept = layer.fetchesRows
         let selection: DatabaseSelection
         switch find.spatial {
         case .containing(let p)?: selection = .containing(p.point)

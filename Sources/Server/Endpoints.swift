@@ -78,7 +78,7 @@ struct Endpoints: Sendable {
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("layer", context)
         var layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
-        if layer.storage == .database {
+        if layer.fetchesRows {
             // Its polygons around the point, fetched on the heavy-work pool (the hot path, a
             // layer in memory, stays free of the hop).
             let kept = layer
@@ -109,10 +109,11 @@ struct Endpoints: Sendable {
         let stations = snapshot.stations.flatMap { $0.layer === kept ? $0 : nil }
         let attributes = parameters.attributes
         return try await readsDatabase(context, snapshot) {
-            if kept.storage == .database && !(measured.isEmpty && attributes.isEmpty) {
+            if !(measured.isEmpty && attributes.isEmpty) {
                 // Filtered after the fetch, the nearest rows fetched might not hold the k nearest that pass.
-                throw APIError.engine(.notSupportedOnPostGIS("where= and attribute filters on '\(kept.name)', which stays in PostgreSQL "
-                                                             + "(ask POST /v1/query: FIND \(kept.name) NEAREST k TO POINT(…) WHERE …)"))
+                try engine { () throws(EngineError) in
+                    try kept.requireRows(for: "with where= or attribute filters on /nearest (ask POST /v1/query: FIND \(kept.name) NEAREST k TO POINT(…) WHERE …)")
+                }
             }
             let layer = try engine { () throws(EngineError) in try snapshot.rows(of: kept, for: .nearest(k: k, to: point, within: within)) }
             let filter: FeatureFilter?
@@ -182,7 +183,7 @@ struct Endpoints: Sendable {
     /// the heavy-work pool when the snapshot has a database (a PostGIS store waits for
     /// PostgreSQL there, never on the cooperative pool or an event loop), else at once.
     func readsDatabase<T: Sendable>(_ context: APIContext, _ snapshot: Snapshot, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        snapshot.seriesInDatabase ? try await heavyWork(context, snapshot) { _ in try work() } : try work()
+        snapshot.readsSeriesFromStore ? try await heavyWork(context, snapshot) { _ in try work() } : try work()
     }
 
     /// Runs a heavy request's work on the pool (`WorkPool`) with the request's one budget: its

@@ -154,9 +154,7 @@ extension Endpoints {
         let name = try request.pathParameter("collection", context)
         let kept = try engine { () throws(EngineError) in try snapshot.layer(name) }
         let id = try request.pathParameter("featureId", context)
-        if kept.storage == .seriesInDatabase {
-            throw APIError.engine(.notSupportedOnPostGIS("a feature of a time-series table (its rows stay in the database)"))
-        }
+        try engine { () throws(EngineError) in try kept.requireFeatures(for: "a feature") }
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(kept.name)
         return try await readsDatabase(context, snapshot) {
             // A layer kept in the database: the one row, fetched by its key.

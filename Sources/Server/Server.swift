@@ -6,7 +6,6 @@ import Dispatch
 import Engine
 import Foundation
 import Hummingbird
-import PostGIS
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -120,10 +119,10 @@ public final class VltavaServer: Sendable {
                                         warningInterval: configuration.limitWarningInterval, maxURIBytes: configuration.maxURIBytes, logger: logger)
     }
 
-    /// A server over the store at `storePath`: a GeoPackage file, or a `postgresql://` URL.
-    public convenience init(configuration: ServerConfiguration, storePath: String, logger: Logger? = nil) {
+    /// A server over the store `source` (the program's assembly opens it: `StoreLocation`).
+    public convenience init(configuration: ServerConfiguration, source: any SnapshotSource, logger: Logger? = nil) {
         self.init(configuration: configuration, logger: logger) {
-            let engine = try StoreLocation.engine(storePath, limits: configuration.limits)
+            let engine = try Engine(source: source, limits: configuration.limits)
             // A server given write tokens takes the store's writer at start, so a second
             // writer process fails there, by name, rather than at its first write.
             if !configuration.writeTokens.entries.isEmpty { try engine.prepareWrites() }

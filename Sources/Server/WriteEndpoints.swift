@@ -128,7 +128,7 @@ extension Endpoints {
     private func ifMatch(_ request: Request, _ layer: Layer, _ fid: Int64) -> EngineState.Precondition? {
         // An empty If-Match (no tag at all) is taken as none.
         guard let expected = request.headers[.ifMatch], !expected.trimmingCharacters(in: .whitespaces).isEmpty,
-              !layer.storage.rowsInDatabase else { return nil }
+              !layer.readsStore else { return nil }
         let name = layer.name
         return { (snapshot: Snapshot) throws(APIError) in
             let current = try engine { () throws(EngineError) in try snapshot.layer(name) }

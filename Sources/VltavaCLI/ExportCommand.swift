@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Geometry
-import PostGIS
+import Vltava
 import Store
 
 struct ExportCommand: ParsableCommand {
@@ -17,7 +17,7 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         do {
             if pretty {
-                let features = try StoreLocation.features(store.db, of: layer).map(\.feature)
+                let features = try StoreLocation.source(store.db).features(of: layer).map(\.feature)
                 print(JSON.serialize(GeoJSON.featureCollection(features), pretty: true))
                 return
             }
@@ -25,7 +25,7 @@ struct ExportCommand: ParsableCommand {
             // for the whole collection, never the whole collection in memory.
             var out = Data("{\"type\":\"FeatureCollection\",\"features\":[".utf8)
             var first = true
-            try StoreLocation.forEachFeature(store.db, of: layer) { stored in
+            try StoreLocation.source(store.db).forEachFeature(of: layer) { stored in
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
                 out.append(contentsOf: JSONWriter.encode(GeoJSON.encode(stored.feature), pretty: false))

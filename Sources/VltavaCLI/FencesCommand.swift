@@ -7,7 +7,7 @@ import ArgumentParser
 import Engine
 import Foundation
 import Geometry
-import PostGIS
+import Vltava
 
 struct FencesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PostGIS
+import Vltava
 import Store
 import VectorTiles
 import ZooPraha
@@ -109,7 +110,7 @@ struct ImportCommand: ParsableCommand {
         do {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             let database = try PostGISDatabase(store.db)
-            if !replace, (try? StoreLocation.layers(store.db))?.contains(where: { $0.name == layer }) == true {
+            if !replace, (try? StoreLocation.source(store.db).layerInfos())?.contains(where: { $0.name == layer }) == true {
                 throw CLIError("layer '\(layer)' already exists in \(database.location) (use --replace)")
             }
             let options = ImportOptions(layer: layer, format: format, crs: crs, strict: strict, replace: false, only: only,

@@ -2,7 +2,7 @@ import ArgumentParser
 import Engine
 import Foundation
 import Geometry
-import PostGIS
+import Vltava
 import Store
 
 struct LayersCommand: ParsableCommand {
@@ -15,7 +15,7 @@ struct LayersCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let layers = try StoreLocation.layers(store.db)
+            let layers = try StoreLocation.source(store.db).layerInfos()
             let rows = layers.map { layer -> [String] in
                 [layer.name,
                  layer.kind == .features ? (layer.geometryType ?? "GEOMETRY") : (layer.timeSeries.map { "time series of \($0.keyLayer)" } ?? "table"),
@@ -45,7 +45,7 @@ struct DescribeCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let layers = try StoreLocation.layers(store.db)
+            let layers = try StoreLocation.source(store.db).layerInfos()
             guard let info = layers.first(where: { $0.name == layer }) else { throw EngineError.unknownLayer(layer, known: layers.map(\.name)) }
             var rows: [[String]] = []
             if let column = info.geometryColumn { rows.append([column, info.geometryType ?? "GEOMETRY"]) }

@@ -5,7 +5,7 @@ import Foundation
 import FoundationXML
 #endif
 import Geometry
-import PostGIS
+import Vltava
 
 /// `vltava match track.gpx`: which paths a GPS trace walked (Snapshot.match, OSRM's /match in the
 /// HTTP API), with the length walked and the ways' names.

@@ -3,7 +3,7 @@ import CEditline
 import Engine
 import Foundation
 import Geometry
-import PostGIS
+import Vltava
 import QueryLanguage
 
 enum QueryFormat: String, ExpressibleByArgument, CaseIterable {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import PostGIS
+import Vltava
 import Foundation
 import Geometry
 import Engine

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PostGIS
+import Vltava
 import Logging
 import Server
 
@@ -103,7 +104,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.logLevel = level
         configuration.logSampleEvery = logSample
         configuration.slowRequest = .milliseconds(slowMs)
-        let server = VltavaServer(configuration: configuration, storePath: store.db)
+        let server = VltavaServer(configuration: configuration, source: try StoreLocation.source(store.db))
         // The bound port on standard output, for scripts and tests that ask for port 0.
         Task {
             let port = await server.port()

@@ -14,6 +14,7 @@ import Server
 import Store
 import TestSupport
 import Testing
+import Vltava
 
 /// Status, headers (names lower-cased) and body of a request to the server on `port`.
 func exchange(_ port: Int, _ path: String, post body: String? = nil) throws -> (status: Int, headers: [String: String], body: String) {
@@ -252,7 +253,7 @@ extension PostGISStoreTests {
             configuration.port = 0
             configuration.limits.maxRows = 100
             configuration.limits.maxRowsLoadedPerLayer = 0
-            let server = VltavaServer(configuration: configuration, storePath: cluster.url)
+            let server = VltavaServer(configuration: configuration, source: try StoreLocation.source(cluster.url))
             let task = Task { try await server.run() }
             defer { task.cancel() }
             let port = await server.port()

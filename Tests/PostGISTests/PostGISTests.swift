@@ -11,6 +11,7 @@ import QueryLanguage
 import Store
 import TestSupport
 import Testing
+import Vltava
 
 /// The demo store as a GeoPackage and pushed into the shared cluster, built once.
 enum PushedStore {
@@ -556,7 +557,7 @@ struct PostGISStoreTests {
             #expect(exported.stdout == JSON.serialize(GeoJSON.featureCollection(districts)) + "\n")
             // In pages by fid (here of 100 rows: 16 pages for the 1,548 zones), every row once, in order.
             var paged: [StoredFeature] = []
-            try StoreLocation.forEachFeature(cluster.url, of: "parking", pageSize: 100) { paged.append($0) }
+            try StoreLocation.source(cluster.url).forEachFeature(of: "parking", pageSize: 100) { paged.append($0) }
             let parking = try GeoPackage(path: gpkg).features(of: "parking")
             #expect(paged.map(\.fid) == parking.map(\.fid) && paged.map(\.feature) == parking.map(\.feature))
             let described = try CLI.run(["describe", "stations", "--db", cluster.url])

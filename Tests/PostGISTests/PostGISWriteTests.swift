@@ -10,6 +10,7 @@ import QueryLanguage
 import Store
 import TestSupport
 import Testing
+import Vltava
 
 extension PostGISStoreTests {
     static func writtenPoint(_ lon: Double, _ lat: Double, _ properties: [(String, AttributeValue)], id: Int64? = nil) -> Feature {
