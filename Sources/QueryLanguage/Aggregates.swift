@@ -310,3 +310,55 @@ extension Runner {
         return result
     }
 }
+
+// MARK: - Aggregates, quantifiers, geometry text, ORDER BY keys (docs: "The questions backends ask")
+
+extension Parser {
+    /// `COUNT(*)`, `COUNT(x)`, `SUM(x)`, `AVG(x)`, `MIN(x)`, `MAX(x)`, `ANY(list)`, `ALL(list)`,
+    /// `WKT(geom)`, `WKB(geom)`; `peek` is the function's name, followed by '('.
+    mutating func callExpression(_ keyword: String) throws(QueryError) -> FieldExpression {
+        let position = advance().position
+        index += 1  // '('
+        let result: FieldExpression
+        switch keyword {
+        case "ANY", "ALL":
+            let argument = try fieldExpression()
+            result = .quantified(keyword == "ANY" ? .any : .all, argument, position: position)
+        case "WKT", "WKB":
+            let argument = try name("the geometry column in \(keyword)(geom)")
+            guard argument.text.lowercased() == "geom" || argument.text.lowercased() == "geometry" else {
+                throw QueryError(kind: .invalid, code: "unknown_field", message: "\(keyword) takes the feature's geometry, geom; \(Quote.input(argument.text)) is not it",
+                                 line: argument.position.line, column: argument.position.column, length: argument.position.length,
+                                 hint: "write \(keyword)(geom)")
+            }
+            result = .geometryText(keyword == "WKT" ? .wkt : .wkb, position: position)
+        default:
+            let function = AggregateFunction(rawValue: keyword.lowercased()) ?? .count
+            if function == .count, tokens[index].isSymbol("*") {
+                index += 1
+                result = .aggregate(.count, nil, position: position)
+            } else {
+                if tokens[index].isSymbol("*") {
+                    throw error(expected: "a field in \(keyword)(…)", hint: "only COUNT takes *: COUNT(*)")
+                }
+                result = .aggregate(function, try fieldExpression(), position: position)
+            }
+        }
+        try expect(symbol: ")", "to close \(keyword)(")
+        return result
+    }
+
+    /// `field [ASC | DESC] [NULLS FIRST | NULLS LAST]`
+    mutating func orderKey() throws(QueryError) -> OrderKey {
+        let field = try fieldExpression()
+        var descending = false
+        if accept("DESC") { descending = true } else { _ = accept("ASC") }
+        var nullsFirst = false
+        if accept("NULLS") {
+            if accept("FIRST") { nullsFirst = true } else if !accept("LAST") {
+                throw error(expected: "FIRST or LAST after NULLS")
+            }
+        }
+        return OrderKey(field: field, descending: descending, nullsFirst: nullsFirst)
+    }
+}

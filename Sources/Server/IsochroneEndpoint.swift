@@ -55,3 +55,38 @@ extension Endpoints {
         }
     }
 }
+
+// MARK: - Routes, with their OpenAPI operations (served whole at /openapi.json)
+
+extension Endpoints {
+    /// GraphHopper's isochrone.
+    static let isochroneRoutes: [Route] = [
+        Route(.get, "/isochrone", { try await $0.isochrone($1, $2) }, openAPI: #"""
+            {
+              "tags": ["Routing"],
+              "summary": "GraphHopper's isochrone: the area reachable on foot within a time or a distance, one polygon per bucket, following the paths",
+              "parameters": [
+                {"name": "point", "in": "query", "required": true, "schema": {"type": "string", "pattern": "^[-+]?(90(\\.0+)?|[0-8]?[0-9](\\.[0-9]+)?),[-+]?(180(\\.0+)?|(1[0-7][0-9]|[0-9]{1,2})(\\.[0-9]+)?)$"}, "example": "50.1167,14.4109", "description": "LAT,LON (GraphHopper's order)."},
+                {"name": "time_limit", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 10800, "default": 600}, "description": "Seconds of walking."},
+                {"name": "distance_limit", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 50000}, "description": "Metres; when given, it is asked instead of time_limit."},
+                {"name": "buckets", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 20, "default": 1}},
+                {"name": "profile", "in": "query", "schema": {"type": "string", "enum": ["foot", "walk", "walking", "hike", "wheelchair"], "default": "foot"}},
+                {"name": "vehicle", "in": "query", "schema": {"type": "string", "enum": ["foot", "walk", "walking", "hike", "wheelchair"]}, "description": "The older name of profile."},
+                {"name": "speed_kmh", "in": "query", "schema": {"type": "number", "minimum": 0.5, "maximum": 30}},
+                {"name": "reverse_flow", "in": "query", "schema": {"type": "string", "enum": ["false"]}},
+                {"name": "type", "in": "query", "schema": {"type": "string", "enum": ["json"]}},
+                {"name": "debug", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}},
+                {"name": "key", "in": "query", "schema": {"type": "string"}, "description": "Accepted and ignored (GraphHopper's API key)."},
+                {"name": "network", "in": "query", "schema": {"type": "string"}}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "polygons: one GeoJSON Feature per bucket, smallest first, properties bucket (from 0), time (s), distance (m); info: copyrights, took (ms), network, profile, reached_nodes.", "content": {"application/json": {"schema": {"type": "object", "required": ["polygons"]}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+    ]
+}

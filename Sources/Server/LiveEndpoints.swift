@@ -250,237 +250,6 @@ extension Endpoints {
         APIError(.notFound, code: "unknown_live_layer", detail: "no live layer named \(Quote.input(name))")
     }
 
-    // MARK: - Fences
-
-    func putFence(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
-        let name = try request.pathParameter("name", context)
-        try authorizeFences(request)
-        let body = try await Endpoints.readBody(request, limit: Endpoints.maxWriteBodyBytes, timeout: configuration.requestTimeout)
-        let json = try Endpoints.parseJSON(body)
-        let definition = try engine { () throws(EngineError) in try FenceDefinition.parse(name: name, json) }
-        let status = try await state.writing { host in try engine { () throws(EngineError) in try host.putFence(definition) } }
-        return Reply.json(request: request) { w in Endpoints.fence(&w, status) }
-    }
-
-    func listFences(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
-        let fences = try state.host().fences
-        return Reply.json(request: request) { w in
-            w.beginObject()
-            w.key("fences")
-            w.beginArray()
-            for fence in fences { Endpoints.fence(&w, fence) }
-            w.endArray()
-            w.endObject()
-        }
-    }
-
-    func getFence(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
-        let name = try request.pathParameter("name", context)
-        guard let fence = try state.host().fences.first(where: { $0.definition.name == name }) else { throw Endpoints.unknownFence(name) }
-        return Reply.json(request: request) { w in Endpoints.fence(&w, fence) }
-    }
-
-    func deleteFence(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
-        let name = try request.pathParameter("name", context)
-        try authorizeFences(request)
-        let deleted = try await state.writing { host in try engine { () throws(EngineError) in try host.deleteFence(name) } }
-        guard deleted else { throw Endpoints.unknownFence(name) }
-        return Response(status: .noContent)
-    }
-
-    /// Fences watch any layer and fire on the stations' series: they need a token for every layer.
-    private func authorizeFences(_ request: Request) throws(APIError) {
-        guard try writeGrant(request) == nil else {
-            throw APIError(.forbidden, code: "forbidden", detail: "fences need the admin token or a write token for every layer")
-        }
-    }
-
-    static func fence(_ w: inout JSONWriter, _ fence: FenceStatus) {
-        w.beginObject()
-        w.key("name"); w.string(fence.definition.name)
-        w.key("definition"); w.value(fence.definition.json)
-        w.key("running"); w.bool(fence.problem == nil)
-        if let problem = fence.problem { w.key("problem"); w.string(problem) }
-        w.endObject()
-    }
-
-    static func unknownFence(_ name: String) -> APIError {
-        APIError(.notFound, code: "unknown_fence", detail: "no fence named \(Quote.input(name))")
-    }
-
-    // MARK: - Webhooks
-
-    func putWebhook(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
-        let name = try request.pathParameter("name", context)
-        try authorizeFences(request)
-        let body = try await Endpoints.readBody(request, limit: 1 << 16, timeout: configuration.requestTimeout)
-        let json = try Endpoints.parseJSON(body)
-        let webhook = try engine { () throws(EngineError) in try WebhookDefinition.parse(name: name, json) }
-        let host = try await state.writing { host in
-            try engine { () throws(EngineError) in try host.putWebhook(webhook) }
-            return host
-        }
-        state.webhooks.reconcile(host)
-        return webhookResponse(request, webhook)
-    }
-
-    func listWebhooks(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
-        try authorizeFences(request)
-        let webhooks = try state.host().webhooks
-        return Reply.json(request: request) { w in
-            w.beginObject()
-            w.key("webhooks")
-            w.beginArray()
-            for webhook in webhooks { webhookObject(&w, webhook) }
-            w.endArray()
-            w.endObject()
-        }
-    }
-
-    func getWebhook(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
-        let name = try request.pathParameter("name", context)
-        try authorizeFences(request)
-        guard let webhook = try state.host().webhooks.first(where: { $0.name == name }) else { throw Endpoints.unknownWebhook(name) }
-        return webhookResponse(request, webhook)
-    }
-
-    func deleteWebhook(_ request: Request, _ context: APIContext) async throws -> Response {
-        _ = try Parameters(request, allowed: [])
-        let name = try request.pathParameter("name", context)
-        try authorizeFences(request)
-        let (host, deleted) = try await state.writing { host in (host, try engine { () throws(EngineError) in try host.deleteWebhook(name) }) }
-        guard deleted else { throw Endpoints.unknownWebhook(name) }
-        state.webhooks.reconcile(host)
-        return Response(status: .noContent)
-    }
-
-    private func webhookResponse(_ request: Request, _ webhook: WebhookDefinition) -> Response {
-        Reply.json(request: request) { w in webhookObject(&w, webhook) }
-    }
-
-    /// A webhook as listed: never its secret; with how its delivery goes.
-    private func webhookObject(_ w: inout JSONWriter, _ webhook: WebhookDefinition) {
-        w.beginObject()
-        w.key("name"); w.string(webhook.name)
-        w.key("url"); w.string(webhook.url.absoluteString)
-        w.key("fences")
-        if let fences = webhook.fences { w.beginArray(); for fence in fences.sorted() { w.string(fence) }; w.endArray() } else { w.null() }
-        if let status = state.webhooks.status(webhook.name) {
-            w.key("delivered"); w.integer(Int64(status.delivered))
-            w.key("attempts"); w.integer(Int64(status.attempts))
-            w.key("last_event_id"); w.integer(status.cursor)
-            w.key("last_error"); if let error = status.lastError { w.string(error) } else { w.null() }
-            w.key("dead_letters")
-            w.beginArray()
-            for letter in status.deadLetters {
-                w.beginObject()
-                w.key("event_id"); if let id = letter.eventID { w.integer(id) } else { w.null() }
-                w.key("reason"); w.string(letter.reason)
-                w.key("at"); w.string(Output.isoMilliseconds(letter.at))
-                w.endObject()
-            }
-            w.endArray()
-        }
-        w.endObject()
-    }
-
-    static func unknownWebhook(_ name: String) -> APIError {
-        APIError(.notFound, code: "unknown_webhook", detail: "no webhook named \(Quote.input(name))")
-    }
-
-    // MARK: - Events
-
-    /// GET /v1/events?fences=a,b&after=ID&limit=N: the events after ID, oldest first (JSON),
-    /// or with `Accept: text/event-stream` as Server-Sent Events that stay open.
-    func events(_ request: Request, _ context: APIContext) async throws -> Response {
-        let parameters = try Parameters(request, allowed: ["fences", "after", "limit"])
-        let names = parameters.string("fences").map { Set($0.split(separator: ",").map(String.init)) }
-        return try await events(request, fences: names, parameters: parameters)
-    }
-
-    func fenceEvents(_ request: Request, _ context: APIContext) async throws -> Response {
-        let parameters = try Parameters(request, allowed: ["after", "limit"])
-        let name = try request.pathParameter("name", context)
-        guard try state.host().fences.contains(where: { $0.definition.name == name }) else { throw Endpoints.unknownFence(name) }
-        return try await events(request, fences: [name], parameters: parameters)
-    }
-
-    private func events(_ request: Request, fences: Set<String>?, parameters: Parameters) async throws -> Response {
-        let hub = try state.host().live
-        var after: Int64?
-        if let text = parameters.string("after") {
-            guard let id = Int64(text), id >= 0 else {
-                throw APIError(.badRequest, code: "invalid_parameter", detail: "after: \(Quote.input(text)) is not an event id",
-                               extra: JSONObject([("parameter", .string("after"))]))
-            }
-            after = id
-        }
-        let limit = try parameters.int("limit", default: 1000, range: 1...10_000)
-        if (request.headers[.accept] ?? "").contains("text/event-stream") {
-            if let id = try Endpoints.lastEventID(request) { after = id }
-            // A new stream without an id starts now; with one, it resumes after it.
-            return eventStream(hub, after: after ?? hub.lastEventID, fences: fences)
-        }
-        let page = hub.events(after: after ?? 0, fences: fences, limit: limit)
-        return Reply.json(request: request) { w in
-            w.beginObject()
-            w.key("events")
-            w.beginArray()
-            for event in page.events { Output.fenceEvent(&w, event) }
-            w.endArray()
-            w.key("last"); w.integer(page.last)
-            w.key("missed"); w.bool(page.missed)
-            w.endObject()
-        }
-    }
-
-    /// Events as Server-Sent Events: each an `event:` of its kind whose `id` is its number, so
-    /// `Last-Event-ID` resumes exactly after it. A stream resuming after events no longer kept
-    /// (or another run's) first gets a `missed` event saying from where it goes on. SIGTERM
-    /// ends it, as the change feed's.
-    func eventStream(_ hub: LiveHub, after id: Int64, fences: Set<String>?) -> Response {
-        let signal = state.eventSignal
-        let body = ResponseBody { writer in
-            let (wakes, token) = signal.subscribe(heartbeat: Endpoints.heartbeat)
-            defer { signal.cancel(token) }
-            try await withGracefulShutdownHandler {
-                var last = id
-                var wake = wakes.makeAsyncIterator()
-                try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                while true {
-                    let page = hub.events(after: last, fences: fences, limit: 1000)
-                    var text = ""
-                    if page.missed {
-                        text += "event: missed\ndata: {\"after\":\(last),\"resumed_at\":\(page.events.first?.id ?? page.last)}\n\n"
-                    }
-                    for event in page.events {
-                        var w = JSONWriter(reservingCapacity: 256)
-                        Output.fenceEvent(&w, event)
-                        text += "id: \(event.id)\nevent: \(event.kind)\ndata: \(String(decoding: w.bytes, as: UTF8.self))\n\n"
-                    }
-                    if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
-                    if page.last != last {
-                        last = page.last
-                        continue
-                    }
-                    guard let woken = await wake.next() else { break }
-                    if woken == .heartbeat { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
-                }
-            } onGracefulShutdown: {
-                signal.cancel(token)
-            }
-            try await writer.finish(nil)
-        }
-        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
-    }
-
     static func parseJSON(_ body: String) throws(APIError) -> JSONValue {
         do {
             return try JSON.parse(body)
@@ -488,4 +257,137 @@ extension Endpoints {
             throw APIError(.badRequest, code: "invalid_json", detail: "the body is not JSON: \(error)")
         }
     }
+}
+
+// MARK: - Routes, with their OpenAPI operations (served whole at /openapi.json)
+
+extension Endpoints {
+    /// Live layers, their positions and objects.
+    static let liveRoutes: [Route] = [
+        Route(.get, "/v1/live", { try await $0.listLiveLayers($1, $2) }, openAPI: #"""
+            {
+              "summary": "The live layers",
+              "description": "Each with its object count, history and ttl_s.",
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "layers", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.put, "/v1/live/{layer}", { try await $0.declareLiveLayer($1, $2) }, openAPI: #"""
+            {
+              "summary": "Declare a live layer (or change its settings)",
+              "description": "Kept in the store. Needs a write token covering the layer.",
+              "security": [{"bearer": []}],
+              "parameters": [
+                {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}}
+              ],
+              "requestBody": {"required": false, "description": "Without a body: no history, no TTL.", "content": {"application/json": {"schema": {"type": "object"}, "example": {"history": {"last": 10}, "ttl_s": 600}}}},
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "The layer: name, objects, history, ttl_s.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.delete, "/v1/live/{layer}", { try await $0.dropLiveLayer($1, $2) }, openAPI: #"""
+            {
+              "summary": "Drop a live layer and its objects",
+              "security": [{"bearer": []}],
+              "parameters": [
+                {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "204": {"description": "Deleted."},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.post, "/v1/live/{layer}/positions", { try await $0.postPositions($1, $2) }, openAPI: #"""
+            {
+              "summary": "Send positions; every fence watching the layer is evaluated",
+              "description": "Applied in order, all or none; a position older than its object's is stale and left out. Memory only: nothing is written to the store.",
+              "security": [{"bearer": []}],
+              "parameters": [
+                {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "events", "in": "query", "schema": {"type": "boolean", "default": true}, "description": "false: only event_count, not the events."}
+              ],
+              "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}, "example": {"positions": [{"id": "phone-1", "position": [14.40519, 50.1160], "time": "2026-06-20T14:00:00Z", "fields": {"group": "A"}}]}}}},
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "updated, stale, and the events made (or event_count).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/v1/live/{layer}/objects", { try await $0.liveObjects($1, $2) }, openAPI: #"""
+            {
+              "summary": "The objects of a live layer, as GeoJSON",
+              "parameters": [
+                {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000}}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "A FeatureCollection: each object's position, time, expires, fields; numberMatched.", "content": {"application/geo+json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/v1/live/{layer}/objects/{id}", { try await $0.liveObject($1, $2) }, openAPI: #"""
+            {
+              "summary": "One object, with its history",
+              "parameters": [
+                {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "A Feature; properties.history lists earlier positions, oldest first.", "content": {"application/geo+json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.delete, "/v1/live/{layer}/objects/{id}", { try await $0.deleteLiveObject($1, $2) }, openAPI: #"""
+            {
+              "summary": "Remove an object",
+              "description": "Its fences send exit with reason deleted.",
+              "security": [{"bearer": []}],
+              "parameters": [
+                {"name": "layer", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "204": {"description": "Deleted."},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+    ]
 }

@@ -231,3 +231,96 @@ extension Endpoints {
         return readings
     }
 }
+
+// MARK: - Routes, with their OpenAPI operations (served whole at /openapi.json)
+
+extension Endpoints {
+    /// Indoor positioning, and survey uploads.
+    static let locateRoutes: [Route] = [
+        Route(.post, "/v1/locate", { try await $0.locate($1, $2) }, openAPI: #"""
+            {
+              "summary": "Where am I inside a venue: a beacon scan located by its fingerprints (a probabilistic model, or kNN in signal space)",
+              "parameters": [
+                {"name": "venue", "in": "query", "schema": {"type": "string"}, "example": "wmu_library", "description": "The venue; optional when the store has exactly one."},
+                {"name": "k", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}, "description": "How many nearest fingerprints (knn, wknn, ensemble; default 3) or likeliest cells (gaussian; default 10) the estimate uses."},
+                {"name": "method", "in": "query", "schema": {"type": "string", "enum": ["knn", "wknn", "gaussian", "ensemble"], "default": "gaussian"}, "description": "knn: mean of the neighbours' points; wknn: weighted by 1/signal distance; gaussian: the k likeliest cells of the probabilistic model; ensemble: per axis the median of wknn, wknn on mean fingerprints and gaussian."},
+                {"name": "fingerprints", "in": "query", "schema": {"type": "string", "enum": ["scans", "mean", "median"], "default": "scans"}, "description": "Every survey scan, or one per reference point (mean or median per beacon)."},
+                {"name": "live", "in": "query", "schema": {"type": "string", "minLength": 1}, "description": "A live layer to place the located phone in (its fences fire); needs a write token and a venue on the globe."},
+                {"name": "id", "in": "query", "schema": {"type": "string", "minLength": 1, "maxLength": 200}, "description": "The phone's object in the live layer (with live)."},
+                {"name": "geometry", "in": "query", "schema": {"type": "boolean", "default": false}, "description": "true: answer a GeoJSON Feature (a Point when the floor is georeferenced)."}
+              ],
+              "requestBody": {
+                "required": true,
+                "content": {
+                  "application/json": {"schema": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}, "example": {"b3001": -78, "b3006": -77}}
+                }
+              },
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "venue, floor, floor_name, x, y (the floor's frame), lon/lat (null unless georeferenced), point (nearest reference point), spread (error estimate), method, k, fingerprints, neighbours (point, floor, x, y, signal_distance in dB, weight), ignored_beacons.", "content": {"application/json": {"schema": {"type": "object"}}, "application/geo+json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "408": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.post, "/v1/locate/track", { try await $0.locateTrack($1, $2) }, openAPI: #"""
+            {
+              "summary": "A walking phone's scans located together: a hidden Markov model over the venue's cells, moves bounded by walking speed",
+              "parameters": [
+                {"name": "venue", "in": "query", "schema": {"type": "string"}, "example": "wmu_library", "description": "The venue; optional when the store has exactly one."},
+                {"name": "k", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 5}, "description": "How many of the most probable cells each position is the weighted mean of."},
+                {"name": "speed", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 1000, "default": 1.5}, "description": "Walking speed, frame units a second."},
+                {"name": "interval", "in": "query", "schema": {"type": "number", "minimum": 0, "exclusiveMinimum": true, "maximum": 86400, "default": 1}, "description": "Seconds between scans that have no time."},
+                {"name": "live", "in": "query", "schema": {"type": "string", "minLength": 1}, "description": "A live layer to place the located phone in (its fences fire); needs a write token and a venue on the globe."},
+                {"name": "id", "in": "query", "schema": {"type": "string", "minLength": 1, "maxLength": 200}, "description": "The phone's object in the live layer (with live)."},
+                {"name": "smooth", "in": "query", "schema": {"type": "boolean", "default": true}, "description": "true: each position from the whole track (forward-backward); false: from the scans up to it (forward only)."}
+              ],
+              "requestBody": {
+                "required": true,
+                "content": {
+                  "application/json": {"schema": {"type": "object", "required": ["scans"], "properties": {"scans": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object", "required": ["readings"], "properties": {"time": {"type": "number", "nullable": true}, "readings": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}}}}}}, "example": {"scans": [{"time": 0, "readings": {"b3001": -78}}, {"time": 1, "readings": {"b3001": -75, "b3006": -80}}]}}
+                }
+              },
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "venue, units, smooth, speed, k, positions (per scan in the order sent: time, floor, x, y, lon/lat or null, point, spread), ignored_beacons.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "408": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.post, "/v1/venues/{venue}/scans", { try await $0.appendScans($1, $2) }, openAPI: #"""
+            {
+              "summary": "Add survey scans to an indoor venue as a surveyor walks: durable when answered, located by the next request (needs a write token covering the venue)",
+              "parameters": [{"name": "venue", "in": "path", "required": true, "schema": {"type": "string"}, "example": "wmu_library"}],
+              "requestBody": {
+                "required": true,
+                "content": {
+                  "application/json": {"schema": {"type": "object", "required": ["scans"], "properties": {"scans": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object", "required": ["x", "y", "readings"], "properties": {"x": {"type": "number"}, "y": {"type": "number"}, "floor": {"type": "integer"}, "label": {"type": "string"}, "time": {"description": "ISO text (2026-11-28T10:00:00) or Unix seconds", "nullable": true}, "readings": {"type": "object", "minProperties": 1, "maxProperties": 1000, "additionalProperties": {"type": "number", "minimum": -200, "maximum": 0}}}}}}}, "example": {"scans": [{"x": 9, "y": 6, "floor": 1, "label": "I06", "time": "2026-11-28T10:00:00", "readings": {"b3002": -75, "b3005": -79}}]}}
+                }
+              },
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "201": {"description": "venue, added (scans), scans, points, beacons (the venue's totals now).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "408": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+    ]
+}

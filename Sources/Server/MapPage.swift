@@ -200,3 +200,45 @@ extension Endpoints {
         return response
     }
 }
+
+// MARK: - Routes, with their OpenAPI operations (served whole at /openapi.json)
+
+extension Endpoints {
+    /// The map page and its files.
+    static let mapRoutes: [Route] = [
+        Route(.get, "/", { try $0.mapPage($1, $2) }, openAPI: #"""
+            {
+              "summary": "The map page (HTML); with Accept naming JSON and not HTML, links to the API",
+              "responses": {"414": {"$ref": "#/components/responses/Problem"}, "200": {"description": "The page, or links.", "content": {"text/html": {"schema": {"type": "string"}}, "application/json": {"schema": {"type": "object"}}}}}
+            }
+            """#),
+        Route(.get, "/map/{file}", { try $0.mapFile($1, $2) }, openAPI: #"""
+            {
+              "summary": "The map page's script (map.js), style sheet (map.css) and MapLibre style (style.json: the store's layers and tile sets, with absolute tile URLs)",
+              "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string", "enum": ["map.js", "map.css", "style.json"]}}],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"}, "200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
+            }
+            """#),
+        Route(.get, "/maplibre/{file}", { try $0.mapLibreFile($1, $2) }, openAPI: #"""
+            {
+              "summary": "MapLibre GL JS (maplibre-gl.js, maplibre-gl.css) from the system's copy (PyPI's maplibre; --maplibre-dir)",
+              "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string", "enum": ["maplibre-gl.js", "maplibre-gl.css"]}}],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"}, "200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
+            }
+            """#),
+        Route(.get, "/leaflet/{file}", { try $0.leafletFile($1, $2) }, openAPI: #"""
+            {
+              "summary": "Leaflet (leaflet.js, leaflet.css) from the system's copy (--leaflet-dir)",
+              "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string"}}],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"}, "200": {"description": "The file."}, "404": {"$ref": "#/components/responses/Problem"}}
+            }
+            """#),
+        Route(.get, "/leaflet/images/{file}", { try $0.leafletFile($1, $2) }, openAPI: #"""
+            {
+              "summary": "Leaflet's images from the system's copy",
+              "parameters": [{"name": "file", "in": "path", "required": true, "schema": {"type": "string"}}],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"}, "200": {"description": "The image."}, "404": {"$ref": "#/components/responses/Problem"}}
+            }
+            """#),
+    ]
+}

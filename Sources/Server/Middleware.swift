@@ -138,7 +138,7 @@ struct ProblemMiddleware: RouterMiddleware {
     static func allowedMethods(for path: String) -> [String]? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: true)
         var methods: [String] = []
-        for route in VltavaServer.routeTable {
+        for route in Endpoints.routes {
             let template = route.path.split(separator: "/", omittingEmptySubsequences: true)
             guard template.count == segments.count else { continue }
             let matches = zip(template, segments).allSatisfy { pattern, segment in

@@ -247,3 +247,105 @@ extension Endpoints {
         }
     }
 }
+
+// MARK: - Routes, with their OpenAPI operations (served whole at /openapi.json)
+
+extension Endpoints {
+    /// OGC API – Features, Part 1.
+    static let ogcRoutes: [Route] = [
+        Route(.get, "/ogc", { try $0.ogcLanding($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OGC API – Features"],
+              "summary": "OGC API – Features landing page: links to the API definition (service-desc), the conformance classes and the collections",
+              "parameters": [{"$ref": "#/components/parameters/f"}],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "title, description, links.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LandingPage"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "406": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/ogc/conformance", { try $0.ogcConformance($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OGC API – Features"],
+              "summary": "The conformance classes implemented: Part 1 Core, GeoJSON and OpenAPI 3.0",
+              "parameters": [{"$ref": "#/components/parameters/f"}],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "conformsTo: the classes' URIs.", "content": {"application/json": {"schema": {"type": "object", "required": ["conformsTo"], "properties": {"conformsTo": {"type": "array", "items": {"type": "string"}}}}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "406": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/ogc/collections", { try await $0.ogcCollections($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OGC API – Features"],
+              "summary": "Every layer of the store as a collection (attribute tables as features without geometry)",
+              "parameters": [{"$ref": "#/components/parameters/f"}],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "links and collections.", "content": {"application/json": {"schema": {"type": "object", "required": ["links", "collections"], "properties": {"links": {"type": "array", "items": {"$ref": "#/components/schemas/Link"}}, "collections": {"type": "array", "items": {"$ref": "#/components/schemas/Collection"}}}}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "406": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/ogc/collections/{collection}", { try await $0.ogcCollection($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OGC API – Features"],
+              "summary": "One collection: its extent (CRS84 box; the interval of a layer with time) and links",
+              "parameters": [{"$ref": "#/components/parameters/collection"}, {"$ref": "#/components/parameters/f"}],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "The collection.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Collection"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "406": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/ogc/collections/{collection}/items", { try await $0.ogcItems($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OGC API – Features"],
+              "summary": "A page of a collection's features, in the layer's order; any other parameter named like a column filters on that column (equal, text exactly, numbers by value)",
+              "parameters": [
+                {"$ref": "#/components/parameters/collection"},
+                {"name": "limit", "in": "query", "style": "form", "explode": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 10}},
+                {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 2147483647, "default": 0}, "description": "Features to skip; the next and prev links carry it."},
+                {"name": "after", "in": "query", "schema": {"type": "integer", "format": "int64"}, "description": "Only features whose id (fid) is greater: keyset paging, which the next link of a layer kept in PostgreSQL carries."},
+                {"name": "bbox", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "oneOf": [{"minItems": 4, "maxItems": 4}, {"minItems": 6, "maxItems": 6}], "items": {"type": "number"}}, "description": "minLon,minLat,maxLon,maxLat in CRS84 (or 6 numbers, with heights): only features whose geometry meets the box (minLon > maxLon crosses the antimeridian)."},
+                {"name": "datetime", "in": "query", "style": "form", "explode": false, "schema": {"type": "string"}, "example": "2019-04-16T12:00:00Z/..", "description": "An instant or an interval (.. for an open end), UTC. Only on layers with time: a time-series table (each row's interval) and its point layer (features with an observation then)."},
+                {"name": "properties", "in": "query", "style": "form", "explode": true, "schema": {"type": "object", "additionalProperties": {"type": "string"}}, "description": "NAME=value for any column NAME of the layer."},
+                {"$ref": "#/components/parameters/f"}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "A GeoJSON FeatureCollection with links (self, collection, next, prev), timeStamp, numberMatched and numberReturned.", "content": {"application/geo+json": {"schema": {"$ref": "#/components/schemas/FeatureCollection"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "406": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcItem($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OGC API – Features"],
+              "summary": "One feature by its fid",
+              "parameters": [
+                {"$ref": "#/components/parameters/collection"},
+                {"name": "featureId", "in": "path", "required": true, "schema": {"type": "integer"}},
+                {"$ref": "#/components/parameters/f"}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "A GeoJSON Feature with links (self, collection).", "content": {"application/geo+json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "406": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+    ]
+}

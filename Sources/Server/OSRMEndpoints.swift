@@ -347,3 +347,140 @@ struct OSRMCall {
         }
     }
 }
+
+// MARK: - Routes, with their OpenAPI operations (served whole at /openapi.json)
+
+extension Endpoints {
+    /// OSRM's HTTP API for walking.
+    static let osrmRoutes: [Route] = [
+        Route(.get, "/route/v1/{profile}/{coordinates}", { try await $0.osrmRoute($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OSRM"],
+              "summary": "OSRM's route service: a walking route through the coordinates in order, one leg between each two",
+              "parameters": [
+                {"$ref": "#/components/parameters/osrmProfile"},
+                {"$ref": "#/components/parameters/osrmCoordinates"},
+                {"name": "steps", "in": "query", "schema": {"type": "boolean", "default": false}},
+                {"name": "geometries", "in": "query", "schema": {"type": "string", "enum": ["polyline", "polyline6", "geojson"], "default": "polyline"}},
+                {"name": "overview", "in": "query", "schema": {"type": "string", "enum": ["full", "simplified", "false"], "default": "simplified"}},
+                {"name": "annotations", "in": "query", "schema": {"type": "string"}, "description": "true, false, or a list of distance, duration, datasources, nodes, weight, speed."},
+                {"name": "alternatives", "in": "query", "schema": {"type": "string"}, "description": "Accepted; one route is answered."},
+                {"name": "continue_straight", "in": "query", "schema": {"type": "string", "enum": ["default", "true", "false"]}, "description": "Accepted; changes nothing on foot."},
+                {"$ref": "#/components/parameters/osrmRadiuses"},
+                {"$ref": "#/components/parameters/osrmHints"},
+                {"$ref": "#/components/parameters/osrmGenerateHints"},
+                {"$ref": "#/components/parameters/osrmSkipWaypoints"},
+                {"$ref": "#/components/parameters/osrmBearings"},
+                {"$ref": "#/components/parameters/osrmNetwork"},
+                {"$ref": "#/components/parameters/osrmDeparture"}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "code Ok, routes[0] (distance m, duration s, weight = duration, weight_name, geometry, legs with steps, summary and annotation), waypoints (hint, distance, name, location).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/OSRMError"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/table/v1/{profile}/{coordinates}", { try await $0.osrmTable($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OSRM"],
+              "summary": "OSRM's table service: walking durations and distances between sources and destinations, one search per source",
+              "parameters": [
+                {"$ref": "#/components/parameters/osrmProfile"},
+                {"$ref": "#/components/parameters/osrmCoordinates"},
+                {"name": "sources", "in": "query", "schema": {"type": "string", "default": "all"}, "example": "0;2", "description": "all, or indices of the coordinates separated by ;"},
+                {"name": "destinations", "in": "query", "schema": {"type": "string", "default": "all"}},
+                {"name": "annotations", "in": "query", "schema": {"type": "string", "enum": ["duration", "distance", "duration,distance", "distance,duration"], "default": "duration"}},
+                {"$ref": "#/components/parameters/osrmRadiuses"},
+                {"$ref": "#/components/parameters/osrmHints"},
+                {"$ref": "#/components/parameters/osrmGenerateHints"},
+                {"$ref": "#/components/parameters/osrmSkipWaypoints"},
+                {"$ref": "#/components/parameters/osrmBearings"},
+                {"$ref": "#/components/parameters/osrmNetwork"},
+                {"$ref": "#/components/parameters/osrmDeparture"}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "code Ok, durations (s) and/or distances (m) by source row, null where no path joins a pair; sources and destinations as waypoints.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/OSRMError"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/nearest/v1/{profile}/{coordinates}", { try await $0.osrmNearest($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OSRM"],
+              "summary": "OSRM's nearest service: the points of the nearest edges of the network, nearest first",
+              "parameters": [
+                {"$ref": "#/components/parameters/osrmProfile"},
+                {"$ref": "#/components/parameters/osrmCoordinates"},
+                {"name": "number", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 1}},
+                {"$ref": "#/components/parameters/osrmRadiuses"},
+                {"$ref": "#/components/parameters/osrmHints"},
+                {"$ref": "#/components/parameters/osrmGenerateHints"},
+                {"$ref": "#/components/parameters/osrmBearings"},
+                {"$ref": "#/components/parameters/osrmNetwork"}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "code Ok, waypoints with nodes (the OSM ids of the edge's ends), hint, distance, name, location.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/OSRMError"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/trip/v1/{profile}/{coordinates}", { try await $0.osrmTrip($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OSRM"],
+              "summary": "OSRM's trip service: the shortest round trip or open path through the coordinates (exact up to 12, a heuristic beyond)",
+              "parameters": [
+                {"$ref": "#/components/parameters/osrmProfile"},
+                {"$ref": "#/components/parameters/osrmCoordinates"},
+                {"name": "roundtrip", "in": "query", "schema": {"type": "string", "enum": ["true", "false"], "default": "true"}},
+                {"name": "source", "in": "query", "schema": {"type": "string", "enum": ["any", "first"], "default": "any"}},
+                {"name": "destination", "in": "query", "schema": {"type": "string", "enum": ["any", "last"], "default": "any"}},
+                {"name": "steps", "in": "query", "schema": {"type": "boolean", "default": false}},
+                {"name": "geometries", "in": "query", "schema": {"type": "string", "enum": ["polyline", "polyline6", "geojson"], "default": "polyline"}},
+                {"name": "overview", "in": "query", "schema": {"type": "string", "enum": ["full", "simplified", "false"], "default": "simplified"}},
+                {"name": "annotations", "in": "query", "schema": {"type": "string"}},
+                {"$ref": "#/components/parameters/osrmRadiuses"},
+                {"$ref": "#/components/parameters/osrmHints"},
+                {"$ref": "#/components/parameters/osrmGenerateHints"},
+                {"$ref": "#/components/parameters/osrmBearings"},
+                {"$ref": "#/components/parameters/osrmNetwork"},
+                {"$ref": "#/components/parameters/osrmDeparture"}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "code Ok, trips[0] (a route through the points in the best order, legs between them), waypoints in the request's order with waypoint_index (the place in the trip) and trips_index.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/OSRMError"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/match/v1/{profile}/{coordinates}", { try await $0.osrmMatch($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OSRM"],
+              "summary": "OSRM's match service: the paths a GPS trace walked (hidden Markov model)",
+              "parameters": [
+                {"$ref": "#/components/parameters/osrmProfile"},
+                {"$ref": "#/components/parameters/osrmCoordinates"},
+                {"name": "timestamps", "in": "query", "schema": {"type": "string"}, "example": "1700000000;1700000005", "description": "Seconds, one per coordinate, never going back."},
+                {"name": "gaps", "in": "query", "schema": {"type": "string", "enum": ["split", "ignore"], "default": "split"}, "description": "split: more than 60 s between fixes starts a new matching."},
+                {"name": "tidy", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "Accepted: fixes within 3σ of the last one taken are always left out."},
+                {"name": "geometries", "in": "query", "schema": {"type": "string", "enum": ["polyline", "polyline6", "geojson"], "default": "polyline"}},
+                {"name": "overview", "in": "query", "schema": {"type": "string", "enum": ["full", "simplified", "false"], "default": "simplified"}},
+                {"name": "steps", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]}, "description": "Accepted; matchings have no steps."},
+                {"name": "annotations", "in": "query", "schema": {"type": "string"}},
+                {"$ref": "#/components/parameters/osrmRadiuses"},
+                {"$ref": "#/components/parameters/osrmHints"},
+                {"$ref": "#/components/parameters/osrmGenerateHints"},
+                {"$ref": "#/components/parameters/osrmBearings"},
+                {"$ref": "#/components/parameters/osrmNetwork"}
+              ],
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "code Ok, tracepoints (null for a fix left out; else matchings_index, waypoint_index, alternatives_count, location, distance), matchings (confidence, geometry, legs, distance, duration).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/OSRMError"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+    ]
+}

@@ -61,3 +61,35 @@ extension Endpoints {
         return try Reply.json(request: request, limit: snapshot.limits.maxResponseBytes) { w in Output.schedule(&w, check) }
     }
 }
+
+// MARK: - Routes, with their OpenAPI operations (served whole at /openapi.json)
+
+extension Endpoints {
+    /// The festival schedule check.
+    static let scheduleRoutes: [Route] = [
+        Route(.post, "/v1/schedule/check", { try await $0.checkSchedule($1, $2) }, openAPI: #"""
+            {
+              "summary": "Whether a plan of events leaves enough time to walk from each event to the next",
+              "requestBody": {
+                "required": true,
+                "content": {
+                  "application/json": {"schema": {"type": "object", "required": ["events"], "properties": {
+                    "network": {"type": "string"},
+                    "speed_kmh": {"type": "number", "minimum": 0.5, "maximum": 30, "default": 5},
+                    "events": {"type": "array", "minItems": 2, "maxItems": 20, "items": {"type": "object", "required": ["place", "start", "end"], "properties": {
+                      "name": {"type": "string"}, "place": {"type": "string", "minLength": 1, "description": "POINT(lon lat), or a query-language target such as pavilions WHERE name = 'Pavilon goril'"},
+                      "start": {"type": "string", "format": "date-time"}, "end": {"type": "string", "format": "date-time"}}}}}}}
+                }
+              },
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "feasible, and per leg the walk (m, min), the gap between the events and the slack (min).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+    ]
+}

@@ -131,76 +131,7 @@ public final class VltavaServer: Sendable {
     }
 
     /// The routes the server answers (the OpenAPI document lists the same).
-    public var routes: [RouteEntry] { VltavaServer.routeTable.map { RouteEntry(method: $0.method.rawValue, path: $0.path) } }
-
-    typealias Handler = @Sendable (Endpoints, Request, APIContext) async throws -> Response
-
-    static let routeTable: [(method: HTTPRequest.Method, path: String, handler: Handler)] = [
-        (.post, "/v1/query", { try await $0.query($1, $2) }),
-        (.get, "/v1/layers", { try $0.layers($1, $2) }),
-        (.get, "/v1/layers/{layer}/containing", { try await $0.containing($1, $2) }),
-        (.get, "/v1/layers/{layer}/nearest", { try await $0.nearest($1, $2) }),
-        (.get, "/v1/route", { try await $0.route($1, $2) }),
-        (.get, "/v1/here", { try await $0.here($1, $2) }),
-        (.get, "/v1/air", { try await $0.air($1, $2) }),
-        (.post, "/v1/schedule/check", { try await $0.checkSchedule($1, $2) }),
-        (.post, "/v1/locate", { try await $0.locate($1, $2) }),
-        (.post, "/v1/locate/track", { try await $0.locateTrack($1, $2) }),
-        (.post, "/v1/venues/{venue}/scans", { try await $0.appendScans($1, $2) }),
-        (.get, "/v1/tiles/{tileset}.json", { try await $0.tileJSON($1, $2) }),
-        (.get, "/v1/tiles/{tileset}/{z}/{x}/{y}", { try await $0.tile($1, $2) }),
-        (.post, "/v1/admin/reload", { try await $0.reload($1, $2) }),
-        (.get, "/healthz", { try $0.health($1, $2) }),
-        (.get, "/readyz", { try await $0.readiness($1, $2) }),
-        (.get, "/metrics", { try $0.metricsText($1, $2) }),
-        (.get, "/openapi.json", { try $0.openAPI($1, $2) }),
-        (.get, "/", { try $0.mapPage($1, $2) }),
-        (.get, "/map/{file}", { try $0.mapFile($1, $2) }),
-        (.get, "/maplibre/{file}", { try $0.mapLibreFile($1, $2) }),
-        (.get, "/leaflet/{file}", { try $0.leafletFile($1, $2) }),
-        (.get, "/leaflet/images/{file}", { try $0.leafletFile($1, $2) }),
-        // OGC API – Features (Sources/Server/OGCEndpoints.swift).
-        (.get, "/ogc", { try $0.ogcLanding($1, $2) }),
-        (.get, "/ogc/conformance", { try $0.ogcConformance($1, $2) }),
-        (.get, "/ogc/collections", { try await $0.ogcCollections($1, $2) }),
-        (.get, "/ogc/collections/{collection}", { try await $0.ogcCollection($1, $2) }),
-        (.get, "/ogc/collections/{collection}/items", { try await $0.ogcItems($1, $2) }),
-        (.get, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcItem($1, $2) }),
-        // Writes: OGC API – Features Part 4, batches, rows, and the change feed (WriteEndpoints.swift).
-        (.post, "/ogc/collections/{collection}/items", { try await $0.ogcCreateItems($1, $2) }),
-        (.put, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcReplaceItem($1, $2) }),
-        (.patch, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcUpdateItem($1, $2) }),
-        (.delete, "/ogc/collections/{collection}/items/{featureId}", { try await $0.ogcDeleteItem($1, $2) }),
-        (.post, "/v1/write", { try await $0.writeBatch($1, $2) }),
-        (.post, "/v1/layers/{layer}/rows", { try await $0.appendRows($1, $2) }),
-        (.get, "/v1/changes", { try await $0.changes($1, $2) }),
-        // Live layers, fences and their events (Sources/Server/LiveEndpoints.swift).
-        (.get, "/v1/live", { try await $0.listLiveLayers($1, $2) }),
-        (.put, "/v1/live/{layer}", { try await $0.declareLiveLayer($1, $2) }),
-        (.delete, "/v1/live/{layer}", { try await $0.dropLiveLayer($1, $2) }),
-        (.post, "/v1/live/{layer}/positions", { try await $0.postPositions($1, $2) }),
-        (.get, "/v1/live/{layer}/objects", { try await $0.liveObjects($1, $2) }),
-        (.get, "/v1/live/{layer}/objects/{id}", { try await $0.liveObject($1, $2) }),
-        (.delete, "/v1/live/{layer}/objects/{id}", { try await $0.deleteLiveObject($1, $2) }),
-        (.get, "/v1/fences", { try await $0.listFences($1, $2) }),
-        (.put, "/v1/fences/{name}", { try await $0.putFence($1, $2) }),
-        (.get, "/v1/fences/{name}", { try await $0.getFence($1, $2) }),
-        (.delete, "/v1/fences/{name}", { try await $0.deleteFence($1, $2) }),
-        (.get, "/v1/fences/{name}/events", { try await $0.fenceEvents($1, $2) }),
-        (.get, "/v1/events", { try await $0.events($1, $2) }),
-        (.get, "/v1/webhooks", { try await $0.listWebhooks($1, $2) }),
-        (.put, "/v1/webhooks/{name}", { try await $0.putWebhook($1, $2) }),
-        (.get, "/v1/webhooks/{name}", { try await $0.getWebhook($1, $2) }),
-        (.delete, "/v1/webhooks/{name}", { try await $0.deleteWebhook($1, $2) }),
-        // OSRM's HTTP API for walking (Sources/Server/OSRMEndpoints.swift).
-        (.get, "/route/v1/{profile}/{coordinates}", { try await $0.osrmRoute($1, $2) }),
-        (.get, "/table/v1/{profile}/{coordinates}", { try await $0.osrmTable($1, $2) }),
-        (.get, "/nearest/v1/{profile}/{coordinates}", { try await $0.osrmNearest($1, $2) }),
-        (.get, "/trip/v1/{profile}/{coordinates}", { try await $0.osrmTrip($1, $2) }),
-        (.get, "/match/v1/{profile}/{coordinates}", { try await $0.osrmMatch($1, $2) }),
-        // GraphHopper's isochrone (Sources/Server/IsochroneEndpoint.swift).
-        (.get, "/isochrone", { try await $0.isochrone($1, $2) }),
-    ]
+    public var routes: [RouteEntry] { Endpoints.routes.map { RouteEntry(method: $0.method.rawValue, path: $0.path) } }
 
     func makeRouter() -> Router<APIContext> {
         let router = Router(context: APIContext.self, options: .autoGenerateHeadEndpoints)
@@ -214,12 +145,7 @@ public final class VltavaServer: Sendable {
                                               allowMethods: [.get, .post, .put, .patch, .delete, .options], maxAge: .seconds(86_400)))
         router.add(middleware: ProblemMiddleware(maxURIBytes: configuration.maxURIBytes))
         let endpoints = Endpoints(state: state, configuration: configuration, metrics: metrics, heavy: heavy, connections: connections)
-        for route in VltavaServer.routeTable {
-            let handler = route.handler
-            router.on(RouterPath(route.path), method: route.method) { request, context in
-                try await handler(endpoints, request, context)
-            }
-        }
+        for group in Endpoints.routeGroups { router.addRoutes(endpoints.collection(group)) }
         return router
     }
 

@@ -51,122 +51,6 @@ extension Endpoints {
     /// Operations in one batch.
     static let maxBatchOperations = 10_000
 
-    // MARK: - OGC API – Features Part 4
-
-    /// POST a Feature or a FeatureCollection: every feature inserted, all or none. 201, with
-    /// `Location` when one feature was sent.
-    func ogcCreateItems(_ request: Request, _ context: APIContext) async throws -> Response {
-        try Endpoints.ogcFormat(request, allowed: [])
-        let name = try request.pathParameter("collection", context)
-        let snapshot = try state.snapshot()
-        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
-        try authorizeWrite(request, layers: [layer.name])
-        let document = try await geoJSONBody(request)
-        guard !document.features.isEmpty else { throw APIError(.badRequest, code: "invalid_body", detail: "the body has no feature") }
-        let crs = try Endpoints.contentCRS(request) ?? document.crs
-        let receipt = try await state.write(WriteBatch(document.features.map { .change(layer: layer.name, .insert($0)) }, crs: crs))
-        var response = receiptResponse(receipt, status: .created, request: request)
-        if receipt.changes.count == 1, let fid = receipt.changes.first?.fid {
-            response.headers[.location] = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name) + "/items/\(fid)"
-        }
-        return response
-    }
-
-    /// PUT a Feature: the feature replaced whole.
-    func ogcReplaceItem(_ request: Request, _ context: APIContext) async throws -> Response {
-        let (layer, fid) = try ogcWrittenItem(request, context)
-        let document = try await geoJSONBody(request)
-        guard document.features.count == 1, let feature = document.features.first else {
-            throw APIError(.badRequest, code: "invalid_body", detail: "PUT takes one Feature")
-        }
-        if let id = feature.id, id != .integer(fid) {
-            throw APIError(.badRequest, code: "invalid_body", detail: "the feature's id \(Quote.input(id.description)) is not the \(fid) of the URL")
-        }
-        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .replace(fid: fid, feature))], crs: try Endpoints.contentCRS(request) ?? document.crs),
-                                            precondition: ifMatch(request, layer, fid))
-        return itemWritten(receipt, layer: layer.name, fid: fid, request: request)
-    }
-
-    /// PATCH with a JSON merge patch (RFC 7396) of the feature: the `properties` it names set
-    /// (null clears one), and `geometry` when given.
-    func ogcUpdateItem(_ request: Request, _ context: APIContext) async throws -> Response {
-        let (layer, fid) = try ogcWrittenItem(request, context)
-        let body = try await Endpoints.readBody(request, limit: Endpoints.maxWriteBodyBytes, timeout: configuration.requestTimeout)
-        let patch = try Endpoints.parsePatch(body)
-        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .update(fid: fid, patch))], crs: try Endpoints.contentCRS(request)),
-                                            precondition: ifMatch(request, layer, fid))
-        return itemWritten(receipt, layer: layer.name, fid: fid, request: request)
-    }
-
-    func ogcDeleteItem(_ request: Request, _ context: APIContext) async throws -> Response {
-        let (layer, fid) = try ogcWrittenItem(request, context)
-        let receipt = try await state.write(WriteBatch([.change(layer: layer.name, .delete(fid: fid))]), precondition: ifMatch(request, layer, fid))
-        return receiptResponse(receipt, status: .ok, request: request)
-    }
-
-    /// The layer and fid of an item a request writes, authorised.
-    private func ogcWrittenItem(_ request: Request, _ context: APIContext) throws -> (Layer, Int64) {
-        try Endpoints.ogcFormat(request, allowed: [])
-        let snapshot = try state.snapshot()
-        let name = try request.pathParameter("collection", context)
-        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
-        try authorizeWrite(request, layers: [layer.name])
-        let id = try request.pathParameter("featureId", context)
-        guard let fid = Int64(id) else {
-            throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(layer.name)' has no feature \(Quote.input(id))",
-                           extra: JSONObject([("layer", .string(layer.name))]))
-        }
-        return (layer, fid)
-    }
-
-    /// With the body read: the request's `If-Match` (when it sends one) must name the item's
-    /// current ETag, else 412. As RFC 9110 asks, it is not checked where the answer without it
-    /// would not be a success: a feature that does not exist is 404 whatever the header says.
-    /// The request's If-Match as a check of the feature on the snapshot the write is applied
-    /// over, under the update lock, so no other write lands between the check and this one
-    /// (optimistic concurrency without lost updates). nil without If-Match.
-    private func ifMatch(_ request: Request, _ layer: Layer, _ fid: Int64) -> EngineState.Precondition? {
-        // An empty If-Match (no tag at all) is taken as none.
-        guard let expected = request.headers[.ifMatch], !expected.trimmingCharacters(in: .whitespaces).isEmpty,
-              !layer.readsStore else { return nil }
-        let name = layer.name
-        return { (snapshot: Snapshot) throws(APIError) in
-            let current = try engine { () throws(EngineError) in try snapshot.layer(name) }
-            guard let index = current.index(ofFID: fid) else {
-                throw APIError(.notFound, code: "unknown_feature", detail: "collection '\(name)' has no feature \(fid)", extra: JSONObject([("layer", .string(name))]))
-            }
-            let etag = Endpoints.itemETag(current, index)
-            let matches = expected.split(separator: ",").contains { tag in
-                let tag = tag.trimmingCharacters(in: .whitespaces)
-                return tag == "*" || tag == etag
-            }
-            guard matches else {
-                throw APIError(.preconditionFailed, code: "precondition_failed", detail: "If-Match: the feature has changed since that ETag (it is \(etag) now): read it again")
-            }
-        }
-    }
-
-    /// A feature's ETag: FNV-1a over its geometry and properties as GeoJSON, so it changes
-    /// exactly when the feature does, and is the same on every replica.
-    static func itemETag(_ layer: Layer, _ index: Int) -> String {
-        var writer = JSONWriter(reservingCapacity: 256)
-        writer.beginObject()
-        writer.key("geometry"); if let geometry = layer.geometries[index] { writer.geometry(geometry) } else { writer.null() }
-        Output.properties(&writer, layer.properties[index], skipping: [])
-        writer.endObject()
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in writer.bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return "\"" + String(hash, radix: 16) + "\""
-    }
-
-    private func itemWritten(_ receipt: WriteReceipt, layer: String, fid: Int64, request: Request) -> Response {
-        var response = receiptResponse(receipt, status: .ok, request: request)
-        if let written = try? receipt.snapshot.layer(layer), let index = written.index(ofFID: fid) {
-            response.headers[.eTag] = Endpoints.itemETag(written, index)
-        }
-        return response
-    }
-
     // MARK: - Batches and rows
 
     /// POST /v1/write: a batch of operations on any layers, all or none (docs/HTTP_API.md).
@@ -225,102 +109,10 @@ extension Endpoints {
         return receiptResponse(receipt, status: .created, request: request)
     }
 
-    // MARK: - The change feed
-
-    /// GET /v1/changes?since=N&limit=M: the changes after N, oldest first; with `Accept:
-    /// text/event-stream`, the same as Server-Sent Events, live (`changeStream`).
-    func changes(_ request: Request, _ context: APIContext) async throws -> Response {
-        let parameters = try Parameters(request, allowed: ["since", "limit"])
-        let since = try parameters.int("since", default: 0, range: 0...Int.max)
-        let limit = try parameters.int("limit", default: 1000, range: 1...10_000)
-        if (request.headers[.accept] ?? "").contains("text/event-stream") {
-            // A reconnecting client resumes after the last event it saw.
-            let resume = try Endpoints.lastEventID(request) ?? Int64(since)
-            _ = try state.snapshot()
-            return changeStream(after: resume)
-        }
-        let changes = try await state.changes(since: Int64(since), limit: limit)
-        return Reply.json(request: request) { w in
-            w.beginObject()
-            w.key("changes")
-            w.beginArray()
-            for change in changes { Endpoints.change(&w, change) }
-            w.endArray()
-            w.key("last"); w.integer(changes.last?.sequence ?? Int64(since))
-            w.endObject()
-        }
-    }
-
-    /// The `Last-Event-ID` a reconnecting EventSource sends (nil: none), for the change feed
-    /// and the fences' events alike.
-    static func lastEventID(_ request: Request) throws(APIError) -> Int64? {
-        guard let last = request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value else { return nil }
-        guard let id = Int64(last.trimmingCharacters(in: .whitespaces)), id >= 0 else {
-            throw APIError(.badRequest, code: "invalid_parameter", detail: "Last-Event-ID: \(Quote.input(last)) is not an event id",
-                           extra: JSONObject([("parameter", .string("Last-Event-ID"))]))
-        }
-        return id
-    }
-
     /// Seconds between the comments that keep a quiet event stream (and proxies) open.
     static let heartbeat: Duration = .seconds(15)
 
-    /// The change feed as Server-Sent Events: every change after `sequence`, each an event
-    /// whose `id` is its sequence number (so a client's `Last-Event-ID` resumes exactly after
-    /// it), then each new one as writes commit, until the client leaves. The events are read
-    /// from the store's change table, so a stream misses nothing a commit holds, whatever
-    /// wakes it. A graceful shutdown (SIGTERM) ends every stream, so the server stops rather
-    /// than wait for clients that never leave; they reconnect to another replica and resume.
-    func changeStream(after sequence: Int64) -> Response {
-        let state = self.state
-        let body = ResponseBody { writer in
-            let (wakes, token) = state.changeSignal.subscribe(heartbeat: Endpoints.heartbeat)
-            defer { state.changeSignal.cancel(token) }
-            try await withGracefulShutdownHandler {
-                try await Endpoints.stream(changesAfter: sequence, state: state, wakes: wakes, to: &writer)
-            } onGracefulShutdown: {
-                state.changeSignal.cancel(token)
-            }
-            try await writer.finish(nil)
-        }
-        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
-    }
-
-    /// The events of a stream until its wakes end (the client left, or the server stops).
-    static func stream(changesAfter sequence: Int64, state: EngineState, wakes: AsyncStream<ChangeSignal.Wake>,
-                       to writer: inout any ResponseBodyWriter) async throws {
-        var last = sequence
-        var wake = wakes.makeAsyncIterator()
-        try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-        while true {
-            let changes = try await state.changes(since: last, limit: 1000)
-            if let newest = changes.last {
-                var text = ""
-                for change in changes {
-                    var w = JSONWriter(reservingCapacity: 128)
-                    Endpoints.change(&w, change)
-                    text += "id: \(change.sequence)\nevent: change\ndata: \(String(decoding: w.bytes, as: UTF8.self))\n\n"
-                }
-                try await writer.write(ByteBuffer(string: text))
-                last = newest.sequence
-                continue
-            }
-            guard let woken = await wake.next() else { break }
-            if woken == .heartbeat { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
-        }
-    }
-
-    static func change(_ w: inout JSONWriter, _ change: Change) {
-        w.beginObject()
-        w.key("sequence"); w.integer(change.sequence)
-        w.key("layer"); w.string(change.layer)
-        w.key("fid"); if let fid = change.fid { w.integer(fid) } else { w.null() }
-        w.key("change"); w.string(change.kind.rawValue)
-        w.key("at"); w.string(change.at)
-        w.endObject()
-    }
-
-    private func receiptResponse(_ receipt: WriteReceipt, status: HTTPResponse.Status, request: Request) -> Response {
+    func receiptResponse(_ receipt: WriteReceipt, status: HTTPResponse.Status, request: Request) -> Response {
         Reply.json(status: status, request: request) { w in
             w.beginObject()
             w.key("sequence"); w.integer(receipt.sequence)
@@ -377,7 +169,7 @@ extension Endpoints {
 
     // MARK: - Bodies
 
-    private func geoJSONBody(_ request: Request) async throws -> GeoJSONDocument {
+    func geoJSONBody(_ request: Request) async throws -> GeoJSONDocument {
         let body = try await Endpoints.readBody(request, limit: Endpoints.maxWriteBodyBytes, timeout: configuration.requestTimeout)
         do {
             let document = try GeoJSON.parseDocument(Array(body.utf8))
@@ -573,4 +365,50 @@ extension Endpoints {
         case .text, .dateTime, .blob: return .text(field)
         }
     }
+}
+
+// MARK: - Routes, with their OpenAPI operations (served whole at /openapi.json)
+
+extension Endpoints {
+    /// Write batches, and rows appended to a table.
+    static let writeRoutes: [Route] = [
+        Route(.post, "/v1/write", { try await $0.writeBatch($1, $2) }, openAPI: #"""
+            {
+              "summary": "A batch of writes on any layers, all or none",
+              "description": "{\"crs\": …, \"strict\": false, \"operations\": [{\"insert\": LAYER, \"feature\": {…}}, {\"replace\": LAYER, \"fid\": N, \"feature\": {…}}, {\"update\": LAYER, \"fid\": N, \"feature\": {…}}, {\"delete\": LAYER, \"fid\": N}, {\"upsert\": LAYER, \"key\": COLUMN, \"feature\": {…}}, {\"create\": {\"name\": …, \"geometry_type\": …, \"columns\": [{\"name\": …, \"type\": …}]}}]}. Needs a write token covering every layer named.",
+              "security": [{"bearer": []}],
+              "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["operations"], "properties": {"crs": {"type": "string"}, "strict": {"type": "boolean"}, "operations": {"type": "array", "minItems": 1, "maxItems": 10000, "items": {"type": "object"}}}}}}},
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "Applied, durable and visible to the next request.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WriteReceipt"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "408": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.post, "/v1/layers/{layer}/rows", { try await $0.appendRows($1, $2) }, openAPI: #"""
+            {
+              "summary": "Append rows to a table (a time series' observations): a JSON array of objects, or CSV with a header line",
+              "security": [{"bearer": []}],
+              "parameters": [{"$ref": "#/components/parameters/layer"}],
+              "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}, "text/csv": {"schema": {"type": "string"}}}},
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "201": {"description": "Appended.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WriteReceipt"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "401": {"$ref": "#/components/responses/Problem"},
+                "403": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "408": {"$ref": "#/components/responses/Problem"},
+                "413": {"$ref": "#/components/responses/Problem"},
+                "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+    ]
 }
