@@ -51,7 +51,10 @@ let package = Package(
         .systemLibrary(name: "CEditline", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
 
         // Value types, codecs, geodesy, GEOS and PROJ bridges.
-        .target(name: "Geometry", dependencies: ["CGEOS", "CPROJ"]),
+        // The small pieces every module shares: JSON reading and writing, CSV, UTC times, the
+        // Czech stemmer, Locked, Deadline, and the one error classification.
+        .target(name: "Support"),
+        .target(name: "Geometry", dependencies: ["Support", "CGEOS", "CPROJ"]),
         // A small Swift wrapper over the SQLite C API, shared by the store and the MBTiles reader.
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         // The protobuf wire format and capped gzip/zlib inflating (the package's one inflater),
@@ -60,24 +63,24 @@ let package = Package(
         .target(name: "SpatialIndex", dependencies: ["Geometry"]),
         // The GeoPackage store and its importers: its own streaming GeoJSON and CSV readers,
         // observations, and every vector format GDAL reads.
-        .target(name: "Store", dependencies: ["Geometry", "SQLite", "CGDAL"]),
+        .target(name: "Store", dependencies: ["Support", "Geometry", "SQLite", "CGDAL"]),
         // Zoo Praha's own files (the paths graph, the animal lexicon) as import formats, so the
         // generic store knows no one source's formats.
-        .target(name: "ZooPraha", dependencies: ["Geometry", "Store"]),
+        .target(name: "ZooPraha", dependencies: ["Support", "Geometry", "Store"]),
         // Indoor positioning: venues, floors, beacons, surveys and fingerprint positioning.
-        .target(name: "Indoor", dependencies: ["Geometry", "SQLite", "SpatialIndex", "Store"]),
-        .target(name: "VectorTiles", dependencies: ["Geometry", "SQLite", "Wire"]),
-        .target(name: "Routing", dependencies: ["Geometry", "SpatialIndex", "Wire"]),
+        .target(name: "Indoor", dependencies: ["Support", "Geometry", "SQLite", "SpatialIndex", "Store"]),
+        .target(name: "VectorTiles", dependencies: ["Support", "Geometry", "SQLite", "Wire"]),
+        .target(name: "Routing", dependencies: ["Support", "Geometry", "SpatialIndex", "Wire"]),
         // Moving objects, fences evaluated on every update, and the numbered events they send.
-        .target(name: "Live", dependencies: ["Geometry", "SpatialIndex"]),
-        .target(name: "Engine", dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Live", "CMalloc"]),
-        .target(name: "QueryLanguage", dependencies: ["Geometry", "Store", "Engine", "VectorTiles"]),
+        .target(name: "Live", dependencies: ["Support", "Geometry", "SpatialIndex"]),
+        .target(name: "Engine", dependencies: ["Support", "Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Live", "CMalloc"]),
+        .target(name: "QueryLanguage", dependencies: ["Support", "Geometry", "Store", "Engine", "VectorTiles"]),
         // A store in PostgreSQL/PostGIS behind the same Engine: `postgresql://` URLs, `vltava push`,
         // and FIND compiled to SQL with bound parameters (docs/ARCHITECTURE.md, "PostGIS").
         .target(
             name: "PostGIS",
             dependencies: [
-                "Geometry", "Store", "Engine",
+                "Support", "Geometry", "Store", "Engine",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -89,7 +92,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib",
+                "Support", "Geometry", "Engine", "QueryLanguage", "VectorTiles", "Store", "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -103,12 +106,12 @@ let package = Package(
         ),
         // The library's face: the Engine, the query language and the value types, with
         // reads, queries with bound parameters and rows decoded into the caller's types.
-        .target(name: "Vltava", dependencies: ["Geometry", "Engine", "QueryLanguage", "PostGIS"]),
+        .target(name: "Vltava", dependencies: ["Support", "Geometry", "Engine", "QueryLanguage", "PostGIS"]),
         // The CLI (the `vltava` executable).
         .executableTarget(
             name: "VltavaCLI",
             dependencies: [
-                "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS", "Vltava",
+                "Support", "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS", "Vltava",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -117,36 +120,36 @@ let package = Package(
         .target(name: "CMallocCount", path: "Benchmarks/CMallocCount"),
         .executableTarget(
             name: "vltava-bench",
-            dependencies: ["Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire", "ZooPraha",
+            dependencies: ["Support", "Geometry", "SpatialIndex", "Store", "Indoor", "VectorTiles", "Routing", "Engine", "QueryLanguage", "CMallocCount", "Wire", "ZooPraha",
                            "TestSupport"],
             path: "Benchmarks/vltava-bench"
         ),
 
         // Tests: one target per module, plus end-to-end tests of the CLI.
-        .target(name: "TestSupport", dependencies: ["Geometry", "Store", "SQLite", "ZooPraha", "Indoor", "Routing"], path: "Tests/TestSupport"),
-        .testTarget(name: "GeometryTests", dependencies: ["Geometry", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["Support", "Geometry", "Store", "SQLite", "ZooPraha", "Indoor", "Routing"], path: "Tests/TestSupport"),
+        .testTarget(name: "GeometryTests", dependencies: ["Support", "Geometry", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CDeflate"]),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "Geometry", "TestSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "Geometry", "SQLite", "ZooPraha", "TestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Support", "Store", "Geometry", "SQLite", "ZooPraha", "TestSupport"]),
         .testTarget(name: "IndoorTests", dependencies: ["Indoor", "Store", "SpatialIndex", "Geometry", "TestSupport"]),
         .testTarget(name: "ZooPrahaTests", dependencies: ["ZooPraha", "Store", "Geometry", "TestSupport"]),
-        .testTarget(name: "VectorTilesTests", dependencies: ["VectorTiles", "Geometry", "SQLite", "Wire", "TestSupport"]),
-        .testTarget(name: "RoutingTests", dependencies: ["Routing", "Geometry", "SpatialIndex", "TestSupport"]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "Live", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
-        .testTarget(name: "QueryLanguageTests", dependencies: ["QueryLanguage", "Engine", "Store", "SQLite", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["VltavaCLI", "Engine", "Store", "Geometry", "TestSupport"]),
-        .testTarget(name: "VltavaTests", dependencies: ["Vltava", "TestSupport"]),
+        .testTarget(name: "VectorTilesTests", dependencies: ["Support", "VectorTiles", "Geometry", "SQLite", "Wire", "TestSupport"]),
+        .testTarget(name: "RoutingTests", dependencies: ["Support", "Routing", "Geometry", "SpatialIndex", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Support", "Engine", "Live", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
+        .testTarget(name: "QueryLanguageTests", dependencies: ["Support", "QueryLanguage", "Engine", "Store", "SQLite", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["Support", "VltavaCLI", "Engine", "Store", "Geometry", "TestSupport"]),
+        .testTarget(name: "VltavaTests", dependencies: ["Support", "Vltava", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.
         .testTarget(name: "ServerTests", dependencies: [
-            "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "SQLite", "Indoor", "Geometry", "VectorTiles", "TestSupport",
+            "Support", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "SQLite", "Indoor", "Geometry", "VectorTiles", "TestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         // The PostGIS store against a throwaway PostgreSQL 15 + PostGIS 3 cluster (TestSupport/PostgresCluster.swift).
-        .testTarget(name: "PostGISTests", dependencies: ["PostGIS", "Vltava", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
+        .testTarget(name: "PostGISTests", dependencies: ["Support", "PostGIS", "Vltava", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
 
         // The library's example app (Examples/AirQualityServer) is a package of its own, as an
         // app's backend would be; its library and its test are built here too, so that `swift

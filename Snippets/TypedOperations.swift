@@ -2,6 +2,7 @@
 // a point, the nearest stations, a walking route, and the air where you are.
 // Run it on the demo store: `swift run TypedOperations demo.gpkg`.
 
+import Support
 import Vltava
 
 let engine = try Engine(path: CommandLine.arguments.dropFirst().first ?? "vltava.gpkg")

@@ -12,6 +12,7 @@
 import Engine
 import Foundation
 import Geometry
+import Support
 
 func runFenceUpdates(_ arguments: [String]) throws -> String {
     guard arguments.count == 3 else { throw BenchError(description: "usage: vltava-bench fences FENCES.json BODIES.ndjson STORE.gpkg") }

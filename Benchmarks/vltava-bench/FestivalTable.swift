@@ -9,6 +9,7 @@ import Engine
 import Foundation
 import Geometry
 import Store
+import Support
 import ZooPraha
 
 func runFestivalTable() throws -> String {

@@ -12,6 +12,7 @@
 import CMallocCount
 import Foundation
 import Geometry
+import Support
 
 func runJSONEncoding() throws -> String {
     let path = FileManager.default.currentDirectoryPath + "/Fixtures/prague/districts.wgs84.geojson"

@@ -19,6 +19,7 @@
 import Foundation
 import Geometry
 import Routing
+import Support
 
 /// A workload's graph and pairs, parsed.
 struct RouteWorkload {

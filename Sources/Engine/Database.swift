@@ -10,6 +10,7 @@
 
 import Geometry
 import Store
+import Support
 
 /// Builds snapshots: the engine's one way to (re)load its data.
 public protocol SnapshotSource: Sendable {

@@ -17,6 +17,7 @@
 
 import Geometry
 import Store
+import Support
 
 extension Snapshot {
     func keptItems(_ layer: Layer, _ request: ItemsRequest, deadline: Deadline) throws(EngineError) -> ItemsPage {

@@ -22,6 +22,7 @@
 
 import Geometry
 import Store
+import Support
 
 /// What an answer asks of a layer kept in the database: which of its rows to fetch.
 public enum DatabaseSelection: Sendable, Equatable {

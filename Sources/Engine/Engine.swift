@@ -5,6 +5,7 @@
 import Geometry
 import Live
 import Store
+import Support
 
 public final class Engine: Sendable {
     private let current: Locked<Snapshot>

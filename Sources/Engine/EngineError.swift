@@ -1,5 +1,6 @@
 import Geometry
 import Routing
+import Support
 
 /// A route's answer and its errors come from the Routing module; the Engine's users name them
 /// through the Engine, which owns every router.

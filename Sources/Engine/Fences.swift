@@ -7,6 +7,7 @@ import Foundation
 import Geometry
 import Live
 import Store
+import Support
 
 public typealias LiveHub = Live.LiveHub
 public typealias LiveLayerSettings = Live.LiveLayerSettings

@@ -6,6 +6,7 @@
 
 import Geometry
 import Store
+import Support
 
 /// A station's newest values, each with the end of its hour (the missing-versus-zero rule of
 /// `TimeSeries` applied).

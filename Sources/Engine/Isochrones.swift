@@ -5,6 +5,7 @@
 import Foundation
 import Geometry
 import Routing
+import Support
 
 public struct IsochroneRequest: Sendable {
     /// How far to reach: seconds of walking at the speed, or metres.

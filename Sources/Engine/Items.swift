@@ -8,6 +8,7 @@
 
 import Geometry
 import Store
+import Support
 
 /// A time range of `datetime`: an instant (start == end), or an interval, either end open (nil).
 public struct TimeRange: Sendable, Equatable {

@@ -7,6 +7,7 @@
 
 import Geometry
 import SpatialIndex
+import Support
 
 extension Snapshot {
     /// Every feature within `metres` of any of `targets` (measured to their nearest points),

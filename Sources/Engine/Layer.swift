@@ -4,6 +4,7 @@
 import Geometry
 import SpatialIndex
 import Store
+import Support
 
 public final class Layer: Sendable {
     /// What kind of geometries a layer holds decides which operations apply to it.

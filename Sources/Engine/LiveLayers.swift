@@ -7,6 +7,7 @@ import Foundation
 import Geometry
 import Live
 import Store
+import Support
 
 /// The fences an engine has, resolved or not, and the threshold fences' last state.
 struct FenceBook: Sendable {

@@ -8,6 +8,7 @@ import Foundation
 import Geometry
 import Live
 import Store
+import Support
 
 /// The snapshot with the live layers in it, and what it was built from.
 struct LiveView: Sendable {

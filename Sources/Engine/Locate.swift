@@ -7,6 +7,7 @@ import Geometry
 import Indoor
 import Live
 import Store
+import Support
 
 public typealias Venue = Indoor.Venue
 public typealias Position = Indoor.Position

@@ -5,6 +5,7 @@
 
 import Geometry
 import Routing
+import Support
 
 public typealias TraceFix = Routing.TraceFix
 public typealias MatchOptions = Routing.MatchOptions

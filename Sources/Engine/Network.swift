@@ -8,6 +8,7 @@ import Foundation
 import Geometry
 import Routing
 import SpatialIndex
+import Support
 
 /// How a route is walked: a speed, and which edges it may use. One vocabulary for every
 /// network, a zoo's paths or an imported OSM layer: a line's OSM tags (`highway`, `foot`,

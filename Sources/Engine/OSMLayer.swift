@@ -7,6 +7,7 @@ import Foundation
 import Geometry
 import Routing
 import Store
+import Support
 
 extension ImportFormat {
     /// An OSM extract: `.osm.pbf`, `.osm` or `.osm.gz` (the content says which).

@@ -7,6 +7,7 @@
 import Geometry
 import SpatialIndex
 import Store
+import Support
 
 /// One feature in an answer.
 public struct Match: Sendable, Equatable {

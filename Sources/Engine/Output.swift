@@ -12,6 +12,7 @@
 import Foundation
 import Geometry
 import Store
+import Support
 
 /// Which geometries an answer carries. Points are small; a district polygon is ~700 vertices
 /// (15 KB of JSON), which a phone asking "which district am I in" does not want by default.

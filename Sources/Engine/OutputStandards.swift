@@ -6,6 +6,7 @@
 
 import Foundation
 import Geometry
+import Support
 
 /// How OSRM answers a route's geometries (`geometries`) and its overview line (`overview`).
 public enum RouteGeometryFormat: String, Sendable, CaseIterable {

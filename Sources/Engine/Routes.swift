@@ -9,6 +9,7 @@ import Geometry
 import Routing
 import SpatialIndex
 import Store
+import Support
 
 /// One end of a route: a position, or features (a route goes to the nearest of them; a route
 /// from features starts at the one feature's representative point).

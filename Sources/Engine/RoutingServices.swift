@@ -8,6 +8,7 @@
 import Foundation
 import Geometry
 import Routing
+import Support
 
 /// One step of a leg: a maneuver, then travel along one named way (or one stretch of unnamed
 /// paths) to the next maneuver. The last step of a leg is the arrival, of no length.

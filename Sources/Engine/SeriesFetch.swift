@@ -27,6 +27,7 @@
 
 import Geometry
 import Store
+import Support
 
 /// What an answer needs of a time series, for the stations in it.
 public struct SeriesNeeds: Sendable, Equatable {

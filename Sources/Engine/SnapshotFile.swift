@@ -43,6 +43,7 @@ import SpatialIndex
 import Store
 #if canImport(Glibc)
 import Glibc
+import Support
 #endif
 
 enum SnapshotFile {

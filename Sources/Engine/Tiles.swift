@@ -3,6 +3,7 @@
 
 import Foundation
 import Geometry
+import Support
 import VectorTiles
 
 public typealias TileFeature = VectorTiles.TileFeature

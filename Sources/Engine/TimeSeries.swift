@@ -14,6 +14,7 @@
 
 import Geometry
 import Store
+import Support
 
 public struct TimeSeries: Sendable {
     /// The table and its link to the point layer.

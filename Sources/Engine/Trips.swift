@@ -6,6 +6,7 @@
 import Foundation
 import Geometry
 import Routing
+import Support
 
 public typealias TripShape = Routing.TripShape
 

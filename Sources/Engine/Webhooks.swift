@@ -5,6 +5,7 @@
 import Foundation
 import Geometry
 import Store
+import Support
 
 public struct WebhookDefinition: Sendable, Equatable {
     public let name: String

@@ -12,6 +12,7 @@ import Foundation
 import Geometry
 import Indoor
 import Store
+import Support
 
 // The write model is the store's; the engine's users name it through the engine, as they do
 // routes (EngineError.swift).

@@ -4,6 +4,8 @@
 // checked after reprojection. Ring order and vertex order are kept as given, so a round trip
 // is exact.
 
+import Support
+
 /// A parsed GeoJSON file.
 public struct GeoJSONDocument: Sendable {
     public var features: [Feature]

@@ -7,6 +7,7 @@
 // collection's other members (crs, name) as a small text parsed at the end.
 
 import Foundation
+import Support
 
 public enum GeoJSONStream {
     /// Calls `body` with each feature and its index, in file order, and returns the

@@ -6,6 +6,7 @@
 // point on both axes (with no grid: when the reference point nearest to it is the true one).
 
 import Geometry
+import Support
 
 public struct EvaluationOptions: Sendable {
     public enum Split: Sendable, Equatable, CustomStringConvertible {

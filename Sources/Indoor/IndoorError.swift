@@ -4,6 +4,7 @@
 
 import Geometry
 import Store
+import Support
 
 /// Why a survey cannot be imported or a venue stored. Nothing is written when one is thrown.
 public enum IndoorError: CategorizedError, Equatable, Sendable {

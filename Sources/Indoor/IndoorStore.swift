@@ -15,6 +15,7 @@ import Foundation
 import Geometry
 import SQLite
 import Store
+import Support
 
 public enum IndoorStore {
     static let schema: [(table: String, columns: String, description: String)] = [

@@ -5,6 +5,7 @@
 
 import Foundation
 import Geometry
+import Support
 
 /// A building (or a hall, a pavilion) where phones locate themselves by beacon signals.
 public struct Venue: Sendable, Equatable {

@@ -13,6 +13,7 @@
 
 import Foundation
 import Geometry
+import Support
 
 /// A venue's model settings.
 public struct ModelSettings: Sendable, Equatable, CustomStringConvertible {

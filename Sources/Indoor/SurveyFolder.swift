@@ -13,6 +13,7 @@
 import Foundation
 import Geometry
 import Store
+import Support
 
 /// Reads x, y and optionally the floor out of a text by a template.
 public struct PositionPattern: Sendable, Equatable, CustomStringConvertible {

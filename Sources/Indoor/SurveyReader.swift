@@ -18,6 +18,7 @@
 
 import Geometry
 import Store
+import Support
 
 public struct SurveyOptions: Sendable {
     public enum Shape: String, Sendable, CaseIterable {

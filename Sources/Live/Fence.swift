@@ -3,6 +3,7 @@
 // features and a walking reach into areas before they get here: Engine/Fences.swift).
 
 import Geometry
+import Support
 
 /// The events a fence can send for a moving object (Tile38's `DETECT`).
 public enum FenceEventKind: String, Sendable, CaseIterable, Comparable {

@@ -7,6 +7,7 @@
 
 import Foundation
 import Geometry
+import Support
 
 /// What a batch of positions did.
 public struct PositionReceipt: Sendable {

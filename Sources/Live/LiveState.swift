@@ -11,6 +11,7 @@
 import Foundation
 import Geometry
 import SpatialIndex
+import Support
 
 /// How much of an object's past positions a live layer keeps.
 public enum HistoryPolicy: Sendable, Equatable {

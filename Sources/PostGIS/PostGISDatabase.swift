@@ -11,6 +11,7 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import Store
+import Support
 
 /// `postgresql://user[:password]@host[:port]/database` (also `postgres://`). Without a password
 /// in it, the connection takes libpq's: PGPASSWORD, else the password file (PasswordFile.swift).

@@ -8,6 +8,7 @@
 import Engine
 import Geometry
 import Store
+import Support
 
 extension PostGISDatabase: DatabaseStore {
     public func features(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> FetchedRows {

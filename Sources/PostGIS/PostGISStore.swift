@@ -14,6 +14,7 @@ import Foundation
 import Geometry
 import PostgresNIO
 import Store
+import Support
 
 /// A PostGIS database as the engine's snapshot source (`Engine(source:)`).
 public struct PostGISSource: SnapshotSource {

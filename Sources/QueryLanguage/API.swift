@@ -4,6 +4,7 @@
 import Engine
 import Foundation
 import Geometry
+import Support
 
 /// An error in a query or in running it, with where it applies (1-based line and column).
 public struct QueryError: CategorizedError, Equatable, Sendable {

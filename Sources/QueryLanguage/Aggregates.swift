@@ -6,6 +6,7 @@
 import Engine
 import Geometry
 import Store
+import Support
 
 /// A grouped FIND: the group keys and the aggregates over rows, per source layer, and how the
 /// group rows are filtered, ordered and returned. A group row is its key values followed by its

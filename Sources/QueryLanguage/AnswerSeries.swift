@@ -6,6 +6,7 @@
 
 import Engine
 import Geometry
+import Support
 
 /// One layer's series as one answer reads it.
 final class AnswerSeries: Sendable {

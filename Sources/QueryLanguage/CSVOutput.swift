@@ -4,6 +4,7 @@
 
 import Engine
 import Geometry
+import Support
 
 /// How an answer is written.
 public enum AnswerFormat: String, Sendable, CaseIterable {

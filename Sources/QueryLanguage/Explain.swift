@@ -4,6 +4,7 @@ import Engine
 import Foundation
 import Geometry
 import Store
+import Support
 
 extension Planner {
     // MARK: EXPLAIN

@@ -5,6 +5,7 @@ import Engine
 import Foundation
 import Geometry
 import Store
+import Support
 
 extension Parser {
     // MARK: - Fields and expressions

@@ -6,6 +6,7 @@
 
 import Engine
 import Geometry
+import Support
 
 /// `(layer CONTAINING [WHERE …])` or `(layer NEAREST [WHERE …])`.
 struct FeatureReference: Sendable, Equatable {

@@ -13,6 +13,7 @@
 
 import Engine
 import Geometry
+import Support
 
 enum FenceStatement: Sendable, Equatable {
     case show

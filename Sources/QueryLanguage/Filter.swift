@@ -7,6 +7,7 @@
 import Engine
 import Geometry
 import Store
+import Support
 
 /// A filter parameter that names nothing that exists, or a value of the wrong type.
 public struct FilterError: Error, Sendable {

@@ -6,6 +6,7 @@ import Engine
 import Foundation
 import Geometry
 import Store
+import Support
 
 extension Parser {
     mutating func find() throws(QueryError) -> Find {

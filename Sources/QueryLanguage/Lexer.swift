@@ -2,6 +2,7 @@
 // bytes, no backtracking, so lexing is linear in the input whatever it holds.
 
 import Geometry
+import Support
 
 /// Where a token starts (1-based; columns count Unicode scalars, so a precomposed 'ř' is one
 /// column), and how many columns it spans.

@@ -4,6 +4,7 @@
 
 import Engine
 import Geometry
+import Support
 
 /// `LOCATE SCAN(beacon rssi, …) IN venue [K n] [METHOD knn|wknn|gaussian|ensemble] [FINGERPRINTS scans|mean|median]`
 /// or `LOCATE TRACK(SCAN(…) AT seconds, …) IN venue [K n] [SPEED s]` (the clauses after IN in any

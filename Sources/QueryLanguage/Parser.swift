@@ -1,5 +1,6 @@
 import Engine
 import Geometry
+import Support
 
 // A recursive-descent parser over the token array. Each token is looked at a bounded number of
 // times and nesting is capped, so parsing is linear in the input and cannot overflow the

@@ -6,6 +6,7 @@ import Foundation
 import Engine
 import Geometry
 import Store
+import Support
 import VectorTiles
 
 /// A compiled condition over one layer's feature indices.

@@ -34,6 +34,7 @@
 import Engine
 import Geometry
 import Store
+import Support
 
 /// One layer's selection, pushed down to the database store.
 struct PushedSelection: Sendable {

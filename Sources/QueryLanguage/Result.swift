@@ -4,6 +4,7 @@
 import Engine
 import Foundation
 import Geometry
+import Support
 
 /// One statement's answer.
 public struct QueryResult: Sendable {

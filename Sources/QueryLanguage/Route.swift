@@ -5,6 +5,7 @@
 import Engine
 import Foundation
 import Geometry
+import Support
 
 /// `ROUTE FROM target [THROUGH stop, … IN BEST ORDER] [TO target] ON network [AVOID area]
 /// [SPEED n KM/H] [PROFILE name]` (the clauses after ON in any order, each once). TO may be left

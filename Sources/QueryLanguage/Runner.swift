@@ -4,6 +4,7 @@ import Foundation
 import Engine
 import Geometry
 import Store
+import Support
 import VectorTiles
 
 /// Counts filter calls during one EXPLAIN run.

@@ -5,6 +5,7 @@
 import Engine
 import Geometry
 import Store
+import Support
 import VectorTiles
 
 /// `TILE z/x/y OF tileset [LAYER name] [WHERE …] [LIMIT n] [RETURN …]`

@@ -5,6 +5,7 @@
 import Engine
 import Geometry
 import Store
+import Support
 
 /// What a field holds, as far as a comparison cares.
 enum ValueType: Sendable, Equatable {

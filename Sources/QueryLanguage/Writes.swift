@@ -13,6 +13,7 @@
 import Engine
 import Geometry
 import Store
+import Support
 
 // MARK: - Syntax
 

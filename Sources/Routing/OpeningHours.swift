@@ -30,6 +30,7 @@
 
 import Foundation
 import Geometry
+import Support
 
 /// A parsed OSM `opening_hours` value (the common subset described at the top of this file).
 ///

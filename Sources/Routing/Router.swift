@@ -7,6 +7,7 @@
 import Foundation
 import Geometry
 import SpatialIndex
+import Support
 
 public struct Route: Sendable {
     public var metres: Double

@@ -7,6 +7,7 @@ import Geometry
 import Hummingbird
 import ServiceLifecycle
 import Store
+import Support
 
 extension Endpoints {
     // MARK: - The change feed

@@ -29,6 +29,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTPTypes
+import Support
 
 final class ConnectionLimiter: Sendable {
     struct Counts: Sendable {

@@ -8,6 +8,7 @@ import Dispatch
 import Engine
 import Foundation
 import Store
+import Support
 
 public final class EngineState: Sendable {
     enum Phase {

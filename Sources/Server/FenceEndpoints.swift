@@ -7,6 +7,7 @@ import Foundation
 import Geometry
 import Hummingbird
 import ServiceLifecycle
+import Support
 
 extension Endpoints {
     // MARK: - Fences

@@ -7,6 +7,7 @@ import Dispatch
 import Engine
 import Geometry
 import Hummingbird
+import Support
 
 extension Endpoints {
     /// Profile names GraphHopper clients send (`profile`, or the older `vehicle`).

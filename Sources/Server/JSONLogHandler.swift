@@ -9,6 +9,7 @@ import Geometry
 import Logging
 #if canImport(Glibc)
 import Glibc
+import Support
 #endif
 
 public struct JSONLogHandler: LogHandler {

@@ -19,6 +19,7 @@ import Foundation
 import Geometry
 import Hummingbird
 import ServiceLifecycle
+import Support
 
 extension Endpoints {
     /// Bytes of a positions batch: 10,000 positions with a few fields each.

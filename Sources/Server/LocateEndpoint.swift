@@ -6,6 +6,7 @@ import Engine
 import Foundation
 import Geometry
 import Hummingbird
+import Support
 
 extension Endpoints {
     func locate(_ request: Request, _ context: APIContext) async throws -> Response {

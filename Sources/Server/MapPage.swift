@@ -10,6 +10,7 @@
 import Foundation
 import Geometry
 import Hummingbird
+import Support
 
 enum MapPage {
     static let html = "text/html; charset=utf-8"

@@ -5,6 +5,7 @@
 
 import Geometry
 import Foundation
+import Support
 
 final class HTTPMetrics: Sendable {
     /// Upper bounds of the latency buckets in seconds: fine below 10 ms, where the API lives.

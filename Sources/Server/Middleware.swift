@@ -8,6 +8,7 @@ import Geometry
 import Hummingbird
 import Logging
 import QueryLanguage
+import Support
 import Synchronization
 
 struct AccessMiddleware: RouterMiddleware {

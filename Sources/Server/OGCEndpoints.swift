@@ -13,6 +13,7 @@ import Geometry
 import Hummingbird
 import QueryLanguage
 import Store
+import Support
 
 extension Endpoints {
     static let ogcPrefix = "/ogc"

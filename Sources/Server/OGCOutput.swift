@@ -4,6 +4,7 @@
 
 import Engine
 import Geometry
+import Support
 
 /// A link of an OGC API document (RFC 8288 in JSON).
 struct Link: Sendable, Equatable {

@@ -12,6 +12,7 @@ import Foundation
 import Geometry
 import Hummingbird
 import Store
+import Support
 
 extension Endpoints {
     /// Profile names OSRM clients send, onto the engine's profiles.

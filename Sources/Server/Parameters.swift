@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import Geometry
 import Store
+import Support
 
 struct Parameters {
     private var values: [String: String] = [:]

@@ -10,6 +10,7 @@ import Geometry
 import Hummingbird
 import QueryLanguage
 import Store
+import Support
 
 public struct APIError: Error, Sendable {
     public var status: HTTPResponse.Status

@@ -7,6 +7,7 @@ import Geometry
 import Hummingbird
 import QueryLanguage
 import Store
+import Support
 import VectorTiles
 
 extension Endpoints {

@@ -8,6 +8,7 @@
 import Dispatch
 import Engine
 import Geometry
+import Support
 
 final class Readiness: Sendable {
     static let maxAgeNanoseconds: UInt64 = 250_000_000

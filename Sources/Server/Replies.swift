@@ -7,6 +7,7 @@ import CZlib
 import Foundation
 import Geometry
 import Hummingbird
+import Support
 
 enum Reply {
     /// Bodies smaller than this go out as they are: gzip's header and the CPU outweigh the bytes.

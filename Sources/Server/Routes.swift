@@ -4,7 +4,6 @@
 // this one table, so a route cannot be served without being described, or described without
 // being served.
 
-import HTTPTypes
 import Hummingbird
 
 struct Route: Sendable {

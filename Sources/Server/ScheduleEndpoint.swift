@@ -10,6 +10,7 @@ import Geometry
 import Hummingbird
 import QueryLanguage
 import Store
+import Support
 
 extension Endpoints {
     func checkSchedule(_ request: Request, _ context: APIContext) async throws -> Response {

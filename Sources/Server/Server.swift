@@ -10,6 +10,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import QueryLanguage
+import Support
 
 public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"

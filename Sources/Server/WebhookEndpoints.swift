@@ -5,6 +5,7 @@ import Foundation
 import Geometry
 import Hummingbird
 import ServiceLifecycle
+import Support
 
 extension Endpoints {
     // MARK: - Webhooks

@@ -17,6 +17,7 @@ import Dispatch
 import Engine
 import Foundation
 import Geometry
+import Support
 
 final class WebhookDispatcher: Sendable {
     struct DeadLetter: Sendable {

@@ -20,6 +20,7 @@ import Dispatch
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import Support
 #endif
 
 final class WorkPool: Sendable {

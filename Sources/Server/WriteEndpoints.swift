@@ -14,6 +14,7 @@ import Geometry
 import Hummingbird
 import ServiceLifecycle
 import Store
+import Support
 
 /// Who may write which layers: each token covers every layer (nil) or the layers it names.
 public struct WriteTokens: Sendable {

@@ -3,6 +3,7 @@
 
 import Foundation
 import Geometry
+import Support
 
 extension Importer {
     // MARK: GeoJSON

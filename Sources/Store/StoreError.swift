@@ -1,5 +1,6 @@
 import Geometry
 import SQLite
+import Support
 
 /// Everything that can go wrong opening, reading or importing into a store. Each message says
 /// what is wrong and where (file, layer, feature index or id, line and column).

@@ -14,6 +14,7 @@
 import Foundation
 import Geometry
 import SQLite
+import Support
 
 /// One change to one feature of a layer.
 public enum FeatureChange: Sendable, Equatable {

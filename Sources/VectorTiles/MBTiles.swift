@@ -10,6 +10,7 @@
 import Foundation
 import Geometry
 import SQLite
+import Support
 
 public struct MBTilesError: Error, CustomStringConvertible, Sendable {
     public let file: String

@@ -3,6 +3,7 @@
 
 import Foundation
 import Geometry
+import Support
 
 /// A feature of a tile, with the layer it came from.
 public struct TileFeature: Sendable, Equatable {

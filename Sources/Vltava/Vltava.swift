@@ -13,6 +13,7 @@
 @_exported import QueryLanguage
 import Foundation
 import PostGIS
+import Support
 
 extension Engine {
     /// Opens the store at `path` (a GeoPackage file, or a `postgresql://user@host:port/db` URL

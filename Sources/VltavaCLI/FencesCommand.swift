@@ -7,6 +7,7 @@ import ArgumentParser
 import Engine
 import Foundation
 import Geometry
+import Support
 import Vltava
 
 struct FencesCommand: ParsableCommand {

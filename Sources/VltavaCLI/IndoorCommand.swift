@@ -4,6 +4,7 @@ import Foundation
 import Geometry
 import Indoor
 import Store
+import Support
 
 struct IndoorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

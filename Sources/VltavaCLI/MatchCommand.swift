@@ -5,6 +5,7 @@ import Foundation
 import FoundationXML
 #endif
 import Geometry
+import Support
 import Vltava
 
 /// `vltava match track.gpx`: which paths a GPS trace walked (Snapshot.match, OSRM's /match in the

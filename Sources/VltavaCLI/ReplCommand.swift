@@ -3,6 +3,7 @@ import Engine
 import Foundation
 import Geometry
 import QueryLanguage
+import Support
 
 struct ReplCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Support
 import Vltava
 import Foundation
 import Geometry

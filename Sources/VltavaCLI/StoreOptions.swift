@@ -2,6 +2,7 @@ import ArgumentParser
 import Engine
 import Foundation
 import Geometry
+import Support
 
 /// `--db`, shared by every command that reads or writes the store.
 struct StoreOptions: ParsableArguments {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Engine
 import Geometry
+import Support
 import VectorTiles
 
 struct TilesCommand: ParsableCommand {

@@ -6,6 +6,7 @@
 
 import Geometry
 import Store
+import Support
 
 extension ImportFormat {
     /// Zoo Praha's footpath network (`paths-graph.json`) as a line layer.

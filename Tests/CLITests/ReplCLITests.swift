@@ -1,5 +1,6 @@
 import Foundation
 import Geometry
+import Support
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 @testable import Engine
 import Geometry
 import Store
+import Support
 import TestSupport
 import Testing
 import VectorTiles

@@ -3,6 +3,7 @@ import Foundation
 import Geometry
 import Live
 import Store
+import Support
 import TestSupport
 import Testing
 

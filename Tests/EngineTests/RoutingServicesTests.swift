@@ -2,6 +2,7 @@
 import Foundation
 import Geometry
 import Routing
+import Support
 import TestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import Geometry
 import Routing
 import SQLite
+import Support
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Engine
 import Geometry
 import Store
+import Support
 import TestSupport
 import Testing
 @testable import VectorTiles

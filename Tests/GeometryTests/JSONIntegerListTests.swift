@@ -1,4 +1,5 @@
 import Geometry
+import Support
 import TestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Geometry
+import Support
 import Testing
 
 private func text(_ body: (inout JSONWriter) -> Void, pretty: Bool = false) -> String {

@@ -12,6 +12,7 @@ import PostGIS
 import QueryLanguage
 import Server
 import Store
+import Support
 import TestSupport
 import Testing
 import Vltava

@@ -9,6 +9,7 @@ import Geometry
 @testable import PostGIS
 import QueryLanguage
 import Store
+import Support
 import TestSupport
 import Testing
 import Vltava

@@ -4,6 +4,7 @@ import Geometry
 import QueryLanguage
 import SQLite
 import Store
+import Support
 import TestSupport
 import Testing
 

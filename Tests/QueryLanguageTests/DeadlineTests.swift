@@ -8,6 +8,7 @@ import Engine
 import Foundation
 import Geometry
 import QueryLanguage
+import Support
 import Synchronization
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import Engine
 import Geometry
 import QueryLanguage
 import Foundation
+import Support
 import TestSupport
 
 /// The demo store, built once for all query-language tests.

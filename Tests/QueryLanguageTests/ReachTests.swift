@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import Geometry
 import QueryLanguage
+import Support
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Engine
 import Geometry
 import QueryLanguage
+import Support
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Engine
 import Foundation
 import Geometry
 import QueryLanguage
+import Support
 import Testing
 
 /// The text table for people: cells are never cut; rows wider than the terminal become records

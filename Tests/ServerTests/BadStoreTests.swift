@@ -6,6 +6,7 @@
 import Engine
 import Foundation
 import Geometry
+import Support
 import TestSupport
 import Testing
 #if canImport(Glibc)

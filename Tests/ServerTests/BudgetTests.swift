@@ -6,6 +6,7 @@ import Engine
 import Foundation
 import Geometry
 @testable import Server
+import Support
 import Synchronization
 import TestSupport
 import Testing

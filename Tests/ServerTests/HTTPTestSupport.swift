@@ -7,6 +7,7 @@ import Foundation
 import Geometry
 import Logging
 import Server
+import Support
 import Synchronization
 import TestSupport
 import Testing

@@ -5,6 +5,7 @@
 import Engine
 import Foundation
 import Geometry
+import Support
 import TestSupport
 import Testing
 

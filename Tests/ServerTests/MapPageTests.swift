@@ -7,6 +7,7 @@ import Foundation
 import Engine
 import Geometry
 @testable import Server
+import Support
 import Testing
 import TestSupport
 

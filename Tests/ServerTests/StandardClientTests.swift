@@ -8,6 +8,7 @@ import Engine
 import Foundation
 import Geometry
 import Store
+import Support
 import TestSupport
 import Testing
 

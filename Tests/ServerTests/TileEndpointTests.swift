@@ -1,6 +1,7 @@
 import Foundation
 @testable import Server
 import Geometry
+import Support
 import TestSupport
 import Testing
 import VectorTiles

@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
 import Store
+import Support
 import TestSupport
 import Testing
 

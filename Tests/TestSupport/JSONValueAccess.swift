@@ -1,6 +1,7 @@
 // Reading parsed JSON answers in tests: `answer["features"]?[0]?["id"]`, missing parts nil.
 
 import Geometry
+import Support
 
 extension JSONValue {
     public subscript(key: String) -> JSONValue? {

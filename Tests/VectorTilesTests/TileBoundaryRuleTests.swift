@@ -1,6 +1,7 @@
 import Foundation
 import Geometry
 import SQLite
+import Support
 import TestSupport
 import Testing
 import VectorTiles

@@ -15,7 +15,7 @@ import Testing
         let marker = try #require(text.range(of: "<!-- modules -->\n```\n"))
         let block = try #require(text[marker.upperBound...].range(of: "```"))
         return text[marker.upperBound..<block.lowerBound].split(separator: "\n").compactMap { line in
-            let parts = line.split(separator: ":", maxSplits: 1)
+            let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2 else { return nil }
             return (String(parts[0]), Set(parts[1].split(separator: " ").map(String.init)))
         }

@@ -2,7 +2,7 @@
 // of failure each of its cases is; the HTTP API's status (`APIError.status(for:)` in Server),
 // the query language's `QueryError.kind` and the CLI's exit code (`ExitStatus` in VltavaCLI)
 // each derive from the category in one table, so one failure never answers two ways.
-// It lives in Geometry, the module every other one imports.
+// It lives in Support, the module every other one imports.
 
 /// What kind of failure an error is, whoever reports it.
 public enum ErrorCategory: String, Sendable, CaseIterable {
