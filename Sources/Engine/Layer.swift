@@ -46,6 +46,9 @@ public final class Layer: Sendable {
     /// For the inside-the-area check of point and line layers: the convex hull of all vertices.
     let hull: Polygon?
 
+    /// Search's index of the names (Search.swift), built on this version's first search.
+    let nameIndex = Locked<NameIndex?>(nil)
+
     /// The features left out at load, one message each naming the layer, the fid and why
     /// (a geometry that could not be read, or with a position that is not WGS 84 lon/lat).
     public let warnings: [String]

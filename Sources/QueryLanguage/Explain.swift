@@ -96,6 +96,8 @@ extension Planner {
             return ["1. read from the loaded snapshot; no index"]
         case .write(let plan):
             return plan.lines
+        case .other(let plan):
+            return plan.explanation
         case .explain:
             return []
         }

@@ -20,6 +20,7 @@ struct Parser {
     private(set) var parameterCount = 0
 
     static let statementKeywords = ["SHOW", "DESCRIBE", "FIND", "ROUTE", "TILE", "LOCATE", "EXPLAIN", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP"]
+        + statementParsers.keys.sorted()
     static let locateClauses: Set<String> = ["K", "METHOD", "FINGERPRINTS", "SPEED"]
     static let routeClauses: Set<String> = ["AVOID", "SPEED", "PROFILE", "AT"]
     static let findClauses: Set<String> = ["CONTAINING", "NEAREST", "WITHIN", "INTERSECTING", "AT", "LINKED", "WHERE", "ORDER", "LIMIT", "RETURN", "GROUP", "HAVING"]
@@ -243,8 +244,12 @@ struct Parser {
             index += 1
             guard tokens[index].keyword != "EXPLAIN" else { throw error(expected: "a statement to explain") }
             return .explain(try statement())
+        case let keyword? where Parser.statementParsers[keyword] != nil:
+            index += 1
+            guard let parse = Parser.statementParsers[keyword] else { throw error(expected: "a statement") }
+            return .other(try parse(&self, token.position))
         default:
-            var hint: String? = "statements start with SHOW, DESCRIBE, FIND, ROUTE, TILE, LOCATE, INSERT, UPDATE, DELETE or EXPLAIN"
+            var hint: String? = "statements start with SHOW, DESCRIBE, FIND, ROUTE, TILE, LOCATE, SEARCH, INSERT, UPDATE, DELETE or EXPLAIN"
             if case .word(let word) = token.kind, let close = Suggestion.closest(to: word.uppercased(), in: Parser.statementKeywords) {
                 hint = "did you mean \(close)?"
             }

@@ -146,6 +146,7 @@ public struct PlannedStatement: Sendable {
         case locate(LocatePlan)
         /// Made only through an engine (`Query.result(of:…)`); planned here for EXPLAIN.
         case write(WritePlan)
+        case other(any StatementPlan)
         indirect case explain(PlannedStatement, [String])
     }
 
@@ -250,6 +251,8 @@ struct Planner {
             step = .locate(try planLocate(locate))
         case .write(let write):
             step = .write(try planWrite(write, at: position))
+        case .other(let syntax):
+            step = .other(try syntax.plan(self, at: position))
         case .fence:
             // Fences run through an engine (Fences.swift), not on a snapshot's plan.
             throw QueryError(kind: .impossible, code: "read_only", message: "fence statements run through an engine and have no plan on a snapshot",

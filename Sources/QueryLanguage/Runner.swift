@@ -46,6 +46,7 @@ struct Runner {
         case .route(let plan): return try route(plan)
         case .tile(let tile, let tiles, let snapshot): return try self.tile(tile, tiles, snapshot)
         case .locate(let plan): return try locate(plan)
+        case .other(let plan): return try plan.run(self)
         case .write: throw Query.readOnly(at: statement.position)
         case .explain(let inner, let lines):
             var plan = lines

@@ -28,7 +28,25 @@ enum Statement: Sendable, Equatable {
     case write(WriteStatement)
     /// SHOW FENCES, CREATE FENCE, DROP FENCE (Fences.swift).
     case fence(FenceStatement)
+    /// A statement in a file of its own (Statements.swift): SEARCH.
+    case other(any StatementSyntax)
     indirect case explain(Statement)
+
+    static func == (a: Statement, b: Statement) -> Bool {
+        switch (a, b) {
+        case (.showLayers, .showLayers): true
+        case (.describe(let x), .describe(let y)): x == y
+        case (.find(let x), .find(let y)): x == y
+        case (.route(let x), .route(let y)): x == y
+        case (.tile(let x), .tile(let y)): x == y
+        case (.locate(let x), .locate(let y)): x == y
+        case (.write(let x), .write(let y)): x == y
+        case (.fence(let x), .fence(let y)): x == y
+        case (.other(let x), .other(let y)): x.isEqual(to: y)
+        case (.explain(let x), .explain(let y)): x == y
+        default: false
+        }
+    }
 }
 
 /// `FIND layers [OF tileset] [spatial] [LINKED TO (…)] [WHERE …] [ORDER BY …] [LIMIT n] [RETURN …]`

@@ -26,7 +26,7 @@ struct Route: Sendable {
 extension Endpoints {
     /// The groups, in the order /openapi.json lists their paths.
     static let routeGroups: [[Route]] = [
-        queryRoutes, layerRoutes, appRoutes, scheduleRoutes, locateRoutes, tileRoutes, writeRoutes, changeRoutes,
+        queryRoutes, layerRoutes, searchRoutes, appRoutes, scheduleRoutes, locateRoutes, tileRoutes, writeRoutes, changeRoutes,
         liveRoutes, fenceRoutes, webhookRoutes, adminRoutes, ogcRoutes, ogcWriteRoutes, osrmRoutes, isochroneRoutes, mapRoutes,
     ]
 

@@ -92,6 +92,12 @@ public enum CzechStemmer {
         return words
     }
 
+    /// The words of a text, folded (lower case, no diacritics), with every stem each may have
+    /// (`stems`): what search indexes and matches.
+    public static func foldedWords(_ text: String) -> [(word: String, stems: [String])] {
+        words(text).map { (string($0.folded), stems($0).map(string)) }
+    }
+
     /// The published endings, with their diacritics; folded for the folded pass.
     static let endings5 = ["atech"]
     static let endings4 = ["ětem", "etem", "atům"]
