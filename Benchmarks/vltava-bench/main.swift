@@ -27,6 +27,7 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
     ("R1", { _ in try runIsochrones() }),
     ("R2", { _ in try runTrips() }),
     ("R3", { _ in try runMatching() }),
+    ("S1", { _ in try runSearch() }),
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())

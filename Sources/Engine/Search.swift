@@ -32,6 +32,13 @@ public struct WordMatch: Sendable, Equatable {
     public let word: String
     public let kind: Kind
     public let edits: Int
+
+    public init(typed: String, word: String, kind: Kind, edits: Int) {
+        self.typed = typed
+        self.word = word
+        self.kind = kind
+        self.edits = edits
+    }
 }
 
 /// One found feature.
