@@ -360,7 +360,7 @@ extension Output {
     public static func searchHits(_ w: inout JSONWriter, _ text: String, _ hits: [SearchHit], geometry mode: GeometryMode) {
         w.beginObject()
         w.key("type"); w.string("FeatureCollection")
-        w.key("query"); w.string(text)
+        w.key("q"); w.string(text)
         w.key("features")
         w.beginArray()
         for hit in hits {

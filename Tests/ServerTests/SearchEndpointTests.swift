@@ -47,7 +47,7 @@ import Testing
 
     /// docs/HTTP_API.md's example, sent with curl to a server on loopback.
     @Test func theDocumentedCurlExample() async throws {
-        let document = try String(contentsOf: Fixtures.url("docs/HTTP_API.md"), encoding: .utf8)
+        let document = try String(contentsOf: Fixtures.root.appendingPathComponent("docs/HTTP_API.md"), encoding: .utf8)
         let line = try #require(document.split(separator: "\n").first { $0.hasPrefix("curl -s 'localhost:8080/v1/search?") })
         let url = try #require(line.split(separator: "'").dropFirst().first).replacingOccurrences(of: "localhost:8080", with: "127.0.0.1")
         let server = await RunningServer.start(store: try await DemoStore.path())
