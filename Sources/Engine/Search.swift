@@ -109,51 +109,81 @@ extension Snapshot {
         } else {
             layers = self.layers.filter { !$0.readsStore && !$0.nameColumns.isEmpty }
         }
-        var hits: [SearchHit] = []
-        for layer in layers {
-            try deadline.check()
-            let index = layer.nameIndex.withLock { cached in
+        // Every layer's candidates, then the best `limit` of them: one class of typos at a time,
+        // so distances are measured only for the classes the answer reaches.
+        var candidates: [(layer: Int, index: Int32, edits: Int, cost: Float)] = []
+        var lookups: [[NameIndex.Lookup]] = []
+        let indexes = layers.map { layer in
+            layer.nameIndex.withLock { cached in
                 if let cached { return cached }
                 let built = NameIndex(layer)
                 cached = built
                 return built
             }
-            for found in try index.search(typed, in: layer, deadline: deadline) {
-                hits.append(hit(found, in: layer, near: options.near))
-            }
         }
-        hits.sort { a, b in
+        for (l, index) in indexes.enumerated() {
+            try deadline.check()
+            let (lookup, found) = try index.candidates(typed, slots: layers[l].slots, deadline: deadline)
+            lookups.append(lookup)
+            for candidate in found { candidates.append((l, candidate.index, candidate.edits, candidate.cost)) }
+        }
+        typealias Ranked = (layer: Int, index: Int32, edits: Int, cost: Float, metres: Double?)
+        func before(_ a: Ranked, _ b: Ranked) -> Bool {
             if a.edits != b.edits { return a.edits < b.edits }
-            if options.near != nil {
-                let x = a.metres ?? .infinity, y = b.metres ?? .infinity
-                if x != y { return x < y }
-            }
+            if options.near != nil, a.metres != b.metres { return (a.metres ?? .infinity) < (b.metres ?? .infinity) }
             if a.cost != b.cost { return a.cost < b.cost }
-            if a.name.count != b.name.count { return a.name.count < b.name.count }
-            if a.layer.name != b.layer.name { return a.layer.name < b.layer.name }
-            return a.layer.fids[a.index] < b.layer.fids[b.index]
+            let x = indexes[a.layer].nameLength[Int(a.index)], y = indexes[b.layer].nameLength[Int(b.index)]
+            if x != y { return x < y }
+            if a.layer != b.layer { return layers[a.layer].name < layers[b.layer].name }
+            return layers[a.layer].fids[Int(a.index)] < layers[b.layer].fids[Int(b.index)]
         }
-        return Array(hits.prefix(options.limit))
+        var best: [Ranked] = []
+        for edits in Set(candidates.map(\.edits)).sorted() where best.count < options.limit {
+            try deadline.check()
+            let room = options.limit - best.count
+            var kept: [Ranked] = []
+            for candidate in candidates where candidate.edits == edits {
+                let metres = options.near.flatMap { near in distance(from: near, to: layers[candidate.layer], Int(candidate.index)) }
+                let ranked: Ranked = (candidate.layer, candidate.index, candidate.edits, candidate.cost, metres)
+                // The `room` best so far, in order: most candidates lose to the last one at once.
+                if kept.count == room, let last = kept.last, !before(ranked, last) { continue }
+                var at = kept.count
+                while at > 0 && before(ranked, kept[at - 1]) { at -= 1 }
+                kept.insert(ranked, at: at)
+                if kept.count > room { kept.removeLast() }
+            }
+            best += kept
+        }
+        return best.map { ranked in
+            let layer = layers[ranked.layer]
+            let index = Int(ranked.index)
+            let (column, matches) = indexes[ranked.layer].matches(of: index, in: layer, lookups[ranked.layer])
+            return SearchHit(layer: layer, index: index, column: column, name: layer.properties[index][column]?.stringValue ?? "",
+                             edits: ranked.edits, cost: Double(ranked.cost), matches: matches, metres: ranked.metres,
+                             linked: linked(from: layer, index, near: options.near))
+        }
     }
 
-    private func hit(_ found: NameIndex.Found, in layer: Layer, near: Point?) -> SearchHit {
+    /// Metres from `point` to a feature; for a row without geometry, to the nearest feature it
+    /// links to; nil when neither is known.
+    private func distance(from point: Point, to layer: Layer, _ index: Int) -> Double? {
+        if let geometry = layer.geometries[index] { return Rounding.metres(Geodesy.distance(from: point, to: geometry)) }
+        return linked(from: layer, index, near: point).first?.metres ?? nil
+    }
+
+    /// The features a row's id list names (an animal's `location_ids`), in the snapshot's
+    /// feature layers, nearest first.
+    private func linked(from layer: Layer, _ index: Int, near: Point?) -> [(layer: Layer, index: Int, metres: Double?)] {
+        guard let (_, lists) = layer.idList, index < lists.count else { return [] }
         var linked: [(layer: Layer, index: Int, metres: Double?)] = []
-        if let (_, lists) = layer.idList, found.index < lists.count {
-            for id in lists[found.index].prefix(100) {
-                for other in layers where other !== layer && other.family != .table {
-                    if let index = other.index(ofFID: id) {
-                        linked.append((other, index, near.flatMap { p in other.geometries[index].map { Rounding.metres(Geodesy.distance(from: p, to: $0)) } }))
-                    }
+        for id in lists[index].prefix(100) {
+            for other in layers where other !== layer && other.family != .table {
+                if let found = other.index(ofFID: id) {
+                    linked.append((other, found, near.flatMap { p in other.geometries[found].map { Rounding.metres(Geodesy.distance(from: p, to: $0)) } }))
                 }
             }
-            linked.sort { ($0.metres ?? .infinity, $0.layer.name, $0.index) < ($1.metres ?? .infinity, $1.layer.name, $1.index) }
         }
-        var metres = linked.first?.metres
-        if let near, let geometry = layer.geometries[found.index] {
-            metres = Rounding.metres(Geodesy.distance(from: near, to: geometry))
-        }
-        return SearchHit(layer: layer, index: found.index, column: found.column, name: found.name, edits: found.edits, cost: found.cost,
-                         matches: found.matches, metres: metres, linked: linked)
+        return linked.sorted { ($0.metres ?? .infinity, $0.layer.name, $0.index) < ($1.metres ?? .infinity, $1.layer.name, $1.index) }
     }
 }
 
@@ -163,24 +193,34 @@ final class NameIndex: Sendable {
     static let maxWordBytes = 32
     static let maxTypedWords = 8
 
-    struct Found {
-        var index: Int
-        var column: String
-        var name: String
-        var edits: Int
-        var cost: Double
-        var matches: [WordMatch]
+    struct Posting {
+        var index: Int32
+        var column: Int16
+        /// The first word of its name.
+        var first: Bool
+    }
+
+    /// What one typed word reaches in the vocabulary.
+    struct Lookup {
+        var typed: String
+        var bytes: [UInt8]
+        /// The word being typed (the last): its beginnings cost less than an earlier word's.
+        var last: Bool
+        var whole: [Int32: Int]
+        var stems: Set<Int32>
+        var ranges: [(low: Int32, high: Int32, edits: Int)]
     }
 
     let columns: [String]
     /// Sorted, distinct, folded, UTF-8, at most `maxWordBytes` each.
     let vocabulary: [[UInt8]]
-    /// Word w's features are `postings[postingStart[w]..<postingStart[w + 1]]`: the feature
-    /// index, and the column (the name's).
+    /// Word w's features are `postings[postingStart[w]..<postingStart[w + 1]]`, by feature.
     let postingStart: [Int32]
-    let postings: [(index: Int32, column: Int16)]
+    let postings: [Posting]
     /// Each stem's words.
     let stems: [String: [Int32]]
+    /// Each feature's name length in characters, for shorter names first among equals.
+    let nameLength: [UInt16]
     // The trie, breadth first: node n's children are `firstChild[n] ..< firstChild[n] + childCount[n]`,
     // entered by `byte`; its subtree's words are `vocabulary[low[n] ..< high[n]]`, and it ends a
     // word when `vocabulary[low[n]]` is as long as its depth.
@@ -192,35 +232,54 @@ final class NameIndex: Sendable {
 
     init(_ layer: Layer) {
         columns = layer.nameColumns
-        var wordsOf: [[UInt8]: [(index: Int32, column: Int16)]] = [:]
-        var stemsOf: [[UInt8]: Set<String>] = [:]
+        // Each distinct word once (stemming is the costly part), then its occurrences.
+        var ids: [String: Int32] = [:]
+        var forms: [(lower: String, folded: [UInt8])] = []
+        var occurrences: [(word: Int32, posting: Posting)] = []
+        var lengths = [UInt16](repeating: 0, count: layer.slots)
         for index in layer.indices {
             let row = layer.properties[index]
             for (c, column) in columns.enumerated() {
                 guard let text = row[column]?.stringValue else { continue }
-                for (word, stems) in CzechStemmer.foldedWords(text) {
-                    let bytes = Array(word.utf8.prefix(NameIndex.maxWordBytes))
-                    wordsOf[bytes, default: []].append((Int32(index), Int16(c)))
-                    if stemsOf[bytes] == nil { stemsOf[bytes] = Set(stems) }
+                if lengths[index] == 0 { lengths[index] = UInt16(clamping: text.unicodeScalars.count) }
+                for (position, form) in CzechStemmer.wordForms(text).enumerated() {
+                    let id: Int32
+                    if let known = ids[form.lower] {
+                        id = known
+                    } else {
+                        id = Int32(forms.count)
+                        ids[form.lower] = id
+                        forms.append((form.lower, Array(form.folded.utf8.prefix(NameIndex.maxWordBytes))))
+                    }
+                    occurrences.append((id, Posting(index: Int32(index), column: Int16(c), first: position == 0)))
                 }
             }
         }
-        let vocabulary = wordsOf.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        var start: [Int32] = [0]
-        var postings: [(index: Int32, column: Int16)] = []
-        var stems: [String: [Int32]] = [:]
-        for (w, word) in vocabulary.enumerated() {
-            var seen = Set<Int64>()
-            for posting in wordsOf[word] ?? [] where seen.insert(Int64(posting.index) << 16 | Int64(posting.column)).inserted {
-                postings.append(posting)
-            }
-            start.append(Int32(postings.count))
-            for stem in stemsOf[word] ?? [] { stems[stem, default: []].append(Int32(w)) }
+        nameLength = lengths
+        // Words with and without diacritics fold to one: the vocabulary is the folded forms.
+        let vocabulary = Array(Set(forms.map(\.folded))).sorted { $0.lexicographicallyPrecedes($1) }
+        var position: [[UInt8]: Int32] = [:]
+        for (w, word) in vocabulary.enumerated() { position[word] = Int32(w) }
+        let word = forms.map { position[$0.folded] ?? 0 }
+        var stems: [String: Set<Int32>] = [:]
+        for (f, form) in forms.enumerated() {
+            for stem in CzechStemmer.stems(ofLowercased: form.lower) { stems[stem, default: []].insert(word[f]) }
+        }
+        self.stems = stems.mapValues { $0.sorted() }
+        // Postings grouped by word, each group in feature order (occurrences are), repeats merged.
+        var start = [Int32](repeating: 0, count: vocabulary.count + 1)
+        for occurrence in occurrences { start[Int(word[Int(occurrence.word)]) + 1] += 1 }
+        for w in 0..<vocabulary.count { start[w + 1] += start[w] }
+        var fill = start
+        var postings = [Posting](repeating: Posting(index: 0, column: 0, first: false), count: occurrences.count)
+        for occurrence in occurrences {
+            let w = Int(word[Int(occurrence.word)])
+            postings[Int(fill[w])] = occurrence.posting
+            fill[w] += 1
         }
         self.vocabulary = vocabulary
         postingStart = start
         self.postings = postings
-        self.stems = stems
         // The trie, breadth first from the root (every word).
         var byte: [UInt8] = [0], firstChild: [Int32] = [0], childCount: [Int32] = [0], low: [Int32] = [0], high: [Int32] = [Int32(vocabulary.count)]
         var depth: [Int] = [0]
@@ -251,12 +310,23 @@ final class NameIndex: Sendable {
     /// Typos allowed in a typed word of `length` bytes.
     static func allowance(_ length: Int) -> Int { length >= 8 ? 2 : length >= 4 ? 1 : 0 }
 
+    /// What a meeting costs: typos count whole; another form of the word 0.2; a beginning 0.3
+    /// for the word being typed, 0.6 for an earlier one (more likely whole).
+    static func cost(_ kind: WordMatch.Kind, edits: Int, last: Bool) -> Float {
+        switch kind {
+        case .exact, .typo: Float(edits)
+        case .stem: 0.2
+        case .prefix: (last ? 0.3 : 0.6) + Float(edits)
+        }
+    }
+
     /// The vocabulary's words within reach of `typed`: whole words (exact or with typos), and
-    /// with `prefix`, the ranges of words that begin within reach of it.
-    func lookUp(_ typed: [UInt8], prefix: Bool) -> (whole: [(word: Int32, edits: Int)], ranges: [(low: Int32, high: Int32, edits: Int)]) {
+    /// the ranges of words that begin within reach of it.
+    func lookUp(_ typed: [UInt8]) -> (whole: [(word: Int32, edits: Int)], ranges: [(low: Int32, high: Int32, edits: Int)]) {
         let m = typed.count, k = NameIndex.allowance(m)
         var whole: [(word: Int32, edits: Int)] = []
         var ranges: [(low: Int32, high: Int32, edits: Int)] = []
+        guard m > 0 else { return (whole, ranges) }
         let width = m + 1
         var rows = [Int](repeating: 0, count: (NameIndex.maxWordBytes + 2) * width)
         for j in 0...m { rows[j] = j }
@@ -266,7 +336,7 @@ final class NameIndex: Sendable {
             if distance <= k {
                 if vocabulary[Int(low[node])].count == d { whole.append((low[node], distance)) }
                 // A beginning of at least two letters, and not the root.
-                if prefix && d >= 1 && m >= 2 {
+                if d >= 1 && m >= 2 {
                     ranges.append((low[node], high[node], distance))
                     if distance == 0 { return }
                 }
@@ -294,62 +364,105 @@ final class NameIndex: Sendable {
         return (whole, ranges)
     }
 
-    /// Features whose names meet every typed word, each with its best meeting.
-    func search(_ typed: [(word: String, stems: [String])], in layer: Layer, deadline: Deadline) throws(EngineError) -> [Found] {
-        typealias Met = (cost: Double, edits: Int, column: Int16, word: Int32, kind: WordMatch.Kind)
-        // Per typed word: feature → its best meeting.
-        var perWord: [[Int32: Met]] = []
+    /// The features whose names meet every typed word, with their typos and cost (the sum of
+    /// each word's best meeting), and what each typed word reached.
+    func candidates(_ typed: [(word: String, stems: [String])], slots: Int,
+                    deadline: Deadline) throws(EngineError) -> ([Lookup], [(index: Int32, edits: Int, cost: Float)]) {
+        var lookups: [Lookup] = []
+        var alive: [Int32] = []
+        var total = [Float](repeating: 0, count: slots)
+        var totalEdits = [UInt8](repeating: 0, count: slots)
+        var cost = [Float](repeating: .infinity, count: slots)
+        var edits = [UInt8](repeating: 0, count: slots)
         for (t, (word, typedStems)) in typed.enumerated() {
             let bytes = Array(word.utf8.prefix(NameIndex.maxWordBytes))
             let last = t == typed.count - 1
-            var best: [Int32: Met] = [:]
+            let (whole, ranges) = lookUp(bytes)
+            var lookup = Lookup(typed: word, bytes: bytes, last: last, whole: [:], stems: [], ranges: ranges)
+            for (w, e) in whole { lookup.whole[w] = e }
+            for stem in typedStems { for w in stems[stem] ?? [] where vocabulary[Int(w)] != bytes { lookup.stems.insert(w) } }
+            lookups.append(lookup)
+            if t > 0 { for i in alive { cost[Int(i)] = .infinity } }
+            var touched: [Int32] = []
             var visited = 0
-            func offer(_ w: Int32, _ kind: WordMatch.Kind, _ edits: Int, _ cost: Double) throws(EngineError) {
+            func offer(_ w: Int32, _ kind: WordMatch.Kind, _ e: Int) throws(EngineError) {
+                let c = NameIndex.cost(kind, edits: e, last: last)
                 let from = Int(postingStart[Int(w)]), to = Int(postingStart[Int(w) + 1])
                 visited += to - from
-                if visited > 65_536 { visited = 0; try deadline.check() }
+                if visited > 262_144 { visited = 0; try deadline.check() }
                 for posting in postings[from..<to] {
-                    if let held = best[posting.index], held.cost <= cost { continue }
-                    best[posting.index] = (cost, edits, posting.column, w, kind)
+                    let i = Int(posting.index)
+                    // A name that begins with the first typed word is the better one (lvi before vlci lvi).
+                    let paid = t == 0 && !posting.first ? c + 0.05 : c
+                    if paid < cost[i] {
+                        if t == 0 && cost[i] == .infinity { touched.append(posting.index) }
+                        cost[i] = paid
+                        edits[i] = UInt8(e)
+                    }
                 }
             }
-            let (whole, ranges) = lookUp(bytes, prefix: true)
-            for (w, edits) in whole { try offer(w, edits == 0 ? .exact : .typo, edits, Double(edits)) }
-            for stem in typedStems {
-                for w in stems[stem] ?? [] where vocabulary[Int(w)] != bytes { try offer(w, .stem, 0, 0.2) }
-            }
-            // What the user is typing now is a beginning; an earlier word is more likely whole.
-            let beginning = last ? 0.3 : 0.6
+            for (w, e) in whole { try offer(w, e == 0 ? .exact : .typo, e) }
+            for w in lookup.stems { try offer(w, .stem, 0) }
             for range in ranges {
                 for w in range.low..<range.high where vocabulary[Int(w)].count > bytes.count || range.edits > 0 {
-                    try offer(w, .prefix, range.edits, beginning + Double(range.edits))
+                    try offer(w, .prefix, range.edits)
                 }
             }
-            perWord.append(best)
-        }
-        // Every typed word must meet the name: start from the rarest.
-        guard let rarest = perWord.indices.min(by: { perWord[$0].count < perWord[$1].count }) else { return [] }
-        var found: [Found] = []
-        for (index, _) in perWord[rarest] {
-            var cost = 0.0, edits = 0
-            var matches: [WordMatch] = []
-            var column: Int16 = -1
-            var all = true
-            for (t, word) in perWord.enumerated() {
-                guard let met = word[index] else { all = false; break }
-                cost += met.cost
-                edits += met.edits
-                matches.append(WordMatch(typed: typed[t].word, word: String(decoding: vocabulary[Int(met.word)], as: UTF8.self), kind: met.kind, edits: met.edits))
-                if column < 0 { column = met.column }
+            if t == 0 {
+                alive = touched
+                for i in alive { total[Int(i)] = cost[Int(i)]; totalEdits[Int(i)] = edits[Int(i)] }
+            } else {
+                alive = alive.filter { cost[Int($0)] < .infinity }
+                for i in alive { total[Int(i)] += cost[Int(i)]; totalEdits[Int(i)] &+= edits[Int(i)] }
             }
-            guard all else { continue }
-            let name = columns[Int(column)]
-            let text = layer.properties[Int(index)][name]?.stringValue ?? ""
-            // A name that begins with the first typed word is the better one (lvi before vlci lvi).
-            if let first = matches.first, CzechStemmer.foldedWords(text).first?.word != first.word { cost += 0.05 }
-            found.append(Found(index: Int(index), column: name, name: text, edits: edits, cost: cost, matches: matches))
+            if alive.isEmpty { break }
         }
-        return found
+        return (lookups, alive.map { ($0, Int(totalEdits[Int($0)]), total[Int($0)]) })
+    }
+
+    /// How each typed word met feature `index`'s name, and the column of the first one's meeting:
+    /// worked out again from the lookups, for the few features an answer shows.
+    func matches(of index: Int, in layer: Layer, _ lookups: [Lookup]) -> (column: String, matches: [WordMatch]) {
+        let row = layer.properties[index]
+        let words = columns.map { column in (row[column]?.stringValue).map(CzechStemmer.wordForms) ?? [] }
+        var column = columns.first ?? ""
+        var matches: [WordMatch] = []
+        for (t, lookup) in lookups.enumerated() {
+            var best: (cost: Float, match: WordMatch, column: Int)?
+            for (c, forms) in words.enumerated() {
+                for (position, form) in forms.enumerated() {
+                    let bytes = Array(form.folded.utf8.prefix(NameIndex.maxWordBytes))
+                    guard let w = NameIndex.position(of: bytes, in: vocabulary) else { continue }
+                    var options: [(WordMatch.Kind, Int)] = []
+                    if let e = lookup.whole[w] { options.append((e == 0 ? .exact : .typo, e)) }
+                    if lookup.stems.contains(w) { options.append((.stem, 0)) }
+                    for range in lookup.ranges where range.low <= w && w < range.high && (bytes.count > lookup.bytes.count || range.edits > 0) {
+                        options.append((.prefix, range.edits))
+                    }
+                    for (kind, e) in options {
+                        let paid = NameIndex.cost(kind, edits: e, last: lookup.last) + (t == 0 && position != 0 ? 0.05 : 0)
+                        if best == nil || paid < best?.cost ?? .infinity {
+                            best = (paid, WordMatch(typed: lookup.typed, word: form.folded, kind: kind, edits: e), c)
+                        }
+                    }
+                }
+            }
+            if let best {
+                matches.append(best.match)
+                if t == 0 { column = columns[best.column] }
+            }
+        }
+        return (column, matches)
+    }
+
+    /// A word's place in the sorted vocabulary.
+    static func position(of word: [UInt8], in vocabulary: [[UInt8]]) -> Int32? {
+        var low = 0, high = vocabulary.count
+        while low < high {
+            let middle = (low + high) / 2
+            if vocabulary[middle].lexicographicallyPrecedes(word) { low = middle + 1 } else { high = middle }
+        }
+        return low < vocabulary.count && vocabulary[low] == word ? Int32(low) : nil
     }
 }
 

@@ -98,6 +98,18 @@ public enum CzechStemmer {
         words(text).map { (string($0.folded), stems($0).map(string)) }
     }
 
+    /// The words of a text in lower case, with their diacritics and without: for an index that
+    /// stems each distinct word once (`stems(ofLowercased:)`).
+    public static func wordForms(_ text: String) -> [(lower: String, folded: String)] {
+        words(text).map { (string($0.lower), string($0.folded)) }
+    }
+
+    /// Every stem of one word in lower case (with its diacritics), folded, as `foldedWords` gives.
+    public static func stems(ofLowercased word: String) -> [String] {
+        let lower = Array(word.unicodeScalars)
+        return stems((lower, lower.flatMap { fold($0).folded })).map(string)
+    }
+
     /// The published endings, with their diacritics; folded for the folded pass.
     static let endings5 = ["atech"]
     static let endings4 = ["ětem", "etem", "atům"]
