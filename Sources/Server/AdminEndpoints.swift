@@ -141,7 +141,7 @@ extension Endpoints {
         Route(.get, "/readyz", { try await $0.readiness($1, $2) }, openAPI: #"""
             {
               "summary": "Readiness: 200 when data requests can be answered (the one for a load balancer to probe)",
-              "description": "A snapshot is loaded and its store answers: a GeoPackage once loaded, a PostGIS store when its database answers SELECT 1 within 1 s (the answer is kept for 250 ms). /healthz is the process's liveness and stays 200 while the database is down.",
+              "description": "A snapshot is loaded and its store answers: a GeoPackage once loaded, a PostGIS store when its database answers a trivial statement within 1 s (the answer is kept for 250 ms). /healthz is the process's liveness and stays 200 while the database is down.",
               "responses": {"414": {"$ref": "#/components/responses/Problem"},
                 "200": {"description": "status ready.", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "503": {"$ref": "#/components/responses/Problem"}

@@ -112,7 +112,7 @@ extension Endpoints {
         Route(.post, "/v1/query", { try await $0.query($1, $2) }, openAPI: #"""
             {
               "summary": "Run query-language statements",
-              "description": "INSERT, UPDATE and DELETE need a write token for the layers they write (Authorization: Bearer …), checked before any statement runs; EXPLAIN of a write plans it without writing. A write answers its changes as rows: sequence, layer, fid, change.",
+              "description": "Writes (the INSERT/UPDATE/DELETE statements) need a write token for the layers they write (Authorization: Bearer …), checked before any statement runs; EXPLAIN of a write plans it without writing. A write answers its changes as rows: sequence, layer, fid, change.",
               "parameters": [
                 {"name": "format", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson", "csv"]}, "description": "Answer format; default from the Accept header (application/geo+json picks geojson, text/csv picks csv), else json. CSV (RFC 4180, header line, CRLF) holds one statement's rows."}
               ],
