@@ -49,6 +49,8 @@ def query_budget():
         "FIND pens NEAREST 5 TO POINT(14.4072 50.1167) RETURN name, (pavilions CONTAINING).name",
         "FIND stations WHERE (districts CONTAINING).NAZEV_MC = 'Praha 10' RETURN code, name",
         "FIND districts RETURN COUNT(*), SUM(area_m2(geometry))",
+        "SEARCH 'pa' LIMIT 50",
+        "SEARCH 'zirfa pavilon' NEAR POINT(14.4085 50.1170)",
     ]
     for i, statement in enumerate(statements):
         write("query-budget", f"join-{i:02d}.vq", statement)
