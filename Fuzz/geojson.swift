@@ -3,6 +3,7 @@
 // equal value; a decoded document's geometries can be written as GeoJSON again.
 
 import Geometry
+import Support
 
 /// JSON equality where a double's NaN equals itself (JSONWriter writes non-finite numbers as
 /// null, so those are not compared at all).

@@ -10,6 +10,7 @@
 import Foundation
 import Geometry
 import SQLite
+import Support
 import VectorTiles
 
 /// One file for the whole run, rewritten by each input through one connection kept open.

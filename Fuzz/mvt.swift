@@ -7,6 +7,7 @@
 // keep every rule of MVTConformance's encoder rules, whatever geometry came in.
 
 import Geometry
+import Support
 import VectorTiles
 
 @_cdecl("LLVMFuzzerTestOneInput")

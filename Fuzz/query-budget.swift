@@ -13,6 +13,7 @@ import Engine
 import Foundation
 import Geometry
 import QueryLanguage
+import Support
 
 /// The snapshot's limits, with `seconds` per request.
 func budget(seconds: Double, cancelled: Bool = false) -> RequestBudget {

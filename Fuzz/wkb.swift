@@ -3,6 +3,7 @@
 // same bytes) and be writable as GeoJSON, as an answer would write it.
 
 import Geometry
+import Support
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
