@@ -254,7 +254,10 @@ enum PMTilesDirectory {
         var entries = [PMTilesEntry](repeating: PMTilesEntry(tileID: 0, offset: 0, length: 0, runLength: 0), count: n)
         var id: UInt64 = 0
         for i in 0..<n {
-            let (sum, overflow) = id.addingReportingOverflow(try varint())
+            let delta = try varint()
+            // Ascending, as the search needs: a repeated id is two entries for one tile.
+            guard i == 0 || delta > 0 else { throw fail(.badDirectory, "entry \(i) repeats the tile id of the entry before it") }
+            let (sum, overflow) = id.addingReportingOverflow(delta)
             guard !overflow else { throw fail(.outOfRange, "tile id of entry \(i) passes 2^64") }
             id = sum
             entries[i].tileID = id

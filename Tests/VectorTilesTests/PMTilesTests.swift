@@ -327,6 +327,7 @@ import Testing
             ([0x00], .badDirectory, "the root directory: a directory with no entries"),
             ([0x01, 0x00, 0x01, 0x04, 0x00], .badDirectory, "the root directory: the first entry's offset is 0 (\"after the previous entry\")"),
             ([0x01, 0x00, 0x01, 0x00, 0x01], .badDirectory, "the root directory: entry 0 has length 0"),
+            ([0x02, 0x05, 0x00, 0x01, 0x01, 0x04, 0x04, 0x01, 0x00], .badDirectory, "the root directory: entry 1 repeats the tile id of the entry before it"),
             ([0x01, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 0x04, 0x01], .outOfRange, "the root directory: entry 0 repeats 34359738367 times (more than 2^32 - 1)"),
         ]
         for (root, kind, message) in cases {
@@ -335,6 +336,19 @@ import Testing
         }
         let empty = Self.damage(try Self.rawArchive(root: []))
         #expect(empty?.kind == .badDirectory && empty?.message == "the root directory is empty (length 0)")
+    }
+
+    /// Found by the pmtiles fuzz target: with the header's zooms unusable, they are taken from
+    /// the first and the last tile, and leaves that disagree with their pointers (the first
+    /// leaf's tile at z2, the last's at z1) made the range 2…1, a trap. Now 1…2.
+    @Test func leavesOutOfOrderGiveAZoomRangeNotATrap() throws {
+        let first = Self.directory([PMTilesEntry(tileID: 5, offset: 0, length: 4, runLength: 1)])
+        let last = Self.directory([PMTilesEntry(tileID: 1, offset: 0, length: 4, runLength: 1)])
+        let root = Self.directory([PMTilesEntry(tileID: 0, offset: 0, length: UInt32(first.count), runLength: 0),
+                                   PMTilesEntry(tileID: 10, offset: UInt64(first.count), length: UInt32(last.count), runLength: 0)])
+        let archive = try PMTiles(path: try Self.rawArchive(root: root, leaves: first + last) { $0.minZoom = 200 })
+        #expect(archive.minZoom == 1 && archive.maxZoom == 2)
+        #expect(archive.warnings == ["header minzoom '200' ignored: it is not a whole number of 0…30; the tiles' zooms 1…2 are used"])
     }
 
     @Test func badCompressionAndMetadataAreRefused() throws {
