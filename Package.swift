@@ -137,7 +137,7 @@ let package = Package(
         .testTarget(name: "RoutingTests", dependencies: ["Support", "Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Support", "Engine", "Live", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["Support", "QueryLanguage", "Engine", "Store", "SQLite", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["Support", "VltavaCLI", "Engine", "Store", "Geometry", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["Support", "VltavaCLI", "Engine", "Store", "Geometry", "VectorTiles", "TestSupport"]),
         .testTarget(name: "VltavaTests", dependencies: ["Support", "Vltava", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.

@@ -206,6 +206,97 @@ def mbtiles_meta():
         write("mbtiles-meta", os.path.basename(name).replace(".mbtiles", ".meta"), "\n".join(lines) + "\n")
 
 
+def pm_tile_id(z, x, y):
+    # PMTiles v3 tile ids: the tiles of every zoom above, then this zoom's Hilbert curve.
+    d, s = 0, (1 << (z - 1)) if z > 0 else 0
+    while s > 0:
+        rx, ry = (1 if x & s else 0), (1 if y & s else 0)
+        d += s * s * ((3 * rx) ^ ry)
+        if ry == 0:
+            if rx == 1:
+                x, y = s - 1 - (x & (s - 1)), s - 1 - (y & (s - 1))
+            x, y = y, x
+        s >>= 1
+    return ((1 << (2 * z)) - 1) // 3 + d
+
+
+def pm_varint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def pm_directory(entries):
+    # The spec's columns: count, id deltas, run lengths, lengths, offsets (0: after the last).
+    out = pm_varint(len(entries))
+    last = 0
+    for tile_id, _, _, _ in entries:
+        out += pm_varint(tile_id - last)
+        last = tile_id
+    for _, _, _, run in entries:
+        out += pm_varint(run)
+    for _, _, length, _ in entries:
+        out += pm_varint(length)
+    for i, (_, offset, _, _) in enumerate(entries):
+        previous = entries[i - 1] if i else None
+        out += pm_varint(0 if previous and offset == previous[1] + previous[2] else offset + 1)
+    return out
+
+
+def pm_archive(tiles, metadata, gzipped, tile_type, tile_compression, bounds, leaf_size=None):
+    # tiles: (z, x, y, bytes). Identical bytes stored once; consecutive ids of one blob a run.
+    compress = (lambda b: gzip.compress(b, mtime=0)) if gzipped else (lambda b: b)
+    data, offsets, entries = b"", {}, []
+    for tile_id, blob in sorted((pm_tile_id(z, x, y), blob) for z, x, y, blob in tiles):
+        if blob not in offsets:
+            offsets[blob] = len(data)
+            data += blob
+        offset = offsets[blob]
+        last = entries[-1] if entries else None
+        if last and last[1] == offset and last[0] + last[3] == tile_id:
+            entries[-1] = (last[0], last[1], last[2], last[3] + 1)
+        else:
+            entries.append((tile_id, offset, len(blob), 1))
+    leaves = b""
+    if leaf_size:
+        pointers = []
+        for i in range(0, len(entries), leaf_size):
+            leaf = compress(pm_directory(entries[i:i + leaf_size]))
+            pointers.append((entries[i][0], len(leaves), len(leaf), 0))
+            leaves += leaf
+        root = compress(pm_directory(pointers))
+    else:
+        root = compress(pm_directory(entries))
+    meta = compress(json.dumps(metadata, sort_keys=True).encode())
+    zooms = [z for z, _, _, _ in tiles]
+    e7 = [round(v * 1e7) for v in bounds]
+    offsets_and_lengths = [127, len(root), 127 + len(root), len(meta), 127 + len(root) + len(meta), len(leaves),
+                           127 + len(root) + len(meta) + len(leaves), len(data), len(tiles), len(entries), len(offsets)]
+    header = struct.pack("<7sB11QBBBBBB4iB2i", b"PMTiles", 3, *offsets_and_lengths, 1, 2 if gzipped else 1, tile_compression, tile_type,
+                         min(zooms), max(zooms), *e7, min(zooms), (e7[0] + e7[2]) // 2, (e7[1] + e7[3]) // 2)
+    return header + root + meta + leaves + data
+
+
+def pmtiles():
+    # world_cities' z0–2 as an archive, with gzip directories (as writers make them) and with
+    # plain ones (so that mutations reach the directory decoder past gzip's checksum).
+    db = sqlite3.connect(os.path.join(FIX, "mbtiles", "mbtileserver-world_cities.mbtiles"))
+    tiles = [(z, x, (1 << z) - 1 - row, bytes(blob)) for z, x, row, blob in
+             db.execute("SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles WHERE zoom_level <= 2")]
+    meta = dict(db.execute("SELECT name, value FROM metadata"))
+    metadata = {"name": meta["name"], "format": "pbf", "vector_layers": json.loads(meta["json"])["vector_layers"]}
+    bounds = [float(v) for v in meta["bounds"].split(",")]
+    for gzipped in (True, False):
+        write("pmtiles", f"world-cities-z0-2{'' if gzipped else '-plain'}.pmtiles", pm_archive(tiles, metadata, gzipped, 1, 2, bounds))
+    # z0–3 with the west half of z3 one blob (a run of 32) and leaves of 16 entries.
+    synthetic = [(z, x, y, b"ocean" if z == 3 and x < 4 else f"tile {z}/{x}/{y}".encode())
+                 for z in range(4) for x in range(1 << z) for y in range(1 << z)]
+    write("pmtiles", "leaves-and-a-run-plain.pmtiles", pm_archive(synthetic, {"name": "pyramid"}, False, 0, 1, [-180, -85, 180, 85], leaf_size=16))
+
+
 def csv():
     shutil.copyfile(os.path.join(FIX, "air", "stations-prague.csv"), os.path.join(OUT, "csv", "stations-prague.csv"))
     lines = open(os.path.join(FIX, "air", "observations-2019-04-15-16.csv"), "rb").read().split(b"\n")
@@ -247,7 +338,7 @@ def snapshot_load():
 
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)
-    for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "csv", "survey", "snapshot-load"]:
+    for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "pmtiles", "csv", "survey", "snapshot-load"]:
         os.makedirs(os.path.join(OUT, target), exist_ok=True)
     query()
     query_budget()
@@ -256,6 +347,7 @@ if __name__ == "__main__":
     geojson()
     osm()
     mbtiles_meta()
+    pmtiles()
     csv()
     survey()
     snapshot_load()

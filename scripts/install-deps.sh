@@ -8,7 +8,8 @@
 #           openapi-spec-validator), jsonschema (the TileJSON schema test), and PostgreSQL 15 with
 #           PostGIS 3 (the PostGIS store's tests start a throwaway cluster on loopback), and
 #           schemathesis (scripts/schemathesis.sh: the served OpenAPI document against the server),
-#           sseclient-py (the event streams' client) and Shapely 2 (Tests/Clients/fences_bruteforce.py)
+#           sseclient-py (the event streams' client), Shapely 2 (Tests/Clients/fences_bruteforce.py)
+#           and pmtiles (Tests/Clients/pmtiles_reference.py: the PMTiles archives' reference reader and writer)
 #   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), redis-server
 #           (Benchmarks/fences-vs-redis.py: GEOADD, the floor for position updates), PostGIS (Benchmarks/tiles-vs-postgis.sh,
 #           Benchmarks/postgis-side-by-side.sh),
@@ -29,7 +30,8 @@ for option in "$@"; do
             packages+=(gdal-bin python3-gdal tmux python3-pip chromium chromium-driver postgresql-15-postgis-3)
             python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
                               "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*"
-                              "schemathesis:schemathesis==4.32.*" "sseclient:sseclient-py==1.8.*" "shapely:shapely==2.1.*") ;;
+                              "schemathesis:schemathesis==4.32.*" "sseclient:sseclient-py==1.8.*" "shapely:shapely==2.1.*"
+                              "pmtiles:pmtiles==3.8.*") ;;
         --bench)
             packages+=(wrk nginx postgresql-15-postgis-3 python3-pip redis-server)
             python_packages+=("sklearn:scikit-learn==1.7.*" "shapely:shapely==2.1.*" "psycopg:psycopg[binary]==3.3.*") ;;

@@ -18,9 +18,9 @@ public final class Snapshot: Sendable {
     /// Time series by the name of their table and by the name of their point layer.
     public let timeSeriesByTable: [String: TimeSeries]
     public let timeSeriesByLayer: [String: TimeSeries]
-    /// MBTiles tile sets by the name they are registered under, so the language and the
-    /// server can name them like layers.
-    public let tileSets: [String: MBTiles]
+    /// Tile sets (MBTiles files and PMTiles archives) by the name they are registered under,
+    /// so the language and the server can name them like layers.
+    public let tileSets: [String: any TileArchive]
     /// Registered tile sets that could not be opened at load, with why: each answers with
     /// `tileSetUnavailable` and is a load warning, while everything else serves.
     public let unavailableTileSets: [String: String]
@@ -127,13 +127,13 @@ public final class Snapshot: Sendable {
                 layers.append(try Layer(info: info, features: read.features, skipped: read.problems))
             }
             let (byTable, byLayer) = timeSeries(of: layers)
-            var tileSets: [String: MBTiles] = [:]
+            var tileSets: [String: any TileArchive] = [:]
             var unavailable: [String: String] = [:]
             var files = tileSetPaths
             for entry in try store.tileSets() where files[entry.name] == nil { files[entry.name] = entry.path }
             for (name, file) in files {
                 do {
-                    tileSets[name] = try MBTiles(path: file)
+                    tileSets[name] = try TileArchives.open(file)
                 } catch {
                     unavailable[name] = "\(error)"
                 }
@@ -179,10 +179,10 @@ public final class Snapshot: Sendable {
         }
         layers.sort { $0.name < $1.name }
         let (byTable, byLayer) = timeSeries(of: layers)
-        var tileSets: [String: MBTiles] = [:]
+        var tileSets: [String: any TileArchive] = [:]
         var unavailable: [String: String] = [:]
         for (name, file) in tileSetPaths {
-            do { tileSets[name] = try MBTiles(path: file) } catch { unavailable[name] = "\(error)" }
+            do { tileSets[name] = try TileArchives.open(file) } catch { unavailable[name] = "\(error)" }
         }
         return try Snapshot(storePath: location, layers: layers, timeSeriesByTable: byTable, timeSeriesByLayer: byLayer, tileSets: tileSets,
                             unavailableTileSets: unavailable, loadSeconds: loadSeconds, limits: limits, database: database)
@@ -196,7 +196,7 @@ public final class Snapshot: Sendable {
     }
 
     init(storePath: String, layers: [Layer], timeSeriesByTable: [String: TimeSeries], timeSeriesByLayer: [String: TimeSeries],
-         tileSets: [String: MBTiles], unavailableTileSets: [String: String] = [:], loadSeconds: Double, limits: EngineLimits,
+         tileSets: [String: any TileArchive], unavailableTileSets: [String: String] = [:], loadSeconds: Double, limits: EngineLimits,
          venues: [IndoorVenue] = [], venueWarnings: [String] = [], database: (any DatabaseStore)? = nil,
          networks kept: [String: Network] = [:]) throws(EngineError) {
         self.database = database
@@ -248,7 +248,7 @@ public final class Snapshot: Sendable {
     public var layerNames: [String] { layers.map(\.name) }
 
     /// The tile set of that name, or an error suggesting the closest name.
-    public func tileSet(_ name: String) throws(EngineError) -> MBTiles {
+    public func tileSet(_ name: String) throws(EngineError) -> any TileArchive {
         if let reason = unavailableTileSets[name] { throw .tileSetUnavailable(name, reason: reason) }
         guard let set = tileSets[name] else { throw .unknownTileSet(name, known: tileSets.keys.sorted()) }
         return set

@@ -10,17 +10,17 @@ public typealias TileFeature = VectorTiles.TileFeature
 
 extension Snapshot {
     /// The stored bytes of tile z/x/y (XYZ numbering), or nil when the set has none there.
-    public func tileBytes(_ set: MBTiles, z: Int, x: Int, y: Int) throws(EngineError) -> [UInt8]? {
+    public func tileBytes(_ set: any TileArchive, z: Int, x: Int, y: Int) throws(EngineError) -> [UInt8]? {
         do {
             return try set.tile(z: z, x: x, y: y)
         } catch {
-            throw .tiles(error.description)
+            throw .tiles("\(error)")
         }
     }
 
     /// The decoded features of tile z/x/y (optionally one layer's), or nil when there is no
     /// such tile.
-    public func tileFeatures(_ set: MBTiles, z: Int, x: Int, y: Int, layer: String? = nil) throws(EngineError) -> [TileFeature]? {
+    public func tileFeatures(_ set: any TileArchive, z: Int, x: Int, y: Int, layer: String? = nil) throws(EngineError) -> [TileFeature]? {
         let found: [TileFeature]?
         do {
             found = try set.features(z: z, x: x, y: y, layer: layer)
@@ -32,7 +32,7 @@ extension Snapshot {
 
     /// The features at a point at a zoom: polygons containing it, points and lines within 8
     /// pixels of it.
-    public func tileFeatures(_ set: MBTiles, at point: Point, zoom: Int) throws(EngineError) -> [TileFeature] {
+    public func tileFeatures(_ set: any TileArchive, at point: Point, zoom: Int) throws(EngineError) -> [TileFeature] {
         try Check.position(point)
         guard (0...30).contains(zoom) else { throw .invalidArgument(parameter: "zoom", message: "must be between 0 and 30, got \(zoom)") }
         do {
@@ -48,7 +48,7 @@ extension Snapshot {
 /// What a name under `/v1/tiles/` stands for: a registered tile set, or a feature layer of the
 /// store, cut into vector tiles on request.
 public enum TileSource: Sendable {
-    case tileSet(name: String, MBTiles)
+    case tileSet(name: String, any TileArchive)
     case layer(Layer)
 
     public var name: String {

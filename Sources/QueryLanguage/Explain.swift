@@ -70,8 +70,10 @@ extension Planner {
                         ? "   search: contraction hierarchy (\(plan.network.hierarchy(for: plan.request.profile).shortcutCount) shortcuts), both ends upwards, shortcuts unpacked"
                         : "   search: A* with ALT landmark bounds, edges inside the AVOID polygons forbidden")
                         + (plan.request.profile.avoidsSteps ? ", profile \(plan.request.profile.rawValue): the \(plan.network.steps.count) step edges " + (plan.request.avoid.isEmpty ? "left out of it" : "forbidden") : "")]
-        case .tile(let tile, _, _):
-            return ["1. tile \(tile.z)/\(tile.x)/\(tile.y): one row of the MBTiles tiles table (TMS row flipped), decoded"]
+        case .tile(let tile, let tiles, _):
+            let read = tiles.formatName == "PMTiles" ? "its tile id found in the PMTiles directories (Hilbert order), its bytes read"
+                                                     : "one row of the MBTiles tiles table (TMS row flipped)"
+            return ["1. tile \(tile.z)/\(tile.x)/\(tile.y): \(read), decoded"]
         case .locate(let plan):
             let venue = plan.venue
             let kind = plan.options.fingerprints

@@ -138,11 +138,11 @@ public struct PlannedStatement: Sendable {
     enum Step: Sendable {
         case showLayers(Snapshot)
         case describeLayer(Layer, TimeSeries?)
-        case describeTileSet(String, MBTiles)
+        case describeTileSet(String, any TileArchive)
         case find(FindPlan)
         case tilesAt(TilesPlan)
         case route(RoutePlan)
-        case tile(TileStatement, MBTiles, Snapshot)
+        case tile(TileStatement, any TileArchive, Snapshot)
         case locate(LocatePlan)
         /// Made only through an engine (`Query.result(of:…)`); planned here for EXPLAIN.
         case write(WritePlan)

@@ -108,7 +108,7 @@ struct Runner {
         for name in snapshot.tileSets.keys.sorted() {
             guard let tiles = snapshot.tileSets[name] else { continue }
             let zooms = "zoom \(tiles.minZoom.map(String.init) ?? "?")–\(tiles.maxZoom.map(String.init) ?? "?")"
-            rows.append([.string(name), .string("tiles"), .null, .string("MBTiles \(tiles.metadata["format"] ?? "?"), \(zooms)")])
+            rows.append([.string(name), .string("tiles"), .null, .string("\(tiles.formatName) \(tiles.metadata["format"] ?? "?"), \(zooms)")])
         }
         return QueryResult(body: .rows(.init(columns: ["name", "kind", "count", "notes"], values: rows, geometries: rows.map { _ in nil })))
     }
@@ -128,7 +128,7 @@ struct Runner {
         return QueryResult(body: .rows(.init(columns: ["field", "type", "notes"], values: rows, geometries: rows.map { _ in nil })))
     }
 
-    func describe(_ name: String, _ tiles: MBTiles) -> QueryResult {
+    func describe(_ name: String, _ tiles: any TileArchive) -> QueryResult {
         let keys = ["name", "format", "minzoom", "maxzoom", "bounds", "center", "attribution"]
         let rows: [[JSONValue]] = keys.compactMap { key in tiles.metadata[key].map { [.string(key), .string($0)] } }
         return QueryResult(body: .rows(.init(columns: ["metadata", "value"], values: rows, geometries: rows.map { _ in nil })))

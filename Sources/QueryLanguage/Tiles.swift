@@ -48,7 +48,7 @@ extension Parser {
 struct TilesPlan: Sendable {
     var snapshot: Snapshot
     var limit: Int?
-    var tileSet: MBTiles
+    var tileSet: any TileArchive
     var tileSetName: String
     var layers: [String]?
     var point: PointLiteral
@@ -58,14 +58,14 @@ struct TilesPlan: Sendable {
 }
 
 extension Planner {
-    func tileSet(_ name: Name) throws(QueryError) -> MBTiles {
+    func tileSet(_ name: Name) throws(QueryError) -> any TileArchive {
         if let reason = snapshot.unavailableTileSets[name.text] {
             throw Runner.engineError(.tileSetUnavailable(name.text, reason: reason), at: name.position)
         }
         guard let tiles = snapshot.tileSets[name.text] else {
             let known = snapshot.tileSets.keys.sorted()
             let hint = Suggestion.closest(to: name.text, in: known).map { "did you mean '\($0)'?" }
-                ?? (known.isEmpty ? "the store has no tile sets; register one with vltava import FILE.mbtiles --layer NAME" : "tile sets: \(known.joined(separator: ", "))")
+                ?? (known.isEmpty ? "the store has no tile sets; register one with vltava import FILE.mbtiles --layer NAME (or FILE.pmtiles)" : "tile sets: \(known.joined(separator: ", "))")
             throw QueryError(kind: .notFound, code: "unknown_tileset", message: "unknown tile set \(Quote.input(name.text))", line: name.position.line,
                              column: name.position.column, length: name.position.length, hint: hint)
         }
@@ -100,7 +100,7 @@ extension Runner {
         return try tileRows(found, filter: plan.filter, fields: plan.fields, limit: plan.limit, maxRows: plan.snapshot.limits.maxRows, at: position)
     }
 
-    func tile(_ tile: TileStatement, _ tiles: MBTiles, _ snapshot: Snapshot) throws(QueryError) -> QueryResult {
+    func tile(_ tile: TileStatement, _ tiles: any TileArchive, _ snapshot: Snapshot) throws(QueryError) -> QueryResult {
         let found: [TileFeature]?
         do {
             found = try snapshot.tileFeatures(tiles, z: tile.z, x: tile.x, y: tile.y, layer: tile.layer?.text)

@@ -29,7 +29,7 @@ enum OpenAPI {
   "info": {
     "title": "Vltava HTTP API",
     "version": "1.0.0",
-    "description": "Point lookups, nearest features, walking routes and MBTiles tile sets and the store's layers as vector tiles from one GeoPackage store. Coordinates are WGS 84 longitude/latitude; distances are great-circle metres on a sphere of R = 6,371,008.8 m. Errors are RFC 9457 problem documents (application/problem+json) with a stable `code`. See docs/HTTP_API.md."
+    "description": "Point lookups, nearest features, walking routes, MBTiles and PMTiles tile sets and the store's layers as vector tiles from one GeoPackage store. Coordinates are WGS 84 longitude/latitude; distances are great-circle metres on a sphere of R = 6,371,008.8 m. Errors are RFC 9457 problem documents (application/problem+json) with a stable `code`. See docs/HTTP_API.md."
   },
 """#
 

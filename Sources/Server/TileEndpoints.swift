@@ -69,8 +69,8 @@ extension Endpoints {
             headers[.vary] = "Accept-Encoding"
             return Response(status: .notModified, headers: headers)
         }
-        // A stored compression goes out only to a client that accepts it (MBTiles tiles are
-        // often gzip; `identity` or no Accept-Encoding gets them inflated); anything else that
+        // A stored compression goes out only to a client that accepts it (MBTiles and PMTiles
+        // tiles are often gzip; `identity` or no Accept-Encoding gets them inflated); anything else that
         // is not an image is gzipped for a client that accepts gzip.
         var bytes = body.bytes
         var contentEncoding = body.encoding.compression.contentEncoding
@@ -146,7 +146,7 @@ extension Endpoints {
                 {"$ref": "#/components/parameters/tileset"},
                 {"name": "z", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0, "maximum": 30}},
                 {"name": "x", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0, "maximum": 1073741823}, "description": "XYZ column, below 2^z (400 otherwise)."},
-                {"name": "y", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9]{1,10}(\\.(mvt|pbf|json))?$"}, "description": "XYZ row below 2^z (0 at the north; the TMS flip of MBTiles is done by the server; 400 otherwise), optionally with the extension .mvt, .pbf or .json."},
+                {"name": "y", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9]{1,10}(\\.(mvt|pbf|json))?$"}, "description": "XYZ row below 2^z (0 at the north; the TMS flip of MBTiles and the tile ids of PMTiles are the server's; 400 otherwise), optionally with the extension .mvt, .pbf or .json."},
                 {"name": "Accept-Encoding", "in": "header", "required": false, "schema": {"type": "string"}, "description": "gzip (or deflate, for zlib-stored tiles) only when listed."},
                 {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}, "description": "ETags the client holds; a match gives 304."}
               ],

@@ -1,6 +1,6 @@
-// MBTiles tile sets registered in the store, so the engine and the server open them by name
-// (`TILE 16/35389/22192 OF zoo_map`) without flags. The tiles stay in their own .mbtiles file
-// (the format apps ship); the store keeps the name and the file's path in `vltava_tilesets`,
+// Tile sets registered in the store, so the engine and the server open them by name
+// (`TILE 16/35389/22192 OF zoo_map`) without flags. The tiles stay in their own .mbtiles file or
+// .pmtiles archive (the formats apps ship); the store keeps the name and the file's path in `vltava_tilesets`,
 // a table GDAL and QGIS ignore. The path is kept relative to the store's directory, so a store
 // moved together with its tile sets keeps working (paths registered absolute stay absolute).
 
@@ -31,21 +31,30 @@ extension GeoPackage {
         }
     }
 
-    /// Registers `path` (an MBTiles file: an SQLite file with `metadata` and `tiles`) as the
-    /// tile set `name`. Names share the layers' namespace so a query can never mean both.
+    /// Registers `path` (an MBTiles file: an SQLite file with `metadata` and `tiles`; or, by its
+    /// `.pmtiles` extension, a PMTiles archive) as the tile set `name`. Names share the layers'
+    /// namespace so a query can never mean both. Only a PMTiles archive's first bytes are looked
+    /// at here: the store does not read archives, VectorTiles does when the set is opened.
     public func registerTileSet(name: String, path: String, replace: Bool) throws(StoreError) {
         try Importer.checkLayerName(name)
         guard FileManager.default.fileExists(atPath: path) else { throw .fileNotFound(path) }
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        do {
-            let tiles = try Database(path: absolute, mode: .readOnly)
-            guard try tiles.hasTable("tiles"), try tiles.hasTable("metadata") else {
-                throw StoreError.unsupportedFormat(file: path, reason: "not an MBTiles file: it needs a 'tiles' and a 'metadata' table")
+        if absolute.lowercased().hasSuffix(".pmtiles") {
+            let head = FileHandle(forReadingAtPath: absolute).flatMap { try? $0.read(upToCount: 7) } ?? Data()
+            guard head == Data("PMTiles".utf8) else {
+                throw .unsupportedFormat(file: path, reason: "not a PMTiles archive: it does not begin with 'PMTiles'")
             }
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw .unsupportedFormat(file: path, reason: "not an MBTiles file: \(error)")
+        } else {
+            do {
+                let tiles = try Database(path: absolute, mode: .readOnly)
+                guard try tiles.hasTable("tiles"), try tiles.hasTable("metadata") else {
+                    throw StoreError.unsupportedFormat(file: path, reason: "not an MBTiles file: it needs a 'tiles' and a 'metadata' table")
+                }
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .unsupportedFormat(file: path, reason: "not an MBTiles file: \(error)")
+            }
         }
         if try hasLayer(name) { throw .invalidLayerName(name, reason: "a layer has that name") }
         try sqlite {

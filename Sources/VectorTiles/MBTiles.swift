@@ -1,5 +1,6 @@
 // An MBTiles 1.3 reader: SQLite, opened read-only, tiles addressed in XYZ (the TMS row flip is
-// done here), metadata including the `json` row's vector_layers, and a TileJSON 3.0 document.
+// done here), metadata including the `json` row's vector_layers; its TileJSON 3.0 document and
+// what its tiles hold come from the `TileArchive` extension it shares with PMTiles.
 // The older view-based schema (`map` + `images` behind a `tiles` view) works unchanged, since
 // both are queried through `tiles`.
 //
@@ -18,7 +19,7 @@ public struct MBTilesError: Error, CustomStringConvertible, Sendable {
     public var description: String { "\(file): \(message)" }
 }
 
-public final class MBTiles: Sendable {
+public final class MBTiles: TileArchive {
     public let path: String
     public let metadata: [String: String]
     /// [west, south, east, north] from the metadata, when it is four finite numbers in range.
@@ -41,11 +42,8 @@ public final class MBTiles: Sendable {
     private let scanned = Locked<TileSetContents?>(nil)
     private let scanning = Locked(())
 
-    public struct Center: Sendable, Equatable {
-        public var lon: Double
-        public var lat: Double
-        public var zoom: Int
-    }
+    public typealias Center = TileCenter
+    public var formatName: String { "MBTiles" }
 
     /// The SQLite handle, moved into the mutex once at open.
     final class ConnectionBox: @unchecked Sendable {
@@ -96,30 +94,17 @@ public final class MBTiles: Sendable {
         }
     }
 
-    public var name: String { metadata["name"] ?? ((path as NSString).lastPathComponent as NSString).deletingPathExtension }
-    /// Whether tile z/x/y lies in the set's zoom range and meets its bounds: a tile missing
-    /// there is an empty part of a sparse set (tile servers answer 204), not a wrong address.
-    public func covers(z: Int, x: Int, y: Int) -> Bool {
-        if let minZoom, z < minZoom { return false }
-        if let maxZoom, z > maxZoom { return false }
-        guard let b = bounds, b.count == 4 else { return true }
-        let box = TileProjection(z: z, x: x, y: y).lonLatBox(margin: 0)
-        let meetsLatitudes = box.minLat <= b[3] && box.maxLat >= b[1]
-        // WEST > EAST: the bounds cross the antimeridian.
-        let meetsLongitudes = b[0] <= b[2] ? box.minLon <= b[2] && box.maxLon >= b[0] : box.maxLon >= b[0] || box.minLon <= b[2]
-        return meetsLatitudes && meetsLongitudes
-    }
-
     /// The metadata's `minzoom` and `maxzoom`, checked: each a whole number of 0…30, the min not
     /// above the max (TileJSON's rules; a minzoom of -2^63, or 20 over a maxzoom of 2, makes an
     /// invalid document). A value set aside is replaced by the tiles' lowest or highest zoom
     /// (`tiles`, read only then), or by nothing when the set has no tiles, with a warning.
-    static func checkedZooms<E: Error>(min minText: String?, max maxText: String?,
+    /// `source` names where the values came from in the warnings (a PMTiles header's too).
+    static func checkedZooms<E: Error>(min minText: String?, max maxText: String?, source: String = "metadata",
                                        tiles: () throws(E) -> ClosedRange<Int>?) throws(E) -> (min: Int?, max: Int?, warnings: [String]) {
         func checked(_ key: String, _ text: String?) -> (zoom: Int?, warning: String?) {
             guard let text else { return (nil, nil) }
             guard let zoom = Int(text.trimmingCharacters(in: .whitespaces)), (0...30).contains(zoom) else {
-                return (nil, "metadata \(key) '\(text)' ignored: it is not a whole number of 0…30")
+                return (nil, "\(source) \(key) '\(text)' ignored: it is not a whole number of 0…30")
             }
             return (zoom, nil)
         }
@@ -129,7 +114,7 @@ public final class MBTiles: Sendable {
         var bothAside = false
         if let low = minZoom, let high = maxZoom, low > high {
             (minZoom, maxZoom, bothAside) = (nil, nil, true)
-            minWarning = "metadata minzoom \(low) and maxzoom \(high) ignored: the minzoom is above the maxzoom"
+            minWarning = "\(source) minzoom \(low) and maxzoom \(high) ignored: the minzoom is above the maxzoom"
         }
         guard minWarning != nil || maxWarning != nil else { return (minZoom, maxZoom, []) }
         let range = try tiles()
@@ -171,9 +156,9 @@ public final class MBTiles: Sendable {
     }
 
     /// `bounds`: WEST,SOUTH,EAST,NORTH in degrees (WEST > EAST crosses the antimeridian).
-    static func checkedBounds(_ text: String?) -> ([Double]?, String?) {
+    static func checkedBounds(_ text: String?, source: String = "metadata") -> ([Double]?, String?) {
         guard let text else { return (nil, nil) }
-        let ignored = "metadata bounds '\(text)' ignored: "
+        let ignored = "\(source) bounds '\(text)' ignored: "
         guard let b = numbers(text, count: 4) else { return (nil, ignored + "it is not four numbers WEST,SOUTH,EAST,NORTH") }
         if let problem = positionProblem(lon: b[0], lat: b[1]) ?? positionProblem(lon: b[2], lat: b[3]) { return (nil, ignored + problem) }
         guard b[1] <= b[3] else { return (nil, ignored + "its south \(b[1]) is north of its north \(b[3])") }
@@ -181,9 +166,9 @@ public final class MBTiles: Sendable {
     }
 
     /// `center`: LON,LAT,ZOOM, the zoom a whole number of 0…30 (a fraction is rounded down).
-    static func checkedCenter(_ text: String?) -> (Center?, String?) {
+    static func checkedCenter(_ text: String?, source: String = "metadata") -> (Center?, String?) {
         guard let text else { return (nil, nil) }
-        let ignored = "metadata center '\(text)' ignored: "
+        let ignored = "\(source) center '\(text)' ignored: "
         guard let c = numbers(text, count: 3) else { return (nil, ignored + "it is not three numbers LON,LAT,ZOOM") }
         if let problem = positionProblem(lon: c[0], lat: c[1]) { return (nil, ignored + problem) }
         guard c[2].isFinite else { return (nil, ignored + "the zoom \(c[2]) is not a finite number") }
@@ -228,33 +213,6 @@ public final class MBTiles: Sendable {
         }
     }
 
-    /// TileJSON 3.0.0 for this set, with `tilesURL` as its tile URL template. Every document
-    /// validates against the spec's schema (Fixtures/tilejson): `vector_layers` is always there
-    /// (empty for raster sets), and a `version` that is not a semver string is made one (`2` →
-    /// `2.0.0`) or left out.
-    public func tileJSON(tilesURL: String) -> JSONValue {
-        var object = JSONObject()
-        object["tilejson"] = .string("3.0.0")
-        object["name"] = .string(name)
-        for key in ["description", "attribution"] where metadata[key] != nil {
-            object[key] = .string(metadata[key] ?? "")
-        }
-        if let version = metadata["version"].flatMap(MBTiles.semanticVersion) { object["version"] = .string(version) }
-        object["tiles"] = .array([.string(tilesURL)])
-        object["vector_layers"] = .array(contents.vectorLayers)
-        if let minZoom { object["minzoom"] = .integer(Int64(minZoom)) }
-        if let maxZoom { object["maxzoom"] = .integer(Int64(maxZoom)) }
-        if let bounds { object["bounds"] = .array(bounds.map { .double($0) }) }
-        // The center: from the metadata, else (none, or one set aside at open) the middle of
-        // the bounds at the lowest zoom, else none.
-        if let center {
-            object["center"] = .array([.double(center.lon), .double(center.lat), .integer(Int64(center.zoom))])
-        } else if let b = bounds {
-            object["center"] = .array([.double((b[0] + b[2]) / 2), .double((b[1] + b[3]) / 2), .integer(Int64(minZoom ?? 0))])
-        }
-        return .object(object)
-    }
-
     /// A metadata version as semver: `1.2.3` (and suffixes such as `1.2.3-beta`) as it is,
     /// `2` or `2.1` padded with zeros, anything else nil.
     static func semanticVersion(_ text: String) -> String? {
@@ -286,22 +244,16 @@ public final class MBTiles: Sendable {
         }
     }
 
-    /// The metadata's `vector_layers` when it has usable ones (each an `id` and `fields` of
-    /// strings); otherwise read from the tiles themselves (the zoo's metadata has none): the
-    /// first tiles, lowest zooms first (`scanLimit`, `scanBytes`), give each layer's fields
-    /// with their types (`String`, `Number`, `Boolean`, or `Mixed`) and the zooms it appears
-    /// at (up to the set's maxzoom when not every tile was read).
+    /// The metadata's `vector_layers` (in its `json` row) when it has usable ones; otherwise
+    /// read from the first tiles, lowest zooms first (`TileSetContents.described`): the zoo's
+    /// metadata has none.
     func scanContents() -> TileSetContents {
-        var declared: [JSONValue]?
-        if let json = metadata["json"], case .object(let extra)? = try? JSON.parse(json), case .array(let layers)? = extra["vector_layers"],
-           layers.allSatisfy(MBTiles.isVectorLayer) {
-            declared = layers
-        }
+        let declared = TileSetContents.declaredLayers(in: metadata["json"].flatMap { try? JSON.parse($0) })
         let sample: [(z: Int, x: Int, y: Int, bytes: [UInt8])]
         do {
             sample = try connection.withLock { (box) throws -> [(z: Int, x: Int, y: Int, bytes: [UInt8])] in
                 let rows = try box.database.prepare("SELECT zoom_level, tile_column, tile_row, tile_data FROM tiles ORDER BY zoom_level LIMIT ?")
-                try rows.bind([.integer(Int64(MBTiles.scanLimit))])
+                try rows.bind([.integer(Int64(TileSetContents.scanLimit))])
                 var out: [(z: Int, x: Int, y: Int, bytes: [UInt8])] = []
                 while try rows.step() {
                     let z = rows.int64(0), x = rows.int64(1), tmsRow = rows.int64(2)
@@ -313,56 +265,8 @@ public final class MBTiles: Sendable {
         } catch {
             return TileSetContents(isRaster: false, vectorLayers: declared ?? [])
         }
-        let isRaster = sample.first.map { TileEncoding.detect($0.bytes).format.isRaster } ?? false
-        if isRaster { return TileSetContents(isRaster: true, vectorLayers: []) }
-        if let declared { return TileSetContents(isRaster: false, vectorLayers: declared) }
-        var order: [String] = []
-        var fields: [String: [(String, String)]] = [:]
-        var zooms: [String: ClosedRange<Int>] = [:]
-        var scanned = 0, bytes = 0
-        for tile in sample where bytes < MBTiles.scanBytes {
-            scanned += 1
-            bytes += tile.bytes.count
-            // A tile that does not decode adds nothing here; serving it reports the error.
-            guard let features = try? TileDecoder.features(of: tile.bytes, z: tile.z, x: tile.x, y: tile.y) else { continue }
-            for item in features {
-                if zooms[item.layer] == nil { order.append(item.layer) }
-                let seen = zooms[item.layer]
-                zooms[item.layer] = min(seen?.lowerBound ?? tile.z, tile.z)...max(seen?.upperBound ?? tile.z, tile.z)
-                var known = fields[item.layer] ?? []
-                for (name, value) in item.feature.properties {
-                    guard let type = MBTiles.fieldType(value) else { continue }
-                    if let i = known.firstIndex(where: { $0.0 == name }) {
-                        if known[i].1 != type { known[i].1 = "Mixed" }
-                    } else {
-                        known.append((name, type))
-                    }
-                }
-                fields[item.layer] = known
-            }
-        }
-        // A sample cut short may miss the higher zooms: those layers reach the set's maxzoom.
-        let complete = sample.count < MBTiles.scanLimit && scanned == sample.count
-        let layers: [JSONValue] = order.map { name in
-            var fieldObject = JSONObject()
-            for (field, type) in fields[name] ?? [] { fieldObject[field] = .string(type) }
-            var layer = JSONObject()
-            layer["id"] = .string(name)
-            layer["fields"] = .object(fieldObject)
-            if let range = zooms[name] {
-                layer["minzoom"] = .integer(Int64(range.lowerBound))
-                layer["maxzoom"] = .integer(Int64(complete ? range.upperBound : max(range.upperBound, maxZoom ?? range.upperBound)))
-            }
-            return .object(layer)
-        }
-        return TileSetContents(isRaster: false, vectorLayers: layers)
+        return TileSetContents.described(sample: sample, declared: declared, complete: sample.count < TileSetContents.scanLimit, maxZoom: maxZoom)
     }
-
-    /// Tiles read to describe a set whose metadata does not: at most this many, and no more
-    /// once this many bytes have been read (the zoo's first three tiles, 1.1 MB of GeoJSON,
-    /// which take 0.1 s to decode in a release build).
-    static let scanLimit = 256
-    static let scanBytes = 1 << 20
 
     /// TileJSON's description of a value's type.
     static func fieldType(_ value: AttributeValue) -> String? {

@@ -110,6 +110,13 @@ public enum Decompression {
     }
 }
 
+/// gzip for tiles going into an archive (`vltava tiles export`): PMTiles has no zlib, and
+/// vector tiles are stored gzipped by convention.
+public enum TileCompressor {
+    /// `input` gzipped, or nil if the compressor cannot be set up (out of memory).
+    public static func gzip(_ input: [UInt8]) -> [UInt8]? { Gzip.compress(input) }
+}
+
 extension DecompressionError {
     /// Wire's inflate errors in a tile's words.
     init(_ error: InflateError) {

@@ -74,7 +74,7 @@ public enum TileDecoder {
     }
 }
 
-extension MBTiles {
+extension TileArchive {
     /// The features of tile z/x/y in lon/lat, or nil when the set has no such tile.
     public func features(z: Int, x: Int, y: Int, layer: String? = nil) throws -> [TileFeature]? {
         guard let stored = try tile(z: z, x: x, y: y) else { return nil }

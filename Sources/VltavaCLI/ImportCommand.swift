@@ -33,6 +33,7 @@ struct ImportCommand: ParsableCommand {
               vltava import zones.shp --layer zones        (EPSG:5514 from zones.prj)
               vltava import survey.gpkg --layer trees --source-layer trees
               vltava import zoo.mbtiles --layer zoo_map      (registers an MBTiles tile set by name)
+              vltava import zoo.pmtiles --layer zoo_map      (a PMTiles archive, by its extension)
               vltava import andorra.osm.pbf --layer andorra  (OSM ways tagged highway: a walking network)
             """
     )
@@ -103,7 +104,7 @@ struct ImportCommand: ParsableCommand {
     /// Into a PostGIS store: the file is imported into a scratch GeoPackage by the same
     /// importers, and that one layer pushed (replacing a layer of its name only with --replace).
     private func importIntoDatabase() throws {
-        guard !file.lowercased().hasSuffix(".mbtiles") else { throw CLIError("tile sets stay in files: register them in a GeoPackage store, not in \(PostGISURL.redacted(store.db))") }
+        guard !TileArchives.isTileSet(file) else { throw CLIError("tile sets stay in files: register them in a GeoPackage store, not in \(PostGISURL.redacted(store.db))") }
         guard timeSeriesOf == nil else { throw CLIError("--time-series-of is not supported on a PostGIS store yet: import into a GeoPackage and vltava push it") }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("vltava-import-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -131,10 +132,13 @@ struct ImportCommand: ParsableCommand {
         do {
             // A new store is built beside its path and moved into place when complete, so a
             // failed import leaves no file behind (GeoPackage.write(at:_:)).
-            if file.lowercased().hasSuffix(".mbtiles") {
+            if TileArchives.isTileSet(file) {
+                // A PMTiles archive is read (header, directories, metadata) before it is
+                // registered: the store itself looks only at its first bytes.
+                let archive = TileArchives.isPMTiles(file) ? try TileArchives.open(file) : nil
                 try GeoPackage.write(at: store.db) { geoPackage in try geoPackage.registerTileSet(name: layer, path: file, replace: replace) }
                 // Registered all the same: unusable metadata is set aside wherever the set is read.
-                let warnings = (try? MBTiles(path: file))?.warnings ?? []
+                let warnings = (archive ?? (try? TileArchives.open(file)))?.warnings ?? []
                 for warning in warnings { printError("warning: \(warning)") }
                 print("registered tile set '\(layer)' (\(file); the tiles stay in that file)"
                       + (warnings.isEmpty ? "" : ", \(warnings.count) warning(s)"))

@@ -8,17 +8,17 @@ import VectorTiles
 struct TilesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tiles",
-        abstract: "Read MBTiles tile sets: metadata, one tile's features, the features at a point.",
-        subcommands: [Info.self, Get.self, At.self]
+        abstract: "Read MBTiles and PMTiles tile sets: metadata, one tile's features, the features at a point; write PMTiles archives.",
+        subcommands: [Info.self, Get.self, At.self, Export.self]
     )
 
     struct Info: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Metadata, tile count per zoom, the encoding found in the tiles, and TileJSON.")
-        @Argument(help: "The .mbtiles file.") var file: String
+        @Argument(help: "The .mbtiles or .pmtiles file.") var file: String
 
         func run() throws {
             do {
-                let set = try MBTiles(path: file)
+                let set = try TileArchives.open(file)
                 for warning in set.warnings { printError("warning: \(warning)") }
                 let addresses = try set.tileAddresses()
                 var perZoom: [Int: Int] = [:]
@@ -41,7 +41,7 @@ struct TilesCommand: ParsableCommand {
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "One tile (z/x/y, XYZ) as GeoJSON in lon/lat, or its raw stored bytes.")
         enum Format: String, ExpressibleByArgument { case geojson, raw }
-        @Argument(help: "The .mbtiles file.") var file: String
+        @Argument(help: "The .mbtiles or .pmtiles file.") var file: String
         @Argument(help: "The tile, z/x/y.") var tile: String
         @Option(help: "Only this layer.") var layer: String?
         @Option(help: "geojson or raw.") var format: Format = .geojson
@@ -50,7 +50,7 @@ struct TilesCommand: ParsableCommand {
             let parts = tile.split(separator: "/").compactMap { Int($0) }
             guard parts.count == 3 else { throw CLIError("expected the tile as z/x/y, e.g. 16/35390/22193; got '\(tile)'") }
             do {
-                let set = try MBTiles(path: file)
+                let set = try TileArchives.open(file)
                 guard let stored = try set.tile(z: parts[0], x: parts[1], y: parts[2]) else {
                     throw CLIError("\(set.name) has no tile \(tile)")
                 }
@@ -73,7 +73,7 @@ struct TilesCommand: ParsableCommand {
 
     struct At: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The features at a point: polygons containing it, points and lines within 8 pixels.")
-        @Argument(help: "The .mbtiles file.") var file: String
+        @Argument(help: "The .mbtiles or .pmtiles file.") var file: String
         // Every input no option claims, so a point west of Greenwich (-75.9,38.8), which the
         // parser would otherwise read as the short options -7, -5, …, still arrives here.
         @Argument(parsing: .allUnrecognized, help: "The point as LON,LAT (longitude first; a negative longitude as is: -75.9,38.8).")
@@ -88,7 +88,7 @@ struct TilesCommand: ParsableCommand {
             }
             let (lon, lat) = try parsePoint(text)
             do {
-                let set = try MBTiles(path: file)
+                let set = try TileArchives.open(file)
                 let features = try set.features(atLon: lon, lat: lat, zoom: zoom, layer: layer)
                 let rows = features.map { item -> [String] in
                     let name = item.feature.properties["name"]?.stringValue ?? ""

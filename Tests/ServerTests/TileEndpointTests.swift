@@ -164,4 +164,46 @@ import VectorTiles
         #expect(table.status == 400 && table.object["code"] == .string("unsupported_geometry"))
         #expect(try await get(server.port, "/v1/tiles/observations.json").status == 400)
     }
+
+    /// A PMTiles archive serves as the MBTiles file it was exported from: registered by
+    /// `vltava import` beside it, the same TileJSON (but its name in the URL), the same bytes
+    /// for every tile, 204 for a tile missing inside its zooms and bounds, 404 outside them.
+    @Test func aPMTilesArchiveServesAsItsMBTilesFile() async throws {
+        let directory = try Fixtures.temporaryDirectory("pmtiles-server")
+        let mbtiles = Fixtures.path("mbtiles/mbtileserver-world_cities.mbtiles")
+        let archive = directory.appendingPathComponent("cities.pmtiles").path
+        let store = directory.appendingPathComponent("store.gpkg").path
+        let export = try CLI.run(["tiles", "export", mbtiles, "--pmtiles", archive])
+        #expect(export.status == 0, "\(export.stderr)")
+        for (file, name) in [(mbtiles, "cities_mb"), (archive, "cities_pm")] {
+            let imported = try CLI.run(["import", file, "--layer", name, "--db", store])
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        let server = await RunningServer.start(store: store)
+        defer { server.stop() }
+        try await server.ready()
+
+        let fromMBTiles = try await get(server.port, "/v1/tiles/cities_mb.json").json
+        let fromPMTiles = try await get(server.port, "/v1/tiles/cities_pm.json").json
+        #expect(fromPMTiles["tiles"]?[0]?.string?.hasSuffix("/v1/tiles/cities_pm/{z}/{x}/{y}.mvt") == true)
+        guard case .object(var mb) = fromMBTiles, case .object(var pm) = fromPMTiles else { Issue.record("no TileJSON"); return }
+        (mb["tiles"], pm["tiles"]) = (nil, nil)
+        #expect(pm == mb && pm["vector_layers"]?[0]?["id"] == .string("cities"))
+
+        let set = try MBTiles(path: mbtiles)
+        for a in try set.tileAddresses() {
+            let answer = try await get(server.port, "/v1/tiles/cities_pm/\(a.z)/\(a.x)/\(a.y)", headers: [("Accept-Encoding", "gzip")])
+            let stored = try set.tile(z: a.z, x: a.x, y: a.y)
+            #expect(answer.status == 200 && answer.header("Content-Encoding") == "gzip" && answer.body == stored, "\(a.z)/\(a.x)/\(a.y)")
+        }
+        let vienna = try await get(server.port, "/v1/tiles/cities_pm/6/34/22.json").json
+        #expect(vienna["features"]?.items.contains { $0["properties"]?["name"] == .string("Vienna") } == true)
+        // 6/32/32 (the Gulf of Guinea) is inside the zooms and bounds but has no city; 6/0/31
+        // is west of the bounds, z7 past the zooms.
+        #expect(try await get(server.port, "/v1/tiles/cities_pm/6/32/32").status == 204)
+        #expect(try await get(server.port, "/v1/tiles/cities_pm/6/0/31").status == 404)
+        #expect(try await get(server.port, "/v1/tiles/cities_pm/7/0/0").status == 404)
+        let query = try await post(server.port, "/v1/query", body: "SHOW LAYERS").json
+        #expect(query["rows"]?.items.contains { $0["name"] == .string("cities_pm") && $0["notes"] == .string("PMTiles pbf, zoom 0–6") } == true, "\(query)")
+    }
 }
