@@ -35,12 +35,13 @@ extension Endpoints {
         return Reply.json(request: request) { w in
             w.beginObject()
             w.key("title"); w.string("Vltava")
-            w.key("description"); w.string("The layers of a Vltava store as OGC API – Features collections. Coordinates are WGS 84 longitude/latitude (CRS84).")
+            w.key("description"); w.string("The layers of a Vltava store as OGC API – Features collections, each feature layer also as vector tiles (OGC API – Tiles). Coordinates are WGS 84 longitude/latitude (CRS84).")
             Output.links(&w, [
                 Link(href: base + Endpoints.ogcPrefix, rel: "self", type: Reply.json, title: "This document"),
                 Link(href: base + "/openapi.json", rel: "service-desc", type: Endpoints.openAPIMediaType, title: "The API definition (OpenAPI 3.0)"),
                 Link(href: base + Endpoints.ogcPrefix + "/conformance", rel: "conformance", type: Reply.json, title: "The conformance classes this API implements"),
                 Link(href: base + Endpoints.ogcPrefix + "/collections", rel: "data", type: Reply.json, title: "The collections: every layer of the store"),
+                Link(href: base + Endpoints.ogcPrefix + "/tileMatrixSets", rel: Endpoints.tilingSchemesRel, type: Reply.json, title: "The tile matrix sets of the tiles (OGC API – Tiles)"),
             ])
             w.endObject()
         }
@@ -52,7 +53,7 @@ extension Endpoints {
             w.beginObject()
             w.key("conformsTo")
             w.beginArray()
-            for uri in Endpoints.conformanceClasses { w.string(uri) }
+            for uri in Endpoints.conformanceClasses + Endpoints.tilesConformanceClasses { w.string(uri) }
             w.endArray()
             w.endObject()
         }
@@ -94,8 +95,11 @@ extension Endpoints {
 
     static func collectionLinks(_ base: String, _ layer: Layer) -> [Link] {
         let path = base + "/collections/" + pathEncoded(layer.name)
-        return [Link(href: path, rel: "self", type: Reply.json, title: "This collection"),
-                Link(href: path + "/items", rel: "items", type: Reply.geoJSON, title: "Its features")]
+        let links = [Link(href: path, rel: "self", type: Reply.json, title: "This collection"),
+                     Link(href: path + "/items", rel: "items", type: Reply.geoJSON, title: "Its features")]
+        // A layer with geometries is also tiled (OGCTileEndpoints.swift); a table is not.
+        guard layer.family != .table else { return links }
+        return links + [Link(href: path + "/tiles", rel: tilesetsVectorRel, type: Reply.json, title: "Its features as vector tiles")]
     }
 
     // MARK: - Items
@@ -270,7 +274,7 @@ extension Endpoints {
         Route(.get, "/ogc/conformance", { try $0.ogcConformance($1, $2) }, openAPI: #"""
             {
               "tags": ["OGC API – Features"],
-              "summary": "The conformance classes implemented: Part 1 Core, GeoJSON and OpenAPI 3.0",
+              "summary": "The conformance classes implemented: Features Part 1 Core, GeoJSON and OpenAPI 3.0; Tiles Part 1 Core, TileSet, TileSets list, GeoData tilesets, TileMatrixSet and MVT",
               "parameters": [{"$ref": "#/components/parameters/f"}],
               "responses": {"414": {"$ref": "#/components/responses/Problem"},
                 "200": {"description": "conformsTo: the classes' URIs.", "content": {"application/json": {"schema": {"type": "object", "required": ["conformsTo"], "properties": {"conformsTo": {"type": "array", "items": {"type": "string"}}}}}}},

@@ -12,12 +12,15 @@ struct Link: Sendable, Equatable {
     var rel: String
     var type: String
     var title: String?
+    /// The href is a URI template (RFC 6570), such as OGC API – Tiles' tile URL.
+    var templated: Bool
 
-    init(href: String, rel: String, type: String, title: String? = nil) {
+    init(href: String, rel: String, type: String, title: String? = nil, templated: Bool = false) {
         self.href = href
         self.rel = rel
         self.type = type
         self.title = title
+        self.templated = templated
     }
 }
 
@@ -34,6 +37,7 @@ extension Output {
             w.key("rel"); w.string(link.rel)
             w.key("type"); w.string(link.type)
             if let title = link.title { w.key("title"); w.string(title) }
+            if link.templated { w.key("templated"); w.bool(true) }
             w.endObject()
         }
         w.endArray()

@@ -43,6 +43,7 @@ enum OpenAPI {
       "lon": {"name": "lon", "in": "query", "required": true, "schema": {"type": "number", "minimum": -180, "maximum": 180}, "example": 14.4208},
       "lat": {"name": "lat", "in": "query", "required": true, "schema": {"type": "number", "minimum": -90, "maximum": 90}, "example": 50.088},
       "geometry": {"name": "geometry", "in": "query", "schema": {"type": "boolean"}, "description": "true: every geometry; false: none; absent: points only."},
+      "tileMatrixSetId": {"name": "tileMatrixSetId", "in": "path", "required": true, "schema": {"type": "string", "enum": ["WebMercatorQuad"]}, "description": "The tile matrix set (404 for any other)."},
       "collection": {"name": "collection", "in": "path", "required": true, "schema": {"type": "string"}, "example": "districts", "description": "A layer of the store."},
       "contentCrs": {"name": "Content-Crs", "in": "header", "schema": {"type": "string"}, "example": "<http://www.opengis.net/def/crs/EPSG/0/5514>", "description": "The CRS of the body's geometries (OGC API – Features Part 2); CRS84 when absent."},
       "f": {"name": "f", "in": "query", "schema": {"type": "string", "enum": ["json", "geojson"]}, "description": "The answer's format: JSON only (406 otherwise); given twice, 400."},

@@ -43,6 +43,13 @@ extension Endpoints {
         // The name is a key into the snapshot's registered tile sets and layers, never a file
         // path, so no request can reach a file that was not registered.
         let source = try engine { () throws(EngineError) in try snapshot.tileSource(name) }
+        return try tile(request, snapshot: snapshot, source: source, z: z, x: x, y: y, form: form, deadline: deadline)
+    }
+
+    /// One tile of a source, answered the same wherever it was addressed (/v1/tiles, and OGC API
+    /// – Tiles under /ogc, which names a layer where /v1/tiles would prefer a tile set).
+    static func tile(_ request: Request, snapshot: Snapshot, source: TileSource, z: Int, x: Int, y: Int, form: TileForm, deadline: Deadline) throws -> Response {
+        let name = source.name
         let body = try engine { () throws(EngineError) in
             try snapshot.tile(source, z: z, x: x, y: y, form: form, deadline: deadline)
         }
