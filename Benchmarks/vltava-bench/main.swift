@@ -6,7 +6,8 @@
 //
 // `vltava-bench tiles …` runs the tile-encoding benchmark instead (TileEncoding.swift; driven
 // by Benchmarks/tiles-vs-postgis.sh), `vltava-bench fences …` position updates through the
-// library (Fences.swift; driven by Benchmarks/fences-vs-redis.py).
+// library (Fences.swift; driven by Benchmarks/fences-vs-redis.py), `vltava-bench pmtiles …`
+// reading and writing a PMTiles archive (PMTiles.swift).
 
 import Foundation
 
@@ -37,6 +38,15 @@ if arguments.first == "fences" {
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("F1: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if arguments.first == "pmtiles" {
+    do {
+        print(try runPMTiles(Array(arguments.dropFirst())))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("P1: \(error)\n".utf8))
         exit(1)
     }
 }

@@ -1,7 +1,7 @@
 // A PMTiles v3 writer. Tiles are added one at a time and their bytes go straight to a scratch
 // file beside the output, so an export of any size holds no tile but the one being added:
 // what stays in memory is the directory, 24 bytes an entry, and for deduplication a hash and
-// an offset per distinct tile (about 50 bytes a tile in all: 50 MB for a million tiles), plus
+// an offset per distinct tile (about 60 bytes a tile in all: 60 MB for a million tiles), plus
 // the finished leaf directories (a few bytes a tile, compressed).
 //
 // Identical tiles (same bytes: hashed, then compared) are stored once; consecutive tile ids
@@ -34,8 +34,11 @@ public final class PMTilesWriter {
     public let tileCompression: PMTilesCompression
     private let scratch: ScratchFile
     private var entries: [PMTilesEntry] = []
-    /// Distinct tile contents so far: their bytes' hash → where in the scratch file.
-    private var contents: [Int: [(offset: UInt64, length: UInt32)]] = [:]
+    /// Distinct tile contents so far: their bytes' hash → where in the scratch file; a second
+    /// content of the same hash (rare) goes to `moreContents`, so the usual case holds no array.
+    private var contents: [Int: Blob] = [:]
+    private var moreContents: [Int: [Blob]] = [:]
+    private struct Blob { var offset: UInt64, length: UInt32 }
     private var contentCount = 0
     private var inOrder = true
     /// The tiles' extent, for an archive given no bounds.
@@ -77,7 +80,7 @@ public final class PMTilesWriter {
         let hash = hasher.finalize()
         var offset: UInt64?
         // A hash match is compared byte for byte: two tiles are one only when they are equal.
-        for candidate in contents[hash] ?? [] where candidate.length == length {
+        for candidate in (contents[hash].map { [$0] } ?? []) + (moreContents[hash] ?? []) where candidate.length == length {
             if try scratch.read(candidate.offset, Int(length)) == bytes {
                 offset = candidate.offset
                 break
@@ -86,7 +89,8 @@ public final class PMTilesWriter {
         if offset == nil {
             offset = scratch.size
             try scratch.append(bytes)
-            contents[hash, default: []].append((scratch.size - UInt64(length), length))
+            let blob = Blob(offset: scratch.size - UInt64(length), length: length)
+            if contents[hash] == nil { contents[hash] = blob } else { moreContents[hash, default: []].append(blob) }
             contentCount += 1
         }
         entries.append(PMTilesEntry(tileID: id, offset: offset ?? 0, length: length, runLength: 1))
@@ -124,17 +128,22 @@ public final class PMTilesWriter {
             }
             data = ordered
         }
-        // Runs: the next tile id with the same bytes extends the entry before it.
-        var merged: [PMTilesEntry] = []
-        merged.reserveCapacity(entries.count)
-        for entry in entries {
-            if let last = merged.last, last.runLength < UInt32.max, entry.tileID == last.tileID + UInt64(last.runLength),
-               entry.offset == last.offset, entry.length == last.length {
-                merged[merged.count - 1].runLength += 1
+        // Runs: the next tile id with the same bytes extends the entry before it (in place, so
+        // the directory is never held twice).
+        let addressed = entries.count
+        var kept = 0
+        for i in entries.indices {
+            let entry = entries[i]
+            if kept > 0, entries[kept - 1].runLength < UInt32.max, entry.tileID == entries[kept - 1].tileID + UInt64(entries[kept - 1].runLength),
+               entry.offset == entries[kept - 1].offset, entry.length == entries[kept - 1].length {
+                entries[kept - 1].runLength += 1
             } else {
-                merged.append(entry)
+                entries[kept] = entry
+                kept += 1
             }
         }
+        entries.removeLast(entries.count - kept)
+        let merged = entries
         let (root, leaves, leafCount) = try PMTilesWriter.directories(merged, file: scratch.name)
         guard let metadataBytes = Gzip.compress(Array(JSON.serialize(.object(metadata)).utf8)) else { throw fail(.io, "cannot gzip the metadata") }
 
@@ -147,7 +156,7 @@ public final class PMTilesWriter {
         header.leafLength = UInt64(leaves.count)
         header.tileDataOffset = header.leafOffset + header.leafLength
         header.tileDataLength = data.size
-        header.addressedTiles = UInt64(entries.count)
+        header.addressedTiles = UInt64(addressed)
         header.tileEntries = UInt64(merged.count)
         header.tileContents = UInt64(contentCount)
         header.clustered = true
@@ -172,7 +181,7 @@ public final class PMTilesWriter {
         try output.write(header.bytes + root + metadataBytes + leaves)
         try data.copy(to: output)
         try output.commit()
-        return Summary(addressedTiles: entries.count, tileEntries: merged.count, tileContents: contentCount, leafDirectories: leafCount,
+        return Summary(addressedTiles: addressed, tileEntries: merged.count, tileContents: contentCount, leafDirectories: leafCount,
                        rootDirectoryBytes: root.count, fileBytes: output.size)
     }
 
