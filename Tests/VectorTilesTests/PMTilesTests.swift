@@ -253,11 +253,9 @@ import Testing
             _ = try? archive.tileAddresses()
             _ = archive.contents
             return nil
-        } catch let error as PMTilesError {
-            return error
         } catch {
-            Issue.record("not a PMTilesError: \(error)")
-            return nil
+            // The reader throws only PMTilesError (typed throws).
+            return error
         }
     }
 
