@@ -34,6 +34,8 @@ public enum EngineError: CategorizedError, Equatable, Sendable {
     case deadlineExceeded(seconds: Double)
     /// An operation on time series (the air report) when the store has none.
     case noTimeSeries
+    /// A station key a time series does not know (the message names the closest one).
+    case unknownStation(String)
     /// A venue name that the store does not have.
     case unknownVenue(String, known: [String])
     /// A scan that cannot be located: a strength out of range, a beacon twice, no known beacon.
@@ -65,6 +67,7 @@ public enum EngineError: CategorizedError, Equatable, Sendable {
         case .responseTooLarge: "response_too_large"
         case .deadlineExceeded: "deadline_exceeded"
         case .noTimeSeries: "no_time_series"
+        case .unknownStation: "unknown_location"
         case .unknownVenue: "unknown_venue"
         case .scan(let error): error.code
         case .leg(_, _, _, let inner): inner.code
@@ -76,7 +79,7 @@ public enum EngineError: CategorizedError, Equatable, Sendable {
 
     public var category: ErrorCategory {
         switch self {
-        case .unknownLayer, .unknownFeature, .unknownTileSet, .unknownVenue, .noTimeSeries: .notFound
+        case .unknownLayer, .unknownFeature, .unknownTileSet, .unknownVenue, .noTimeSeries, .unknownStation: .notFound
         case .invalidArgument, .unsupportedGeometry: .invalid
         case .tooManyRows, .tooManyRowsInRequest, .responseTooLarge, .deadlineExceeded: .limit
         case .notSupportedOnPostGIS: .impossible
@@ -104,7 +107,7 @@ public enum EngineError: CategorizedError, Equatable, Sendable {
             return "\(operation) needs a layer of \(needs); '\(layer)' has \(has)"
         case .unknownFeature(let layer, let fid):
             return "layer \(Quote.input(layer)) has no feature \(fid)"
-        case .store(let message), .tiles(let message):
+        case .store(let message), .tiles(let message), .unknownStation(let message):
             return message
         case .tileSetUnavailable(let name, let reason):
             return "tile set \(Quote.input(name)) is unavailable: \(reason)"

@@ -16,7 +16,8 @@
 //   the newest row whose c survives the rule when the station measures it (c ≠ 0, or c = 0 in
 //   a complete hour, quality ≠ 0; for the quality column itself only c ≠ 0): that row is the
 //   newest surviving value (LATEST) in the whole table, and it is among the rows fetched;
-// - for HISTORY(c, n h): every row whose end is less than n hours before the last one's end.
+// - for HISTORY(c, n h): every row whose end is less than n hours before the last one's end;
+// - for a window (an environmental-data query): every row whose interval ends within it.
 //
 // Rows whose start or end the engine cannot read are not observations (the engine skips them):
 // `vltava_utc(text)` (created by `push`, PostGIS/PostGISStore.swift) is UTCTime.parse in SQL,
@@ -35,10 +36,14 @@ public struct SeriesNeeds: Sendable, Equatable {
     public var columns: [String] = []
     /// The longest HISTORY window asked for, in hours.
     public var historyHours: Int?
+    /// Every observation whose interval ends within this range (either end may be open), as an
+    /// environmental-data query asks (EnvironmentalData.swift).
+    public var window: TimeRange?
 
-    public init(columns: [String] = [], historyHours: Int? = nil) {
+    public init(columns: [String] = [], historyHours: Int? = nil, window: TimeRange? = nil) {
         self.columns = columns
         self.historyHours = historyHours
+        self.window = window
     }
 
     public mutating func add(column: String) {

@@ -246,6 +246,20 @@ enum Fetch {
                 + "ORDER BY vltava_utc(r.\(s)) DESC, r.fid DESC LIMIT 1) AS last, "
                 + "LATERAL (SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND vltava_utc(r.\(e)) > last.e - $\(parameters.count) AND vltava_utc(r.\(s)) IS NOT NULL OFFSET 0) AS w"
         }
+        if let window = needs.window {
+            // The row's interval ends within [from, to].
+            var bounds = [observation]
+            if let start = window.start {
+                parameters.append(.integer(start.seconds))
+                bounds.append("vltava_utc(r.\(e)) >= $\(parameters.count)")
+            }
+            if let end = window.end {
+                parameters.append(.integer(end.seconds))
+                bounds.append("vltava_utc(r.\(e)) <= $\(parameters.count)")
+            }
+            selected += " UNION ALL SELECT w.* FROM keys AS key, LATERAL (SELECT \(row) FROM \(t) AS r WHERE r.\(k) = key.value AND "
+                + bounds.joined(separator: " AND ") + " OFFSET 0) AS w"
+        }
         // (OFFSET 0 keeps the window a subquery run per station on the (key, end) index:
         // pulled up, PostgreSQL merged it with the whole table.)
         // A row picked twice comes once, and in fid order, as the engine reads a table.

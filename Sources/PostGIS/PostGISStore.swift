@@ -324,7 +324,7 @@ public enum PostGISStore {
         let series: AttributeValue = info.timeSeries.map { link in
             .text(JSON.serialize(.object(JSONObject([("key_layer", .string(link.keyLayer)), ("layer_key_column", .string(link.layerKeyColumn)),
                                                      ("key_column", .string(link.keyColumn)), ("start_column", .string(link.startColumn)),
-                                                     ("end_column", .string(link.endColumn))]))))
+                                                     ("end_column", .string(link.endColumn)), ("units", link.unitsJSON)]))))
         } ?? .null
         try database.execute(connection, "INSERT INTO \(catalogue) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                              [.text(info.name), .text(info.kind.rawValue), info.geometryType.map { .text($0) } ?? .null,
@@ -357,7 +357,12 @@ public enum PostGISStore {
                case .string(let keyLayer)? = fields["key_layer"], case .string(let layerKey)? = fields["layer_key_column"],
                case .string(let key)? = fields["key_column"], case .string(let startColumn)? = fields["start_column"],
                case .string(let endColumn)? = fields["end_column"] {
-                link = TimeSeriesLink(keyLayer: keyLayer, layerKeyColumn: layerKey, keyColumn: key, startColumn: startColumn, endColumn: endColumn)
+                var units: [String: String] = [:]
+                if case .object(let object)? = fields["units"] {
+                    for (column, value) in object { if case .string(let unit) = value { units[column] = unit } }
+                }
+                link = TimeSeriesLink(keyLayer: keyLayer, layerKeyColumn: layerKey, keyColumn: key, startColumn: startColumn, endColumn: endColumn,
+                                      units: units)
             }
             let info = LayerInfo(name: name, kind: kind, geometryType: row[2].stringValue, geometryColumn: kind == .features ? "geom" : nil,
                                  crs: row[3].stringValue, featureCount: 0, bbox: nil, columns: columns, description: row[4].stringValue ?? "",

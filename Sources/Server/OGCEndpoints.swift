@@ -35,7 +35,7 @@ extension Endpoints {
         return Reply.json(request: request) { w in
             w.beginObject()
             w.key("title"); w.string("Vltava")
-            w.key("description"); w.string("The layers of a Vltava store as OGC API – Features collections, each feature layer also as vector tiles (OGC API – Tiles). Coordinates are WGS 84 longitude/latitude (CRS84).")
+            w.key("description"); w.string("The layers of a Vltava store as OGC API – Features collections, each feature layer also as vector tiles (OGC API – Tiles), and each point layer with a time series also through OGC API – EDR's position, radius, area and locations queries. Coordinates are WGS 84 longitude/latitude (CRS84).")
             Output.links(&w, [
                 Link(href: base + Endpoints.ogcPrefix, rel: "self", type: Reply.json, title: "This document"),
                 Link(href: base + "/openapi.json", rel: "service-desc", type: Endpoints.openAPIMediaType, title: "The API definition (OpenAPI 3.0)"),
@@ -53,7 +53,7 @@ extension Endpoints {
             w.beginObject()
             w.key("conformsTo")
             w.beginArray()
-            for uri in Endpoints.conformanceClasses + Endpoints.tilesConformanceClasses { w.string(uri) }
+            for uri in Endpoints.conformanceClasses + Endpoints.tilesConformanceClasses + Endpoints.edrConformanceClasses { w.string(uri) }
             w.endArray()
             w.endObject()
         }
@@ -71,7 +71,8 @@ extension Endpoints {
                 w.key("collections")
                 w.beginArray()
                 for (layer, extent) in zip(snapshot.layers, extents) {
-                    Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer))
+                    Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer),
+                                         edr: snapshot.timeSeriesByLayer[layer.name], base: base)
                 }
                 w.endArray()
                 w.endObject()
@@ -88,7 +89,8 @@ extension Endpoints {
         return try await readsDatabase(context, snapshot) {
             let extent = try engine { () throws(EngineError) in try snapshot.temporalExtent(of: layer) }
             return Reply.json(request: request) { w in
-                Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer))
+                Output.ogcCollection(&w, layer, temporal: extent, links: Endpoints.collectionLinks(base, layer),
+                                     edr: snapshot.timeSeriesByLayer[layer.name], base: base)
             }
         }
     }

@@ -44,8 +44,10 @@ extension Output {
     }
 
     /// A collection's description: id, title, links, extent (the layer's bounds in CRS84 and,
-    /// for a layer with time, its interval), item type and CRS.
-    static func ogcCollection(_ w: inout JSONWriter, _ layer: Layer, temporal: TimeRange?, links: [Link]) {
+    /// for a layer with time, its interval), item type and CRS; for a point layer with a time
+    /// series (`edr`), also its EDR queries and parameters (EDROutput.swift).
+    static func ogcCollection(_ w: inout JSONWriter, _ layer: Layer, temporal: TimeRange?, links: [Link],
+                              edr: TimeSeries? = nil, base: String = "") {
         w.beginObject()
         w.key("id"); w.string(layer.name)
         w.key("title"); w.string(layer.name)
@@ -80,6 +82,9 @@ extension Output {
         w.key("crs"); w.beginArray(); w.string(crs84); w.endArray()
         // When the layer last changed (as OGC API – Records and STAC name it).
         if let lastChange = layer.info.lastChange { w.key("updated"); w.string(lastChange) }
+        if let edr, layer.family == .points {
+            edrCollectionMembers(&w, edr, collectionURL: base + "/collections/" + Endpoints.pathEncoded(layer.name))
+        }
         w.endObject()
     }
 

@@ -40,6 +40,13 @@ struct Parameters {
 
     func string(_ name: String) -> String? { values[name] }
 
+    /// Reads `alias` as `name` (a client's spelling of the standard's name); both is an error.
+    mutating func alias(_ alias: String, for name: String) throws(APIError) {
+        guard let value = values.removeValue(forKey: alias) else { return }
+        guard values[name] == nil else { throw .invalidParameter(alias, "give \(name) or \(alias), not both") }
+        values[name] = value
+    }
+
     func double(_ name: String) throws(APIError) -> Double? {
         guard let text = values[name] else { return nil }
         guard let value = Parameters.number(text) else { throw .invalidParameter(name, "\(Quote.input(text)) is not a number") }

@@ -133,7 +133,7 @@ public struct APIError: Error, Sendable {
             problem = engine(inner)
             problem.detail = error.description
             problem.extra["leg"] = .integer(Int64(index))
-        case .unknownFeature, .noTimeSeries, .store, .tiles, .databaseUnavailable, .notSupportedOnPostGIS, .write:
+        case .unknownFeature, .noTimeSeries, .unknownStation, .store, .tiles, .databaseUnavailable, .notSupportedOnPostGIS, .write:
             break
         }
         return problem

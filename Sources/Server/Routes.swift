@@ -27,7 +27,7 @@ extension Endpoints {
     /// The groups, in the order /openapi.json lists their paths.
     static let routeGroups: [[Route]] = [
         queryRoutes, layerRoutes, searchRoutes, appRoutes, scheduleRoutes, locateRoutes, tileRoutes, writeRoutes, changeRoutes,
-        liveRoutes, fenceRoutes, webhookRoutes, adminRoutes, ogcRoutes, ogcTileRoutes, ogcWriteRoutes, osrmRoutes, isochroneRoutes, mapRoutes,
+        liveRoutes, fenceRoutes, webhookRoutes, adminRoutes, ogcRoutes, ogcTileRoutes, edrRoutes, ogcWriteRoutes, osrmRoutes, isochroneRoutes, mapRoutes,
     ]
 
     static let routes: [Route] = routeGroups.flatMap { $0 }

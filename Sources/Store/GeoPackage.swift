@@ -7,6 +7,7 @@
 import Foundation
 import Geometry
 import SQLite
+import Support
 
 public enum ColumnType: String, Sendable, Equatable {
     case integer = "INTEGER"
@@ -53,13 +54,31 @@ public struct TimeSeriesLink: Sendable, Equatable {
     public var keyColumn: String
     public var startColumn: String
     public var endColumn: String
+    /// The unit of each value column that declares one (`vltava import --units`), such as
+    /// `µg/m³`: OGC API – EDR's parameters carry it.
+    public var units: [String: String]
 
-    public init(keyLayer: String, layerKeyColumn: String, keyColumn: String, startColumn: String, endColumn: String) {
+    public init(keyLayer: String, layerKeyColumn: String, keyColumn: String, startColumn: String, endColumn: String,
+                units: [String: String] = [:]) {
         self.keyLayer = keyLayer
         self.layerKeyColumn = layerKeyColumn
         self.keyColumn = keyColumn
         self.startColumn = startColumn
         self.endColumn = endColumn
+        self.units = units
+    }
+
+    /// Units as the stores keep them, a JSON object of strings; anything else is no units.
+    public static func units(fromJSON text: String?) -> [String: String] {
+        guard let text, case .object(let object)? = try? JSON.parse(text) else { return [:] }
+        var units: [String: String] = [:]
+        for (column, value) in object { if case .string(let unit) = value { units[column] = unit } }
+        return units
+    }
+
+    /// The units as a JSON object (keys sorted), for the stores.
+    public var unitsJSON: JSONValue {
+        .object(JSONObject(units.keys.sorted().map { ($0, .string(units[$0] ?? "")) }))
     }
 }
 
@@ -397,15 +416,24 @@ public final class GeoPackage {
 
     func timeSeriesLink(of table: String) throws -> TimeSeriesLink? {
         guard try database.hasTable("vltava_time_series") else { return nil }
+        // Stores written before units were kept have no `units` column.
+        let units = try GeoPackage.hasColumn(database, table: "vltava_time_series", column: "units") ? "units" : "NULL"
         let statement = try database.prepare("""
-            SELECT key_layer, layer_key_column, key_column, start_column, end_column
+            SELECT key_layer, layer_key_column, key_column, start_column, end_column, \(units)
             FROM vltava_time_series WHERE table_name = ?
             """)
         try statement.bind([.text(table)])
         guard try statement.step() else { return nil }
         return TimeSeriesLink(
             keyLayer: statement.text(0) ?? "", layerKeyColumn: statement.text(1) ?? "",
-            keyColumn: statement.text(2) ?? "", startColumn: statement.text(3) ?? "", endColumn: statement.text(4) ?? "")
+            keyColumn: statement.text(2) ?? "", startColumn: statement.text(3) ?? "", endColumn: statement.text(4) ?? "",
+            units: TimeSeriesLink.units(fromJSON: statement.text(5)))
+    }
+
+    static func hasColumn(_ database: Database, table: String, column: String) throws -> Bool {
+        let statement = try database.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?")
+        try statement.bind([.text(table), .text(column)])
+        return try statement.step()
     }
 
     /// Runs SQLite work, turning its errors into `StoreError.sqlite`.

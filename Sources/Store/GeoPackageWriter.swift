@@ -3,6 +3,7 @@
 
 import Geometry
 import SQLite
+import Support
 
 extension GeoPackage {
     /// WKT of EPSG:4326 as the GeoPackage spec's own example row gives it.
@@ -97,7 +98,8 @@ extension GeoPackage {
           layer_key_column TEXT NOT NULL,
           key_column TEXT NOT NULL,
           start_column TEXT NOT NULL,
-          end_column TEXT NOT NULL
+          end_column TEXT NOT NULL,
+          units TEXT
         );
         """
 
@@ -133,9 +135,17 @@ extension GeoPackage {
             try addDataColumn.run([.text(name), .text(column.name), .text(column.name)])
         }
         if let link = timeSeries {
-            try database.prepare("INSERT INTO vltava_time_series VALUES (?, ?, ?, ?, ?, ?)").run([
+            // Stores written before units were kept have no `units` column.
+            if try !GeoPackage.hasColumn(database, table: "vltava_time_series", column: "units") {
+                try database.execute("ALTER TABLE vltava_time_series ADD COLUMN units TEXT")
+            }
+            try database.prepare("""
+                INSERT INTO vltava_time_series (table_name, key_layer, layer_key_column, key_column, start_column, end_column, units)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """).run([
                 .text(name), .text(link.keyLayer), .text(link.layerKeyColumn),
                 .text(link.keyColumn), .text(link.startColumn), .text(link.endColumn),
+                link.units.isEmpty ? .null : .text(JSON.serialize(link.unitsJSON)),
             ])
         }
     }

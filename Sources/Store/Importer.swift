@@ -189,6 +189,8 @@ public struct ImportOptions: Sendable {
     /// point (detected: code, station, station_code, id).
     public var timeSeriesOf: String?
     public var keyColumn: String?
+    /// Observations: the unit of value columns, e.g. `["no2": "µg/m³"]`.
+    public var units: [String: String]
     /// Formats with several layers (GeoPackage, GPX, KML): the layer to read.
     public var sourceLayer: String?
     /// Import even when features land outside the area of use of their CRS.
@@ -198,7 +200,7 @@ public struct ImportOptions: Sendable {
     public init(layer: String, format: ImportFormat? = nil, crs: String? = nil, strict: Bool = false,
                 replace: Bool = false, only: GeometryFamily? = nil, lonColumn: String? = nil,
                 latColumn: String? = nil, timeSeriesOf: String? = nil, keyColumn: String? = nil,
-                sourceLayer: String? = nil, force: Bool = false, description: String = "") {
+                units: [String: String] = [:], sourceLayer: String? = nil, force: Bool = false, description: String = "") {
         self.layer = layer
         self.format = format
         self.crs = crs
@@ -209,6 +211,7 @@ public struct ImportOptions: Sendable {
         self.latColumn = latColumn
         self.timeSeriesOf = timeSeriesOf
         self.keyColumn = keyColumn
+        self.units = units
         self.sourceLayer = sourceLayer
         self.force = force
         self.description = description
@@ -369,7 +372,12 @@ public enum Importer {
         guard let writer, writer.count > 0, let header else {
             throw StoreError.importFailed(file: file, problems: [ImportProblem(location: "", message: "no features to import" + (options.only.map { " with \($0.rawValue) geometry" } ?? ""))])
         }
-        let summary = try writer.finish(description: options.description.isEmpty ? "imported from \(file)" : options.description, timeSeries: header.timeSeries)
+        let timeSeries = header.timeSeries.map { link in
+            var link = link
+            link.units = options.units
+            return link
+        }
+        let summary = try writer.finish(description: options.description.isEmpty ? "imported from \(file)" : options.description, timeSeries: timeSeries)
         let warnings = checker.warnings + summary.renames.map { ImportProblem(location: "", message: "attribute '\($0.from)' renamed to '\($0.to)' (the name is taken)") }
         return ImportReport(
             layer: options.layer, format: format, kind: summary.kind, geometryType: summary.geometryType,

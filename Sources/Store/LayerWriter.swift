@@ -199,6 +199,14 @@ final class LayerWriter {
     func finish(description: String, timeSeries: TimeSeriesLink?) throws(StoreError) -> Summary {
         try store.sqlite {
             let finalColumns = try settleColumnTypes()
+            // A unit (`vltava import --units`) belongs to a value column of the observations.
+            if let units = timeSeries?.units, let unknown = units.keys.sorted().first(where: { column in
+                !finalColumns.contains { $0.name == column && ($0.type == .integer || $0.type == .real) }
+            }) {
+                let numeric = finalColumns.filter { $0.type == .integer || $0.type == .real }.map(\.name)
+                throw StoreError.importFailed(file: name, problems: [ImportProblem(
+                    location: "--units", message: "'\(unknown)' is not a numeric column of the observations (numeric columns: \(numeric.joined(separator: ", ")))")])
+            }
             if kind == .features && count > 0 && withoutGeometry == count {
                 kind = .attributes
                 try database.execute("ALTER TABLE \(quoted(name)) DROP COLUMN geom")

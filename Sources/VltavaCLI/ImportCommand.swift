@@ -53,6 +53,7 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "CSV: the latitude column (default: detected).") var lat: String?
     @Option(help: "Observations: the point layer this time series belongs to.") var timeSeriesOf: String?
     @Option(help: "Observations: the column naming the point (default: detected). With --upsert: the key column, or several separated by commas.") var key: String?
+    @Option(help: "Observations: the unit of value columns, as COLUMN=UNIT separated by commas, e.g. 'no2=µg/m³,aqi=1'. OGC API – EDR's parameters carry them.") var units: String?
     @Option(help: "Files with several layers (GeoPackage, GPX, KML): the layer to read.") var sourceLayer: String?
     @Flag(help: "Import even when features land outside the area of use of their CRS.") var force = false
     @Flag(help: "Also build the store's snapshot file now, rather than at the first load, so that the first query maps the large polygon layers. It streams them from the store but holds their polygon index while it builds: about 520 MB for 1,000,000 polygons, where the import alone streams in about 100 MB.")
@@ -101,6 +102,21 @@ struct ImportCommand: ParsableCommand {
         }
     }
 
+    /// `--units COLUMN=UNIT,…`, only with --time-series-of.
+    func parsedUnits() throws -> [String: String] {
+        guard let units else { return [:] }
+        guard timeSeriesOf != nil else { throw CLIError("--units: units belong to observations; give --time-series-of LAYER") }
+        var parsed: [String: String] = [:]
+        for item in units.split(separator: ",") {
+            let parts = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw CLIError("--units: '\(item)' is not COLUMN=UNIT, e.g. no2=µg/m³")
+            }
+            guard parsed.updateValue(parts[1], forKey: parts[0]) == nil else { throw CLIError("--units: '\(parts[0])' is given twice") }
+        }
+        return parsed
+    }
+
     /// Into a PostGIS store: the file is imported into a scratch GeoPackage by the same
     /// importers, and that one layer pushed (replacing a layer of its name only with --replace).
     private func importIntoDatabase() throws {
@@ -147,7 +163,7 @@ struct ImportCommand: ParsableCommand {
             let options = ImportOptions(
                 layer: layer, format: format, crs: crs, strict: strict, replace: replace, only: only,
                 lonColumn: lon, latColumn: lat, timeSeriesOf: timeSeriesOf, keyColumn: key,
-                sourceLayer: sourceLayer, force: force)
+                units: try parsedUnits(), sourceLayer: sourceLayer, force: force)
             let report = try Importer.importFile(file, intoStoreAt: store.db, options: options, formats: ImportCommand.formats)
             for warning in report.warnings { printError("warning: \(warning)") }
             let what = report.kind == .features ? "\(report.geometryType ?? "GEOMETRY") features" : "rows"

@@ -42,9 +42,10 @@ struct ErrorCategoryTests {
         case .databaseUnavailable: 17
         case .notSupportedOnPostGIS: 18
         case .write: 19
+        case .unknownStation: 20
         }
     }
-    static let engineCases = 20
+    static let engineCases = 21
 
     static func index(_ error: RouteError) -> Int {
         switch error {
@@ -116,7 +117,7 @@ struct ErrorCategoryTests {
         .unknownTileSet("zoo_mapp", known: ["zoo_map"]), .tiles("tile 0/0/0 of 'zoo_map': not gzip"),
         .tileSetUnavailable("cities", reason: "cities.mbtiles: no such file"), .tooManyRows(count: 10_001, limit: 10_000),
         .tooManyRowsInRequest(count: 12_000, limit: 10_000), .responseTooLarge(limit: 16 << 20), .deadlineExceeded(seconds: 5),
-        .noTimeSeries, .unknownVenue("libary", known: ["library"]),
+        .noTimeSeries, .unknownStation("layer 'stations' has no station 'ALIBX'"), .unknownVenue("libary", known: ["library"]),
         .leg(index: 2, from: "lions", to: "bears", .route(.noRoute(reason: "different components"))),
         .databaseUnavailable("postgresql://vltava@127.0.0.1:1/none: connection refused"),
         .notSupportedOnPostGIS("LINKED TO"),
@@ -150,7 +151,7 @@ struct ErrorCategoryTests {
     /// docs/HTTP_API.md's error table, for the codes of these samples.
     static let documented: [String: Int] = [
         "invalid_parameter": 400, "unsupported_geometry": 400, "bad_write": 400, "InvalidValue": 400, "rssi_out_of_range": 400, "duplicate_beacon": 400,
-        "unknown_layer": 404, "unknown_feature": 404, "unknown_tileset": 404, "unknown_venue": 404, "no_time_series": 404,
+        "unknown_layer": 404, "unknown_feature": 404, "unknown_tileset": 404, "unknown_venue": 404, "no_time_series": 404, "unknown_location": 404,
         "NoSegment": 422, "NoRoute": 422, "TooBig": 422, "NoTarget": 422, "no_known_beacon": 422, "too_many_readings": 422,
         "too_many_rows": 422, "response_too_large": 422, "deadline_exceeded": 422, "not_supported_on_postgis": 422,
         "store_error": 500, "tiles_error": 500,

@@ -16,7 +16,10 @@ public enum DemoFixtureStore {
         try load("prague/districts.sjtsk-epsg5514.geojson", "districts_sjtsk")
         try load("prague/parking-zones.wgs84.geojson", "parking")
         try load("air/stations-prague.csv", "stations")
-        try load("air/observations-2019-04-15-16.csv", "observations") { $0.timeSeriesOf = "stations" }
+        try load("air/observations-2019-04-15-16.csv", "observations") { options in
+            options.timeSeriesOf = "stations"
+            options.units = airUnits
+        }
         try load("zoo/pavilions-and-pens.geojson", "pavilions") { $0.only = .polygon }
         try load("zoo/pavilions-and-pens.geojson", "pens") { $0.only = .point }
         try load("zoo/animals.json", "animals")
@@ -24,6 +27,10 @@ public enum DemoFixtureStore {
         try store.registerTileSet(name: "zoo_map", path: Fixtures.path("zoo/zoo-prague-geojson-tiles.mbtiles"), replace: false)
         _ = try IndoorStore.importSurvey(Fixtures.path("indoor/ble-rssi-wmu-labeled.csv"), into: store, options: wmuLibrary)
     }
+
+    /// The observations' units, as scripts/build-demo-store.sh gives them (and says why).
+    public static let airUnits = ["aqi": "1", "no2": "µg/m³", "o3": "µg/m³", "pm10": "µg/m³", "pm10_24": "µg/m³",
+                                  "pm2_5": "µg/m³", "so2": "µg/m³", "co": "µg/m³"]
 
     /// The WMU library's survey as scripts/build-demo-store.sh imports it: labels are grid cells
     /// (letter = column, number = row, cell 1), all on the first floor, no frame on the globe
