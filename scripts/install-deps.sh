@@ -9,7 +9,8 @@
 #           PostGIS 3 (the PostGIS store's tests start a throwaway cluster on loopback), and
 #           schemathesis (scripts/schemathesis.sh: the served OpenAPI document against the server),
 #           sseclient-py (the event streams' client), Shapely 2 (Tests/Clients/fences_bruteforce.py)
-#           and pmtiles (Tests/Clients/pmtiles_reference.py: the PMTiles archives' reference reader and writer)
+#           and pmtiles (Tests/Clients/pmtiles_reference.py: the PMTiles archives' reference reader and writer),
+#           OWSLib (Tests/Clients/edr_client.py: an OGC API – EDR client)
 #   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), redis-server
 #           (Benchmarks/fences-vs-redis.py: GEOADD, the floor for position updates), PostGIS (Benchmarks/tiles-vs-postgis.sh,
 #           Benchmarks/postgis-side-by-side.sh),
@@ -31,7 +32,7 @@ for option in "$@"; do
             python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
                               "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*"
                               "schemathesis:schemathesis==4.32.*" "sseclient:sseclient-py==1.8.*" "shapely:shapely==2.1.*"
-                              "pmtiles:pmtiles==3.8.*") ;;
+                              "pmtiles:pmtiles==3.8.*" "owslib:OWSLib==0.35.*") ;;
         --bench)
             packages+=(wrk nginx postgresql-15-postgis-3 python3-pip redis-server)
             python_packages+=("sklearn:scikit-learn==1.7.*" "shapely:shapely==2.1.*" "psycopg:psycopg[binary]==3.3.*") ;;

@@ -233,6 +233,22 @@ import Testing
     }
 }
 
+extension EDREndpointTests {
+    /// docs/HTTP_API.md's EDR example, sent with curl as written, answers what the text says.
+    @Test func theDocumentedCurlExample() async throws {
+        let document = try String(contentsOf: Fixtures.root.appendingPathComponent("docs/HTTP_API.md"), encoding: .utf8)
+        let line = try #require(document.split(separator: "\n").first { $0.hasPrefix("curl -s 'localhost:8080/ogc/collections/stations/position?") })
+        let url = try #require(line.split(separator: "'").dropFirst().first)
+        let server = try await RunningServer.shared.value
+        let (status, _, body) = try await WriteEndpointTests.curl([url.replacingOccurrences(of: "localhost:8080", with: "127.0.0.1:\(server.port)")])
+        #expect(status == 200)
+        let answer = (try? JSON.parse(Array(body.utf8))) ?? .null
+        #expect(Self.codes(answer) == ["AREPA"])
+        #expect(answer["coverages"]?[0]?["ranges"]?["no2"]?["values"] == .array([.double(31.6), .double(30.8), .double(26.0)]))
+        #expect(document.contains("AREPA (Praha 1-n. Republiky, 1.1 km away)") && document.contains("31.6, 30.8 and 26.0 µg/m³"))
+    }
+}
+
 extension JSONValue {
     /// An object's keys in document order.
     var objectKeys: [String]? {

@@ -120,6 +120,35 @@ func importFixture(_ fixture: String, as layer: String, into store: GeoPackage, 
         #expect(adax.feature.properties["is_animal_pen"] == .bool(true))
     }
 
+    /// `--units` are kept with the series (vltava_time_series.units, JSON); a store written
+    /// before units were kept (no such column) reads as without units and gains the column at its
+    /// next import of a series; a unit for a column the observations lack changes nothing.
+    @Test func unitsOfObservations() throws {
+        let (_, path) = try freshStore()
+        do {
+            let store = try GeoPackage(path: path, mode: .readWrite)
+            try importFixture("air/stations-prague.csv", as: "stations", into: store)
+            try importFixture("air/observations-2019-04-15-16.csv", as: "observations", into: store) { $0.timeSeriesOf = "stations" }
+        }
+        // As an older Vltava wrote it: six columns.
+        try RawStoreEdits.execute("ALTER TABLE vltava_time_series DROP COLUMN units", in: path)
+        let store = try GeoPackage(path: path, mode: .readWrite)
+        #expect(try store.layer("observations").timeSeries?.units == [:])
+        try importFixture("air/observations-2019-04-15-16.csv", as: "hourly", into: store) { options in
+            options.timeSeriesOf = "stations"
+            options.units = ["no2": "µg/m³", "aqi": "1"]
+        }
+        #expect(try store.layer("hourly").timeSeries?.units == ["no2": "µg/m³", "aqi": "1"])
+        #expect(try store.layer("observations").timeSeries?.units == [:])
+        #expect(throws: StoreError.self) {
+            try importFixture("air/observations-2019-04-15-16.csv", as: "other", into: store) { options in
+                options.timeSeriesOf = "stations"
+                options.units = ["nox": "µg/m³"]
+            }
+        }
+        #expect(try store.layerNames().contains("other") == false)
+    }
+
     @Test func stationsAndObservations() throws {
         let (store, _) = try freshStore()
         let stations = try importFixture("air/stations-prague.csv", as: "stations", into: store)
