@@ -8,7 +8,6 @@
 import Engine
 import Geometry
 import Hummingbird
-import HTTPTypes
 import Support
 
 extension Endpoints {
