@@ -51,15 +51,16 @@ public enum Output {
 
     /// A GeoJSON Feature of `layer`'s feature `index`; `derived` writes the derived members
     /// of `properties` (each a key and its value), which replace columns of the same name;
-    /// `members` writes members of the Feature after its properties (OGC API's `links`).
+    /// `members` writes members of the Feature after its properties (OGC API's `links`);
+    /// `projected` is the stored geometry in another CRS, written in its place.
     public static func feature(_ w: inout JSONWriter, _ layer: Layer, _ index: Int, geometry mode: GeometryMode,
-                               derivedKeys: Set<String> = [], derived: (inout JSONWriter) -> Void = { _ in },
+                               projected: Geometry? = nil, derivedKeys: Set<String> = [], derived: (inout JSONWriter) -> Void = { _ in },
                                members: (inout JSONWriter) -> Void = { _ in }) {
         w.beginObject()
         w.key("type"); w.string("Feature")
         w.key("id"); w.integer(layer.fids[index])
         w.key("geometry")
-        if let geometry = layer.geometries[index], mode.includes(geometry) { w.geometry(geometry) } else { w.null() }
+        if let geometry = layer.geometries[index], mode.includes(geometry) { w.geometry(projected ?? geometry) } else { w.null() }
         w.key("properties")
         // `properties` stays open for the derived members, then closes with the feature.
         properties(&w, layer.properties[index], skipping: derivedKeys)

@@ -23,9 +23,13 @@ public final class CoordinateTransformer {
     private let context: OpaquePointer
     private let transformation: OpaquePointer
 
-    public init(from source: String, to target: String) throws(ProjectionError) {
-        self.source = Projection.normalizeCRS(source)
-        self.target = Projection.normalizeCRS(target)
+    /// Coordinates in and out are longitude (easting) first, whatever order a CRS's authority
+    /// gives its axes. With `authorityAxes`, both keep their authority's order instead
+    /// (EPSG:4326 latitude first; OGC:CRS84 longitude first), as OGC API – Features Part 2 asks
+    /// of answers, and the names go to PROJ as given.
+    public init(from source: String, to target: String, authorityAxes: Bool = false) throws(ProjectionError) {
+        self.source = authorityAxes ? source : Projection.normalizeCRS(source)
+        self.target = authorityAxes ? target : Projection.normalizeCRS(target)
         guard let context = proj_context_create() else { throw ProjectionError(message: "cannot create a PROJ context") }
         proj_log_level(context, PJ_LOG_NONE)
         // PROJ's own network grid fetching stays off: imports must not depend on the network.
@@ -47,6 +51,11 @@ public final class CoordinateTransformer {
             let error = fail("no transformation from \(self.source) to \(self.target)")
             proj_context_destroy(context)
             throw error
+        }
+        if authorityAxes {
+            self.context = context
+            self.transformation = raw
+            return
         }
         let normalized = proj_normalize_for_visualization(context, raw)
         proj_destroy(raw)

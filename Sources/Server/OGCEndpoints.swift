@@ -53,7 +53,9 @@ extension Endpoints {
             w.beginObject()
             w.key("conformsTo")
             w.beginArray()
-            for uri in Endpoints.conformanceClasses + Endpoints.tilesConformanceClasses + Endpoints.edrConformanceClasses { w.string(uri) }
+            for uri in Endpoints.conformanceClasses + [OGCCRS.conformanceClass] + Endpoints.tilesConformanceClasses + Endpoints.edrConformanceClasses {
+                w.string(uri)
+            }
             w.endArray()
             w.endObject()
         }
@@ -112,13 +114,22 @@ extension Endpoints {
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         // Property filters: any column of the layer by its name; the standard's own names come
         // first where a column has one of them.
-        let reserved = ["f", "limit", "offset", "after", "bbox", "datetime"]
+        let reserved = ["f", "limit", "offset", "after", "bbox", "bbox-crs", "crs", "datetime"]
         let columns = layer.info.columns.map(\.name).filter { $0 != layer.info.geometryColumn && !reserved.contains($0) }
         let parameters = try Endpoints.ogcFormat(request, allowed: reserved + columns)
         let limit = try parameters.int("limit", default: Endpoints.ogcDefaultLimit, range: 1...snapshot.limits.maxRows)
         let offset = try parameters.int("offset", default: 0, range: 0...Int(Int32.max))
         let after = parameters.string("after") == nil ? nil : Int64(try parameters.int("after", default: 0, range: nil))
-        let bbox = try parameters.string("bbox").map(Endpoints.bbox)
+        let crs = try parameters.string("crs").map { text throws(APIError) in try OGCCRS(text, parameter: "crs") } ?? .crs84
+        let bboxCRS = try parameters.string("bbox-crs").map { text throws(APIError) in try OGCCRS(text, parameter: "bbox-crs") } ?? .crs84
+        // A box in another CRS: its axes in that CRS's order, the candidates in the CRS84 box
+        // around it, each kept when its transformed geometry meets the box (OGCCRS.swift).
+        let givenBox = try parameters.string("bbox").map(Endpoints.bbox)
+        if bboxCRS != .crs84 && givenBox == nil { throw APIError.invalidParameter("bbox-crs", "goes with a bbox") }
+        let bbox = try givenBox.map { box throws(APIError) in try bboxCRS.crs84Box(around: box) }
+        if bboxCRS != .crs84 && layer.fetchesRows {
+            throw APIError.engine(.notSupportedOnPostGIS("bbox-crs other than CRS84 on a layer kept in PostgreSQL"))
+        }
         let time = try parameters.string("datetime").map(Endpoints.datetime)
         let equal = columns.compactMap { column in parameters.string(column).map { (name: column, value: $0) } }
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
@@ -130,6 +141,12 @@ extension Endpoints {
             } catch {
                 throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
             }
+            if bboxCRS != .crs84, let givenBox {
+                let test = try ProjectedBoxTest(bboxCRS, box: givenBox, layer: layer)
+                let attributes = items.filter
+                items.filter = { index in test.keeps(index) && (attributes?(index) ?? true) }
+            }
+            let transformer = try crs.fromStored()
             let page = try engine { () throws(EngineError) in try snapshot.items(layer, items, deadline: budget.deadline) }
             // Next and previous pages keep the request's parameters, with the page's new place
             // (`ItemsPage.next`): an offset, or after a fid (keyset, on a layer kept in PostgreSQL).
@@ -150,13 +167,18 @@ extension Endpoints {
             if let previous = page.previous { links.append(Link(href: pageURL(previous), rel: "prev", type: Reply.geoJSON, title: "The previous page")) }
             let now = UTCTime(seconds: Int64(Date().timeIntervalSince1970.rounded(.down))).iso
             var w = JSONWriter(reservingCapacity: 4096)
-            let stamped = try engine { () throws(EngineError) in try Output.ogcItems(&w, page, links: links, timeStamp: now, budget: budget) }
-            return Reply.bytes(w.bytes, contentType: Reply.geoJSON, compressible: true, etag: Endpoints.weakETag(w.bytes[..<stamped]), request: request)
+            let stamped = try engine { () throws(EngineError) in
+                try Output.ogcItems(&w, page, links: links, timeStamp: now, budget: budget, crs: transformer)
+            }
+            var response = Reply.bytes(w.bytes, contentType: Reply.geoJSON, compressible: true, etag: Endpoints.weakETag(w.bytes[..<stamped]), request: request)
+            response.headers[.contentCrs] = crs.contentCrsHeader
+            return response
         }
     }
 
     func ogcItem(_ request: Request, _ context: APIContext) async throws -> Response {
-        try Endpoints.ogcFormat(request, allowed: [])
+        let parameters = try Endpoints.ogcFormat(request, allowed: ["crs"])
+        let crs = try parameters.string("crs").map { text throws(APIError) in try OGCCRS(text, parameter: "crs") } ?? .crs84
         let snapshot = try state.snapshot()
         let name = try request.pathParameter("collection", context)
         let kept = try engine { () throws(EngineError) in try snapshot.layer(name) }
@@ -180,10 +202,16 @@ extension Endpoints {
             if let tags = request.headers[.ifNoneMatch], Endpoints.matches(tags, etag: etag) {
                 return Response(status: .notModified, headers: [.eTag: etag])
             }
-            return Reply.json(contentType: Reply.geoJSON, etag: etag, request: request) { w in
-                Output.ogcItem(&w, layer, index, links: [Link(href: base + "/items/\(fid)", rel: "self", type: Reply.geoJSON, title: "This feature"),
-                                                         Link(href: base, rel: "collection", type: Reply.json, title: "The collection")])
+            let transformer = try crs.fromStored()
+            var w = JSONWriter(reservingCapacity: 4096)
+            try engine { () throws(EngineError) in
+                try Output.ogcItem(&w, layer, index, links: [Link(href: base + "/items/\(fid)", rel: "self", type: Reply.geoJSON, title: "This feature"),
+                                                             Link(href: base, rel: "collection", type: Reply.json, title: "The collection")],
+                                   crs: transformer)
             }
+            var response = Reply.bytes(w.bytes, contentType: Reply.geoJSON, compressible: true, etag: etag, request: request)
+            response.headers[.contentCrs] = crs.contentCrsHeader
+            return response
         }
     }
 
@@ -323,6 +351,8 @@ extension Endpoints {
                 {"name": "after", "in": "query", "schema": {"type": "integer", "format": "int64"}, "description": "Only features whose id (fid) is greater: keyset paging, which the next link of a layer kept in PostgreSQL carries."},
                 {"name": "bbox", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "oneOf": [{"minItems": 4, "maxItems": 4}, {"minItems": 6, "maxItems": 6}], "items": {"type": "number"}}, "description": "minLon,minLat,maxLon,maxLat in CRS84 (or 6 numbers, with heights): only features whose geometry meets the box (minLon > maxLon crosses the antimeridian)."},
                 {"name": "datetime", "in": "query", "style": "form", "explode": false, "schema": {"type": "string"}, "example": "2019-04-16T12:00:00Z/..", "description": "An instant or an interval (.. for an open end), UTC. Only on layers with time: a time-series table (each row's interval) and its point layer (features with an observation then)."},
+                {"name": "crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84", "http://www.opengis.net/def/crs/EPSG/0/4326", "http://www.opengis.net/def/crs/EPSG/0/5514"]}, "description": "The answer's CRS (OGC API – Features Part 2), in its axis order; Content-Crs names it."},
+                {"name": "bbox-crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84", "http://www.opengis.net/def/crs/EPSG/0/4326", "http://www.opengis.net/def/crs/EPSG/0/5514"]}, "description": "The CRS of bbox, in its axis order."},
                 {"name": "properties", "in": "query", "style": "form", "explode": true, "schema": {"type": "object", "additionalProperties": {"type": "string"}}, "description": "NAME=value for any column NAME of the layer."},
                 {"$ref": "#/components/parameters/f"}
               ],
@@ -343,6 +373,7 @@ extension Endpoints {
               "parameters": [
                 {"$ref": "#/components/parameters/collection"},
                 {"name": "featureId", "in": "path", "required": true, "schema": {"type": "integer"}},
+                {"name": "crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84", "http://www.opengis.net/def/crs/EPSG/0/4326", "http://www.opengis.net/def/crs/EPSG/0/5514"]}, "description": "The answer's CRS, in its axis order; Content-Crs names it."},
                 {"$ref": "#/components/parameters/f"}
               ],
               "responses": {"414": {"$ref": "#/components/responses/Problem"},

@@ -79,7 +79,8 @@ extension Output {
         }
         w.endObject()
         w.key("itemType"); w.string("feature")
-        w.key("crs"); w.beginArray(); w.string(crs84); w.endArray()
+        w.key("crs"); w.beginArray(); for crs in OGCCRS.allCases { w.string(crs.rawValue) }; w.endArray()
+        w.key("storageCrs"); w.string(crs84)
         // When the layer last changed (as OGC API – Records and STAC name it).
         if let lastChange = layer.info.lastChange { w.key("updated"); w.string(lastChange) }
         if let edr, layer.family == .points {
@@ -94,13 +95,13 @@ extension Output {
     /// data and not with the clock.
     @discardableResult
     static func ogcItems(_ w: inout JSONWriter, _ page: ItemsPage, links: [Link], timeStamp: String,
-                         budget: RequestBudget? = nil) throws(EngineError) -> Int {
+                         budget: RequestBudget? = nil, crs: CoordinateTransformer? = nil) throws(EngineError) -> Int {
         w.beginObject()
         w.key("type"); w.string("FeatureCollection")
         w.key("features")
         w.beginArray()
         for index in page.indices {
-            feature(&w, page.layer, index, geometry: .all)
+            feature(&w, page.layer, index, geometry: .all, projected: try projected(page.layer, index, crs))
             try budget?.check(responseBytes: w.bytes.count)
         }
         w.endArray()
@@ -114,7 +115,17 @@ extension Output {
     }
 
     /// One item: a GeoJSON Feature with its geometry and links.
-    static func ogcItem(_ w: inout JSONWriter, _ layer: Layer, _ index: Int, links: [Link]) {
-        feature(&w, layer, index, geometry: .all, members: { w in Output.links(&w, links) })
+    static func ogcItem(_ w: inout JSONWriter, _ layer: Layer, _ index: Int, links: [Link], crs: CoordinateTransformer? = nil) throws(EngineError) {
+        feature(&w, layer, index, geometry: .all, projected: try projected(layer, index, crs), members: { w in Output.links(&w, links) })
+    }
+
+    /// A feature's geometry in the answer's CRS (OGCCRS.swift); nil when it is the stored one.
+    static func projected(_ layer: Layer, _ index: Int, _ crs: CoordinateTransformer?) throws(EngineError) -> Geometry? {
+        guard let crs, let geometry = layer.geometries[index] else { return nil }
+        do {
+            return try crs.transform(geometry)
+        } catch {
+            throw .invalidArgument(parameter: "crs", message: "feature \(layer.fids[index]) of '\(layer.name)' cannot be given in \(crs.target): \(error)")
+        }
     }
 }
