@@ -20,6 +20,11 @@ extension Query {
     /// The compiled filter, or nil when there is nothing to filter on.
     public static func filter(on layer: Layer, in snapshot: Snapshot, measuring columns: [String],
                               equal attributes: [(name: String, value: String)]) throws(FilterError) -> FeatureFilter? {
+        try filter(on: layer, in: snapshot, measuring: columns, equal: attributes, also: nil)
+    }
+
+    static func filter(on layer: Layer, in snapshot: Snapshot, measuring columns: [String],
+                       equal attributes: [(name: String, value: String)], also extra: Expression?) throws(FilterError) -> FeatureFilter? {
         let here = SourcePosition(line: 1, column: 1, length: 1)
         var terms: [Expression] = []
         if !columns.isEmpty {
@@ -36,12 +41,15 @@ extension Query {
             }
         }
         terms += try attributeTerms(on: layer, attributes)
+        if let extra { terms.append(extra) }
         guard !terms.isEmpty else { return nil }
         let compiled: Predicate
         do {
             compiled = try Planner(snapshot: snapshot).compile(terms.count == 1 ? terms[0] : .and(terms), on: layer)
         } catch {
-            throw FilterError(parameter: attributes.isEmpty ? "where" : "attr.\(attributes[0].name)", message: error.message)
+            // attributeTerms checked the parameters' own terms: an error left is the filter's.
+            let parameter = extra != nil ? "filter" : attributes.isEmpty ? "where" : "attr.\(attributes[0].name)"
+            throw FilterError(parameter: parameter, message: error.message)
         }
         // Decided once per feature here, so the search's filter is an array lookup.
         let keep = (0..<layer.slots).map(compiled)
@@ -51,12 +59,16 @@ extension Query {
     /// OGC API items' property filters (`name = value`), as the layer's storage takes them:
     /// compiled for a layer in memory (`filter`), in the store's terms for a layer kept in the
     /// database (`storeFilter`).
+    /// `cql2`: OGC API – Features Part 3's `filter` (CQL2.swift), ANDed with the attributes.
     public static func filterItems(_ request: inout ItemsRequest, on layer: Layer, in snapshot: Snapshot,
-                                   equal attributes: [(name: String, value: String)]) throws(FilterError) {
+                                   equal attributes: [(name: String, value: String)],
+                                   cql2: (text: String, encoding: CQL2Encoding)? = nil) throws(FilterError) {
+        let extra = try cql2.map { filter throws(FilterError) in try CQL2.parse(filter.text, filter.encoding) }
+        if let extra { try CQL2.checkProperties(extra, on: layer) }
         if layer.fetchesRows {
-            request.condition = try storeFilter(on: layer, in: snapshot, equal: attributes)
+            request.condition = try storeFilter(on: layer, in: snapshot, equal: attributes, also: extra)
         } else {
-            request.filter = try filter(on: layer, in: snapshot, measuring: [], equal: attributes)
+            request.filter = try filter(on: layer, in: snapshot, measuring: [], equal: attributes, also: extra)
         }
     }
 
@@ -65,17 +77,24 @@ extension Query {
     /// Equality on a column of the layer always has an exact form there.
     public static func storeFilter(on layer: Layer, in snapshot: Snapshot,
                                    equal attributes: [(name: String, value: String)]) throws(FilterError) -> StoreCondition? {
-        let terms = try attributeTerms(on: layer, attributes)
-        guard let first = attributes.first, !terms.isEmpty else { return nil }
+        try storeFilter(on: layer, in: snapshot, equal: attributes, also: nil)
+    }
+
+    static func storeFilter(on layer: Layer, in snapshot: Snapshot,
+                            equal attributes: [(name: String, value: String)], also extra: Expression?) throws(FilterError) -> StoreCondition? {
+        var terms = try attributeTerms(on: layer, attributes)
+        if let extra { terms.append(extra) }
+        guard !terms.isEmpty else { return nil }
+        let name = attributes.first.map { "attr.\($0.name)" } ?? "filter"
         var pushdown = Pushdown(snapshot: snapshot, layer: layer)
         let condition: StoreCondition
         do {
             condition = try pushdown.condition(terms.count == 1 ? terms[0] : .and(terms), at: SourcePosition(line: 1, column: 1, length: 1))
         } catch {
-            throw FilterError(parameter: "attr.\(first.name)", message: error.message)
+            throw FilterError(parameter: extra == nil ? name : "filter", message: error.message)
         }
         guard !pushdown.relaxed else {
-            throw FilterError(parameter: "attr.\(first.name)", message: "PostgreSQL cannot check this filter on '\(layer.name)', which stays in the database")
+            throw FilterError(parameter: extra == nil ? name : "filter", message: "PostgreSQL cannot check this filter on '\(layer.name)', which stays in the database")
         }
         return condition
     }

@@ -53,7 +53,8 @@ extension Endpoints {
             w.beginObject()
             w.key("conformsTo")
             w.beginArray()
-            for uri in Endpoints.conformanceClasses + [OGCCRS.conformanceClass] + Endpoints.tilesConformanceClasses + Endpoints.edrConformanceClasses {
+            for uri in Endpoints.conformanceClasses + [OGCCRS.conformanceClass] + Endpoints.filterConformanceClasses
+                + Endpoints.tilesConformanceClasses + Endpoints.edrConformanceClasses {
                 w.string(uri)
             }
             w.endArray()
@@ -100,7 +101,9 @@ extension Endpoints {
     static func collectionLinks(_ base: String, _ layer: Layer) -> [Link] {
         let path = base + "/collections/" + pathEncoded(layer.name)
         let links = [Link(href: path, rel: "self", type: Reply.json, title: "This collection"),
-                     Link(href: path + "/items", rel: "items", type: Reply.geoJSON, title: "Its features")]
+                     Link(href: path + "/items", rel: "items", type: Reply.geoJSON, title: "Its features"),
+                     Link(href: path + "/queryables", rel: "http://www.opengis.net/def/rel/ogc/1.0/queryables", type: "application/schema+json",
+                          title: "What a filter may name")]
         // A layer with geometries is also tiled (OGCTileEndpoints.swift); a table is not.
         guard layer.family != .table else { return links }
         return links + [Link(href: path + "/tiles", rel: tilesetsVectorRel, type: Reply.json, title: "Its features as vector tiles")]
@@ -114,7 +117,7 @@ extension Endpoints {
         let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
         // Property filters: any column of the layer by its name; the standard's own names come
         // first where a column has one of them.
-        let reserved = ["f", "limit", "offset", "after", "bbox", "bbox-crs", "crs", "datetime"]
+        let reserved = ["f", "limit", "offset", "after", "bbox", "bbox-crs", "crs", "datetime", "filter", "filter-lang", "filter-crs"]
         let columns = layer.info.columns.map(\.name).filter { $0 != layer.info.geometryColumn && !reserved.contains($0) }
         let parameters = try Endpoints.ogcFormat(request, allowed: reserved + columns)
         let limit = try parameters.int("limit", default: Endpoints.ogcDefaultLimit, range: 1...snapshot.limits.maxRows)
@@ -131,15 +134,17 @@ extension Endpoints {
             throw APIError.engine(.notSupportedOnPostGIS("bbox-crs other than CRS84 on a layer kept in PostgreSQL"))
         }
         let time = try parameters.string("datetime").map(Endpoints.datetime)
+        let cql2 = try Endpoints.cql2(parameters)
         let equal = columns.compactMap { column in parameters.string(column).map { (name: column, value: $0) } }
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name)
         let query = request.uri.query ?? ""
         return try await heavyWork(context, snapshot) { budget in
             var items = ItemsRequest(bbox: bbox, time: time, after: after, offset: offset, limit: limit)
             do throws(FilterError) {
-                try Query.filterItems(&items, on: layer, in: snapshot, equal: equal)
+                try Query.filterItems(&items, on: layer, in: snapshot, equal: equal, cql2: cql2)
             } catch {
-                throw APIError.invalidParameter(String(error.parameter.dropFirst("attr.".count)), error.message)
+                let parameter = error.parameter.hasPrefix("attr.") ? String(error.parameter.dropFirst("attr.".count)) : error.parameter
+                throw APIError.invalidParameter(parameter, error.message)
             }
             if bboxCRS != .crs84, let givenBox {
                 let test = try ProjectedBoxTest(bboxCRS, box: givenBox, layer: layer)
@@ -212,6 +217,71 @@ extension Endpoints {
             var response = Reply.bytes(w.bytes, contentType: Reply.geoJSON, compressible: true, etag: etag, request: request)
             response.headers[.contentCrs] = crs.contentCrsHeader
             return response
+        }
+    }
+
+    // MARK: - Part 3: filters and queryables
+
+    static let filterConformanceClasses = [
+        "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+        "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
+        "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+        "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+        "http://www.opengis.net/spec/cql2/1.0/conf/cql2-text",
+        "http://www.opengis.net/spec/cql2/1.0/conf/cql2-json",
+        "http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+    ]
+
+    /// `filter`, in `filter-lang` (cql2-text by default), with coordinates in `filter-crs`
+    /// (CRS84: Basic CQL2 has none).
+    static func cql2(_ parameters: Parameters) throws(APIError) -> (text: String, encoding: CQL2Encoding)? {
+        let language = try parameters.string("filter-lang").map { text throws(APIError) in
+            guard let encoding = CQL2Encoding(rawValue: text.lowercased()) else {
+                throw .invalidParameter("filter-lang", "\(Quote.input(text)) is not cql2-text or cql2-json")
+            }
+            return encoding
+        }
+        if let crs = parameters.string("filter-crs"), try OGCCRS(crs, parameter: "filter-crs") != .crs84 {
+            throw .invalidParameter("filter-crs", "only CRS84: the filters taken (Basic CQL2) have no coordinates")
+        }
+        guard let text = parameters.string("filter") else {
+            if language != nil { throw .invalidParameter("filter-lang", "goes with a filter") }
+            return nil
+        }
+        return (text, language ?? .text)
+    }
+
+    /// A collection's queryables: its columns as a JSON Schema, which a filter may name.
+    func ogcQueryables(_ request: Request, _ context: APIContext) throws -> Response {
+        try Endpoints.ogcFormat(request, allowed: [])
+        let snapshot = try state.snapshot()
+        let name = try request.pathParameter("collection", context)
+        let layer = try engine { () throws(EngineError) in try snapshot.layer(name) }
+        let url = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/" + Endpoints.pathEncoded(layer.name) + "/queryables"
+        return Reply.json(contentType: "application/schema+json", request: request) { w in
+            w.beginObject()
+            w.key("$schema"); w.string("https://json-schema.org/draft/2020-12/schema")
+            w.key("$id"); w.string(url)
+            w.key("type"); w.string("object")
+            w.key("title"); w.string(layer.name)
+            w.key("properties")
+            w.beginObject()
+            for column in layer.info.columns where column.name != layer.info.geometryColumn {
+                w.key(column.name)
+                w.beginObject()
+                let type = switch column.type {
+                case .integer: "integer"
+                case .real: "number"
+                case .boolean: "boolean"
+                case .text, .dateTime, .blob: "string"
+                }
+                w.key("type"); w.string(type)
+                if column.type == .dateTime { w.key("format"); w.string("date-time") }
+                w.endObject()
+            }
+            w.endObject()
+            w.key("additionalProperties"); w.bool(false)
+            w.endObject()
         }
     }
 
@@ -352,6 +422,9 @@ extension Endpoints {
                 {"name": "bbox", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "oneOf": [{"minItems": 4, "maxItems": 4}, {"minItems": 6, "maxItems": 6}], "items": {"type": "number"}}, "description": "minLon,minLat,maxLon,maxLat in CRS84 (or 6 numbers, with heights): only features whose geometry meets the box (minLon > maxLon crosses the antimeridian)."},
                 {"name": "datetime", "in": "query", "style": "form", "explode": false, "schema": {"type": "string"}, "example": "2019-04-16T12:00:00Z/..", "description": "An instant or an interval (.. for an open end), UTC. Only on layers with time: a time-series table (each row's interval) and its point layer (features with an observation then)."},
                 {"name": "crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84", "http://www.opengis.net/def/crs/EPSG/0/4326", "http://www.opengis.net/def/crs/EPSG/0/5514"]}, "description": "The answer's CRS (OGC API – Features Part 2), in its axis order; Content-Crs names it."},
+                {"name": "filter", "in": "query", "schema": {"type": "string"}, "example": "classif = 'urban' AND owner <> 'x'", "description": "A CQL2 filter (Part 3): Basic CQL2 with IN and BETWEEN, on the queryables."},
+                {"name": "filter-lang", "in": "query", "schema": {"type": "string", "enum": ["cql2-text", "cql2-json"], "default": "cql2-text"}},
+                {"name": "filter-crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84"]}},
                 {"name": "bbox-crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84", "http://www.opengis.net/def/crs/EPSG/0/4326", "http://www.opengis.net/def/crs/EPSG/0/5514"]}, "description": "The CRS of bbox, in its axis order."},
                 {"name": "properties", "in": "query", "style": "form", "explode": true, "schema": {"type": "object", "additionalProperties": {"type": "string"}}, "description": "NAME=value for any column NAME of the layer."},
                 {"$ref": "#/components/parameters/f"}
@@ -362,6 +435,21 @@ extension Endpoints {
                 "404": {"$ref": "#/components/responses/Problem"},
                 "406": {"$ref": "#/components/responses/Problem"},
                 "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/ogc/collections/{collection}/queryables", { try $0.ogcQueryables($1, $2) }, openAPI: #"""
+            {
+              "tags": ["OGC API – Features"],
+              "summary": "The properties a filter may name: the collection's columns as a JSON Schema (Part 3)",
+              "parameters": [{"$ref": "#/components/parameters/collection"}, {"$ref": "#/components/parameters/f"}],
+              "responses": {
+                "200": {"description": "A JSON Schema of the columns.", "content": {"application/schema+json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Problem"},
+                "404": {"$ref": "#/components/responses/Problem"},
+                "406": {"$ref": "#/components/responses/Problem"},
+                "414": {"$ref": "#/components/responses/Problem"},
                 "503": {"$ref": "#/components/responses/Problem"}
               }
             }

@@ -1,0 +1,113 @@
+// OGC API – Features Part 3 on the demo store: CQL2 filters, in text and in JSON, answer the
+// features the same condition written as the query language's WHERE answers (the hand-written
+// reference, through /v1/query); a filter names only queryables; what CQL2 has beyond Basic
+// CQL2 with IN and BETWEEN is refused by name.
+
+import Foundation
+import Support
+import TestSupport
+import Testing
+
+@Suite struct CQL2Tests {
+    /// (collection, CQL2 text, CQL2 JSON, the same as a WHERE clause). The kinds of the CQL2
+    /// conformance tests of Basic CQL2 that the demo data has: equality and order on text,
+    /// integers and reals, <>, IS NULL, NOT, AND before OR, parentheses, a literal first, a
+    /// quoted property name, a quote in a string; and IN, NOT IN and BETWEEN.
+    static let cases: [(String, String, String, String)] = [
+        ("districts", "KOD_MC > 547000", #"{"op":">","args":[{"property":"KOD_MC"},547000]}"#, "KOD_MC > 547000"),
+        ("districts", "NAZEV_MC = 'Praha 1'", #"{"op":"=","args":[{"property":"NAZEV_MC"},"Praha 1"]}"#, "NAZEV_MC = 'Praha 1'"),
+        ("districts", "NAZEV_MC <> 'Praha 1' AND KOD_MC <= 539000", #"{"op":"and","args":[{"op":"<>","args":[{"property":"NAZEV_MC"},"Praha 1"]},{"op":"<=","args":[{"property":"KOD_MC"},539000]}]}"#,
+         "NAZEV_MC <> 'Praha 1' AND KOD_MC <= 539000"),
+        ("districts", "KOD_MC < 539000 OR KOD_MC > 547300 AND NAZEV_MC <> 'Praha 22'",
+         #"{"op":"or","args":[{"op":"<","args":[{"property":"KOD_MC"},539000]},{"op":"and","args":[{"op":">","args":[{"property":"KOD_MC"},547300]},{"op":"<>","args":[{"property":"NAZEV_MC"},"Praha 22"]}]}]}"#,
+         "KOD_MC < 539000 OR (KOD_MC > 547300 AND NAZEV_MC <> 'Praha 22')"),
+        ("districts", "NOT (KOD_MC >= 500000 AND KOD_MC < 547000)", #"{"op":"not","args":[{"op":"and","args":[{"op":">=","args":[{"property":"KOD_MC"},500000]},{"op":"<","args":[{"property":"KOD_MC"},547000]}]}]}"#,
+         "NOT (KOD_MC >= 500000 AND KOD_MC < 547000)"),
+        ("districts", "547000 < \"KOD_MC\"", #"{"op":"<","args":[547000,{"property":"KOD_MC"}]}"#, "KOD_MC > 547000"),
+        ("districts", "NAZEV_MC IN ('Praha 1', 'Praha 2', 'Praha-Troja')", #"{"op":"in","args":[{"property":"NAZEV_MC"},["Praha 1","Praha 2","Praha-Troja"]]}"#,
+         "NAZEV_MC IN ('Praha 1', 'Praha 2', 'Praha-Troja')"),
+        ("districts", "NAZEV_MC NOT IN ('Praha 1', 'Praha 2')", #"{"op":"not","args":[{"op":"in","args":[{"property":"NAZEV_MC"},["Praha 1","Praha 2"]]}]}"#,
+         "NAZEV_MC NOT IN ('Praha 1', 'Praha 2')"),
+        ("districts", "KOD_MC BETWEEN 538000 AND 539500", #"{"op":"between","args":[{"property":"KOD_MC"},538000,539500]}"#, "KOD_MC >= 538000 AND KOD_MC <= 539500"),
+        ("districts", "KOD_MC NOT BETWEEN 538000 AND 547000", #"{"op":"not","args":[{"op":"between","args":[{"property":"KOD_MC"},538000,547000]}]}"#,
+         "NOT (KOD_MC >= 538000 AND KOD_MC <= 547000)"),
+        ("stations", "classif = 'urban' AND owner = 'CHMI'", #"{"op":"and","args":[{"op":"=","args":[{"property":"classif"},"urban"]},{"op":"=","args":[{"property":"owner"},"CHMI"]}]}"#,
+         "classif = 'urban' AND owner = 'CHMI'"),
+        ("stations", "name = 'Praha 2-Legerova (hot spot)' or name = 'Praha 4-Libuš'", #"{"op":"or","args":[{"op":"=","args":[{"property":"name"},"Praha 2-Legerova (hot spot)"]},{"op":"=","args":[{"property":"name"},"Praha 4-Libuš"]}]}"#,
+         "name = 'Praha 2-Legerova (hot spot)' OR name = 'Praha 4-Libuš'"),
+        ("pens", "is_animal_pen = TRUE AND name IS NOT NULL", #"{"op":"and","args":[{"op":"=","args":[{"property":"is_animal_pen"},true]},{"op":"not","args":[{"op":"isNull","args":[{"property":"name"}]}]}]}"#,
+         "is_animal_pen = true AND name IS NOT NULL"),
+        ("pens", "name IS NULL", #"{"op":"isNull","args":[{"property":"name"}]}"#, "name IS NULL"),
+        ("animals", "name = 'Lachtan jihoafrický' OR name = 'Gorila nížinná'", #"{"op":"or","args":[{"op":"=","args":[{"property":"name"},"Lachtan jihoafrický"]},{"op":"=","args":[{"property":"name"},"Gorila nížinná"]}]}"#,
+         "name = 'Lachtan jihoafrický' OR name = 'Gorila nížinná'"),
+        ("parking", "CATEGORY = 'VIS' AND NOT (OBJECTID < 100)", #"{"op":"and","args":[{"op":"=","args":[{"property":"CATEGORY"},"VIS"]},{"op":"not","args":[{"op":"<","args":[{"property":"OBJECTID"},100]}]}]}"#,
+         "CATEGORY = 'VIS' AND NOT (OBJECTID < 100)"),
+    ]
+
+    static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+    }
+
+    /// The fids the items endpoint answers for a filter, in order.
+    static func filtered(_ server: RoutedServer, _ collection: String, _ filter: String, language: String) async throws -> [Int64] {
+        let answer = try await get(server, "/ogc/collections/\(collection)/items?limit=10000&filter-lang=\(language)&filter=\(encoded(filter))")
+        #expect(answer.status == 200, "\(filter): \(answer.text.prefix(300))")
+        return (answer.json["features"]?.items ?? []).compactMap { if case .integer(let id)? = $0["id"] { id } else { nil } }
+    }
+
+    @Test func filtersAnswerAsTheSameWhere() async throws {
+        let server = try await RoutedServer.shared.value
+        var nonEmpty = 0
+        for (collection, text, json, whereClause) in Self.cases {
+            let reference = try await post(server, "/v1/query", body: "FIND \(collection) WHERE \(whereClause) RETURN fid")
+            #expect(reference.status == 200, "\(whereClause): \(reference.text)")
+            let fids = (reference.json["rows"]?.items ?? []).compactMap { if case .integer(let id)? = $0["fid"] { id } else { nil } }
+            let byText = try await Self.filtered(server, collection, text, language: "cql2-text")
+            let byJSON = try await Self.filtered(server, collection, json, language: "cql2-json")
+            #expect(byText == fids && byJSON == fids, "\(collection): \(text)")
+            if !fids.isEmpty { nonEmpty += 1 }
+        }
+        // Every case selects something and none selects everything, so each can fail.
+        #expect(nonEmpty == Self.cases.count - 1)
+        // Checked figures: 20 districts above 547000, and the filter with a property filter.
+        #expect(try await Self.filtered(server, "districts", "KOD_MC > 547000", language: "cql2-text").count == 20)
+        let both = try await get(server, "/ogc/collections/stations/items?classif=urban&filter=\(Self.encoded("owner = 'CHMI'"))&limit=100")
+        #expect(both.json["numberMatched"] == .integer(5))
+    }
+
+    @Test func theQueryablesAreTheColumns() async throws {
+        let server = try await RoutedServer.shared.value
+        let queryables = try await get(server, "/ogc/collections/stations/queryables")
+        #expect(queryables.status == 200 && queryables.header("Content-Type") == "application/schema+json")
+        #expect(queryables.json["properties"] == .object(JSONObject([("code", .object(JSONObject([("type", .string("string"))]))),
+                                                                     ("name", .object(JSONObject([("type", .string("string"))]))),
+                                                                     ("classif", .object(JSONObject([("type", .string("string"))]))),
+                                                                     ("owner", .object(JSONObject([("type", .string("string"))])))])))
+        #expect(try await get(server, "/ogc/collections/districts/queryables").json["properties"]?["KOD_MC"]?["type"] == .string("integer"))
+        let collection = try await get(server, "/ogc/collections/stations")
+        #expect(collection.json["links"]?.items.contains { $0["rel"] == .string("http://www.opengis.net/def/rel/ogc/1.0/queryables") } == true)
+        let conformance = try await get(server, "/ogc/conformance").json["conformsTo"]?.items.compactMap(\.string) ?? []
+        #expect(conformance.contains("http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2") && conformance.contains("http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter"))
+    }
+
+    @Test func whatIsNotTakenIsNamed() async throws {
+        let server = try await RoutedServer.shared.value
+        let cases: [(String, String, String)] = [
+            ("stations", "clasif = 'urban'", "'clasif' is not a queryable of 'stations' — did you mean 'classif'?"),
+            ("stations", "name LIKE 'Praha%'", "LIKE is not supported"),
+            ("stations", "S_INTERSECTS(geom, POINT(14.4 50.1))", "the function 'S_INTERSECTS' is not supported"),
+            ("stations", "classif = ", "expected a value"),
+            ("stations", "classif = 'urban' AND", "expected a property name"),
+            ("stations", "(classif = 'urban'", "expected ')'"),
+            ("stations", "TRUE", "TRUE or FALSE alone is not a filter here"),
+        ]
+        for (collection, filter, words) in cases {
+            let answer = try await get(server, "/ogc/collections/\(collection)/items?filter=\(Self.encoded(filter))")
+            #expect(answer.status == 400 && answer.json["parameter"] == .string("filter") && answer.text.contains(words), "\(filter): \(answer.text)")
+        }
+        let json = try await get(server, "/ogc/collections/stations/items?filter-lang=cql2-json&filter=\(Self.encoded(#"{"op":"like","args":[{"property":"name"},"P%"]}"#))")
+        #expect(json.status == 400 && json.text.contains("'like' is not supported"))
+        let lang = try await get(server, "/ogc/collections/stations/items?filter-lang=ecql&filter=x")
+        #expect(lang.status == 400 && lang.text.contains("is not cql2-text or cql2-json"))
+    }
+}
