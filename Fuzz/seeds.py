@@ -36,6 +36,22 @@ def query():
         write("query", f"doc-{i:02d}.vq", block)
 
 
+def cql2():
+    # Filters of every form the reader takes, in both encodings, on the demo's columns.
+    texts = ["KOD_MC > 547000", "NAZEV_MC = 'Praha 1' AND KOD_MC <= 539000",
+             "NOT (KOD_MC >= 500000 AND KOD_MC < 547000) OR \"NAZEV_MC\" <> 'it''s'",
+             "547000 < KOD_MC", "NAZEV_MC NOT IN ('Praha 1', 'Praha 2')", "KOD_MC NOT BETWEEN 538000 AND 5.47e5",
+             "classif IS NOT NULL AND owner = 'CHMI'", "name LIKE 'Praha%'", "S_INTERSECTS(geom, POINT(14.4 50.1))"]
+    for i, text in enumerate(texts):
+        write("cql2", f"text-{i:02d}.cql2", text)
+    jsons = [{"op": "and", "args": [{"op": "in", "args": [{"property": "NAZEV_MC"}, ["Praha 1", "Praha 2"]]},
+                                    {"op": "between", "args": [{"property": "KOD_MC"}, 500000, 547000]}]},
+             {"op": "not", "args": [{"op": "isNull", "args": [{"property": "classif"}]}]},
+             {"op": "<", "args": [547000, {"property": "KOD_MC"}]}]
+    for i, value in enumerate(jsons):
+        write("cql2", f"json-{i:02d}.json", json.dumps(value, ensure_ascii=False))
+
+
 def query_budget():
     # Statements that run long enough for a tiny budget to pass inside them, on the fuzz
     # snapshot's layers: feature references (joins), groups and aggregates, nearest and routes.
@@ -338,9 +354,10 @@ def snapshot_load():
 
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)
-    for target in ["query", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "pmtiles", "csv", "survey", "snapshot-load"]:
+    for target in ["query", "cql2", "mvt", "gpkg-blob", "wkb", "geojson", "osm-pbf", "osm-xml", "mbtiles-meta", "pmtiles", "csv", "survey", "snapshot-load"]:
         os.makedirs(os.path.join(OUT, target), exist_ok=True)
     query()
+    cql2()
     query_budget()
     mvt()
     blobs()

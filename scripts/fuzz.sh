@@ -26,7 +26,7 @@ root=$PWD
 usage() { echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags…] | scripts/fuzz.sh build [TARGET|all]" >&2; exit 2; }
 [[ $# -ge 1 ]] || usage
 
-all_targets=(query query-budget mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta pmtiles csv survey snapshot-load)
+all_targets=(query query-budget cql2 mvt gpkg-blob wkb geojson osm-pbf osm-xml mbtiles-meta pmtiles csv survey snapshot-load)
 # The package's Swift modules in dependency order, and what each imports, read from Package.swift
 # (so this list cannot drift from it); C system modules come in through c_flags below.
 declare -a module_order=()
@@ -50,12 +50,12 @@ for n in done: print(n, " ".join(deps(targets[n])))
 [[ ${#module_order[@]} -gt 0 ]] || { echo "fuzz: could not read the modules from Package.swift (swift package dump-package)" >&2; exit 1; }
 # The module each target calls into; its dependencies come along.
 declare -A target_module=(
-    [query]="QueryLanguage ZooPraha" [query-budget]="QueryLanguage ZooPraha" [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry
+    [query]="QueryLanguage ZooPraha" [query-budget]="QueryLanguage ZooPraha" [cql2]="QueryLanguage ZooPraha" [mvt]=VectorTiles [gpkg-blob]=Store [wkb]=Geometry [geojson]=Geometry
     [osm-pbf]=Routing [osm-xml]=Routing [mbtiles-meta]=VectorTiles [pmtiles]=VectorTiles [csv]=Store [survey]=Indoor
     [snapshot-load]=Engine
 )
 # Sources a target shares with another, beside Fuzz/Support/ (which every target has).
-declare -A target_sources=([query]=Fuzz/Shared/DemoSnapshot.swift [query-budget]=Fuzz/Shared/DemoSnapshot.swift)
+declare -A target_sources=([query]=Fuzz/Shared/DemoSnapshot.swift [query-budget]=Fuzz/Shared/DemoSnapshot.swift [cql2]=Fuzz/Shared/DemoSnapshot.swift)
 
 build=.build-fuzz/fuzz
 mkdir -p "$build/obj" "$build/bin"

@@ -119,6 +119,9 @@ enum CQL2 {
     struct TextParser {
         let characters: [Character]
         var index = 0
+        /// Parentheses and NOTs open: bounded, so a hostile filter cannot exhaust the stack.
+        var depth = 0
+        static let maxDepth = 64
 
         init(_ text: String) { characters = Array(text) }
 
@@ -164,6 +167,9 @@ enum CQL2 {
         }
 
         mutating func factor() throws(FilterError) -> Expression {
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= TextParser.maxDepth else { throw error("nested more than \(TextParser.maxDepth) deep") }
             if keyword("NOT") { return .not(try factor()) }
             if symbol("(") {
                 let inner = try or()

@@ -100,6 +100,8 @@ import Testing
             ("stations", "classif = 'urban' AND", "expected a property name"),
             ("stations", "(classif = 'urban'", "expected ')'"),
             ("stations", "TRUE", "TRUE or FALSE alone is not a filter here"),
+            ("stations", String(repeating: "(", count: 200) + "classif = 'urban'" + String(repeating: ")", count: 200), "nested more than 64 deep"),
+            ("stations", String(repeating: "NOT ", count: 100) + "classif = 'urban'", "nested more than 64 deep"),
         ]
         for (collection, filter, words) in cases {
             let answer = try await get(server, "/ogc/collections/\(collection)/items?filter=\(Self.encoded(filter))")
