@@ -248,20 +248,38 @@ public final class PostGISDatabase: @unchecked Sendable {
         try deadline.check()
         // Every statement `rows` runs is a read (writes go through `execute`): safe to run again.
         return try withConnection(retryingOnce: true, deadline: deadline) { connection in
-            let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostGISDatabase.bindings(parameters)), logger: logger).wait()
-            return result.rows.map { row in row.map(PostGISDatabase.value) }
+            try self.rows(connection, sql, parameters)
         }
     }
 
     /// The rows of a statement run on `connection` (inside a transaction that connection holds).
     func rows(_ connection: PostgresConnection, _ sql: String, _ parameters: [AttributeValue]) throws -> [[AttributeValue]] {
-        let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostGISDatabase.bindings(parameters)), logger: logger).wait()
-        return result.rows.map { row in row.map(PostGISDatabase.value) }
+        try run(connection, sql, parameters).rows.map { row in row.map(PostGISDatabase.value) }
     }
 
     /// Runs one statement whose rows are not needed (DDL, inserts).
     public func execute(_ connection: PostgresConnection, _ sql: String, _ parameters: [AttributeValue] = []) throws {
-        _ = try connection.query(PostgresQuery(unsafeSQL: sql, binds: PostGISDatabase.bindings(parameters)), logger: logger).wait()
+        _ = try run(connection, sql, parameters)
+    }
+
+    /// The connection closed under a statement (`classify`: unavailable).
+    struct ConnectionClosed: Error, CustomStringConvertible {
+        var description: String { "the connection closed under the statement" }
+    }
+
+    /// One statement, waited for until it answers or its connection closes, whichever comes
+    /// first: a statement sent as the server's end went away (a primary's kill -9) never
+    /// answered, and its write held the engine's write lock for good.
+    private func run(_ connection: PostgresConnection, _ sql: String, _ parameters: [AttributeValue]) throws -> PostgresQueryResult {
+        let answered = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+        let done = Locked(false)
+        func complete(_ result: Result<PostgresQueryResult, any Error>) {
+            guard done.withLock({ finished in defer { finished = true }; return !finished }) else { return }
+            answered.completeWith(result)
+        }
+        connection.query(PostgresQuery(unsafeSQL: sql, binds: PostGISDatabase.bindings(parameters)), logger: logger).whenComplete(complete)
+        connection.closeFuture.whenComplete { _ in complete(.failure(ConnectionClosed())) }
+        return try answered.futureResult.wait()
     }
 
     /// Listens on `channel` on a connection of its own until that connection closes:

@@ -199,6 +199,9 @@ public enum PostGISStore {
             do {
                 try body(connection)
             } catch {
+                // A connection the server dropped has rolled back with it; a ROLLBACK sent on it
+                // waited forever (postgres-nio, after a primary's kill -9): it is discarded instead.
+                if case .databaseUnavailable = database.classify(error) { throw error }
                 _ = try? database.execute(connection, "ROLLBACK")
                 throw error
             }
