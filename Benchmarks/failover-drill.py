@@ -223,7 +223,7 @@ def feed_after(port, last_event_id, wanted, timeout=10):
     ids, end = [], time.monotonic() + timeout
     try:
         while time.monotonic() < end and not wanted.issubset(ids):
-            line = answer.fp.readline()
+            line = answer.readline()  # de-chunked (nginx re-chunks the stream anywhere, mid-line too)
             if not line:
                 break
             if line.startswith(b"id: "):
@@ -430,7 +430,10 @@ http {{
             }), flush=True)
             if missing or bad_writes or bad_reads or without_retry or feed_missed or feed_gaps or first_write is None:
                 failed = True
-                log(f"cycle {cycle}: missing {missing[:5]}, writes {bad_writes}, reads {bad_reads}, feed missed {feed_missed}")
+                gaps = [(a, b) for a, b in zip(ids, ids[1:]) if b != a + 1][:5]
+                log(f"cycle {cycle}: missing {missing[:5]}, writes {bad_writes}, reads {bad_reads}, feed missed "
+                    f"{sorted(told - set(ids))[:5]} (in the table: {[primary.psql(f'SELECT count(*) FROM vltava_changes WHERE seq = {n}') for n in sorted(told - set(ids))[:3]]}), "
+                    f"feed starts {ids[:3]}, jumps {gaps}")
         writer.running = probe.running = False
         writer.join(30)
         return 1 if failed else 0
