@@ -13,8 +13,10 @@ import Glibc
 #endif
 
 enum PasswordFile {
-    /// The password for `url` from `environment` (PGPASSWORD, PGPASSFILE, HOME), or nil.
-    static func password(for url: PostGISURL, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    /// The password for `url` on `server` (one of its hosts; libpq looks each one up) from
+    /// `environment` (PGPASSWORD, PGPASSFILE, HOME), or nil.
+    static func password(for url: PostGISURL, on server: PostGISURL.Server? = nil,
+                         environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let password = environment["PGPASSWORD"], !password.isEmpty { return password }
         let path: String
         if let file = environment["PGPASSFILE"], !file.isEmpty {
@@ -25,7 +27,8 @@ enum PasswordFile {
             return nil
         }
         guard let text = privateText(at: path) else { return nil }
-        return match(text, host: url.host, port: url.port, database: url.database, user: url.user)
+        let server = server ?? url.servers[0]
+        return match(text, host: server.host, port: server.port, database: url.database, user: url.user)
     }
 
     /// The file's text when it is a regular file only its owner may read or write.

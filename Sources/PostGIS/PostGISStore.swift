@@ -121,6 +121,7 @@ public enum PostGISStore {
         }
         var summary: [(String, Int)] = []
         try transaction(database) { connection in
+            summary = []  // a transaction that runs again starts over
             try database.execute(connection, "CREATE EXTENSION IF NOT EXISTS postgis")
             try database.execute(connection, utcFunction)
             try database.execute(connection, """
@@ -188,15 +189,26 @@ public enum PostGISStore {
     }
 
     /// Runs `body` in one transaction on a pooled connection: all of it, or on an error nothing.
+    /// A transaction that lost its server before COMMIT was sent has not committed, so it runs
+    /// again once on a new connection (a kept one dead after a restart, or one to a primary
+    /// that a failover demoted: 25006); one whose COMMIT failed may have committed, and is
+    /// reported unavailable (503), never retried and never "ok".
     static func transaction(_ database: PostGISDatabase, _ body: (PostgresConnection) throws -> Void) throws(EngineError) {
-        try database.withConnection { connection in
+        try database.withConnection(retryingOnce: true) { connection in
             try database.execute(connection, "BEGIN")
             do {
                 try body(connection)
-                try database.execute(connection, "COMMIT")
             } catch {
+                // A connection the server dropped has rolled back with it; a ROLLBACK sent on it
+                // waited forever (postgres-nio, after a primary's kill -9): it is discarded instead.
+                if case .databaseUnavailable = database.classify(error) { throw error }
                 _ = try? database.execute(connection, "ROLLBACK")
                 throw error
+            }
+            do {
+                try database.execute(connection, "COMMIT")
+            } catch {
+                throw PostGISDatabase.CommitUncertain(underlying: error)
             }
         }
     }

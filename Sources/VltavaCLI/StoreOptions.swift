@@ -6,7 +6,7 @@ import Support
 
 /// `--db`, shared by every command that reads or writes the store.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The store: a GeoPackage file, or a PostGIS database as postgresql://user[:password]@host[:port]/db (filled by vltava push; without a password in it, PGPASSWORD or ~/.pgpass as for psql).", valueName: "file|url"))
+    @Option(name: .long, help: ArgumentHelp("The store: a GeoPackage file, or a PostGIS database as postgresql://user[:password]@host[:port][,host2[:port]…]/db[?target_session_attrs=read-write] (filled by vltava push; several hosts are tried in order, as libpq does, so a failover needs no restart; without a password in it, PGPASSWORD or ~/.pgpass as for psql).", valueName: "file|url"))
     var db: String = StoreOptions.defaultPath
 
     @Option(name: .long, help: ArgumentHelp("On a PostGIS store: a feature layer with more rows than this stays in PostgreSQL, and each answer fetches the rows it needs (lines and stations always load).", valueName: "rows"))

@@ -37,15 +37,19 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     private let runAs: [String]
+    /// Settings beyond `options`' (`-c name=value …`), kept for `resume`.
+    private let extra: String
 
-    private init(port: Int, directory: URL, runAs: [String]) {
+    private init(port: Int, directory: URL, runAs: [String], extra: String = "") {
         self.port = port
         self.directory = directory
         self.runAs = runAs
+        self.extra = extra
     }
 
-    /// Creates the cluster, starts it and creates the database with PostGIS in it.
-    public static func start() throws -> PostgresCluster {
+    /// Creates the cluster, starts it and creates the database with PostGIS in it. `extra`:
+    /// more settings (`-c synchronous_commit=on …`), after the defaults, so they win.
+    public static func start(extra: String = "") throws -> PostgresCluster {
         if let missing { throw ClusterError(message: missing) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vltava-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -63,15 +67,15 @@ public final class PostgresCluster: @unchecked Sendable {
         try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
         if getuid() == 0, let nobody = getpwnam("nobody") { _ = chown(passwordFile, nobody.pointee.pw_uid, nobody.pointee.pw_gid) }
         // Password authentication over TCP (the wrong-password test needs it), trust on the socket.
-        let cluster = PostgresCluster(port: 0, directory: directory, runAs: runAs)
+        let cluster = PostgresCluster(port: 0, directory: directory, runAs: runAs, extra: extra)
         try cluster.run("initdb", ["-D", data, "-U", user, "--pwfile=\(passwordFile)", "--auth-host=scram-sha-256",
                                    "--auth-local=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"])
         // Tests run in parallel, in this process and in others: try random ports of the range
         // until one is free (a port taken meanwhile makes pg_ctl fail, and the next is tried).
         var lastError = ""
         for port in (55400...55499).shuffled().prefix(12) where portIsFree(port) {
-            let started = PostgresCluster(port: port, directory: directory, runAs: runAs)
-            let options = Self.options(port, directory)
+            let started = PostgresCluster(port: port, directory: directory, runAs: runAs, extra: extra)
+            let options = Self.options(port, directory) + " " + extra
             do {
                 try started.run("pg_ctl", ["-D", data, "-o", options, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "30", "start"])
             } catch {
@@ -121,8 +125,50 @@ public final class PostgresCluster: @unchecked Sendable {
         throw ClusterError(message: "PostgreSQL did not stop within 60 s")
     }
 
+    /// A hot standby of this cluster, streaming from it: a base backup with `-R` (it writes
+    /// `primary_conninfo` and `standby.signal`), started on a free port of the range. Its
+    /// walreceiver is `walreceiver`, the name `synchronous_standby_names` may list.
+    public func standby(extra: String = "") throws -> PostgresCluster {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vltava-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        if getuid() == 0, let nobody = getpwnam("nobody") {
+            guard chown(folder.path, nobody.pointee.pw_uid, nobody.pointee.pw_gid) == 0 else {
+                throw ClusterError(message: "cannot hand \(folder.path) to nobody")
+            }
+        }
+        let data = folder.appendingPathComponent("data").path
+        try run("pg_basebackup", ["-D", data, "-R", "-X", "stream", "-c", "fast", "-h", directory.path, "-p", "\(port)", "-U", Self.user])
+        var lastError = ""
+        for port in (55400...55499).shuffled().prefix(12) where Self.portIsFree(port) && port != self.port {
+            let started = PostgresCluster(port: port, directory: folder, runAs: runAs, extra: extra)
+            do {
+                try started.resume()
+                return started
+            } catch {
+                lastError = "\(error)"
+            }
+        }
+        try? FileManager.default.removeItem(at: folder)
+        throw ClusterError(message: "could not start the standby on a port of 55400–55499: \(lastError)")
+    }
+
+    /// Promotes a standby to primary (`pg_ctl promote`, waiting until it takes writes).
+    public func promote() throws {
+        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-w", "-t", "30", "promote"])
+    }
+
+    /// `kill -9` of the postmaster: a crash, nothing flushed that was not already.
+    public func crash() throws {
+        let pidFile = directory.appendingPathComponent("data/postmaster.pid").path
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+              let line = text.split(separator: "\n").first, let pid = Int32(line.trimmingCharacters(in: .whitespaces)) else {
+            throw ClusterError(message: "no postmaster.pid in \(pidFile)")
+        }
+        guard kill(pid, SIGKILL) == 0 else { throw ClusterError(message: "kill -9 \(pid) failed") }
+    }
+
     public func resume() throws {
-        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-o", Self.options(port, directory),
+        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-o", Self.options(port, directory) + " " + extra,
                            "-l", directory.appendingPathComponent("log").path, "-w", "-t", "30", "start"])
     }
 
