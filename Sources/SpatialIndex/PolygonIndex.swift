@@ -305,12 +305,9 @@ public struct PolygonIndex: Sendable {
         // at most two cells per polygon, to keep the grid small next to the coordinates.
         let n = Double(nonEmpty)
         let side = max(1, min(1024, Int(min(2.5 * n.squareRoot(), max(4096, 2 * n).squareRoot()))))
-        // Fine cells cost a byte each: at most 2 per vertex (a vertex itself costs 16), and at
-        // least 1 MB, so that a few large polygons (the districts) get the finest split. Each
-        // halving of the side quarters the cells, and the time to classify them: W3 (200,000
-        // polygons) at 2 per vertex builds in half the time it took at 8, and answers a query
-        // about a third slower, still 5× or more ahead of shapely's STRtree.
-        let budget = max(1 << 20, 2 * vertices)
+        // Fine cells cost a byte each: at most 8 per vertex (a vertex itself costs 16), and at
+        // least 1 MB, so that a few large polygons (the districts) get the finest split.
+        let budget = max(1 << 20, 8 * vertices)
         var shift = 0
         while shift < 5, (side * side) << (2 * (shift + 1)) <= budget { shift += 1 }
         let width = max(extent.maxLon - extent.minLon, 1e-12)
