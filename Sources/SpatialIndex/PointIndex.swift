@@ -147,7 +147,7 @@ public struct PointIndex: Sendable {
     /// saves (W4, 17 points: a tenth more time per query).
     static let sortedBatchMinimum = 1_024
     /// Queries in a batch are sorted this many at a time (see `Tree.nearest(_:_:_:into:)`), so
-    /// the scratch space stays small (under 1 MB).
+    /// the scratch space stays small (about 2 MB).
     static let batchSize = 1 << 16
 
     private func withTree<R>(_ body: (Tree) -> R) -> R {
@@ -312,7 +312,7 @@ private struct Tree {
     /// k * i. The queries are taken in Hilbert order of their positions, so that consecutive
     /// searches walk the same nodes, still in cache, and take the same branches: a counting
     /// sort by the top 16 bits of the curve's index over the queries' extent. On 100,000
-    /// points and queries in random order this takes a third off the time per query (W5),
+    /// points and queries in random order this takes a fifth off the time per query (W5),
     /// sort included.
     func nearest(_ queries: UnsafeBufferPointer<Double>, _ range: Range<Int>, _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
                  into result: UnsafeMutableBufferPointer<Int32>) {
