@@ -355,14 +355,20 @@ public struct PolygonIndex: Sendable {
     private static func classify(_ grid: Grid, _ polygons: FlatArray<PolygonEntry>, _ blocks: CoordinateBlocks,
                                  bandOffsets: FlatArray<UInt32>, bandEdges: FlatArray<UInt32>, into states: UnsafeMutableBufferPointer<UInt8>) {
         let fineRows = grid.fineRows
-        // More stripes than cores, so that a stripe dense with polygons does not hold the rest up.
-        let stripes = min(fineRows, 16)
         let classifier = StripeClassifier(grid: grid, polygons: polygons, blocks: blocks, bandOffsets: bandOffsets, bandEdges: bandEdges,
                                           states: states)
+        // A small grid (W1's million cells: a few milliseconds) is done sooner on this thread
+        // than handed out: on a busy machine the hand-over alone doubled W1's build.
+        guard states.count >= PolygonIndex.parallelClassifyCells else { return classifier.classify(rows: 0..<fineRows) }
+        // More stripes than cores, so that a stripe dense with polygons does not hold the rest up.
+        let stripes = min(fineRows, 16)
         DispatchQueue.concurrentPerform(iterations: stripes) { stripe in
             classifier.classify(rows: (stripe * fineRows / stripes)..<((stripe + 1) * fineRows / stripes))
         }
     }
+
+    /// Fine grids at least this large are classified on all cores (W3: 25.6 M cells).
+    static let parallelClassifyCells = 1 << 22
 
     /// `classify`'s work on one stripe of rows of fine cells.
     private struct StripeClassifier: @unchecked Sendable {
