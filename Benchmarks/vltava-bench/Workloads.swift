@@ -44,7 +44,8 @@ func runPointInPolygon(workdir: String, id: String, folder: String) throws -> St
     return resultLine(id: id, impl: "vltava-polygon-index", build: build, query: query, queries: total, checksum: hash.finish())
 }
 
-/// W4–W5: the 3 nearest stations of each query, nearest first.
+/// W4–W5: the 3 nearest stations of each query, nearest first. build_s counts the index's
+/// construction from the positions (unit vectors and tree), as the anchors count cKDTree's.
 func runNearest(workdir: String, id: String, folder: String) throws -> String {
     let dir = "\(workdir)/\(folder)"
     let stations = try readFloat64("\(dir)/stations.lonlat.f64")
@@ -58,12 +59,11 @@ func runNearest(workdir: String, id: String, folder: String) throws -> String {
     }
     guard let index else { throw BenchError(description: "no index") }
     var answers = [Int32](repeating: -1, count: n * k)
+    // All queries in one call, as cKDTree's `query` takes them (the index sorts a large batch
+    // by position first; see PointIndex.nearestIndices(k:queries:into:)).
     let query = seconds {
         answers.withUnsafeMutableBufferPointer { all in
-            for i in 0..<n {
-                let slice = UnsafeMutableBufferPointer(rebasing: all[(k * i)..<(k * i + k)])
-                _ = index.nearestIndices(k: k, lon: queries[2 * i], lat: queries[2 * i + 1], into: slice)
-            }
+            queries.withUnsafeBufferPointer { queries in index.nearestIndices(k: k, queries: queries, into: all) }
         }
     }
     return resultLine(id: id, impl: "vltava-point-index", build: build, query: query, queries: n, checksum: checksum(answers))

@@ -36,23 +36,9 @@ public struct PackedRTree: Sendable {
 
         var extent = BBox.empty
         for i in items { extent.extend(boxes[i]) }
-        // Hilbert order of the box centres on a 2^16 grid over the extent. Halves before the
-        // sums and differences: finite boxes near ±Double.greatestFiniteMagnitude must not
-        // overflow to infinity on the way.
-        let hilbertMax = Double((1 << 16) - 1)
-        let halfWidth = extent.maxLon / 2 - extent.minLon / 2, halfHeight = extent.maxLat / 2 - extent.minLat / 2
-        func grid(_ low: Double, _ high: Double, _ origin: Double, _ half: Double) -> UInt32 {
-            guard half > 0 else { return 0 }
-            let t = hilbertMax * ((low / 2 + high / 2) / 2 - origin / 2) / half
-            // `!(t > 0)` also catches NaN: a conversion of NaN would trap.
-            return !(t > 0) ? 0 : t >= hilbertMax ? UInt32(hilbertMax) : UInt32(t)
-        }
-        let keyed: [(UInt32, Int32)] = items.map { i in
-            let b = boxes[i]
-            let x = grid(b.minLon, b.maxLon, extent.minLon, halfWidth)
-            let y = grid(b.minLat, b.maxLat, extent.minLat, halfHeight)
-            return (hilbert(x, y), Int32(truncatingIfNeeded: i))
-        }.sorted { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
+        // Hilbert order of the box centres on a 2^16 grid over the extent.
+        let keyed: [(UInt32, Int32)] = items.map { i in (hilbert(boxes[i], in: extent), Int32(truncatingIfNeeded: i)) }
+            .sorted { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
 
         // Level sizes: items, then ceil(n / nodeSize) per level up to a single root.
         var levelBounds: [Int] = []
@@ -260,6 +246,22 @@ struct NearestCandidate: Comparable {
     static func < (a: NearestCandidate, b: NearestCandidate) -> Bool {
         a.distance < b.distance || (a.distance == b.distance && a.id > b.id)
     }
+}
+
+/// The Hilbert curve index of a box's centre on a 2^16 × 2^16 grid over `extent`; a box
+/// outside the extent or with NaN bounds is put on its edge, never trapped on.
+func hilbert(_ box: BBox, in extent: BBox) -> UInt32 {
+    // Halves before the sums and differences: finite boxes near ±Double.greatestFiniteMagnitude
+    // must not overflow to infinity on the way.
+    func grid(_ low: Double, _ high: Double, _ origin: Double, _ half: Double) -> UInt32 {
+        let hilbertMax = Double((1 << 16) - 1)
+        guard half > 0 else { return 0 }
+        let t = hilbertMax * ((low / 2 + high / 2) / 2 - origin / 2) / half
+        // `!(t > 0)` also catches NaN: a conversion of NaN would trap.
+        return !(t > 0) ? 0 : t >= hilbertMax ? UInt32(hilbertMax) : UInt32(t)
+    }
+    return hilbert(grid(box.minLon, box.maxLon, extent.minLon, extent.maxLon / 2 - extent.minLon / 2),
+                   grid(box.minLat, box.maxLat, extent.minLat, extent.maxLat / 2 - extent.minLat / 2))
 }
 
 /// The Hilbert curve index of (x, y) on a 2^16 grid (after flatbush, from Rawrunprotected's

@@ -1,24 +1,47 @@
 // Exact k-nearest over points on the sphere. Each point is stored as its unit vector (x, y, z);
 // the chord between two unit vectors grows monotonically with their great-circle distance, so
-// ranking by squared chord is exact and needs no trigonometry per candidate. The vectors sit
-// in an implicit 3-d k-d tree (a median-split array, no node objects): pruning by the squared
-// distance to a splitting plane is exact in chord space too. Only the answers are converted to
-// metres (haversine, R = 6,371,008.8 m).
+// ranking by squared chord is exact and needs no trigonometry per candidate. Only the answers
+// are converted to metres (haversine, R = 6,371,008.8 m).
+//
+// The vectors sit in an implicit 3-d k-d tree: a median-split array with no node objects. The
+// range [lo, hi) of more than `leafSize` points is an inner node whose own point sits at
+// mid = (lo + hi) / 2, split on `axes[mid]`: the points before it are smaller on that axis
+// (ties by index), those after it larger. Smaller ranges are leaves, scanned whole. The axis is
+// the one along which the node's points spread widest: a layer in one country is a thin,
+// tilted sheet in 3-d, and cycling x, y, z would split it across its thickness a third of the
+// time (W5: 22.5 nodes a 3-nearest search instead of 28).
+//
+// Layout: the coordinates in tree order, one block per axis (all x, then all y, then all z), so
+// a leaf scan and a split read contiguous doubles, and the build moves 28 bytes per swap.
+//
+// Pruning is exact: a subtree is skipped only when the squared distance from the query to its
+// cell exceeds the k-th best squared chord. That distance is built from one offset per axis
+// (how far the query lies outside the cell along it), summed by `squaredNorm` in the same
+// order as a candidate's own squared chord. Every point in the cell is at least as far along
+// each axis, and rounding is monotone, so the rounded bound never exceeds a rounded candidate
+// distance: no answer, and no tie, is ever pruned.
 
+import Dispatch
 import Foundation
 import Geometry
 
 public struct PointIndex: Sendable {
-    /// Unit vectors in tree order, three doubles per point.
-    private let xyz: [Double]
+    /// Unit vectors in tree order: x of position i at `coords[i]`, y at `coords[count + i]`,
+    /// z at `coords[2 * count + i]`.
+    private let coords: [Double]
     /// Original index of the point at each tree position.
     private let order: [Int32]
+    /// The split axis (0, 1, 2 for x, y, z) of the inner node whose point is at each position.
+    private let axes: [UInt8]
     private let lons: [Double]
     private let lats: [Double]
     /// The points indexed: positions that are NaN in both coordinates are left out.
     public let count: Int
     /// Leaves this small are cheaper to scan than to descend.
     static let leafSize = 8
+    /// Ranges at least this large build their two halves on two threads (about a millisecond
+    /// of work each, against tens of microseconds to hand one over).
+    static let parallelBuildSize = 16_384
 
     /// Indexes the points by position. A position whose longitude and latitude are both NaN is
     /// no point (WKB's spelling of POINT EMPTY, and a layer's placeholder for a feature without
@@ -27,85 +50,37 @@ public struct PointIndex: Sendable {
     public init(lons: [Double], lats: [Double]) throws(SpatialIndexError) {
         precondition(lons.count == lats.count, "PointIndex: lons and lats differ in length")  // programmer error, not input
         guard lons.count <= Int(Int32.max) else { throw .tooLarge(lons.count) }
-        for i in lons.indices where !(lons[i].isFinite && lats[i].isFinite) && !(lons[i].isNaN && lats[i].isNaN) {
-            throw .nonFinite(item: i)
+        var count = 0
+        for i in lons.indices {
+            if lons[i].isFinite && lats[i].isFinite {
+                count += 1
+            } else if !(lons[i].isNaN && lats[i].isNaN) {
+                throw .nonFinite(item: i)
+            }
         }
         self.lons = lons
         self.lats = lats
-        var items = lons.indices.filter { lons[$0].isFinite && lats[$0].isFinite }.map { i -> (Double, Double, Double, Int32) in
-            let v = Geodesy.unitVector(lon: lons[i], lat: lats[i])
-            return (v.x, v.y, v.z, Int32(truncatingIfNeeded: i))
-        }
-        count = items.count
-        // Build the implicit tree: the median of [lo, hi) along axis depth % 3 goes to the middle,
-        // smaller keys before it and larger after (ties by index, so the tree is the same on
-        // every run); ranges of at most `leafSize` points stay as unordered leaves, scanned
-        // whole. A selection, not a sort, per level: O(n log n) in all, which a write's rebuilt
-        // layer pays for every batch (Engine/LayerChanges.swift).
-        items.withUnsafeMutableBufferPointer { items in
-            func build(_ lo: Int, _ hi: Int, _ depth: Int) {
-                guard hi - lo > PointIndex.leafSize else { return }
-                let mid = (lo + hi) / 2
-                PointIndex.select(mid, in: items, lo, hi, axis: depth % 3)
-                build(lo, mid, depth + 1)
-                build(mid + 1, hi, depth + 1)
-            }
-            build(0, items.count, 0)
-        }
-        var xyz: [Double] = []
-        xyz.reserveCapacity(3 * items.count)
-        for item in items { xyz.append(item.0); xyz.append(item.1); xyz.append(item.2) }
-        self.xyz = xyz
-        order = items.map(\.3)
-    }
-
-    /// Puts into `items[k]` the item that a sort of `items[lo..<hi]` by (key on `axis`, index)
-    /// would put there, with the smaller ones before it and the larger after (Hoare's selection,
-    /// median-of-three pivots; a range that keeps shrinking slowly is sorted instead, so the
-    /// worst case stays O(n log n)).
-    static func select(_ k: Int, in items: UnsafeMutableBufferPointer<(Double, Double, Double, Int32)>, _ lo: Int, _ hi: Int, axis: Int) {
-        @inline(__always) func key(_ i: Int) -> Double { axis == 0 ? items[i].0 : axis == 1 ? items[i].1 : items[i].2 }
-        @inline(__always) func less(_ i: Int, _ j: Int) -> Bool {
-            let a = key(i), b = key(j)
-            return a < b || (a == b && items[i].3 < items[j].3)
-        }
-        var lo = lo, hi = hi
-        var budget = 2 * (Int.bitWidth - (hi - lo).leadingZeroBitCount) + 4
-        while hi - lo > 16 {
-            budget -= 1
-            if budget < 0 {
-                var range = UnsafeMutableBufferPointer(rebasing: items[lo..<hi])
-                range.sort { a, b in
-                    let ka = axis == 0 ? a.0 : axis == 1 ? a.1 : a.2
-                    let kb = axis == 0 ? b.0 : axis == 1 ? b.1 : b.2
-                    return ka < kb || (ka == kb && a.3 < b.3)
-                }
-                return
-            }
-            // Median of three to hi - 1, then partition [lo, hi - 1) around it (Lomuto).
-            let m = lo + (hi - lo) / 2, last = hi - 1
-            if less(m, lo) { items.swapAt(m, lo) }
-            if less(last, lo) { items.swapAt(last, lo) }
-            if less(m, last) { items.swapAt(m, last) }
-            var store = lo
-            for i in lo..<last where less(i, last) {
-                items.swapAt(i, store)
-                store += 1
-            }
-            items.swapAt(store, last)
-            if store == k { return }
-            if k < store { hi = store } else { lo = store + 1 }
-        }
-        // Insertion sort of what is left: k lands in place.
-        if hi - lo > 1 {
-            for i in (lo + 1)..<hi {
-                var j = i
-                while j > lo && less(j, j - 1) {
-                    items.swapAt(j, j - 1)
-                    j -= 1
+        self.count = count
+        var coords = [Double](repeating: 0, count: 3 * count)
+        var order = [Int32](repeating: 0, count: count)
+        var axes = [UInt8](repeating: 0, count: count)
+        coords.withUnsafeMutableBufferPointer { coords in
+            order.withUnsafeMutableBufferPointer { order in
+                axes.withUnsafeMutableBufferPointer { axes in
+                    var slot = 0
+                    for i in lons.indices where lons[i].isFinite && lats[i].isFinite {
+                        let v = Geodesy.unitVector(lon: lons[i], lat: lats[i])
+                        (coords[slot], coords[count + slot], coords[2 * count + slot]) = (v.x, v.y, v.z)
+                        order[slot] = Int32(truncatingIfNeeded: i)
+                        slot += 1
+                    }
+                    TreeBuilder(coords: coords, order: order, axes: axes, count: count).build(0, count)
                 }
             }
         }
+        self.coords = coords
+        self.order = order
+        self.axes = axes
     }
 
     /// The k nearest points, nearest first (ties by smaller index), optionally within
@@ -114,19 +89,14 @@ public struct PointIndex: Sendable {
     public func nearest(k: Int, lon: Double, lat: Double, maxMetres: Double = .infinity,
                         filter: ((Int) -> Bool)? = nil, visited: UnsafeMutablePointer<Int>? = nil) -> [(index: Int, metres: Double)] {
         guard k > 0, count > 0 else { return [] }
-        let q = Geodesy.unitVector(lon: lon, lat: lat)
         let limitChord = maxMetres.isFinite ? Geodesy.chord(fromMetres: maxMetres) : 3
-        var best = Best(capacity: min(k, count), limit: limitChord * limitChord)
-        xyz.withUnsafeBufferPointer { xyz in
-            order.withUnsafeBufferPointer { order in
-                search(xyz, order, 0, count, 0, q.x, q.y, q.z, &best, filter)
-            }
+        let found = withUnsafeTemporaryAllocation(of: (Double, Int32).self, capacity: min(k, count)) { storage in
+            var best = Best(storage: storage, limit: limitChord * limitChord)
+            withTree { tree in tree.search(lon: lon, lat: lat, &best, filter) }
+            visited?.pointee = best.visited
+            return (0..<best.size).map { Int(storage[$0].1) }
         }
-        visited?.pointee = best.visited
-        return best.sorted().map { entry in
-            let i = Int(entry.index)
-            return (i, Geodesy.haversine(lon1: lon, lat1: lat, lon2: lons[i], lat2: lats[i]))
-        }
+        return found.map { i in (i, Geodesy.haversine(lon1: lon, lat1: lat, lon2: lons[i], lat2: lats[i])) }
     }
 
     /// Every point within `metres`, nearest first.
@@ -136,47 +106,280 @@ public struct PointIndex: Sendable {
 
     /// Writes the indices of the k nearest points (nearest first) into `result`, which must
     /// hold k entries; returns how many were found. No allocation per query beyond the
-    /// caller's buffer: the benchmark's and the server's hot path.
+    /// caller's buffer: the server's hot path.
     public func nearestIndices(k: Int, lon: Double, lat: Double, into result: UnsafeMutableBufferPointer<Int32>) -> Int {
         guard k > 0, count > 0 else { return 0 }
-        let q = Geodesy.unitVector(lon: lon, lat: lat)
         return withUnsafeTemporaryAllocation(of: (Double, Int32).self, capacity: min(k, count)) { storage in
-            var best = Best(storage: storage, limit: 9)
-            xyz.withUnsafeBufferPointer { xyz in
-                order.withUnsafeBufferPointer { order in
-                    search(xyz, order, 0, count, 0, q.x, q.y, q.z, &best, nil)
-                }
-            }
-            for i in 0..<best.size { result[i] = best.storage[i].1 }
-            return best.size
+            withTree { tree in tree.nearest(Geodesy.unitVector(lon: lon, lat: lat), storage, into: result) }
         }
     }
 
-    private func search(_ xyz: UnsafeBufferPointer<Double>, _ order: UnsafeBufferPointer<Int32>, _ lo: Int, _ hi: Int, _ depth: Int,
-                        _ qx: Double, _ qy: Double, _ qz: Double, _ best: inout Best, _ filter: ((Int) -> Bool)?) {
-        best.visited &+= 1
-        if hi - lo <= PointIndex.leafSize {
-            for i in lo..<hi {
-                let dx = xyz[3 * i] - qx, dy = xyz[3 * i + 1] - qy, dz = xyz[3 * i + 2] - qz
-                let d2 = dx * dx + dy * dy + dz * dz
-                if d2 <= best.bound, filter?(Int(order[i])) ?? true { best.insert(d2, order[i]) }
+    /// The k nearest points of every query in `queries` (longitude, latitude pairs): query i's
+    /// go to `result[k * i ..< k * i + k]`, nearest first, with -1 after the last one found.
+    /// The answers are `nearestIndices`'s, query by query; only the order of the work differs
+    /// (see `Tree.nearest(_:_:_:into:)`).
+    public func nearestIndices(k: Int, queries: UnsafeBufferPointer<Double>, into result: UnsafeMutableBufferPointer<Int32>) {
+        let n = queries.count / 2
+        precondition(k >= 0 && result.count >= k * n, "PointIndex: the result buffer is too small")  // programmer error, not input
+        guard k > 0 else { return }
+        for i in 0..<(k * n) { result[i] = -1 }
+        guard count > 0 else { return }
+        withUnsafeTemporaryAllocation(of: (Double, Int32).self, capacity: min(k, count)) { storage in
+            withTree { tree in
+                guard count >= PointIndex.sortedBatchMinimum else {
+                    for i in 0..<n {
+                        _ = tree.nearest(Geodesy.unitVector(lon: queries[2 * i], lat: queries[2 * i + 1]), storage,
+                                         into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]))
+                    }
+                    return
+                }
+                var start = 0
+                while start < n {
+                    let end = min(n, start + PointIndex.batchSize)
+                    tree.nearest(queries, start..<end, storage, into: result)
+                    start = end
+                }
             }
+        }
+    }
+
+    /// A tree this small sits in the first-level cache, and sorting a batch costs more than it
+    /// saves (W4, 17 points: a tenth more time per query).
+    static let sortedBatchMinimum = 1_024
+    /// Queries in a batch are sorted this many at a time (see `Tree.nearest(_:_:_:into:)`), so
+    /// the scratch space stays small (about 2 MB).
+    static let batchSize = 1 << 16
+
+    private func withTree<R>(_ body: (Tree) -> R) -> R {
+        coords.withUnsafeBufferPointer { coords in
+            order.withUnsafeBufferPointer { order in
+                axes.withUnsafeBufferPointer { axes in
+                    body(Tree(coords: coords, order: order, axes: axes, count: count))
+                }
+            }
+        }
+    }
+}
+
+/// A candidate's squared chord, and the squared distance to a cell from the query's offsets
+/// along each axis: one function, so both are rounded alike (see the header on exact pruning).
+@inline(__always)
+private func squaredNorm(_ dx: Double, _ dy: Double, _ dz: Double) -> Double {
+    dx * dx + dy * dy + dz * dz
+}
+
+/// The extent of a node's points along each axis, while the tree is built.
+private struct Extent {
+    var low = (Double.infinity, Double.infinity, Double.infinity)
+    var high = (-Double.infinity, -Double.infinity, -Double.infinity)
+
+    mutating func extend(_ x: Double, _ y: Double, _ z: Double) {
+        low = (min(low.0, x), min(low.1, y), min(low.2, z))
+        high = (max(high.0, x), max(high.1, y), max(high.2, z))
+    }
+
+    /// The axis of the widest spread (the lowest such axis on a tie).
+    var longestAxis: Int {
+        let (dx, dy, dz) = (high.0 - low.0, high.1 - low.1, high.2 - low.2)
+        return dx >= dy && dx >= dz ? 0 : dy >= dz ? 1 : 2
+    }
+}
+
+/// Builds the implicit tree in place over the index's own arrays. The two halves of a node
+/// touch disjoint ranges, so large ones are built on two threads at once.
+private struct TreeBuilder: @unchecked Sendable {
+    let coords: UnsafeMutableBufferPointer<Double>
+    let order: UnsafeMutableBufferPointer<Int32>
+    let axes: UnsafeMutableBufferPointer<UInt8>
+    let count: Int
+
+    func build(_ lo: Int, _ hi: Int) {
+        guard hi - lo > PointIndex.leafSize else { return }
+        let mid = (lo + hi) / 2
+        var extent = Extent()
+        for i in lo..<hi { extent.extend(coords[i], coords[count + i], coords[2 * count + i]) }
+        let axis = extent.longestAxis
+        select(mid, lo, hi, axis: axis)
+        axes[mid] = UInt8(truncatingIfNeeded: axis)
+        if hi - lo >= PointIndex.parallelBuildSize {
+            DispatchQueue.concurrentPerform(iterations: 2) { half in
+                if half == 0 { build(lo, mid) } else { build(mid + 1, hi) }
+            }
+        } else {
+            build(lo, mid)
+            build(mid + 1, hi)
+        }
+    }
+
+    @inline(__always)
+    func swapAt(_ i: Int, _ j: Int) {
+        coords.swapAt(i, j)
+        coords.swapAt(count + i, count + j)
+        coords.swapAt(2 * count + i, 2 * count + j)
+        order.swapAt(i, j)
+    }
+
+    /// Puts at position k the point that a sort of [lo, hi) by (coordinate on `axis`, index)
+    /// would put there, with the smaller ones before it and the larger after (Hoare's
+    /// selection, median-of-three pivots; a range that keeps shrinking slowly is sorted
+    /// instead, so the worst case stays O(n log n)). Keys with the index as tie-break are all
+    /// distinct, so the tree is the same on every run.
+    func select(_ k: Int, _ lo: Int, _ hi: Int, axis: Int) {
+        let base = axis * count
+        @inline(__always) func less(_ i: Int, _ j: Int) -> Bool {
+            let a = coords[base + i], b = coords[base + j]
+            return a < b || (a == b && order[i] < order[j])
+        }
+        var lo = lo, hi = hi
+        var budget = 2 * (Int.bitWidth - (hi - lo).leadingZeroBitCount) + 4
+        while hi - lo > 16 {
+            budget -= 1
+            if budget < 0 {
+                heapSort(lo, hi, less)
+                return
+            }
+            // Median of three to hi - 1, then partition [lo, hi - 1) around it (Lomuto).
+            let m = lo + (hi - lo) / 2, last = hi - 1
+            if less(m, lo) { swapAt(m, lo) }
+            if less(last, lo) { swapAt(last, lo) }
+            if less(m, last) { swapAt(m, last) }
+            var store = lo
+            for i in lo..<last where less(i, last) {
+                swapAt(i, store)
+                store += 1
+            }
+            swapAt(store, last)
+            if store == k { return }
+            if k < store { hi = store } else { lo = store + 1 }
+        }
+        // Insertion sort of what is left: k lands in place.
+        if hi - lo > 1 {
+            for i in (lo + 1)..<hi {
+                var j = i
+                while j > lo && less(j, j - 1) {
+                    swapAt(j, j - 1)
+                    j -= 1
+                }
+            }
+        }
+    }
+
+    /// Sorts [lo, hi) in place by `less` (the rare fallback of `select`).
+    func heapSort(_ lo: Int, _ hi: Int, _ less: (Int, Int) -> Bool) {
+        let n = hi - lo
+        func siftDown(_ start: Int, _ end: Int) {
+            var root = start
+            while 2 * root + 1 < end {
+                var child = 2 * root + 1
+                if child + 1 < end && less(lo + child, lo + child + 1) { child += 1 }
+                guard less(lo + root, lo + child) else { return }
+                swapAt(lo + root, lo + child)
+                root = child
+            }
+        }
+        for start in stride(from: n / 2 - 1, through: 0, by: -1) { siftDown(start, n) }
+        for end in stride(from: n - 1, to: 0, by: -1) {
+            swapAt(lo, lo + end)
+            siftDown(0, end)
+        }
+    }
+}
+
+/// The index's arrays, borrowed for a search without bounds checks or reference counting
+/// (the arrays outlive it).
+private struct Tree {
+    let coords: UnsafeBufferPointer<Double>
+    let order: UnsafeBufferPointer<Int32>
+    let axes: UnsafeBufferPointer<UInt8>
+    let count: Int
+
+    func search(lon: Double, lat: Double, _ best: inout Best, _ filter: ((Int) -> Bool)?) {
+        let q = Geodesy.unitVector(lon: lon, lat: lat)
+        Searcher(tree: self, qx: q.x, qy: q.y, qz: q.z, filter: filter).visit(0, count, 0, 0, 0, &best)
+    }
+
+    /// The k nearest (k = `storage.count`) of the unit vector q into `result`; returns how many
+    /// were found.
+    func nearest(_ q: (x: Double, y: Double, z: Double), _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
+                 into result: UnsafeMutableBufferPointer<Int32>) -> Int {
+        var best = Best(storage: storage, limit: 9)
+        Searcher(tree: self, qx: q.x, qy: q.y, qz: q.z, filter: nil).visit(0, count, 0, 0, 0, &best)
+        for i in 0..<best.size { result[i] = storage[i].1 }
+        return best.size
+    }
+
+    /// The k nearest of each of the queries `range` (k = `storage.count`), into `result` at
+    /// k * i. The queries are taken in Hilbert order of their positions, so that consecutive
+    /// searches walk the same nodes, still in cache, and take the same branches: a counting
+    /// sort by the top 16 bits of the curve's index over the queries' extent. On 100,000
+    /// points and queries in random order this takes a fifth off the time per query (W5),
+    /// sort included.
+    func nearest(_ queries: UnsafeBufferPointer<Double>, _ range: Range<Int>, _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
+                 into result: UnsafeMutableBufferPointer<Int32>) {
+        let k = storage.count
+        var extent = BBox.empty
+        for i in range where queries[2 * i].isFinite && queries[2 * i + 1].isFinite {
+            extent.extend(lon: queries[2 * i], lat: queries[2 * i + 1])
+        }
+        let buckets = 1 << 16
+        var keys = [UInt16](repeating: 0, count: range.count)
+        var starts = [Int32](repeating: 0, count: buckets + 1)
+        for i in range {
+            let point = BBox(minLon: queries[2 * i], minLat: queries[2 * i + 1], maxLon: queries[2 * i], maxLat: queries[2 * i + 1])
+            let key = UInt16(truncatingIfNeeded: hilbert(point, in: extent) >> 16)
+            keys[i - range.lowerBound] = key
+            starts[Int(key) + 1] += 1
+        }
+        for b in 0..<buckets { starts[b + 1] += starts[b] }
+        // The positions are copied in that order, so the searches read them in sequence.
+        var sorted = [(lon: Double, lat: Double, query: Int)](repeating: (0, 0, 0), count: range.count)
+        for i in range {
+            let key = Int(keys[i - range.lowerBound])
+            sorted[Int(starts[key])] = (queries[2 * i], queries[2 * i + 1], i)
+            starts[key] += 1
+        }
+        for (lon, lat, i) in sorted {
+            _ = nearest(Geodesy.unitVector(lon: lon, lat: lat), storage, into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]))
+        }
+    }
+}
+
+/// One query's walk over the tree.
+private struct Searcher {
+    let tree: Tree
+    let qx: Double, qy: Double, qz: Double
+    let filter: ((Int) -> Bool)?
+
+    @inline(__always)
+    func consider(_ i: Int, _ best: inout Best) {
+        let (coords, count) = (tree.coords, tree.count)
+        let d2 = squaredNorm(coords[i] - qx, coords[count &+ i] - qy, coords[2 &* count &+ i] - qz)
+        if d2 <= best.bound, filter?(Int(tree.order[i])) ?? true { best.insert(d2, tree.order[i]) }
+    }
+
+    /// Searches [lo, hi), whose cell lies (ox, oy, oz) away from the query along each axis.
+    func visit(_ lo: Int, _ hi: Int, _ ox: Double, _ oy: Double, _ oz: Double, _ best: inout Best) {
+        best.visited &+= 1
+        if hi &- lo <= PointIndex.leafSize {
+            for i in lo..<hi { consider(i, &best) }
             return
         }
-        let mid = (lo + hi) / 2
-        let px = xyz[3 * mid], py = xyz[3 * mid + 1], pz = xyz[3 * mid + 2]
-        let dx = px - qx, dy = py - qy, dz = pz - qz
-        let d2 = dx * dx + dy * dy + dz * dz
-        if d2 <= best.bound, filter?(Int(order[mid])) ?? true { best.insert(d2, order[mid]) }
-        let axis = depth % 3
-        let delta = axis == 0 ? qx - px : axis == 1 ? qy - py : qz - pz
-        // Near side first; the far side only if the splitting plane is within the bound.
+        let mid = (lo &+ hi) / 2
+        let axis = Int(tree.axes[mid])
+        let delta = (axis == 0 ? qx : axis == 1 ? qy : qz) - tree.coords[axis &* tree.count &+ mid]
+        // Near side first, then the node's own point: the bound is tight by then, so the points
+        // high up the tree, mostly far away, seldom enter the list only to be pushed out again
+        // (W5: a sixth off the time per query). The far side only if its cell is within the
+        // bound; its offset along the split axis is the distance to the splitting plane.
+        let (fx, fy, fz) = (axis == 0 ? delta : ox, axis == 1 ? delta : oy, axis == 2 ? delta : oz)
         if delta < 0 {
-            search(xyz, order, lo, mid, depth + 1, qx, qy, qz, &best, filter)
-            if delta * delta <= best.bound { search(xyz, order, mid + 1, hi, depth + 1, qx, qy, qz, &best, filter) }
+            visit(lo, mid, ox, oy, oz, &best)
+            consider(mid, &best)
+            if squaredNorm(fx, fy, fz) <= best.bound { visit(mid &+ 1, hi, fx, fy, fz, &best) }
         } else {
-            search(xyz, order, mid + 1, hi, depth + 1, qx, qy, qz, &best, filter)
-            if delta * delta <= best.bound { search(xyz, order, lo, mid, depth + 1, qx, qy, qz, &best, filter) }
+            visit(mid &+ 1, hi, ox, oy, oz, &best)
+            consider(mid, &best)
+            if squaredNorm(fx, fy, fz) <= best.bound { visit(lo, mid, fx, fy, fz, &best) }
         }
     }
 }
@@ -188,18 +391,12 @@ private struct Best {
     var size = 0
     /// Tree nodes entered so far.
     var visited = 0
-    let limit: Double
     /// Anything farther than this cannot enter.
     private(set) var bound: Double
 
     init(storage: UnsafeMutableBufferPointer<(Double, Int32)>, limit: Double) {
         self.storage = storage
-        self.limit = limit
         bound = limit
-    }
-
-    init(capacity: Int, limit: Double) {
-        self.init(storage: UnsafeMutableBufferPointer<(Double, Int32)>.allocate(capacity: capacity), limit: limit)
     }
 
     static func worse(_ a: (Double, Int32), _ b: (Double, Int32)) -> Bool {
@@ -222,13 +419,6 @@ private struct Best {
         }
         storage[j] = item
         if size == storage.count { bound = storage[size - 1].0 }
-    }
-
-    /// Sorted entries; frees the storage this value allocated itself.
-    mutating func sorted() -> [(d2: Double, index: Int32)] {
-        let out = (0..<size).map { (storage[$0].0, storage[$0].1) }
-        storage.deallocate()
-        return out
     }
 }
 

@@ -81,6 +81,96 @@ import Testing
         }
     }
 
+    /// Brute force in the index's own terms: every point by (squared chord, index), the
+    /// squared chord summed as the index sums it. `vectors` holds nil for NaN-empty points.
+    static func bruteChord(_ vectors: [(x: Double, y: Double, z: Double)?], lon: Double, lat: Double, k: Int) -> [Int] {
+        let q = Geodesy.unitVector(lon: lon, lat: lat)
+        return vectors.indices.compactMap { i -> (Double, Int)? in
+            guard let v = vectors[i] else { return nil }
+            let (dx, dy, dz) = (v.x - q.x, v.y - q.y, v.z - q.z)
+            return (dx * dx + dy * dy + dz * dz, i)
+        }.sorted { $0 < $1 }.prefix(k).map(\.1)
+    }
+
+    /// Points over the whole sphere with the awkward cases in: both poles, both sides of the
+    /// antimeridian, exact duplicates, a lattice where many points are equally far from a
+    /// query (ties, broken by index), and NaN-empty points; indexed at sizes around a leaf and
+    /// past the size that builds on two threads. Every query path (one query, the list with
+    /// distances, the batch) gives brute force's answer, for k from 1 to past the count.
+    @Test(arguments: [0, 1, 7, 8, 9, 17, 300, 20_000])
+    func pointIndexEqualsBruteForceEverywhere(count: Int) throws {
+        var g = SplitMix(state: UInt64(count) &+ 29)
+        var lons: [Double] = [], lats: [Double] = []
+        for i in 0..<count {
+            let (lon, lat): (Double, Double)
+            switch i % 10 {
+            case 0: (lon, lat) = (Double.random(in: -180...180, using: &g), [90, -90][i / 10 % 2])  // a pole
+            case 1: (lon, lat) = ([180, -180, 179.999_999, -179.999_999][i / 10 % 4], Double.random(in: -60...60, using: &g))
+            case 2 where i > 10: (lon, lat) = (lons[i - 7], lats[i - 7])  // a duplicate
+            case 3: (lon, lat) = (.nan, .nan)  // no point
+            case 4, 5: (lon, lat) = (Double(Int.random(in: -3...3, using: &g)), Double(Int.random(in: -3...3, using: &g)))  // lattice
+            default: (lon, lat) = (Double.random(in: -180...180, using: &g), Double.random(in: -90...90, using: &g))
+            }
+            lons.append(lon)
+            lats.append(lat)
+        }
+        let index = try PointIndex(lons: lons, lats: lats)
+        #expect(index.count == lons.filter(\.isFinite).count)
+        let vectors = lons.indices.map { lons[$0].isFinite ? Geodesy.unitVector(lon: lons[$0], lat: lats[$0]) : nil }
+        var queries: [Double] = []
+        // Fewer queries on the largest set, for a debug build's brute force.
+        for q in 0..<(count > 1_000 ? 40 : 200) {
+            switch q % 4 {
+            case 0: queries += [Double(Int.random(in: -3...3, using: &g)) + 0.5, Double(Int.random(in: -3...3, using: &g)) + 0.5]  // ties
+            case 1: queries += [[180, -180][q / 4 % 2], Double.random(in: -90...90, using: &g)]
+            case 2: queries += [Double.random(in: -180...180, using: &g), [90, -90, 89.9][q / 4 % 3]]
+            default: queries += [Double.random(in: -180...180, using: &g), Double.random(in: -90...90, using: &g)]
+            }
+        }
+        // k past the count on the small sets only: the list of k best is sorted by insertion.
+        for k in [1, 3, 10] + (count <= 300 ? [count + 5] : []) {
+            var batch = [Int32](repeating: 7, count: k * queries.count / 2)
+            batch.withUnsafeMutableBufferPointer { out in queries.withUnsafeBufferPointer { index.nearestIndices(k: k, queries: $0, into: out) } }
+            var one = [Int32](repeating: -1, count: k)
+            for q in 0..<(queries.count / 2) {
+                let (lon, lat) = (queries[2 * q], queries[2 * q + 1])
+                let expected = Self.bruteChord(vectors, lon: lon, lat: lat, k: k)
+                #expect(index.nearest(k: k, lon: lon, lat: lat).map(\.index) == expected, "k \(k) at \(lon), \(lat)")
+                let n = one.withUnsafeMutableBufferPointer { index.nearestIndices(k: k, lon: lon, lat: lat, into: $0) }
+                #expect(one.prefix(n).map(Int.init) == expected)
+                let answer = batch[(k * q)..<(k * q + k)]
+                #expect(answer.prefix(expected.count).map(Int.init) == expected)
+                #expect(answer.dropFirst(expected.count).allSatisfy { $0 == -1 })
+            }
+        }
+        // A query that is no point finds nothing, alone or in a batch.
+        #expect(index.nearest(k: 3, lon: .nan, lat: .nan).isEmpty)
+        var out = [Int32](repeating: 7, count: 6)
+        out.withUnsafeMutableBufferPointer { out in [Double.nan, .nan, 0, 0].withUnsafeBufferPointer { index.nearestIndices(k: 3, queries: $0, into: out) } }
+        #expect(out.prefix(3).allSatisfy { $0 == -1 })
+    }
+
+    /// The batch over a layer large enough to be sorted (more than `sortedBatchMinimum` points)
+    /// and more queries than one sorted run (`batchSize`), in random order: the same answers as
+    /// one query at a time.
+    @Test func pointIndexBatchEqualsSingleQueries() throws {
+        var g = SplitMix(state: 31)
+        let lons = (0..<5_000).map { _ in Double.random(in: 12.09...18.86, using: &g) }
+        let lats = (0..<5_000).map { _ in Double.random(in: 48.55...51.06, using: &g) }
+        let index = try PointIndex(lons: lons, lats: lats)
+        let n = PointIndex.batchSize + 100
+        let queries = (0..<n).flatMap { _ in [Double.random(in: 12...19, using: &g), Double.random(in: 48.5...51.1, using: &g)] }
+        var batch = [Int32](repeating: 7, count: 3 * n)
+        batch.withUnsafeMutableBufferPointer { out in queries.withUnsafeBufferPointer { index.nearestIndices(k: 3, queries: $0, into: out) } }
+        var one = [Int32](repeating: -1, count: 3)
+        var mismatches = 0
+        for q in 0..<n {
+            _ = one.withUnsafeMutableBufferPointer { index.nearestIndices(k: 3, lon: queries[2 * q], lat: queries[2 * q + 1], into: $0) }
+            if Array(batch[(3 * q)..<(3 * q + 3)]) != one { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+    }
+
     /// EXPLAIN's node count: a search that must see every point enters every node of the
     /// implicit tree (counted here from its shape); a 1-nearest search prunes nearly all.
     @Test func pointIndexCountsTheNodesItVisits() throws {
