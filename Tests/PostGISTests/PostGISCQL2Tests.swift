@@ -8,7 +8,8 @@ import QueryLanguage
 import TestSupport
 import Testing
 
-@Suite struct PostGISCQL2Tests {
+// In the serialized suite of the shared cluster: other tests there stop and start it.
+extension PostGISStoreTests {
     @Test func filtersArePushedDownAndAnswerAsLoaded() async throws {
         try await onAThreadOfItsOwn {
             let kept = try PushedStore.kept.get()

@@ -8,17 +8,18 @@ import Support
 import TestSupport
 import Testing
 
-@Suite struct PostGISEnvironmentalDataTests {
-    struct Place: Equatable {
+// In the serialized suite of the shared cluster: other tests there stop and start it.
+extension PostGISStoreTests {
+    struct EDRPlace: Equatable {
         let key: String
         let position: Point
         let observations: [TimeSeries.Observation]
     }
 
-    static func places(_ snapshot: Snapshot, _ request: EnvironmentalRequest) throws -> (parameters: [String], places: [Place]) {
+    static func edrPlaces(_ snapshot: Snapshot, _ request: EnvironmentalRequest) throws -> (parameters: [String], places: [EDRPlace]) {
         let stations = try snapshot.stations(try snapshot.layer("stations"))
         let data = try snapshot.environmentalData(stations, request)
-        return (data.parameters, data.places.map { Place(key: $0.key, position: $0.position, observations: $0.observations) })
+        return (data.parameters, data.places.map { EDRPlace(key: $0.key, position: $0.position, observations: $0.observations) })
     }
 
     @Test func windowsOfObservationsAreTheGeoPackagesAnswers() async throws {
@@ -40,7 +41,7 @@ import Testing
                 for time in times {
                     for parameters in [nil, ["no2"], ["aqi", "pm10"], ["CO"]] as [[String]?] {
                         let request = EnvironmentalRequest(selection: selection, time: time, parameters: parameters)
-                        let (a, b) = (try Self.places(postgis, request), try Self.places(reference, request))
+                        let (a, b) = (try Self.edrPlaces(postgis, request), try Self.edrPlaces(reference, request))
                         #expect(a.parameters == b.parameters && a.places == b.places, "\(selection) \(String(describing: time)) \(String(describing: parameters))")
                         compared += b.places.reduce(0) { $0 + $1.observations.count }
                     }
