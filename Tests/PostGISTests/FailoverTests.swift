@@ -29,19 +29,7 @@ struct FailoverTests {
     }
 
     static func post(_ port: Int, _ path: String, _ body: String, token: String) throws -> (status: Int, headers: [String: String], body: String) {
-        let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/curl"), [
-            "-s", "-m", "20", "-i", "-w", "\n%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(token)",
-            "-H", "Content-Type: application/json", "--data-binary", body, "http://127.0.0.1:\(port)\(path)"])
-        var lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
-        let status = Int(lines.popLast() ?? "") ?? 0
-        let text = lines.joined(separator: "\n")
-        guard let end = text.range(of: "\r\n\r\n") else { return (status, [:], text) }
-        var headers: [String: String] = [:]
-        for line in text[..<end.lowerBound].components(separatedBy: "\r\n").dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return (status, headers, String(text[end.upperBound...]))
+        try exchange(port, path, post: body, headers: ["Authorization: Bearer \(token)", "Content-Type: application/json"])
     }
 
     /// A batch inserting a station for each code.

@@ -18,8 +18,9 @@ import Testing
 import Vltava
 
 /// Status, headers (names lower-cased) and body of a request to the server on `port`.
-func exchange(_ port: Int, _ path: String, post body: String? = nil) throws -> (status: Int, headers: [String: String], body: String) {
+func exchange(_ port: Int, _ path: String, post body: String? = nil, headers sent: [String] = []) throws -> (status: Int, headers: [String: String], body: String) {
     var arguments = ["-s", "-m", "20", "-i", "-w", "\n%{http_code}"]
+    for header in sent { arguments += ["-H", header] }
     if let body { arguments += ["-X", "POST", "--data-binary", body] }
     arguments.append("http://127.0.0.1:\(port)\(path)")
     let result = try Fixtures.run(URL(fileURLWithPath: "/usr/bin/curl"), arguments)
