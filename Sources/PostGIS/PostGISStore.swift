@@ -369,12 +369,8 @@ public enum PostGISStore {
                case .string(let keyLayer)? = fields["key_layer"], case .string(let layerKey)? = fields["layer_key_column"],
                case .string(let key)? = fields["key_column"], case .string(let startColumn)? = fields["start_column"],
                case .string(let endColumn)? = fields["end_column"] {
-                var units: [String: String] = [:]
-                if case .object(let object)? = fields["units"] {
-                    for (column, value) in object { if case .string(let unit) = value { units[column] = unit } }
-                }
                 link = TimeSeriesLink(keyLayer: keyLayer, layerKeyColumn: layerKey, keyColumn: key, startColumn: startColumn, endColumn: endColumn,
-                                      units: units)
+                                      units: TimeSeriesLink.units(from: fields["units"]))
             }
             let info = LayerInfo(name: name, kind: kind, geometryType: row[2].stringValue, geometryColumn: kind == .features ? "geom" : nil,
                                  crs: row[3].stringValue, featureCount: 0, bbox: nil, columns: columns, description: row[4].stringValue ?? "",

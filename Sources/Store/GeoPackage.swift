@@ -70,7 +70,11 @@ public struct TimeSeriesLink: Sendable, Equatable {
 
     /// Units as the stores keep them, a JSON object of strings; anything else is no units.
     public static func units(fromJSON text: String?) -> [String: String] {
-        guard let text, case .object(let object)? = try? JSON.parse(text) else { return [:] }
+        units(from: text.flatMap { try? JSON.parse($0) })
+    }
+
+    public static func units(from json: JSONValue?) -> [String: String] {
+        guard case .object(let object)? = json else { return [:] }
         var units: [String: String] = [:]
         for (column, value) in object { if case .string(let unit) = value { units[column] = unit } }
         return units
