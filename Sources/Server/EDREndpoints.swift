@@ -53,6 +53,10 @@ extension Endpoints {
             guard let metres = EDRUnits.metres[unit.lowercased()] else {
                 throw APIError.invalidParameter("within-units", "\(Quote.input(unit)) is not one of \(EDRUnits.names.joined(separator: ", "))")
             }
+            // Checked here: the engine's own word for it is the HTTP API's within_m.
+            guard within >= 0, (within * metres).isFinite else {
+                throw APIError.invalidParameter("within", "must be a distance of 0 or more, got \(within)")
+            }
             selection = .within(metres: within * metres, of: positions[0])
         case .area:
             selection = .inside(try Endpoints.edrGeometry(parameters))
