@@ -118,7 +118,9 @@ extension Endpoints {
             throw APIError(.notAcceptable, code: "not_acceptable",
                            detail: "Accept: \(Quote.input(accept)): EDR answers CoverageJSON (application/prs.coverage+json) or GeoJSON")
         }
-        if let crs = parameters.string("crs"), !["crs84", Output.crs84.lowercased(), "epsg:4326"].contains(crs.lowercased()) {
+        // CRS84 only: EPSG:4326 would put latitude first (OGCCRS.swift), and coords are read
+        // longitude first.
+        if let crs = parameters.string("crs"), (try? OGCCRS(crs, parameter: "crs")) != .crs84 {
             throw APIError.invalidParameter("crs", "\(Quote.input(crs)) is not offered: coordinates are CRS84 (longitude, latitude)")
         }
         return parameters

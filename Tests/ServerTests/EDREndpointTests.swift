@@ -183,6 +183,7 @@ import Testing
             (base + "/locations/ALEGX", 404, "has no station 'ALEGX' — did you mean 'ALEGA'?"),
             (base + "/position?coords=POINT(14.42%2050.08)&f=xml", 406, "CoverageJSON or GeoJSON"),
             (base + "/position?coords=POINT(14.42%2050.08)&crs=EPSG:5514", 400, "crs"),
+            (base + "/position?coords=POINT(14.42%2050.08)&crs=EPSG:4326", 400, "coordinates are CRS84 (longitude, latitude)"),
             (base + "/position?coords=POINT(14.42%2050.08)&datetime=yesterday", 400, "datetime"),
             (base + "/position?coords=POINT(14.42%2050.08)&bogus=1", 400, "unknown parameter"),
             ("/ogc/collections/pens/position?coords=POINT(14.42%2050.08)", 400, "layer 'pens' has no time series (layers with one: stations)"),
