@@ -273,7 +273,7 @@ public final class PostGISDatabase: @unchecked Sendable {
     private func run(_ connection: PostgresConnection, _ sql: String, _ parameters: [AttributeValue]) throws -> PostgresQueryResult {
         let answered = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
         let done = Locked(false)
-        func complete(_ result: Result<PostgresQueryResult, any Error>) {
+        let complete: @Sendable (Result<PostgresQueryResult, any Error>) -> Void = { result in
             guard done.withLock({ finished in defer { finished = true }; return !finished }) else { return }
             answered.completeWith(result)
         }
