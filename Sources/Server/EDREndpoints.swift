@@ -63,17 +63,8 @@ extension Endpoints {
         case .locations:
             selection = .station(try request.pathParameter("locationId", context))
         }
-        let time = try parameters.string("datetime").map(Endpoints.datetime)
-        let names = try parameters.string("parameter-name").map(Endpoints.edrParameterNames)
-        let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/"
-        return try await heavyWork(context, snapshot) { budget in
-            let data = try engine { () throws(EngineError) in
-                let stations = try snapshot.stations(try snapshot.layer(name))
-                return try snapshot.environmentalData(stations, EnvironmentalRequest(selection: selection, time: time, parameters: names),
-                                                      deadline: budget.deadline)
-            }
+        return try await edrAnswer(request, context, snapshot, collection: name, selection, parameters) { data, collection in
             guard data.places.contains(where: { !$0.observations.isEmpty }) else { return Response(status: .noContent) }
-            let collection = base + Endpoints.pathEncoded(data.stations.layer.name)
             switch format {
             case .coverageJSON:
                 return try Reply.json(contentType: Output.coverageJSONType, request: request, limit: snapshot.limits.maxResponseBytes) { w in
@@ -93,19 +84,29 @@ extension Endpoints {
         let name = try request.pathParameter("collection", context)
         let parameters = try Endpoints.edrParameters(request, allowed: ["datetime", "parameter-name"])
         _ = try Endpoints.edrFormat(parameters, default: .geoJSON, only: .geoJSON)
+        return try await edrAnswer(request, context, snapshot, collection: name, .all, parameters) { data, collection in
+            try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
+                Output.edrLocations(&w, data, locationURL: { collection + "/locations/" + Endpoints.pathEncoded($0) })
+            }
+        }
+    }
+
+    /// The one way every EDR query reaches the Engine: `datetime` and `parameter-name` read,
+    /// the operation run as heavy work within the request's budget, and `write` handed the
+    /// answer and the collection's URL.
+    private func edrAnswer(_ request: Request, _ context: APIContext, _ snapshot: Snapshot, collection name: String,
+                           _ selection: StationSelection, _ parameters: Parameters,
+                           write: @escaping @Sendable (EnvironmentalData, String) throws -> Response) async throws -> Response {
         let time = try parameters.string("datetime").map(Endpoints.datetime)
         let names = try parameters.string("parameter-name").map(Endpoints.edrParameterNames)
         let base = baseURL(request, context) + Endpoints.ogcPrefix + "/collections/"
         return try await heavyWork(context, snapshot) { budget in
             let data = try engine { () throws(EngineError) in
                 let stations = try snapshot.stations(try snapshot.layer(name))
-                return try snapshot.environmentalData(stations, EnvironmentalRequest(selection: .all, time: time, parameters: names),
+                return try snapshot.environmentalData(stations, EnvironmentalRequest(selection: selection, time: time, parameters: names),
                                                       deadline: budget.deadline)
             }
-            let collection = base + Endpoints.pathEncoded(data.stations.layer.name)
-            return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-                Output.edrLocations(&w, data, locationURL: { collection + "/locations/" + Endpoints.pathEncoded($0) })
-            }
+            return try write(data, base + Endpoints.pathEncoded(data.stations.layer.name))
         }
     }
 
