@@ -74,6 +74,12 @@ public indirect enum StoreCondition: Sendable {
     /// The feature's station's last observation ends within `hours` of the newest one of the
     /// whole series (`TimeSeries.isStale`).
     case fresh(TimeSeries, hours: Double)
+    /// A text column LIKE a pattern (`%`, `_`, `\` escapes; Unicode scalars, case counts).
+    case like(column: String, pattern: String, negated: Bool)
+    /// A text column's instant (ISO 8601, UTC, as `UTCTime.parse` reads it) against an instant.
+    case instant(column: String, StoreComparison, UTCTime)
+    /// The feature's geometry in `relation` to a constant one (lon/lat, planar).
+    case spatial(SpatialRelation, Geometry)
 }
 
 public enum StoreComparison: Sendable {

@@ -129,6 +129,37 @@ extension Snapshot {
         return found.map { Match(index: $0, fid: layer.fids[$0], metres: nil) }
     }
 
+    /// Which features' geometries stand in `relation` to `shape` (lon/lat, planar as OGC Simple
+    /// Features and PostGIS's `geometry` define them), one flag per slot: GEOS on the candidates
+    /// the layer's tree gives, every feature for `disjoint`. CQL2's spatial functions.
+    public func relating(_ layer: Layer, _ relation: SpatialRelation, _ shape: Geometry, deadline: Deadline = .none) throws(EngineError) -> [Bool] {
+        try requireRows(layer, "S_\(relation.rawValue.uppercased())")
+        guard let tree = layer.tree else {
+            throw .unsupportedGeometry(layer: layer.name, operation: "S_\(relation.rawValue.uppercased())", needs: "geometries", has: "none (it is a table)")
+        }
+        var candidates: [Int] = []
+        if relation.needsBoxOverlap {
+            _ = tree.search(shape.bbox) { candidates.append($0) }
+        } else {
+            candidates = Array(layer.indices)
+        }
+        var related = [Bool](repeating: false, count: layer.slots)
+        do {
+            let context = try GEOSContext()
+            let prepared = try GEOSPreparedShape(context: context, geometry: shape)
+            for (n, index) in candidates.enumerated() {
+                if n & 1023 == 0 { try deadline.check() }
+                guard let geometry = layer.geometries[index] else { continue }
+                related[index] = try prepared.holds(geometry, relation)
+            }
+        } catch let error as EngineError {
+            throw error
+        } catch {
+            throw .invalidArgument(parameter: "filter", message: "GEOS cannot test \(relation.rawValue) with \(Quote.capped(WKT.encode(shape))): \(error)")
+        }
+        return related
+    }
+
     /// Great-circle metres from the point to a feature (0 inside a polygon).
     public func distance(from point: Point, to layer: Layer, fid: Int64) throws(EngineError) -> Double {
         try Check.position(point)

@@ -138,6 +138,21 @@ public final class GEOSContext {
         try predicate(a, b, GEOSIntersects_r)
     }
 
+    /// Whether `a RELATION b` holds, by GEOS's plain (unprepared) predicates: a reference for
+    /// tests of `GEOSPreparedShape`.
+    public func holds(_ a: Geometry, _ relation: SpatialRelation, _ b: Geometry) throws(GEOSError) -> Bool {
+        switch relation {
+        case .intersects: try predicate(a, b, GEOSIntersects_r)
+        case .disjoint: try predicate(a, b, GEOSDisjoint_r)
+        case .contains: try predicate(a, b, GEOSContains_r)
+        case .within: try predicate(a, b, GEOSWithin_r)
+        case .equals: try predicate(a, b, GEOSEquals_r)
+        case .touches: try predicate(a, b, GEOSTouches_r)
+        case .crosses: try predicate(a, b, GEOSCrosses_r)
+        case .overlaps: try predicate(a, b, GEOSOverlaps_r)
+        }
+    }
+
     /// Planar distance in the coordinates' units (degrees for lon/lat): a reference for tests.
     public func distance(_ a: Geometry, _ b: Geometry) throws(GEOSError) -> Double {
         let ga = try make(a)
@@ -340,6 +355,73 @@ public final class GEOSPreparedLayer {
         case 1: return true
         case 0: return false
         default: throw context.failure("prepared contains failed")
+        }
+    }
+}
+
+/// How a feature's geometry relates to another one, as OGC Simple Features (and CQL2's
+/// S_INTERSECTS … S_EQUALS, PostGIS's ST_Intersects …) define it: `feature RELATION other`.
+public enum SpatialRelation: String, Sendable, CaseIterable {
+    case intersects, disjoint, contains, within, equals, touches, crosses, overlaps
+
+    /// The same test with its sides swapped: `a contains b` is `b within a`.
+    public var swapped: SpatialRelation {
+        switch self {
+        case .contains: .within
+        case .within: .contains
+        default: self
+        }
+    }
+
+    /// Whether only features whose bounding box meets the other geometry's can hold it
+    /// (every relation but `disjoint`).
+    public var needsBoxOverlap: Bool { self != .disjoint }
+}
+
+/// One geometry prepared once for many relation tests against features (CQL2's spatial
+/// functions over a layer). Tied to its context (same thread).
+public final class GEOSPreparedShape {
+    let context: GEOSContext
+    private let geometry: OpaquePointer
+    private let prepared: OpaquePointer
+
+    public init(context: GEOSContext, geometry: Geometry) throws(GEOSError) {
+        self.context = context
+        let g = try context.make(geometry)
+        guard let p = GEOSPrepare_r(context.handle, g) else {
+            GEOSGeom_destroy_r(context.handle, g)
+            throw context.failure("cannot prepare the geometry")
+        }
+        self.geometry = g
+        prepared = p
+    }
+
+    deinit {
+        GEOSPreparedGeom_destroy_r(context.handle, prepared)
+        GEOSGeom_destroy_r(context.handle, geometry)
+    }
+
+    /// Whether `feature RELATION shape` holds. The prepared shape is GEOS's first argument, so
+    /// the relation is asked the other way round (`feature within shape` is `shape contains
+    /// feature`); equality has no prepared form.
+    public func holds(_ feature: Geometry, _ relation: SpatialRelation) throws(GEOSError) -> Bool {
+        let f = try context.make(feature)
+        defer { GEOSGeom_destroy_r(context.handle, f) }
+        let h = context.handle
+        let answer: CChar = switch relation.swapped {
+        case .intersects: GEOSPreparedIntersects_r(h, prepared, f)
+        case .disjoint: GEOSPreparedDisjoint_r(h, prepared, f)
+        case .contains: GEOSPreparedContains_r(h, prepared, f)
+        case .within: GEOSPreparedWithin_r(h, prepared, f)
+        case .equals: GEOSEquals_r(h, geometry, f)
+        case .touches: GEOSPreparedTouches_r(h, prepared, f)
+        case .crosses: GEOSPreparedCrosses_r(h, prepared, f)
+        case .overlaps: GEOSPreparedOverlaps_r(h, prepared, f)
+        }
+        switch answer {
+        case 1: return true
+        case 0: return false
+        default: throw context.failure("\(relation.rawValue) failed")
         }
     }
 }

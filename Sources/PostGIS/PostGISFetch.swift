@@ -176,6 +176,23 @@ enum Fetch {
                 + "UNION ALL SELECT (SELECT r.\(keyColumn) FROM \(s) AS r WHERE r.\(keyColumn) > k.v ORDER BY 1 LIMIT 1) FROM k WHERE k.v IS NOT NULL) "
                 + "SELECT max(\(lastEnd(of: "k.v"))) FROM k WHERE k.v IS NOT NULL)"
             return "COALESCE(\(lastEnd(of: key)) >= \(newest) - \(maxAge), false)"
+        case .like(let column, let pattern, let negated):
+            // PostgreSQL's own LIKE, whose escape is `\` too; missing values match neither way.
+            return "COALESCE(t.\(SQL.identifier(column))::text COLLATE \"C\" \(negated ? "NOT " : "")LIKE \(bind(.text(pattern))), false)"
+        case .instant(let column, let comparison, let time):
+            return "COALESCE(vltava_utc(t.\(SQL.identifier(column))::text) \(op(comparison)) \(bind(.integer(time.seconds))), false)"
+        case .spatial(let relation, let shape):
+            let function = switch relation {
+            case .intersects: "ST_Intersects"
+            case .disjoint: "ST_Disjoint"
+            case .contains: "ST_Contains"
+            case .within: "ST_Within"
+            case .equals: "ST_Equals"
+            case .touches: "ST_Touches"
+            case .crosses: "ST_Crosses"
+            case .overlaps: "ST_Overlaps"
+            }
+            return "COALESCE(\(function)(t.geom, ST_GeomFromText(\(bind(.text(WKT.encode(shape)))), 4326)), false)"
         }
     }
 

@@ -154,6 +154,16 @@ extension Planner {
             let k = try slot(field)
             let pattern = CzechStemmer.Pattern(text)
             return { row in row[k].stringValue.map { pattern.matches($0) } ?? false }
+        case .like(let field, let pattern, let negated):
+            try checkMatch(field, on: layer, what: "LIKE matches text")
+            let k = try slot(field)
+            let like = LikePattern(pattern)
+            return { row in row[k].stringValue.map { like.matches($0) != negated } ?? false }
+        case .instant(let field, let comparison, let time):
+            let k = try slot(field)
+            return { row in row[k].stringValue.flatMap(UTCTime.parse).map { comparison.holds($0, time) } ?? false }
+        case .spatial:
+            throw Planner.error(.invalid, "misplaced_condition", "HAVING tests groups; a spatial function tests a feature", at: CQL2.here, hint: "put it in WHERE")
         case .measures(let name):
             throw Planner.error(.invalid, "misplaced_condition", "HAVING tests groups; MEASURES(…) tests a feature", at: name.position, hint: "put it in WHERE")
         case .fresh(_, let position):

@@ -234,6 +234,20 @@ extension Planner {
             let value = try accessor(field, on: layer)
             let pattern = CzechStemmer.Pattern(text)
             return { i in value(i).stringValue.map { pattern.matches($0) } ?? false }
+        case .like(let field, let pattern, let negated):
+            try checkMatch(field, on: layer, what: "LIKE matches text")
+            let value = try accessor(field, on: layer)
+            let like = LikePattern(pattern)
+            return { i in value(i).stringValue.map { like.matches($0) != negated } ?? false }
+        case .instant(let field, let comparison, let time):
+            try checkMatch(field, on: layer, what: "a TIMESTAMP or DATE compares with text holding times")
+            let value = try accessor(field, on: layer)
+            return { i in value(i).stringValue.flatMap(UTCTime.parse).map { comparison.holds($0, time) } ?? false }
+        case .spatial(_, let relation, let shape):
+            if wherePushedDown { return { _ in false } }  // never called: the database decides (Pushdown.swift)
+            let related: [Bool]
+            do { related = try snapshot.relating(layer, relation, shape, deadline: deadline) } catch { throw Runner.engineError(error, at: CQL2.here) }
+            return { related[$0] }
         case .measures(let column):
             let (stored, keyOf, _) = try timeSeries(column, on: layer)
             if wherePushedDown { return { _ in false } }  // never called: the database decides (Pushdown.swift)

@@ -252,9 +252,10 @@ extension Planner {
         case .and(let terms), .or(let terms):
             for term in terms { Planner.fields(in: term, into: &fields) }
         case .not(let a): Planner.fields(in: a, into: &fields)
-        case .compare(let field, _, _, _), .isIn(let field, _, _), .isNull(let field, _), .matches(let field, _), .matchesCzech(let field, _):
+        case .compare(let field, _, _, _), .isIn(let field, _, _), .isNull(let field, _), .matches(let field, _), .matchesCzech(let field, _),
+             .like(let field, _, _), .instant(let field, _, _):
             fields.append(field)
-        case .measures, .fresh: break
+        case .measures, .fresh, .spatial: break
         }
     }
 

@@ -161,6 +161,16 @@ struct Pushdown {
             }
         case .matches, .matchesCzech:
             return relax(positive)
+        case .like(let field, let pattern, let negated):
+            guard case .attribute(let name) = field, let column = layer.info.columns.first(where: { $0.name == name.text }) else { return relax(positive) }
+            guard column.type == .text || column.type == .dateTime || column.isJSON else { return .constant(false) }
+            return .like(column: name.text, pattern: pattern, negated: negated)
+        case .instant(let field, let comparison, let time):
+            guard case .attribute(let name) = field, let column = layer.info.columns.first(where: { $0.name == name.text }) else { return relax(positive) }
+            guard column.type == .text || column.type == .dateTime else { return .constant(false) }
+            return .instant(column: name.text, Pushdown.storeComparison(comparison), time)
+        case .spatial(_, let relation, let shape):
+            return .spatial(relation, shape)
         case .measures(let column):
             let series = try timeSeries(column.position)
             guard series.columns.contains(column.text) else {
@@ -169,6 +179,17 @@ struct Pushdown {
             return .measures(series, column: column.text)
         case .fresh(let hours, let where_):
             return .fresh(try timeSeries(where_), hours: hours)
+        }
+    }
+
+    static func storeComparison(_ comparison: Comparison) -> StoreComparison {
+        switch comparison {
+        case .equal: .equal
+        case .notEqual: .notEqual
+        case .less: .less
+        case .lessOrEqual: .lessOrEqual
+        case .greater: .greater
+        case .greaterOrEqual: .greaterOrEqual
         }
     }
 
@@ -187,14 +208,7 @@ struct Pushdown {
     mutating func compare(_ field: FieldExpression, _ comparison: Comparison, _ literal: Literal, at position: SourcePosition,
                           positive: Bool) throws(QueryError) -> StoreCondition {
         guard case .attribute(let name) = field else { return relax(positive) }
-        let op: StoreComparison = switch comparison {
-        case .equal: .equal
-        case .notEqual: .notEqual
-        case .less: .less
-        case .lessOrEqual: .lessOrEqual
-        case .greater: .greater
-        case .greaterOrEqual: .greaterOrEqual
-        }
+        let op = Pushdown.storeComparison(comparison)
         if name.text == "fid" {
             guard case .number(let n) = literal else { return relax(positive) }
             return .fid(op, n)

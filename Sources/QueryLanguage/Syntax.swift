@@ -1,5 +1,6 @@
 import Engine
 import Geometry
+import Support
 
 // The syntax tree: what the parser hands the planner. Every node that a later error can be
 // about keeps its source position.
@@ -178,6 +179,15 @@ indirect enum Expression: Sendable, Equatable {
     /// `FRESH(3 h)`: the feature's newest observation ends within that long of the newest
     /// observation in the whole series (the data's own clock).
     case fresh(hours: Double, position: SourcePosition)
+    /// CQL2's `LIKE`: `%` any run of characters, `_` one, `\` the next literally; case counts,
+    /// characters are Unicode scalars (as PostgreSQL's LIKE under COLLATE "C").
+    case like(FieldExpression, pattern: String, negated: Bool)
+    /// CQL2's spatial functions: `feature's geometry RELATION constant geometry` (lon/lat). The
+    /// field is the geometry's name as the filter wrote it (checked against the layer's).
+    case spatial(FieldExpression, SpatialRelation, Geometry)
+    /// A field holding instants (ISO 8601 text, UTC) against an instant: CQL2's TIMESTAMP and
+    /// DATE comparisons and its temporal functions, lowered to comparisons of endpoints.
+    case instant(FieldExpression, Comparison, UTCTime)
 }
 
 enum Comparison: String, Sendable, Equatable {

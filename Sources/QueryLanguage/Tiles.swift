@@ -151,6 +151,12 @@ extension Runner {
                 return value(field, item).stringValue.map { TextFold.fold($0).contains(TextFold.fold(pattern)) } ?? false
             case .matchesCzech(let field, let text):
                 return value(field, item).stringValue.map { CzechStemmer.Pattern(text).matches($0) } ?? false
+            case .like(let field, let pattern, let negated):
+                return value(field, item).stringValue.map { LikePattern(pattern).matches($0) != negated } ?? false
+            case .instant(let field, let comparison, let time):
+                return value(field, item).stringValue.flatMap(UTCTime.parse).map { comparison.holds($0, time) } ?? false
+            case .spatial:
+                throw Planner.error(.invalid, "unsupported_condition", "a tile's features are tested by their properties", at: position)
             case .measures(let name):
                 throw Planner.error(.invalid, "no_time_series", "tile features have no time series", at: name.position)
             case .fresh(_, let position):

@@ -108,10 +108,11 @@ extension Planner {
     }
 
     /// `~` matches text; on anything else it would never match.
-    func checkMatch(_ field: FieldExpression, on layer: Layer) throws(QueryError) {
+    /// `what`: the operation, as the message names it.
+    func checkMatch(_ field: FieldExpression, on layer: Layer, what: String = "~ matches text") throws(QueryError) {
         let type = valueType(field, on: layer)
         guard type == .number || type == .boolean || type == .list else { return }
-        throw Planner.error(.invalid, "type_mismatch", "~ matches text; \(Planner.quoted(field)) holds \(type.name)", at: Planner.start(of: field),
+        throw Planner.error(.invalid, "type_mismatch", "\(what); \(Planner.quoted(field)) holds \(type.name)", at: Planner.start(of: field),
                             hint: type == .list ? "compare its values: ANY(\(Planner.written(field))) > 40" : "compare it with =, <, > and a value")
     }
 

@@ -230,10 +230,15 @@ extension Endpoints {
         "http://www.opengis.net/spec/cql2/1.0/conf/cql2-text",
         "http://www.opengis.net/spec/cql2/1.0/conf/cql2-json",
         "http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+        "http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators",
+        "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions",
+        "http://www.opengis.net/spec/cql2/1.0/conf/basic-spatial-functions-plus",
+        "http://www.opengis.net/spec/cql2/1.0/conf/spatial-functions",
+        "http://www.opengis.net/spec/cql2/1.0/conf/temporal-functions",
     ]
 
     /// `filter`, in `filter-lang` (cql2-text by default), with coordinates in `filter-crs`
-    /// (CRS84: Basic CQL2 has none).
+    /// (CRS84 only: a filter's geometries are longitude and latitude).
     static func cql2(_ parameters: Parameters) throws(APIError) -> (text: String, encoding: CQL2Encoding)? {
         let language = try parameters.string("filter-lang").map { text throws(APIError) in
             guard let encoding = CQL2Encoding(rawValue: text.lowercased()) else {
@@ -242,7 +247,7 @@ extension Endpoints {
             return encoding
         }
         if let crs = parameters.string("filter-crs"), try OGCCRS(crs, parameter: "filter-crs") != .crs84 {
-            throw .invalidParameter("filter-crs", "only CRS84: the filters taken (Basic CQL2) have no coordinates")
+            throw .invalidParameter("filter-crs", "only CRS84: a filter's geometries are in longitude and latitude")
         }
         guard let text = parameters.string("filter") else {
             if language != nil { throw .invalidParameter("filter-lang", "goes with a filter") }
@@ -266,6 +271,20 @@ extension Endpoints {
             w.key("title"); w.string(layer.name)
             w.key("properties")
             w.beginObject()
+            if let geometry = layer.info.geometryColumn {
+                // The geometry, which the spatial functions name (Part 3; the role from Part 5).
+                w.key(geometry)
+                w.beginObject()
+                let format = switch layer.family {
+                case .points: "geometry-point-or-multi"
+                case .lines: "geometry-linestring-or-multi"
+                case .polygons: "geometry-polygon-or-multi"
+                case .mixed, .table: "geometry-any"
+                }
+                w.key("format"); w.string(format)
+                w.key("x-ogc-role"); w.string("primary-geometry")
+                w.endObject()
+            }
             for column in layer.info.columns where column.name != layer.info.geometryColumn {
                 w.key(column.name)
                 w.beginObject()
@@ -422,7 +441,7 @@ extension Endpoints {
                 {"name": "bbox", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "oneOf": [{"minItems": 4, "maxItems": 4}, {"minItems": 6, "maxItems": 6}], "items": {"type": "number"}}, "description": "minLon,minLat,maxLon,maxLat in CRS84 (or 6 numbers, with heights): only features whose geometry meets the box (minLon > maxLon crosses the antimeridian)."},
                 {"name": "datetime", "in": "query", "style": "form", "explode": false, "schema": {"type": "string"}, "example": "2019-04-16T12:00:00Z/..", "description": "An instant or an interval (.. for an open end), UTC. Only on layers with time: a time-series table (each row's interval) and its point layer (features with an observation then)."},
                 {"name": "crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84", "http://www.opengis.net/def/crs/EPSG/0/4326", "http://www.opengis.net/def/crs/EPSG/0/5514"]}, "description": "The answer's CRS (OGC API – Features Part 2), in its axis order; Content-Crs names it."},
-                {"name": "filter", "in": "query", "schema": {"type": "string"}, "example": "classif = 'urban' AND owner <> 'x'", "description": "A CQL2 filter (Part 3): Basic CQL2 with IN and BETWEEN, on the queryables."},
+                {"name": "filter", "in": "query", "schema": {"type": "string"}, "example": "classif = 'urban' AND owner <> 'x'", "description": "A CQL2 filter (Part 3) on the queryables: comparisons, LIKE, IN, BETWEEN, IS NULL, the spatial functions (S_INTERSECTS … S_EQUALS, on WKT, BBOX or GeoJSON in lon/lat) and the temporal ones (T_AFTER … T_STARTS, on TIMESTAMP, DATE, INTERVAL)."},
                 {"name": "filter-lang", "in": "query", "schema": {"type": "string", "enum": ["cql2-text", "cql2-json"], "default": "cql2-text"}},
                 {"name": "filter-crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84"]}},
                 {"name": "bbox-crs", "in": "query", "schema": {"type": "string", "enum": ["http://www.opengis.net/def/crs/OGC/1.3/CRS84", "http://www.opengis.net/def/crs/EPSG/0/4326", "http://www.opengis.net/def/crs/EPSG/0/5514"]}, "description": "The CRS of bbox, in its axis order."},

@@ -14,6 +14,10 @@ public struct UTCTime: Hashable, Comparable, Sendable {
 
     public static func < (a: UTCTime, b: UTCTime) -> Bool { a.seconds < b.seconds }
 
+    /// Before and after every time (an open end of an interval).
+    public static let distantPast = UTCTime(seconds: .min)
+    public static let distantFuture = UTCTime(seconds: .max)
+
     /// "YYYY-MM-DD[ T]HH:MM[:SS[.fff]][ UTC|Z|+00:00]". Other offsets are refused: the data is UTC.
     public static func parse(_ text: String) -> UTCTime? {
         var s = Substring(text.trimmingSpaces)

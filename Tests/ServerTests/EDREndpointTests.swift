@@ -162,7 +162,7 @@ import Testing
         #expect(stations.json["extent"]?["temporal"]?["interval"] == .array([.array([.string("2019-04-14T21:00:00Z"), .string("2019-04-16T21:00:00Z")])]))
         #expect(try await get(server, "/ogc/collections/pens").json["data_queries"] == nil)
         let conformance = try await get(server, "/ogc/conformance").json["conformsTo"]?.items.compactMap(\.string) ?? []
-        #expect(conformance.contains("http://www.opengis.net/spec/ogcapi-edr-1/1.1/conf/covjson") && conformance.count == 24)
+        #expect(conformance.contains("http://www.opengis.net/spec/ogcapi-edr-1/1.1/conf/covjson") && conformance.count == 29)
     }
 
     /// What a client gets wrong is a problem naming the parameter; no observation is 204.

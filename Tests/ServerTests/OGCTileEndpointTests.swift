@@ -52,7 +52,7 @@ import Testing
         #expect(landing.json["links"]?.items.first { $0["rel"]?.string == "http://www.opengis.net/def/rel/ogc/1.0/tiling-schemes" }?["href"]?.string?.hasSuffix("/ogc/tileMatrixSets") == true)
         let conformance = try await get(server, "/ogc/conformance").json["conformsTo"]?.items.compactMap(\.string) ?? []
         #expect(conformance.contains("http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/geodata-tilesets"))
-        #expect(conformance.contains("http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/mvt") && conformance.count == 24)
+        #expect(conformance.contains("http://www.opengis.net/spec/ogcapi-tiles-1/1.0/conf/mvt") && conformance.count == 29)
 
         let list = try await get(server, "/ogc/collections/pens/tiles")
         #expect(list.status == 200 && list.json["tilesets"]?.items.count == 1)

@@ -175,7 +175,7 @@ import Testing
         #expect(try await get(server.port, "/ogc", headers: [("Accept", "text/html")]).status == 406)
         #expect(try await get(server.port, "/ogc", headers: [("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")]).status == 200)
         let conformance = try await get(server.port, "/ogc/conformance")
-        #expect(conformance.json["conformsTo"]?.items.count == 24)
+        #expect(conformance.json["conformsTo"]?.items.count == 29)
         let service = try await get(server.port, "/openapi.json", headers: [("Accept", "application/vnd.oai.openapi+json;version=3.0")])
         #expect(service.header("Content-Type") == "application/vnd.oai.openapi+json;version=3.0" && service.json["openapi"] == .string("3.0.3"))
     }
