@@ -3,6 +3,9 @@
 // features are those the loaded layer gives.
 
 import Engine
+@testable import PostGIS
+import Store
+import Support
 import Geometry
 import QueryLanguage
 import TestSupport
@@ -21,6 +24,14 @@ extension PostGISStoreTests {
                 ("parking", "CATEGORY = 'VIS' AND NOT (OBJECTID < 100)", .text),
                 ("parking", #"{"op":"and","args":[{"op":"in","args":[{"property":"CATEGORY"},["RES","MIX"]]},{"op":"<","args":[{"property":"OBJECTID"},400]}]}"#, .json),
                 ("parking", "CODE IS NULL OR 50 > OBJECTID", .text),
+                // LIKE, the spatial and the temporal functions: PostgreSQL's LIKE, ST_* and
+                // vltava_utc against GEOS, LikePattern and UTCTime.parse in memory.
+                ("districts", "NAZEV_MC LIKE 'Praha 1%' OR NAZEV_MC NOT LIKE '%a%'", .text),
+                ("parking", "S_INTERSECTS(geom, BBOX(14.40, 50.07, 14.45, 50.09)) AND CATEGORY LIKE 'V_S'", .text),
+                ("districts", "S_TOUCHES(geom, POLYGON((14.40 50.07, 14.45 50.07, 14.45 50.09, 14.40 50.09, 14.40 50.07))) OR S_WITHIN(geom, BBOX(14.3, 50.0, 14.5, 50.1))", .text),
+                ("districts", "S_CROSSES(geom, LINESTRING(14.3 50.0, 14.6 50.15)) OR S_DISJOINT(geom, POINT(14.4208 50.0875)) AND KOD_MC < 539000", .text),
+                ("parking", #"{"op":"s_overlaps","args":[{"property":"geom"},{"bbox":[14.40,50.07,14.45,50.09]}]}"#, .json),
+                ("parking", "S_CROSSES(geom, LINESTRING(14.40 50.07, 14.45 50.09)) OR S_CONTAINS(BBOX(14.42, 50.075, 14.43, 50.08), geom)", .text),
             ]
             var compared = 0
             for (name, text, encoding) in filters {
@@ -36,7 +47,42 @@ extension PostGISStoreTests {
                 #expect(fids == expected.indices.map { loaded.fids[$0] } && !fids.isEmpty, "\(name): \(text)")
                 compared += fids.count
             }
-            #expect(compared > 100)
+            #expect(compared > 400, "\(compared)")
+        }
+    }
+
+    /// The temporal functions' SQL (the time-series table is not served as items on PostGIS,
+    /// so this runs the condition itself): `vltava_utc` in PostgreSQL against `UTCTime.parse`.
+    @Test func instantsComparedInTheDatabaseAsInMemory() async throws {
+        try await onAThreadOfItsOwn {
+            let database = try PostGISDatabase(try PushedStore.pushed.get().cluster.url)
+            let rows = try database.rows("SELECT fid, interval_start FROM observations ORDER BY fid", [], deadline: .none)
+            let times = rows.compactMap { row -> (Int64, Int64)? in
+                guard case .integer(let fid)? = row.first, let text = row.last?.stringValue, let time = UTCTime.parse(text) else { return nil }
+                return (fid, time.seconds)
+            }
+            #expect(times.count == 816)
+            let t = try #require(UTCTime.parse("2019-04-15T06:00:00Z"))
+            for comparison in [StoreComparison.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual] {
+                var parameters: [AttributeValue] = []
+                let condition = Fetch.sql(.instant(column: "interval_start", comparison, t)) { value in
+                    parameters.append(value)
+                    return "$\(parameters.count)"
+                }
+                let selected = try database.rows("SELECT t.fid FROM observations AS t WHERE \(condition) ORDER BY t.fid", parameters, deadline: .none)
+                    .compactMap { if case .integer(let fid)? = $0.first { fid } else { nil } }
+                let expected = times.filter { (_, seconds) in
+                    switch comparison {
+                    case .equal: seconds == t.seconds
+                    case .notEqual: seconds != t.seconds
+                    case .less: seconds < t.seconds
+                    case .lessOrEqual: seconds <= t.seconds
+                    case .greater: seconds > t.seconds
+                    case .greaterOrEqual: seconds >= t.seconds
+                    }
+                }.map(\.0)
+                #expect(selected == expected && !expected.isEmpty, "\(comparison)")
+            }
         }
     }
 }
