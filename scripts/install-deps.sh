@@ -10,7 +10,9 @@
 #           schemathesis (scripts/schemathesis.sh: the served OpenAPI document against the server),
 #           sseclient-py (the event streams' client), Shapely 2 (Tests/Clients/fences_bruteforce.py)
 #           and pmtiles (Tests/Clients/pmtiles_reference.py: the PMTiles archives' reference reader and writer),
-#           OWSLib (Tests/Clients/edr_client.py: an OGC API – EDR client)
+#           OWSLib (Tests/Clients/edr_client.py: an OGC API – EDR client), and pygeoapi in a virtualenv
+#           of its own (Tests/Clients/pygeoapi_differential.py: the OGC API reference server, whose
+#           pinned Flask, SQLAlchemy and Shapely would otherwise replace the system's)
 #   --bench adds wrk (Benchmarks/http-load.sh), nginx (Benchmarks/replicas.sh), redis-server
 #           (Benchmarks/fences-vs-redis.py: GEOADD, the floor for position updates), PostGIS (Benchmarks/tiles-vs-postgis.sh,
 #           Benchmarks/postgis-side-by-side.sh),
@@ -25,10 +27,12 @@ set -euo pipefail
 packages=(pkg-config libgeos-dev libproj-dev libsqlite3-dev zlib1g-dev libdeflate-dev libedit-dev libgdal-dev curl python3 python3-pip libjs-leaflet)
 # PyPI packages as MODULE:REQUIREMENT, pinned to a major.minor.
 python_packages=()
+pygeoapi=0
 for option in "$@"; do
     case "$option" in
         --test)
-            packages+=(gdal-bin python3-gdal tmux python3-pip chromium chromium-driver postgresql-15-postgis-3)
+            packages+=(gdal-bin python3-gdal tmux python3-pip python3-venv chromium chromium-driver postgresql-15-postgis-3)
+            pygeoapi=1
             python_packages+=("routingpy:routingpy==1.3.*" "polyline:polyline==2.0.*" "openapi_spec_validator:openapi-spec-validator==0.7.*"
                               "jsonschema:jsonschema==4.26.*" "selenium:selenium==4.51.*"
                               "schemathesis:schemathesis==4.32.*" "sseclient:sseclient-py==1.8.*" "shapely:shapely==2.1.*"
@@ -70,4 +74,15 @@ if ! python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('
     echo "installing from PyPI: maplibre==0.3.6 (its MapLibre GL JS only)"
     python3 -m pip install --quiet --no-deps "maplibre==0.3.6" 2>/dev/null \
         || python3 -m pip install --quiet --no-deps --break-system-packages "maplibre==0.3.6"
+fi
+
+# pygeoapi 0.21 (the last for Python 3.11) with its PostgreSQL provider's drivers, in
+# ~/.cache/vltava/pygeoapi (PygeoapiDifferentialTests looks there).
+if ((pygeoapi)); then
+    venv="${XDG_CACHE_HOME:-$HOME/.cache}/vltava/pygeoapi"
+    if ! "$venv/bin/python" -c "import pygeoapi.provider.sql, psycopg2, geoalchemy2, yaml" 2>/dev/null; then
+        echo "installing from PyPI into $venv: pygeoapi==0.21.* psycopg2-binary geoalchemy2"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet "pygeoapi==0.21.*" "psycopg2-binary==2.9.*" "geoalchemy2==0.20.*"
+    fi
 fi

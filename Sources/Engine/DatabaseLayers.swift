@@ -80,6 +80,9 @@ public indirect enum StoreCondition: Sendable {
     case instant(column: String, StoreComparison, UTCTime)
     /// The feature's geometry in `relation` to a constant one (lon/lat, planar).
     case spatial(SpatialRelation, Geometry)
+    /// The feature's geometry, transformed into EPSG:`srid` (x, y as PostGIS orders them),
+    /// meets `box` given in that CRS: OGC API – Features' `bbox-crs`, exactly.
+    case projectedBox(srid: Int32, BBox)
 }
 
 public enum StoreComparison: Sendable {

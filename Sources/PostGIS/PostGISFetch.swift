@@ -193,6 +193,9 @@ enum Fetch {
             case .overlaps: "ST_Overlaps"
             }
             return "COALESCE(\(function)(t.geom, ST_GeomFromText(\(bind(.text(WKT.encode(shape)))), 4326)), false)"
+        case .projectedBox(let srid, let box):
+            let (s, w, south, e, n) = (bind(.integer(Int64(srid))), bind(.real(box.minLon)), bind(.real(box.minLat)), bind(.real(box.maxLon)), bind(.real(box.maxLat)))
+            return "COALESCE(ST_Intersects(ST_Transform(t.geom, \(s)::integer), ST_MakeEnvelope(\(w), \(south), \(e), \(n), \(s)::integer)), false)"
         }
     }
 

@@ -159,10 +159,8 @@ extension Endpoints {
             throw .missingParameter("coords", "a WKT geometry in CRS84, e.g. POINT(14.4208 50.0880)")
         }
         do {
-            // A form-encoded space: Python's requests (OWSLib) sends POINT(14.42+50.08). The
-            // query's values arrive percent-decoded, so a plus is read as the space it stands
-            // for; WKT's numbers never need a plus sign.
-            return try WKT.decode(text.replacingOccurrences(of: "+", with: " "))
+            // OWSLib's POINT(14.42+50.08) arrives with its space (Parameters.pairs).
+            return try WKT.decode(text)
         } catch {
             throw .invalidParameter("coords", "\(error)")
         }

@@ -43,6 +43,15 @@ enum OGCCRS: String, CaseIterable, Sendable {
 
     var contentCrsHeader: String { "<\(rawValue)>" }
 
+    /// The EPSG code PostGIS knows it by (its x, y in PostGIS's order: easting, northing).
+    var epsg: Int32? {
+        switch self {
+        case .crs84: nil
+        case .epsg4326: 4326
+        case .sjtsk: 5514
+        }
+    }
+
     /// Stored lon/lat into this CRS; nil for CRS84 itself.
     func fromStored() throws(APIError) -> CoordinateTransformer? {
         guard self != .crs84 else { return nil }

@@ -130,9 +130,6 @@ extension Endpoints {
         let givenBox = try parameters.string("bbox").map(Endpoints.bbox)
         if bboxCRS != .crs84 && givenBox == nil { throw APIError.invalidParameter("bbox-crs", "goes with a bbox") }
         let bbox = try givenBox.map { box throws(APIError) in try bboxCRS.crs84Box(around: box) }
-        if bboxCRS != .crs84 && layer.fetchesRows {
-            throw APIError.engine(.notSupportedOnPostGIS("bbox-crs other than CRS84 on a layer kept in PostgreSQL"))
-        }
         let time = try parameters.string("datetime").map(Endpoints.datetime)
         let cql2 = try Endpoints.cql2(parameters)
         let equal = columns.compactMap { column in parameters.string(column).map { (name: column, value: $0) } }
@@ -146,7 +143,13 @@ extension Endpoints {
                 let parameter = error.parameter.hasPrefix("attr.") ? String(error.parameter.dropFirst("attr.".count)) : error.parameter
                 throw APIError.invalidParameter(parameter, error.message)
             }
-            if bboxCRS != .crs84, let givenBox {
+            if bboxCRS != .crs84, let givenBox, layer.fetchesRows {
+                // In PostgreSQL: the same test by ST_Transform, on the rows the CRS84 box finds
+                // by the index (PostGIS's axes: easting first, and for EPSG:4326 longitude first).
+                guard let srid = bboxCRS.epsg else { throw APIError.internalError("no EPSG code for \(bboxCRS.rawValue)") }
+                let box = bboxCRS == .epsg4326 ? BBox(minLon: givenBox.minLat, minLat: givenBox.minLon, maxLon: givenBox.maxLat, maxLat: givenBox.maxLon) : givenBox
+                items.condition = .and([items.condition, .projectedBox(srid: srid, box)].compactMap { $0 })
+            } else if bboxCRS != .crs84, let givenBox {
                 let test = try ProjectedBoxTest(bboxCRS, box: givenBox, layer: layer)
                 let attributes = items.filter
                 items.filter = { index in test.keeps(index) && (attributes?(index) ?? true) }
@@ -161,7 +164,7 @@ extension Endpoints {
                 case .after(let fid): ["offset": nil, "after": "after=\(fid)"]
                 }
                 let kept = query.split(separator: "&").filter { item in
-                    let key = Parameters.decoded(String(item.split(separator: "=", maxSplits: 1).first ?? ""))
+                    let key = Parameters.decoded(item.split(separator: "=", maxSplits: 1).first ?? "")
                     return key != "limit" && moved.index(forKey: key) == nil
                 }
                 return base + "/items?" + (kept.map(String.init) + ["limit=\(limit)"] + moved.values.compactMap { $0 }.sorted()).joined(separator: "&")

@@ -16,9 +16,7 @@ struct Parameters {
     /// Reads the query string, allowing only `allowed` names (plus `attr.*` when `attributes`).
     init(_ request: Request, allowed: [String], attributes allowAttributes: Bool = false) throws(APIError) {
         values.reserveCapacity(allowed.count)  // one allocation, not one per growth
-        for (rawKey, rawValue) in request.uri.queryParameters {
-            let key = Parameters.decoded(String(rawKey))
-            let value = String(rawValue)
+        for (key, value) in Parameters.pairs(request.uri.query ?? "") {
             if allowAttributes, key.hasPrefix("attr.") {
                 let name = String(key.dropFirst(5))
                 guard !name.isEmpty else { throw .invalidParameter(key, "name a column after 'attr.', e.g. attr.classif=traffic") }
@@ -98,9 +96,21 @@ struct Parameters {
 
     /// Percent-decoded; Foundation's decoder is only called when there is something to decode
     /// (it showed in profiles of plain `lon=…&lat=…` requests).
-    static func decoded(_ text: String) -> String {
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
-        return text.removingPercentEncoding ?? text
+    /// The query string's names and values, decoded as HTML forms encode them (`+` is a space,
+    /// `%2B` a plus), which is how Python's urlencode, OWSLib and browsers send a filter such as
+    /// `name+%3D+%27Praha+1%27`. Invalid percent-encoding is kept as written.
+    static func pairs(_ query: String) -> [(String, String)] {
+        query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            guard let equals = pair.firstIndex(of: "=") else { return (decoded(pair), "") }
+            return (decoded(pair[..<equals]), decoded(pair[pair.index(after: equals)...]))
+        }
+    }
+
+    static func decoded(_ text: Substring) -> String {
+        let utf8 = text.utf8
+        guard utf8.contains(UInt8(ascii: "%")) || utf8.contains(UInt8(ascii: "+")) else { return String(text) }
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
     }
 
     /// Plain decimal numbers only: Swift's `Double("nan")`, `"inf"` and `"0x1p3"` are not
@@ -129,6 +139,8 @@ extension Request {
     /// A path parameter, percent-decoded (layer names may hold any character).
     func pathParameter(_ name: String, _ context: APIContext) throws(APIError) -> String {
         guard let raw = context.parameters.get(name) else { throw .internalError("route without {\(name)}") }
-        return Parameters.decoded(raw)
+        // A path's `+` is a plus, not a space (only query strings are form-encoded).
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
+        return raw.removingPercentEncoding ?? raw
     }
 }
