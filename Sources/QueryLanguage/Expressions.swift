@@ -119,6 +119,29 @@ extension Parser {
             try expect(symbol: ")", "to close the IN list")
             return .isIn(field, values, negated: negatedIn)
         }
+        let negatedLike = isKeyword("NOT") && isKeyword("LIKE", offset: 1)
+        if negatedLike { index += 1 }
+        if accept("LIKE") {
+            // SQL's and CQL2's LIKE: `%` any run, `_` one character, `\` escapes; case counts.
+            let position = tokens[index].position
+            let pattern: String
+            switch tokens[index].kind {
+            case .string(let string):
+                index += 1
+                pattern = string
+            case .parameter(let n):
+                let (value, at) = try boundValue(n, "the LIKE pattern")
+                switch value {
+                case nil: pattern = ""
+                case .text(let string)?: pattern = string
+                case let other?: throw wrongKind(n, other, expected: "text (a LIKE pattern)", at: at)
+                }
+            default:
+                throw error(expected: "a pattern or a parameter after LIKE", hint: "name LIKE 'Praha 4%'")
+            }
+            guard !LikePattern.endsInEscape(pattern) else { throw invalid("a LIKE pattern must not end in a lone '\\'", at: position) }
+            return .like(field, pattern: pattern, negated: negatedLike)
+        }
         if accept(symbol: "~") {
             let czech = accept("CZECH")
             let text: String
@@ -151,7 +174,7 @@ extension Parser {
         case .symbol(">"): comparison = .greater
         case .symbol(">="): comparison = .greaterOrEqual
         default:
-            throw error(expected: "an operator after \(field.label) (=, <>, <, <=, >, >=, IN, IS, ~)")
+            throw error(expected: "an operator after \(field.label) (=, <>, <, <=, >, >=, IN, IS, LIKE, ~)")
         }
         index += 1
         let value = try literal()

@@ -216,3 +216,16 @@ import Testing
         #expect(throws: (any Error).self) { try Self.selected("S_INTERSECTS(geom, POINT(14.4 50.1))", on: "observations", snapshot) }
     }
 }
+
+extension CQL2FunctionTests {
+    /// The language's LIKE is the filter's: the same stations, with a bound pattern too.
+    @Test func theLanguageTakesLikeToo() throws {
+        let snapshot = try QueryStore.get()
+        let byFilter = try Self.selected("name LIKE 'Praha 1%' OR name NOT LIKE '%-%'", on: "stations", snapshot)
+        let rows = try QueryStore.rows("FIND stations WHERE name LIKE 'Praha 1%' OR name NOT LIKE '%-%' RETURN fid", snapshot)
+        #expect(rows.map { $0["fid"] } == byFilter.map { .integer($0) } && byFilter.count == 5)
+        let bound = try Query.run("FIND stations WHERE name LIKE $1 RETURN name", ["%(hot spot)"], on: snapshot)
+        #expect(bound.first.map { String(decoding: (try? QueryResult.write([$0], geoJSON: false, pretty: false)) ?? [], as: UTF8.self) }?.contains("Praha 2-Legerova (hot spot)") == true)
+        #expect(throws: QueryError.self) { try Query.run("FIND stations WHERE fid LIKE 'x%'", on: snapshot) }
+    }
+}

@@ -129,3 +129,20 @@ import Testing
         #expect(lang.status == 400 && lang.text.contains("is not cql2-text or cql2-json"))
     }
 }
+
+extension CQL2Tests {
+    /// docs/HTTP_API.md's CQL2 example, sent with curl as written (curl encodes the filter as a
+    /// form does), answers the gorillas' pen.
+    @Test func theDocumentedCurlExample() async throws {
+        let document = try String(contentsOf: Fixtures.root.appendingPathComponent("docs/HTTP_API.md"), encoding: .utf8)
+        let line = try #require(document.split(separator: "\n").first { $0.hasPrefix("curl -s -G 'localhost:8080/ogc/collections/pens/items'") })
+        let url = try #require(line.split(separator: "'").dropFirst().first)
+        let filter = try #require(line.split(separator: "\"").dropFirst().first)
+        let server = try await RunningServer.shared.value
+        let (status, _, body) = try await WriteEndpointTests.curl(["-G", url.replacingOccurrences(of: "localhost:8080", with: "127.0.0.1:\(server.port)"),
+                                                                   "--data-urlencode", String(filter)])
+        #expect(status == 200, "\(body)")
+        let answer = (try? JSON.parse(Array(body.utf8))) ?? .null
+        #expect(answer["features"]?.items.map { $0["properties"]?["name"] } == [.string("gorily")])
+    }
+}
