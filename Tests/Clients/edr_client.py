@@ -24,6 +24,8 @@ import sys
 import urllib.parse
 import urllib.request
 
+from oas_schemas import oas_validator
+
 POLYGON = "POLYGON((14.38 50.07,14.46 50.07,14.46 50.11,14.38 50.11,14.38 50.07))"
 
 
@@ -57,30 +59,6 @@ def fetch(url):
         return json.load(response)
 
 
-def as_json_schema(node):
-    """OpenAPI 3.0's `nullable: true` as JSON Schema's type list; $refs to its components."""
-    if isinstance(node, dict):
-        node = {k: as_json_schema(v) for k, v in node.items() if k not in ("example", "nullable")}
-        if "$ref" in node:
-            node["$ref"] = node["$ref"].replace("#/components/schemas/", "#/$defs/")
-        return node
-    if isinstance(node, list):
-        return [as_json_schema(v) for v in node]
-    return node
-
-
-def with_nulls(node):
-    if isinstance(node, dict):
-        nullable = node.get("nullable") is True and "type" in node
-        out = {k: with_nulls(v) for k, v in node.items()}
-        if nullable:
-            out["type"] = [node["type"], "null"]
-        return out
-    if isinstance(node, list):
-        return [with_nulls(v) for v in node]
-    return node
-
-
 def validate(base, directory):
     import jsonschema
     from referencing import Registry, Resource
@@ -96,10 +74,9 @@ def validate(base, directory):
     coveragejson = jsonschema.Draft202012Validator({"$ref": "/schemas/coveragejson"}, registry=registry)
 
     edr = json.load(open(os.path.join(directory, "edr", "edr-1.2-oas30-schemas.json")))["schemas"]
-    definitions = as_json_schema(with_nulls(edr))
 
     def edr_validator(name):
-        return jsonschema.Draft202012Validator({"$defs": definitions, "$ref": "#/$defs/" + name})
+        return oas_validator(edr, {"$ref": "#/components/schemas/" + name})
 
     collection = base + "/collections/stations"
     window = "&datetime=2019-04-15T10:00:00Z/2019-04-15T12:00:00Z"

@@ -149,3 +149,20 @@ import Testing
         #expect(count > 0 && read.stdout.contains("Feature Count: \(count)\n"), "\(read.stdout)")
     }
 }
+
+extension OGCTileEndpointTests {
+    /// The Tiles documents validate against OGC API – Tiles 1.0's own schemas
+    /// (Fixtures/standards/tiles), and the broken copies do not, so the check bites.
+    @Test func answersValidateAgainstTheStandardsSchemas() async throws {
+        let server = try await RunningServer.shared.value
+        let run = try await offPool {
+            try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", Fixtures.root.appendingPathComponent("Tests/Clients/oas_schemas.py").path,
+                                                                   "tiles", "http://127.0.0.1:\(server.port)/ogc", Fixtures.path("standards")])
+        }
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.split(separator: "\n").map(String.init)
+            == ["tileMatrixSets valid", "WebMercatorQuad valid", "districts.tilesets valid", "districts.tileset valid", "pens.tileset valid",
+                "conformance valid", "landing valid", "broken-tileset invalid: 'crs' is a required property",
+                "broken-matrix invalid: 'scaleDenominator' is a required property"], "\(run.stdout)")
+    }
+}
