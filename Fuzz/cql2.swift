@@ -1,6 +1,7 @@
 // Fuzzes OGC API – Features Part 3's CQL2 reader (Sources/QueryLanguage/CQL2.swift) and its way
 // into the WHERE compiler, against a real snapshot (Shared/DemoSnapshot.swift): the filter is
-// read in the text encoding and in the JSON encoding, on the districts and on the stations.
+// read in the text encoding and in the JSON encoding, on the districts, the stations and the
+// observations (a table, with times).
 //
 // Invariants: every filter ends in a compiled filter or a FilterError naming `filter` with a
 // message; a compiled filter runs over every feature without trapping.
@@ -12,7 +13,7 @@ import QueryLanguage
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)
-    for layerName in ["districts", "stations"] {
+    for layerName in ["districts", "stations", "observations"] {
         guard let layer = try? snapshot.layer(layerName) else { FuzzSupport.fail("the demo snapshot has no \(layerName)") }
         for encoding in [CQL2Encoding.text, .json] {
             var request = ItemsRequest(limit: 10)

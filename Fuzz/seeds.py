@@ -41,13 +41,21 @@ def cql2():
     texts = ["KOD_MC > 547000", "NAZEV_MC = 'Praha 1' AND KOD_MC <= 539000",
              "NOT (KOD_MC >= 500000 AND KOD_MC < 547000) OR \"NAZEV_MC\" <> 'it''s'",
              "547000 < KOD_MC", "NAZEV_MC NOT IN ('Praha 1', 'Praha 2')", "KOD_MC NOT BETWEEN 538000 AND 5.47e5",
-             "classif IS NOT NULL AND owner = 'CHMI'", "name LIKE 'Praha%'", "S_INTERSECTS(geom, POINT(14.4 50.1))"]
+             "classif IS NOT NULL AND owner = 'CHMI'", "name LIKE 'Praha\\_%' OR name NOT LIKE '%(%)'",
+             "S_INTERSECTS(geom, POINT(14.4 50.1))", "S_WITHIN(geom, BBOX(14.3, 50.0, 14.5, 50.1))",
+             "S_CROSSES(LINESTRING(14.3 50.0, 14.6 50.15), geom) OR S_TOUCHES(geom, MULTIPOLYGON(((14.4 50.07, 14.45 50.07, 14.45 50.09, 14.4 50.07))))",
+             "T_DURING(INTERVAL(interval_start, interval_end), INTERVAL('2019-04-15T03:00:00Z', '..'))",
+             "interval_start >= TIMESTAMP('2019-04-15T06:00:00Z') AND T_BEFORE(interval_end, DATE('2019-04-16'))"]
     for i, text in enumerate(texts):
         write("cql2", f"text-{i:02d}.cql2", text)
     jsons = [{"op": "and", "args": [{"op": "in", "args": [{"property": "NAZEV_MC"}, ["Praha 1", "Praha 2"]]},
                                     {"op": "between", "args": [{"property": "KOD_MC"}, 500000, 547000]}]},
              {"op": "not", "args": [{"op": "isNull", "args": [{"property": "classif"}]}]},
-             {"op": "<", "args": [547000, {"property": "KOD_MC"}]}]
+             {"op": "<", "args": [547000, {"property": "KOD_MC"}]},
+             {"op": "s_intersects", "args": [{"property": "geom"}, {"bbox": [14.4, 50.07, 14.45, 50.09]}]},
+             {"op": "s_contains", "args": [{"type": "Polygon", "coordinates": [[[14.3, 50.0], [14.6, 50.0], [14.6, 50.2], [14.3, 50.0]]]}, {"property": "geom"}]},
+             {"op": "t_intersects", "args": [{"interval": [{"property": "interval_start"}, {"property": "interval_end"}]}, {"timestamp": "2019-04-15T06:00:00Z"}]},
+             {"op": "like", "args": [{"property": "name"}, "%hot%"]}]
     for i, value in enumerate(jsons):
         write("cql2", f"json-{i:02d}.json", json.dumps(value, ensure_ascii=False))
 
