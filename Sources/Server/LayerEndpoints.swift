@@ -77,8 +77,15 @@ extension Endpoints {
                 try engine { () throws(EngineError) in try snapshot.rows(of: kept, for: .containing(point), deadline: budget.deadline) }
             }
         }
+        let body = try Endpoints.containingBody(snapshot, layer, point, mode)
+        return Reply.bytes(body, contentType: Reply.geoJSON, compressible: true, request: request)
+    }
+
+    /// containing's answer on a layer whose rows are in memory: the router's and the event
+    /// loop's (FastPath.swift) one place.
+    static func containingBody(_ snapshot: Snapshot, _ layer: Layer, _ point: Point, _ mode: GeometryMode) throws(APIError) -> [UInt8] {
         let matches = try engine { () throws(EngineError) in try snapshot.containing(layer, at: point) }
-        return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
+        return try Reply.limited(snapshot.limits.maxResponseBytes) { w in
             Output.collection(&w, layer: layer, query: point, distances: false, warnings: snapshot.coordinateWarnings(point)) { w in
                 for match in matches { Output.match(&w, layer, match, geometry: mode) }
             }
@@ -113,13 +120,21 @@ extension Endpoints {
             } catch {
                 throw APIError.invalidParameter(error.parameter, error.message)
             }
-            let matches = try engine { () throws(EngineError) in try snapshot.nearest(layer, to: point, k: k, within: within, filter: filter) }
-            let readings = try stations.map { stations in try engine { () throws(EngineError) in try snapshot.readings(stations, matches) } }
-            return try Reply.json(contentType: Reply.geoJSON, request: request, limit: snapshot.limits.maxResponseBytes) { w in
-                Output.collection(&w, layer: layer, query: point, distances: true, warnings: snapshot.coordinateWarnings(point)) { w in
-                    for (n, match) in matches.enumerated() {
-                        Output.match(&w, layer, match, geometry: mode, reading: readings?[n])
-                    }
+            let body = try Endpoints.nearestBody(snapshot, layer, stations, point, k: k, within: within, filter: filter, mode)
+            return Reply.bytes(body, contentType: Reply.geoJSON, compressible: true, request: request)
+        }
+    }
+
+    /// nearest's answer on `layer`'s rows (with the stations' latest readings when it is their
+    /// layer): the router's and the event loop's (FastPath.swift) one place.
+    static func nearestBody(_ snapshot: Snapshot, _ layer: Layer, _ stations: Stations?, _ point: Point, k: Int, within: Double?,
+                            filter: FeatureFilter?, _ mode: GeometryMode) throws(APIError) -> [UInt8] {
+        let matches = try engine { () throws(EngineError) in try snapshot.nearest(layer, to: point, k: k, within: within, filter: filter) }
+        let readings = try stations.map { stations throws(APIError) in try engine { () throws(EngineError) in try snapshot.readings(stations, matches) } }
+        return try Reply.limited(snapshot.limits.maxResponseBytes) { w in
+            Output.collection(&w, layer: layer, query: point, distances: true, warnings: snapshot.coordinateWarnings(point)) { w in
+                for (n, match) in matches.enumerated() {
+                    Output.match(&w, layer, match, geometry: mode, reading: readings?[n])
                 }
             }
         }

@@ -15,8 +15,14 @@ struct Parameters {
 
     /// Reads the query string, allowing only `allowed` names (plus `attr.*` when `attributes`).
     init(_ request: Request, allowed: [String], attributes allowAttributes: Bool = false) throws(APIError) {
+        try self.init(query: Substring(request.uri.query ?? ""), allowed: allowed, attributes: allowAttributes)
+    }
+
+    /// The same from the query string itself (what follows `?`): the event loop's fast path
+    /// reads it without a Hummingbird request (FastPath.swift).
+    init(query: Substring, allowed: [String], attributes allowAttributes: Bool = false) throws(APIError) {
         values.reserveCapacity(allowed.count)  // one allocation, not one per growth
-        for (key, value) in Parameters.pairs(request.uri.query ?? "") {
+        for (key, value) in Parameters.pairs(query) {
             if allowAttributes, key.hasPrefix("attr.") {
                 let name = String(key.dropFirst(5))
                 guard !name.isEmpty else { throw .invalidParameter(key, "name a column after 'attr.', e.g. attr.classif=traffic") }
@@ -99,7 +105,7 @@ struct Parameters {
     /// The query string's names and values, decoded as HTML forms encode them (`+` is a space,
     /// `%2B` a plus), which is how Python's urlencode, OWSLib and browsers send a filter such as
     /// `name+%3D+%27Praha+1%27`. Invalid percent-encoding is kept as written.
-    static func pairs(_ query: String) -> [(String, String)] {
+    static func pairs(_ query: Substring) -> [(String, String)] {
         query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             guard let equals = pair.firstIndex(of: "=") else { return (decoded(pair), "") }
             return (decoded(pair[..<equals]), decoded(pair[pair.index(after: equals)...]))

@@ -36,10 +36,15 @@ enum Reply {
     /// past it (`EngineLimits.maxResponseBytes`).
     static func json(status: HTTPResponse.Status = .ok, contentType: String = json, request: Request, limit: Int,
                      _ write: (inout JSONWriter) -> Void) throws(APIError) -> Response {
+        bytes(try limited(limit, write), status: status, contentType: contentType, compressible: true, request: request)
+    }
+
+    /// JSON written straight into bytes, no larger than `limit` (422 `response_too_large` past it).
+    static func limited(_ limit: Int, _ write: (inout JSONWriter) -> Void) throws(APIError) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 4096)
         write(&writer)
         guard writer.bytes.count <= limit else { throw APIError.engine(.responseTooLarge(limit: limit)) }
-        return bytes(writer.bytes, status: status, contentType: contentType, compressible: true, request: request)
+        return writer.bytes
     }
 
     static func problem(_ error: APIError, request: Request) -> Response {
@@ -55,6 +60,15 @@ enum Reply {
     /// `compressible` bodies are gzipped when the request accepts gzip and they are large enough.
     static func bytes(_ body: [UInt8], status: HTTPResponse.Status = .ok, contentType: String, contentEncoding: String? = nil,
                       compressible: Bool = false, etag: String? = nil, request: Request) -> Response {
+        let (status, headers, body) = answer(body, status: status, contentType: contentType, contentEncoding: contentEncoding, compressible: compressible,
+                                             etag: etag, method: request.method, requestFields: request.headers)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The status, fields and body of an answer: one place for the router's responses and the
+    /// event loop's (FastPath.swift).
+    static func answer(_ body: [UInt8], status: HTTPResponse.Status, contentType: String, contentEncoding: String? = nil,
+                       compressible: Bool, etag: String?, method: HTTPRequest.Method, requestFields: HTTPFields) -> (HTTPResponse.Status, HTTPFields, [UInt8]) {
         // Room for every field the answer may carry: ours, then Date and Server (Hummingbird)
         // and CORS's two, so the list is allocated once rather than grown three times.
         var headers = HTTPFields()
@@ -62,12 +76,12 @@ enum Reply {
         // Every answer to a GET carries a weak ETag of what it says (the caller's, or a hash of
         // the bytes), so it changes exactly when the answer does: after a write to a layer it
         // read, not after one to another layer. If-None-Match with it gets a bodiless 304.
-        if status == .ok, request.method == .get || request.method == .head {
+        if status == .ok, method == .get || method == .head {
             let tag = etag ?? Endpoints.weakETag(body)
             headers[.eTag] = tag
             if compressible || contentEncoding != nil { headers[.vary] = "Accept-Encoding" }
-            if let ifNoneMatch = request.headers[.ifNoneMatch], Endpoints.matches(ifNoneMatch, etag: tag) {
-                return Response(status: .notModified, headers: headers)
+            if let ifNoneMatch = requestFields[.ifNoneMatch], Endpoints.matches(ifNoneMatch, etag: tag) {
+                return (.notModified, headers, [])
             }
         }
         headers[.contentType] = contentType
@@ -77,20 +91,22 @@ enum Reply {
         } else if compressible {
             // Caches must keep the gzip and the plain answer apart.
             headers[.vary] = "Accept-Encoding"
-            if body.count >= gzipThreshold, acceptsGzip(request), let compressed = Gzip.compress(body) {
+            if body.count >= gzipThreshold, accepts(requestFields, coding: "gzip"), let compressed = Gzip.compress(body) {
                 body = compressed
                 headers[.contentEncoding] = "gzip"
             }
         }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        return (status, headers, body)
     }
 
     /// `Accept-Encoding` lists gzip (or `*`) without `q=0`.
     static func acceptsGzip(_ request: Request) -> Bool { accepts(request, coding: "gzip") }
 
     /// `Accept-Encoding` lists `coding` (or `*`) without `q=0`. No header: identity only.
-    static func accepts(_ request: Request, coding: String) -> Bool {
-        guard let header = request.headers[.acceptEncoding] else { return false }
+    static func accepts(_ request: Request, coding: String) -> Bool { accepts(request.headers, coding: coding) }
+
+    static func accepts(_ fields: HTTPFields, coding: String) -> Bool {
+        guard let header = fields[.acceptEncoding] else { return false }
         for item in header.split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             guard let name = parts.first, name == coding || name == "*" else { continue }

@@ -70,6 +70,9 @@ public struct ServerConfiguration: Sendable {
     public var logSampleEvery: Int = 100
     /// A request taking at least this long is logged as slow, at warning.
     public var slowRequest: Duration = .milliseconds(500)
+    /// `/healthz`, `containing` and `nearest` answered on the event loop that read them
+    /// (FastPath.swift); off, every request goes through the router (tests compare the two).
+    public var fastPath = true
 
     public init() {}
 }
@@ -100,6 +103,8 @@ public final class VltavaServer: Sendable {
     let logger: Logger
     let heavy: WorkPool
     let connections: ConnectionLimiter
+    /// The access log's sampling, shared by the router and the event loop's fast path.
+    let requestLog: RequestLogPolicy
     private let load: @Sendable () throws -> Engine
     private let boundPort = Locked<Int?>(nil)
     private let portWaiters = Locked<[CheckedContinuation<Int, Never>]>([])
@@ -118,6 +123,8 @@ public final class VltavaServer: Sendable {
                          maxWaitSeconds: Double(wait.seconds) + Double(wait.attoseconds) / 1e18)
         connections = ConnectionLimiter(maxConnections: configuration.maxConnections, headerTimeout: configuration.headerTimeout,
                                         warningInterval: configuration.limitWarningInterval, maxURIBytes: configuration.maxURIBytes, logger: logger)
+        requestLog = RequestLogPolicy(sampleEvery: configuration.logSampleEvery,
+                                      slowSeconds: Double(configuration.slowRequest.components.seconds) + Double(configuration.slowRequest.components.attoseconds) * 1e-18)
     }
 
     /// A server over the store `source` (the program's assembly opens it: `StoreLocation`).
@@ -139,9 +146,7 @@ public final class VltavaServer: Sendable {
         // First added runs first: the access log sees the final status, CORS adds its headers to
         // every answer including problems, and the problem middleware turns every error below it
         // into a problem document.
-        router.add(middleware: AccessMiddleware(metrics: metrics, log: RequestLogPolicy(
-            sampleEvery: configuration.logSampleEvery,
-            slowSeconds: Double(configuration.slowRequest.components.seconds) + Double(configuration.slowRequest.components.attoseconds) * 1e-18)))
+        router.add(middleware: AccessMiddleware(metrics: metrics, log: requestLog))
         router.add(middleware: CORSMiddleware(allowOrigin: .all, allowHeaders: [.accept, .authorization, .contentType, .origin, .acceptEncoding, .ifMatch, .ifNoneMatch],
                                               allowMethods: [.get, .post, .put, .patch, .delete, .options], maxAge: .seconds(86_400)))
         router.add(middleware: ProblemMiddleware(maxURIBytes: configuration.maxURIBytes))
@@ -185,7 +190,9 @@ public final class VltavaServer: Sendable {
         let idle = configuration.idleTimeout.components
         var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))
         http1.httpDecoder = .init(maxHeaderFieldSize: ConnectionLimiter.maxHeadFieldBytes, maxHeaderListSize: 64 * 1024, maxHeaderFieldCount: 100)
-        http1.additionalChannelHandlers = { [HeadWatcher()] }
+        // The hot GETs are answered on the event loop (FastPath.swift), the rest by the router.
+        let fast = configuration.fastPath ? FastPath.Shared(state: state, metrics: metrics, log: requestLog, logger: logger, maxURIBytes: configuration.maxURIBytes) : nil
+        http1.additionalChannelHandlers = { [HeadWatcher()] + (fast.map { [FastPath($0)] } ?? []) }
         let limiter = connections
         let channelConfiguration = http1
         defer { heavy.stop() }

@@ -49,6 +49,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical (debug logs every request).") var logLevel: String = "info"
     @Option(help: "Log one in N ordinary requests at info (0: none); failed and slow requests are always logged.")
     var logSample: Int = 100
+    @Flag(help: "Answer every request through the router, /healthz, containing and nearest too (by default they are answered on the event loop that read them: the same answers, less CPU).")
+    var routerOnly = false
     @Option(help: "Milliseconds from which a request is logged as slow (at warning).") var slowMs: Int = 500
 
     func run() async throws {
@@ -103,6 +105,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.heavyQueue = heavyQueue
         configuration.logLevel = level
         configuration.logSampleEvery = logSample
+        configuration.fastPath = !routerOnly
         configuration.slowRequest = .milliseconds(slowMs)
         let server = VltavaServer(configuration: configuration, source: try StoreLocation.source(store.db))
         // The bound port on standard output, for scripts and tests that ask for port 0.
