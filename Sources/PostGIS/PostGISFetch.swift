@@ -13,14 +13,14 @@ import Support
 extension PostGISDatabase: DatabaseStore {
     public func features(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> FetchedRows {
         let (sql, parameters) = Fetch.statement(fetch)
-        let rows = try rows(sql, parameters, deadline: deadline)
+        let rows = try read(sql, parameters, deadline: deadline)
         let lastMetres = if case .nearest = fetch.selection { rows.last?.last?.doubleValue } else { Double?.none }
         return FetchedRows(features: try Fetch.features(rows, of: fetch.layer), lastMetres: lastMetres)
     }
 
     public func fids(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> [(fid: Int64, metres: Double?)] {
         let (sql, parameters) = Fetch.statement(fetch, fidsOnly: true)
-        return try rows(sql, parameters, deadline: deadline).compactMap { row in
+        return try read(sql, parameters, deadline: deadline).compactMap { row in
             guard case .integer(let fid)? = row.first else { return nil }
             return (fid, row.count > 1 ? row[1].doubleValue : nil)
         }
@@ -28,19 +28,19 @@ extension PostGISDatabase: DatabaseStore {
 
     public func count(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> Int {
         let (sql, parameters) = Fetch.statement(fetch, counting: true)
-        let total = try rows(sql, parameters, deadline: deadline).first?.first?.doubleValue ?? 0
+        let total = try read(sql, parameters, deadline: deadline).first?.first?.doubleValue ?? 0
         return Int(exactly: total.rounded()) ?? 0
     }
 
     public func seriesRows(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> [Attributes] {
         let (sql, parameters) = Fetch.seriesStatement(series, keys: keys, needs: needs)
         let names = [series.link.keyColumn, series.link.startColumn, series.link.endColumn] + series.columns + series.textColumns
-        return try rows(sql, parameters, deadline: deadline).map { row in Attributes(Array(zip(names, row.dropFirst()))) }
+        return try read(sql, parameters, deadline: deadline).map { row in Attributes(Array(zip(names, row.dropFirst()))) }
     }
 
     public func seriesExtent(_ series: TimeSeries, deadline: Deadline) throws(EngineError) -> TimeRange? {
         let (t, k, s, e) = (SQL.identifier(series.table), SQL.identifier(series.link.keyColumn), SQL.identifier(series.link.startColumn), SQL.identifier(series.link.endColumn))
-        let rows = try rows("SELECT min(vltava_utc(r.\(s))), max(vltava_utc(r.\(e))) FROM \(t) AS r "
+        let rows = try read("SELECT min(vltava_utc(r.\(s))), max(vltava_utc(r.\(e))) FROM \(t) AS r "
                             + "WHERE r.\(k) IS NOT NULL AND vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL", [], deadline: deadline)
         guard let row = rows.first, row.count == 2, case .integer(let first) = row[0], case .integer(let last) = row[1] else { return nil }
         return TimeRange(start: UTCTime(seconds: first), end: UTCTime(seconds: last))
@@ -48,12 +48,12 @@ extension PostGISDatabase: DatabaseStore {
 
     public func explain(_ fetch: LayerFetch, fidsOnly: Bool, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String]) {
         let (sql, parameters) = Fetch.statement(fetch, fidsOnly: fidsOnly)
-        return (sql, try rows("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
+        return (sql, try read("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
     }
 
     public func explainSeries(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String]) {
         let (sql, parameters) = Fetch.seriesStatement(series, keys: keys, needs: needs)
-        return (sql, try rows("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
+        return (sql, try read("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
     }
 }
 

@@ -34,6 +34,10 @@ public struct PostGISSource: SnapshotSource {
         try database.ping(timeout: timeout)
     }
 
+    public func metrics() -> String {
+        database.standbys?.metrics() ?? ""
+    }
+
     public func layerInfos() throws(EngineError) -> [LayerInfo] {
         var infos: [LayerInfo] = []
         for (info, _) in try PostGISStore.readCatalogue(from: database) {
@@ -210,6 +214,8 @@ public enum PostGISStore {
             } catch {
                 throw PostGISDatabase.CommitUncertain(underlying: error)
             }
+            // Where the commit ends in the WAL, for reads on standbys after it (read-your-writes).
+            database.standbys?.committed(database, connection)
         }
     }
 
