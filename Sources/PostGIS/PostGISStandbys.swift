@@ -21,7 +21,9 @@
 
 import Engine
 import Foundation
+import Geometry
 import PostgresNIO
+import Store
 import Support
 
 public final class Standbys: @unchecked Sendable {

@@ -52,7 +52,7 @@ struct StandbyReadTests {
                 found = answer("FIND districts CONTAINING POINT(14.42 50.08) RETURN NAZEV_MC", on: engine.snapshot)
                 usleep(50_000)
             }
-            #expect(found == #"[{"NAZEV_MC":"Praha 1"}]"#)
+            #expect(found == #"{"count":1,"rows":[{"NAZEV_MC":"Praha 1"}]}"#)
             #expect(reads().standby >= 1, "\(reads())")
             #expect(try standby.psql("SELECT pg_is_in_recovery()") == "t")
 
@@ -64,11 +64,11 @@ struct StandbyReadTests {
             let before = reads()
             let stale = Self.containing(15.208, 49.402, on: engine)
             if Date().timeIntervalSince(written) < maxLag * 0.8 {
-                #expect(stale == "[]" && reads().standby == before.standby + 1, "within the bound: \(stale), \(reads())")
+                #expect(stale == #"{"count":0,"rows":[]}"# && reads().standby == before.standby + 1, "within the bound: \(stale), \(reads())")
             }
             usleep(UInt32((maxLag + 0.3) * 1e6))
             let fresh = Self.containing(15.208, 49.402, on: engine)
-            #expect(fresh == #"[{"fid":900001}]"#)
+            #expect(fresh == #"{"count":1,"rows":[{"fid":900001}]}"#)
             #expect(reads().primary >= before.primary + 1 && reads().standby <= before.standby + 1, "\(before) → \(reads())")
             try standby.psql("SELECT pg_wal_replay_resume()")
 
@@ -84,7 +84,7 @@ struct StandbyReadTests {
                 let fid = try #require(receipt.changes.first?.fid)
                 let start = reads()
                 let got = Self.containing(lon, lat, on: engine)
-                if got != #"[{"fid":\#(fid)}]"# { failures.append("pair \(i): wrote \(fid), read \(got)") }
+                if got != #"{"count":1,"rows":[{"fid":\#(fid)}]}"# { failures.append("pair \(i): wrote \(fid), read \(got)") }
                 let end = reads()
                 if paused {
                     servedWhilePaused.standby += end.standby - start.standby
