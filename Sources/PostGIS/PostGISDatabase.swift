@@ -147,6 +147,9 @@ public final class PostGISDatabase: @unchecked Sendable {
     /// The hot standbys the answers' reads go to (`--db-read`, PostGISStandbys.swift); nil:
     /// every statement runs here.
     public private(set) var standbys: Standbys?
+    /// Layers whose table is partitioned by `vltava_grid_key(geom, N)` (Benchmarks/partition-layer.sql):
+    /// N, the grid's cell in thousandths of a degree, by layer name; read with the catalogue.
+    let grids = Locked<[String: Int]>([:])
 
     /// `readURL`: hot standbys for the answers' reads (each of its servers a pool of its own),
     /// used while they have replayed what this database had written `maxReplicaLag` seconds

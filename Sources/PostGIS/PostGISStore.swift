@@ -358,6 +358,18 @@ public enum PostGISStore {
         } catch .store(let message) where message.contains("42P01") {
             throw .store("\(database.location) holds no Vltava store (no table \(catalogue)); copy one in with vltava push STORE.gpkg \(database.location)")
         }
+        // Partitioned by grid cell: each fetch names the cells it may touch (Fetch.gridCondition).
+        let partitioned = try database.rows("""
+            SELECT c.relname, pg_get_partkeydef(c.oid) FROM pg_partitioned_table AS p JOIN pg_class AS c ON c.oid = p.partrelid
+            WHERE c.relnamespace = current_schema()::regnamespace
+            """, [], deadline: .none)
+        database.grids.withLock { grids in
+            grids = [:]
+            for row in partitioned {
+                guard let name = row.first?.stringValue, let key = row.last?.stringValue, let cell = Fetch.gridCell(partitionKey: key) else { continue }
+                grids[name] = cell
+            }
+        }
         var infos: [(LayerInfo, Int)] = []
         for row in rows {
             guard row.count == 7, let name = row[0].stringValue, let kind = row[1].stringValue.flatMap(LayerInfo.Kind.init(rawValue:)),
