@@ -53,6 +53,9 @@ public final class Standbys: @unchecked Sendable {
         /// A commit whose position could not be read: reads go to the primary until the next
         /// sample of the primary's position covers it.
         var lastWriteUnknown = false
+        /// When the last probe ended (uptime ns): a prober stuck on a server that hangs makes
+        /// every standby stale after `maxLag` + 1 s, rather than fresh on old figures.
+        var probedAt: UInt64 = 0
         /// Round-robin over the fresh standbys.
         var next = 0
         /// Reads served: one per standby, then the primary's.
@@ -108,6 +111,7 @@ public final class Standbys: @unchecked Sendable {
         }
         state.withLock { state in
             state.replayed = replayed
+            state.probedAt = DispatchTime.now().uptimeNanoseconds
             if case .integer(let lsn)? = sampled?.first?.first {
                 state.history.append((now, lsn))
                 if state.lastWriteUnknown {
@@ -139,8 +143,9 @@ public final class Standbys: @unchecked Sendable {
     /// have replayed first (nil: it has); nil when none is fresh enough.
     func pick() -> (index: Int, waitFor: Int64?)? {
         state.withLock { state in
-            guard !state.lastWriteUnknown else { return nil }
-            let horizon = DispatchTime.now().uptimeNanoseconds &- UInt64(maxLag * 1e9)
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard !state.lastWriteUnknown, now &- state.probedAt < UInt64((maxLag + 1) * 1e9) else { return nil }
+            let horizon = now &- UInt64(maxLag * 1e9)
             // What the primary had written `maxLag` ago (the oldest sample if none is that old).
             guard let oldest = state.history.first else { return nil }
             let needed = state.history.last(where: { $0.time <= horizon })?.lsn ?? oldest.lsn
