@@ -44,6 +44,9 @@ public protocol SnapshotSource: Sendable {
     /// them at a time (`vltava export`), so a layer of any size passes through. A feature the
     /// store cannot read stops it with an error naming the layer and fid.
     func forEachFeature(of layer: String, pageSize: Int, _ body: (StoredFeature) -> Void) throws(EngineError)
+    /// The store's own lines for GET /metrics (Prometheus text; PostGIS with `--db-read`: reads
+    /// by host, standby lag). The default: none.
+    func metrics() -> String
 }
 
 /// What a store's change notification says.
@@ -70,6 +73,7 @@ extension SnapshotSource {
     public func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]? { nil }
     public func checkReady(timeout: Double) throws(EngineError) {}
     public func liveDefinitions() throws(EngineError) -> [LiveDefinition] { [] }
+    public func metrics() -> String { "" }
     public func openWriter() throws(EngineError) -> any StoreWriter {
         throw .write(code: "read_only", category: .impossible, message: "the store at \(location) takes no writes")
     }

@@ -141,16 +141,41 @@ public final class PostGISDatabase: @unchecked Sendable {
     private let idle = Locked<[PostgresConnection]>([])
     private let maxIdle = 8
     private static let ids = Locked(0)
+    /// How long connecting waits for a server of the kind asked for (`failoverWait` for the
+    /// primary; none for one standby of `--db-read`, whose reads go to the primary at once).
+    let serverWait: Double
+    /// The hot standbys the answers' reads go to (`--db-read`, PostGISStandbys.swift); nil:
+    /// every statement runs here.
+    public private(set) var standbys: Standbys?
+    /// Layers whose table is partitioned by `vltava_grid_key(geom, N)` (Benchmarks/partition-layer.sql):
+    /// N, the grid's cell in thousandths of a degree, by layer name; read with the catalogue.
+    let grids = Locked<[String: Int]>([:])
 
-    public init(url: PostGISURL) {
+    /// `readURL`: hot standbys for the answers' reads (each of its servers a pool of its own),
+    /// used while they have replayed what this database had written `maxReplicaLag` seconds
+    /// before (PostGISStandbys.swift).
+    public init(url: PostGISURL, readURL: PostGISURL? = nil, maxReplicaLag: Double = Standbys.defaultMaxLag) {
         self.url = url
         var logger = Logger(label: "vltava.postgis")
         logger.logLevel = .critical
         self.logger = logger
+        serverWait = PostGISDatabase.failoverWait
+        if let readURL {
+            standbys = Standbys(readURL, maxLag: maxReplicaLag, primary: self)
+        }
     }
 
-    public convenience init(_ text: String) throws(EngineError) {
-        self.init(url: try PostGISURL(text))
+    /// One standby's pool: no wait for a server of a kind, the standby is the only one.
+    init(standby url: PostGISURL) {
+        self.url = url
+        var logger = Logger(label: "vltava.postgis")
+        logger.logLevel = .critical
+        self.logger = logger
+        serverWait = 0
+    }
+
+    public convenience init(_ text: String, read readText: String? = nil, maxReplicaLag: Double = Standbys.defaultMaxLag) throws(EngineError) {
+        self.init(url: try PostGISURL(text), readURL: try readText.map { text throws(EngineError) in try PostGISURL(text) }, maxReplicaLag: maxReplicaLag)
     }
 
     deinit {
@@ -318,7 +343,7 @@ public final class PostGISDatabase: @unchecked Sendable {
             } catch {
                 guard case .databaseUnavailable = error else { throw error }
                 let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                let left = min(PostGISDatabase.failoverWait - waited,
+                let left = min(serverWait - waited,
                                deadline.end == .max ? .infinity : (Double(deadline.end) - Double(DispatchTime.now().uptimeNanoseconds)) / 1e9)
                 guard left > pause, !deadline.hasPassed else { throw error }
                 usleep(UInt32(pause * 1e6))

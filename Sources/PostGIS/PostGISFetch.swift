@@ -6,61 +6,70 @@
 // writes it as SQL, every value a bound parameter.
 
 import Engine
+import Foundation
 import Geometry
 import Store
 import Support
 
 extension PostGISDatabase: DatabaseStore {
     public func features(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> FetchedRows {
-        let (sql, parameters) = Fetch.statement(fetch)
-        let rows = try rows(sql, parameters, deadline: deadline)
+        let (sql, parameters) = Fetch.statement(fetch, grid: grid(of: fetch))
+        let rows = try read(sql, parameters, deadline: deadline)
         let lastMetres = if case .nearest = fetch.selection { rows.last?.last?.doubleValue } else { Double?.none }
         return FetchedRows(features: try Fetch.features(rows, of: fetch.layer), lastMetres: lastMetres)
     }
 
     public func fids(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> [(fid: Int64, metres: Double?)] {
-        let (sql, parameters) = Fetch.statement(fetch, fidsOnly: true)
-        return try rows(sql, parameters, deadline: deadline).compactMap { row in
+        let (sql, parameters) = Fetch.statement(fetch, fidsOnly: true, grid: grid(of: fetch))
+        return try read(sql, parameters, deadline: deadline).compactMap { row in
             guard case .integer(let fid)? = row.first else { return nil }
             return (fid, row.count > 1 ? row[1].doubleValue : nil)
         }
     }
 
     public func count(_ fetch: LayerFetch, deadline: Deadline) throws(EngineError) -> Int {
-        let (sql, parameters) = Fetch.statement(fetch, counting: true)
-        let total = try rows(sql, parameters, deadline: deadline).first?.first?.doubleValue ?? 0
+        let (sql, parameters) = Fetch.statement(fetch, counting: true, grid: grid(of: fetch))
+        let total = try read(sql, parameters, deadline: deadline).first?.first?.doubleValue ?? 0
         return Int(exactly: total.rounded()) ?? 0
     }
 
     public func seriesRows(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> [Attributes] {
         let (sql, parameters) = Fetch.seriesStatement(series, keys: keys, needs: needs)
         let names = [series.link.keyColumn, series.link.startColumn, series.link.endColumn] + series.columns + series.textColumns
-        return try rows(sql, parameters, deadline: deadline).map { row in Attributes(Array(zip(names, row.dropFirst()))) }
+        return try read(sql, parameters, deadline: deadline).map { row in Attributes(Array(zip(names, row.dropFirst()))) }
     }
 
     public func seriesExtent(_ series: TimeSeries, deadline: Deadline) throws(EngineError) -> TimeRange? {
         let (t, k, s, e) = (SQL.identifier(series.table), SQL.identifier(series.link.keyColumn), SQL.identifier(series.link.startColumn), SQL.identifier(series.link.endColumn))
-        let rows = try rows("SELECT min(vltava_utc(r.\(s))), max(vltava_utc(r.\(e))) FROM \(t) AS r "
+        let rows = try read("SELECT min(vltava_utc(r.\(s))), max(vltava_utc(r.\(e))) FROM \(t) AS r "
                             + "WHERE r.\(k) IS NOT NULL AND vltava_utc(r.\(s)) IS NOT NULL AND vltava_utc(r.\(e)) IS NOT NULL", [], deadline: deadline)
         guard let row = rows.first, row.count == 2, case .integer(let first) = row[0], case .integer(let last) = row[1] else { return nil }
         return TimeRange(start: UTCTime(seconds: first), end: UTCTime(seconds: last))
     }
 
     public func explain(_ fetch: LayerFetch, fidsOnly: Bool, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String]) {
-        let (sql, parameters) = Fetch.statement(fetch, fidsOnly: fidsOnly)
-        return (sql, try rows("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
+        let (sql, parameters) = Fetch.statement(fetch, fidsOnly: fidsOnly, grid: grid(of: fetch))
+        return (sql, try read("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
     }
 
     public func explainSeries(_ series: TimeSeries, keys: [String], needs: SeriesNeeds, deadline: Deadline) throws(EngineError) -> (statement: String, plan: [String]) {
         let (sql, parameters) = Fetch.seriesStatement(series, keys: keys, needs: needs)
-        return (sql, try rows("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
+        return (sql, try read("EXPLAIN " + sql, parameters, deadline: deadline).map { $0.first?.stringValue ?? "" })
+    }
+}
+
+extension PostGISDatabase {
+    /// The grid cell (thousandths of a degree) the layer's table is partitioned by; nil: not partitioned.
+    func grid(of fetch: LayerFetch) -> Int? {
+        grids.withLock { $0[fetch.layer.name] }
     }
 }
 
 enum Fetch {
     /// The statement of a fetch: its rows (`rowColumns`), or only their fids; at most
-    /// `fetch.limit` rows (nil: no limit), or their count.
-    static func statement(_ fetch: LayerFetch, fidsOnly: Bool = false, counting: Bool = false) -> (sql: String, parameters: [AttributeValue]) {
+    /// `fetch.limit` rows (nil: no limit), or their count. `grid`: the layer's table is
+    /// partitioned by grid cell (`gridCondition`).
+    static func statement(_ fetch: LayerFetch, fidsOnly: Bool = false, counting: Bool = false, grid: Int? = nil) -> (sql: String, parameters: [AttributeValue]) {
         var parameters: [AttributeValue] = []
         func bind(_ value: AttributeValue) -> String {
             parameters.append(value)
@@ -100,6 +109,9 @@ enum Fetch {
             if let n { limit = min(n, fetch.limit ?? n) }
             skip = offset
         }
+        if let grid, let cells = gridCells(fetch.selection, points: fetch.points, millidegrees: grid) {
+            conditions.append("vltava_grid_key(t.geom, \(grid)) IN (\(cells.map { bind(.integer($0)) }.joined(separator: ", ")))")
+        }
         if let condition = fetch.condition { conditions.append(Fetch.sql(condition, bind)) }
         // Keyset paging: the rows past a fid, found on the primary key's index.
         if let after = fetch.after { conditions.append("t.fid > \(bind(.integer(after)))") }
@@ -116,6 +128,60 @@ enum Fetch {
         // (The inner `t` is the subquery's own; the condition and the order name it.)
         return ("SELECT \(columns.joined(separator: ", ")) FROM \(table) AS t WHERE t.fid IN (SELECT t.fid FROM \(table) AS t\(whereClause) "
             + "ORDER BY \(order)\(limitClause)) ORDER BY \(order)", parameters)
+    }
+
+    /// The cell size N of a partition key `vltava_grid_key(geom, N)` as `pg_get_partkeydef`
+    /// prints it (`HASH (vltava_grid_key(geom, 50))`); nil for any other key.
+    static func gridCell(partitionKey: String) -> Int? {
+        guard let open = partitionKey.range(of: "vltava_grid_key(geom, ") else { return nil }
+        let digits = partitionKey[open.upperBound...].prefix { $0.isNumber }
+        guard partitionKey[open.upperBound...].dropFirst(digits.count).hasPrefix(")"), let cell = Int(digits), (1...360_000).contains(cell) else { return nil }
+        return cell
+    }
+
+    /// The grid keys (`vltava_grid_key`, Benchmarks/partition-layer.sql) of the rows a
+    /// selection may hold, on a table partitioned by them: so PostgreSQL reads only their
+    /// partitions. A row's key is the cell of its bounding box's lower-left corner, and the
+    /// table's CHECK keeps every box under 0.99 of a cell wide and high: a row that reaches
+    /// the region [x0, x1] × [y0, y1] has its corner in a cell from one left of / below the
+    /// region's first to its last. nil (no condition, every partition) for a selection with no
+    /// region (NEAREST without WITHIN, a fid, all rows), near the poles or the antimeridian, or
+    /// over more than 64 cells.
+    static func gridCells(_ selection: DatabaseSelection, points: Bool, millidegrees: Int) -> [Int64]? {
+        var boxes: [BBox] = []
+        func around(_ p: Point, metres: Double) -> BBox? {
+            // At least 110 km a degree of latitude (the sphere's is 111.2 km), a degree of
+            // longitude that times the cosine of the region's highest latitude.
+            let dLat = metres / 110_000
+            let top = abs(p.lat) + dLat
+            guard top < 85 else { return nil }
+            let dLon = dLat / cos(top * .pi / 180)
+            guard p.lon - dLon > -180, p.lon + dLon < 180 else { return nil }
+            return BBox(minLon: p.lon - dLon, minLat: p.lat - dLat, maxLon: p.lon + dLon, maxLat: p.lat + dLat)
+        }
+        switch selection {
+        case .containing(let p):
+            boxes = [BBox(minLon: p.lon, minLat: p.lat, maxLon: p.lon, maxLat: p.lat)]
+        case .nearest(_, let p, let within?):
+            guard let box = around(p, metres: within + DatabaseSelection.slack(within, points: points)) else { return nil }
+            boxes = [box]
+        case .within(let metres, let p):
+            guard let box = around(p, metres: metres + DatabaseSelection.slack(metres, points: points)) else { return nil }
+            boxes = [box]
+        case .intersecting(let box):
+            boxes = BBox.parts(of: box)
+        case .nearest(_, _, nil), .feature, .all:
+            return nil
+        }
+        let cell = Double(millidegrees)
+        var keys: Set<Int64> = []
+        for box in boxes {
+            let columns = Int64((box.minLon * 1000 / cell).rounded(.down)) - 1...Int64((box.maxLon * 1000 / cell).rounded(.down))
+            let rows = Int64((box.minLat * 1000 / cell).rounded(.down)) - 1...Int64((box.maxLat * 1000 / cell).rounded(.down))
+            guard columns.count * rows.count <= 64 else { return nil }
+            for i in columns { for j in rows { keys.insert((i + 1_000_000) * 10_000_000 + (j + 1_000_000)) } }
+        }
+        return keys.count <= 64 ? keys.sorted() : nil
     }
 
     /// A condition as SQL over the table as `t` (Engine/DatabaseLayers.swift, `StoreCondition`,

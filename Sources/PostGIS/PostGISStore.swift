@@ -34,6 +34,10 @@ public struct PostGISSource: SnapshotSource {
         try database.ping(timeout: timeout)
     }
 
+    public func metrics() -> String {
+        database.standbys?.metrics() ?? ""
+    }
+
     public func layerInfos() throws(EngineError) -> [LayerInfo] {
         var infos: [LayerInfo] = []
         for (info, _) in try PostGISStore.readCatalogue(from: database) {
@@ -210,6 +214,8 @@ public enum PostGISStore {
             } catch {
                 throw PostGISDatabase.CommitUncertain(underlying: error)
             }
+            // Where the commit ends in the WAL, for reads on standbys after it (read-your-writes).
+            database.standbys?.committed(database, connection)
         }
     }
 
@@ -351,6 +357,18 @@ public enum PostGISStore {
                                      [], deadline: .none)
         } catch .store(let message) where message.contains("42P01") {
             throw .store("\(database.location) holds no Vltava store (no table \(catalogue)); copy one in with vltava push STORE.gpkg \(database.location)")
+        }
+        // Partitioned by grid cell: each fetch names the cells it may touch (Fetch.gridCondition).
+        let partitioned = try database.rows("""
+            SELECT c.relname, pg_get_partkeydef(c.oid) FROM pg_partitioned_table AS p JOIN pg_class AS c ON c.oid = p.partrelid
+            WHERE c.relnamespace = current_schema()::regnamespace
+            """, [], deadline: .none)
+        database.grids.withLock { grids in
+            grids = [:]
+            for row in partitioned {
+                guard let name = row.first?.stringValue, let key = row.last?.stringValue, let cell = Fetch.gridCell(partitionKey: key) else { continue }
+                grids[name] = cell
+            }
         }
         var infos: [(LayerInfo, Int)] = []
         for row in rows {

@@ -51,6 +51,7 @@ extension Endpoints {
         let snapshot = state.currentSnapshot
         var text = metrics.render(snapshotLoadedAt: snapshot?.loadedAt, snapshotLoadSeconds: snapshot?.loadSeconds)
         text += Endpoints.capacityMetrics(connections: connections.counts, heavy: heavy.counts)
+        text += state.currentSource?.metrics() ?? ""
         return Reply.text(text, contentType: "text/plain; version=0.0.4; charset=utf-8", request: request)
     }
 

@@ -67,6 +67,12 @@ public final class EngineState: Sendable {
         }
     }
 
+    /// The store's source once loaded (its own metrics).
+    var currentSource: (any SnapshotSource)? {
+        if case .ready(let host) = phase.withLock({ $0 }) { return host.source }
+        return nil
+    }
+
     /// The current snapshot when there is one (health and metrics).
     var currentSnapshot: Snapshot? {
         if case .ready(let host) = phase.withLock({ $0 }) { return host.snapshot }

@@ -24,6 +24,10 @@ struct ServeCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var store: StoreOptions
+    @Option(name: .long, help: ArgumentHelp("On a PostGIS store: hot standbys of the --db primary (postgresql://user@standby1[:port][,standby2[:port]…]/db) that answers read from (rows of layers kept in PostgreSQL, time series); writes, loads and the change feed stay on --db. Reads are spread over the standbys within --max-replica-lag, else go to the primary; a read after this server's write waits for a standby to replay it.", valueName: "url"))
+    var dbRead: String?
+    @Option(name: .long, help: ArgumentHelp("With --db-read: a standby serves reads while it has replayed what the primary had written this many seconds before, and a read waits at most this long for one to replay this server's last write.", valueName: "seconds"))
+    var maxReplicaLag: Double = Standbys.defaultMaxLag
     @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
     @Option(help: "Port to listen on (0: any free port, printed on start).") var port: Int = 8080
     @Option(help: "Enables POST /v1/admin/reload with the bearer token this file holds.") var adminTokenFile: String?
@@ -65,6 +69,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...3_600_000).contains(slowMs) else { throw CLIError("--slow-ms must be between 1 and 3600000") }
         guard PostGISURL.isDatabase(store.db) || FileManager.default.fileExists(atPath: store.db) else { throw CLIError("no store at \(store.db) (see vltava import, or --db)") }
         guard adminToken == nil || adminTokenFile == nil else { throw CLIError("give --admin-token-file or --admin-token, not both") }
+        guard maxReplicaLag.isFinite, (0.001...3600).contains(maxReplicaLag) else { throw CLIError("--max-replica-lag must be between 0.001 and 3600 seconds") }
+        if let dbRead {
+            guard PostGISURL.isDatabase(store.db) else { throw CLIError("--db-read needs --db to be a PostGIS database (postgresql://…): the standbys' primary") }
+            guard PostGISURL.isDatabase(dbRead) else { throw CLIError("--db-read takes postgresql://… URLs of hot standbys") }
+        }
         // Logs go to standard error as JSON lines, one per event with its metadata, batched.
         LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
         defer { LogSink.standardError.flush() }
@@ -107,7 +116,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.logSampleEvery = logSample
         configuration.fastPath = !routerOnly
         configuration.slowRequest = .milliseconds(slowMs)
-        let server = VltavaServer(configuration: configuration, source: try StoreLocation.source(store.db))
+        let source = if let dbRead { try StoreLocation.source(store.db, readingFrom: dbRead, maxReplicaLag: maxReplicaLag) } else { try StoreLocation.source(store.db) }
+        let server = VltavaServer(configuration: configuration, source: source)
         // The bound port on standard output, for scripts and tests that ask for port 0.
         Task {
             let port = await server.port()
