@@ -55,26 +55,43 @@ public final class Layer: Sendable {
 
     public var name: String { info.name }
     /// The layer's features (after writes, without those they replaced or deleted).
-    public var count: Int { changes.map { $0.base.count - $0.hidden.count + $0.added.count } ?? fids.count }
+    public var count: Int { changes.map { $0.base.count - $0.hidden.count + $0.writtenCount } ?? fids.count }
     /// The feature indices in use: `0..<slots`, some of which writes may have hidden.
     public var slots: Int { fids.count }
     /// Every feature's index, in load order (then the written ones, in fid order).
     public var indices: LayerIndices {
-        LayerIndices(slots: slots, hidden: changes?.hidden, hiddenBelow: changes?.base.slots ?? 0)
+        guard let changes else { return LayerIndices(slots: slots, hidden: []) }
+        var parts = [HiddenPart(start: 0, end: changes.base.slots, set: changes.hidden)]
+        var start = changes.base.slots
+        for level in changes.levels {
+            if level.hidden.count > 0 { parts.append(HiddenPart(start: start, end: start + level.layer.slots, set: level.hidden)) }
+            start += level.layer.slots
+        }
+        return LayerIndices(slots: slots, hidden: parts)
     }
     /// Every feature's index in load order, the store's fid order: for a layer changed by
-    /// writes, the base's and the written features' merged by fid.
+    /// writes, the base's and each written level's merged by fid (each part is in fid order).
     public var indicesInLoadOrder: [Int] {
         guard let changes else { return Array(0..<slots) }
-        var merged: [Int] = []
-        merged.reserveCapacity(count)
-        let offset = changes.base.slots
-        var added = 0
-        for index in indices where index < offset {
-            while added < changes.added.slots && changes.added.fids[added] < fids[index] { merged.append(offset + added); added += 1 }
-            merged.append(index)
+        var parts: [[Int]] = [[]]
+        var ends = [changes.base.slots]
+        for level in changes.levels { ends.append(ends[ends.count - 1] + level.layer.slots) }
+        for index in indices {
+            while index >= ends[parts.count - 1] { parts.append([]) }
+            parts[parts.count - 1].append(index)
         }
-        while added < changes.added.slots { merged.append(offset + added); added += 1 }
+        var merged: [Int] = []
+        for part in parts {
+            var next: [Int] = []
+            next.reserveCapacity(merged.count + part.count)
+            var i = 0
+            for index in part {
+                while i < merged.count && fids[merged[i]] < fids[index] { next.append(merged[i]); i += 1 }
+                next.append(index)
+            }
+            next += merged[i...]
+            merged = next
+        }
         return merged
     }
 
@@ -210,52 +227,67 @@ public final class Layer: Sendable {
         warnings = mapped.warnings
     }
 
-    /// A base with the written features beside it (LayerChanges.swift).
+    /// A base with the written levels beside it (LayerChanges.swift).
     init(info: LayerInfo, changes: LayerChanges) {
-        let (base, added) = (changes.base, changes.added)
+        let base = changes.base
+        let levels = changes.levels.map(\.layer)
         self.info = info
         self.changes = changes
         storage = base.storage
         family = base.family
-        fids = LayerColumn(joining: base.fids, added.fids)
-        geometries = LayerGeometries(joining: base.geometries, added.geometries)
-        properties = LayerProperties(joining: base.properties, added.properties)
-        areas = LayerColumn(joining: base.areas, added.areas)
+        fids = LayerColumn(joining: base.fids, levels.map(\.fids))
+        geometries = LayerGeometries(joining: base.geometries, levels.map(\.geometries))
+        properties = LayerProperties(joining: base.properties, levels.map(\.properties))
+        areas = LayerColumn(joining: base.areas, levels.map(\.areas))
         var bounds = base.bounds
-        bounds.extend(added.bounds)
+        for level in levels { bounds.extend(level.bounds) }
         self.bounds = bounds
-        switch (base.idList, added.idList) {
-        case (nil, nil): idList = nil
-        case let (first?, second) where second == nil || second?.column == first.column:
-            idList = (first.column, first.ids + (second?.ids ?? Array(repeating: [], count: added.slots)))
-        case let (nil, second?):
-            idList = (second.column, Array(repeating: [], count: base.slots) + second.ids)
-        default:
+        let built = [base] + levels
+        let columns = Set(built.compactMap { $0.idList?.column })
+        if columns.isEmpty {
+            idList = nil
+        } else if columns.count == 1, let column = columns.first {
+            idList = (column, built.flatMap { part in part.idList?.ids ?? Array(repeating: [], count: part.slots) })
+        } else {
             idList = Layer.idList(info: info, properties: Array(properties))
         }
         fidIndex = [:]
-        // The base's indexes without what the writes hid, then the written features' shifted
-        // past the base's slots. A base is built whole, so each has one part.
-        func parts<Structure>(_ base: Structure?, _ added: Structure?) -> [IndexPart<Structure>]? {
-            guard let base else { return nil }
-            return [IndexPart(structure: base, offset: 0, hidden: changes.hidden)]
-                + (added.map { [IndexPart(structure: $0, offset: changes.base.slots, hidden: nil)] } ?? [])
+        // The base's indexes without what the writes hid, then each level's, shifted past the
+        // slots before it, without what later levels hid. Base and levels are built whole, so
+        // each has one part.
+        var offsets: [Int] = []
+        var offset = base.slots
+        for level in levels { offsets.append(offset); offset += level.slots }
+        func parts<Structure>(_ own: (Layer) -> Structure?) -> [IndexPart<Structure>]? {
+            guard let first = own(base) else { return nil }
+            var all = [IndexPart(structure: first, offset: 0, hidden: changes.hidden)]
+            for (i, level) in changes.levels.enumerated() {
+                if let structure = own(level.layer) { all.append(IndexPart(structure: structure, offset: offsets[i], hidden: level.hidden.count > 0 ? level.hidden : nil)) }
+            }
+            return all
         }
         let fids = self.fids
-        tree = parts(base.tree?.parts.first?.structure, added.tree?.parts.first?.structure).map { LayerTree(parts: $0, fids: fids) }
-        polygons = parts(base.polygons?.parts.first?.structure, added.polygons?.parts.first?.structure).map { LayerPolygons(parts: $0) }
-        points = parts(base.points?.parts.first?.structure, added.points?.parts.first?.structure).map { LayerPoints(parts: $0, fids: fids) }
-        // Over the base's hull and the written features: a deleted feature's vertices stay
-        // inside until the layer is rebuilt.
-        hull = base.hull.map { hull in ConvexHull.of([.polygon(hull)] + added.geometries.map { $0 }) } ?? added.hull
+        tree = parts { $0.tree?.parts.first?.structure }.map { LayerTree(parts: $0, fids: fids) }
+        polygons = parts { $0.polygons?.parts.first?.structure }.map { LayerPolygons(parts: $0) }
+        points = parts { $0.points?.parts.first?.structure }.map { LayerPoints(parts: $0, fids: fids) }
+        // Over the base's hull and each level's: a deleted feature's vertices stay inside
+        // until the layer is rebuilt (or, for a written one, its level merged).
+        let hulls = built.compactMap(\.hull)
+        hull = hulls.count <= 1 ? hulls.first : ConvexHull.of(hulls.map { Geometry.polygon($0) })
         warnings = base.warnings
     }
 
     public func index(ofFID fid: Int64) -> Int? {
         if let changes {
-            if let index = changes.added.index(ofFID: fid) { return changes.base.slots + index }
-            // Written but not added: deleted.
-            if changes.written[fid] != nil { return nil }
+            // The newest level that wrote it has its version; none for a deleted one.
+            var end = slots
+            for level in changes.levels.reversed() {
+                end -= level.layer.slots
+                if let version = level.written[fid] {
+                    guard version != nil, let index = level.layer.index(ofFID: fid) else { return nil }
+                    return end + index
+                }
+            }
             guard let index = changes.base.index(ofFID: fid), !changes.hidden.contains(index) else { return nil }
             return index
         }

@@ -1,17 +1,21 @@
-// A large layer changed by writes keeps its indexes: the written features become a small layer
-// of their own, searched beside the base, and the base's features they replaced or deleted are
+// A large layer changed by writes keeps its indexes: the written features become small layers
+// of their own, searched beside the base, and the features they replaced or deleted are
 // hidden. A write then costs what its features cost, not what the layer does (a 200,000-polygon
 // mapped layer is not decoded and re-indexed for one feature). Small layers are rebuilt whole
 // instead (`EngineLimits.maxFeaturesRebuiltPerWrite`): exact extents and hulls, one structure.
 //
-// Feature indices below `base.slots` are the base's; those above are the written layer's,
-// shifted by `base.slots`. Every search of the layer goes through the wrappers below, which
-// search both parts, skip hidden features and shift the written ones, so the operations
+// The written features are kept in levels, oldest and largest first (the logarithmic method of
+// Bentley and Saxe): a write rebuilds only the newest level, which takes it while that level
+// holds at most `maxFeaturesRebuiltPerWrite` written features, else the write starts a new one;
+// a level as large as the one before it merges with it. So a write rebuilds at most the
+// rebuild size plus its own features, and each written feature is rebuilt about log2(written /
+// rebuild size) times in all, however large the base; there are as many levels.
+//
+// Feature indices below `base.slots` are the base's; above are each level's in turn, shifted
+// by the slots before it. Every search of the layer goes through the wrappers below, which
+// search every part, skip hidden features and shift the others, so the operations
 // (containing, nearest, within, intersecting, joins, tiles, items) need not know. A loop over
 // a layer's features goes through `layer.indices`.
-//
-// There is one level: a write to a changed layer makes a new written layer from all the
-// writes since the base (`written`), so searches never stack.
 
 import Geometry
 import SpatialIndex
@@ -21,11 +25,22 @@ import Store
 struct LayerChanges: Sendable {
     /// The layer as built from the store (never itself changed).
     let base: Layer
-    /// Every written feature's current version since the base, by fid; nil for a deleted one.
+    /// The written features since the base, oldest first.
+    let levels: [WrittenLevel]
+    /// The base's features that the levels replaced or deleted.
+    let hidden: HiddenSet
+
+    /// The written features that exist, in all levels.
+    var writtenCount: Int { levels.reduce(0) { $0 + $1.layer.count - $1.hidden.count } }
+}
+
+/// Some writes' features: every fid they touched, and those that exist as a layer built whole.
+struct WrittenLevel: Sendable {
+    /// Each fid's version as of these writes; nil for a deleted one.
     let written: [Int64: StoredFeature?]
-    /// The written features that exist, as a layer of their own, in fid order.
-    let added: Layer
-    /// The base's features that `written` replaced or deleted.
+    /// The versions that exist, in fid order.
+    let layer: Layer
+    /// Of `layer`'s features, those later levels replaced or deleted.
     let hidden: HiddenSet
 }
 
@@ -51,24 +66,34 @@ struct HiddenSet: Sendable {
 /// The features of a layer, in index order, without those writes hid.
 public struct LayerIndices: Sequence, Sendable {
     let slots: Int
-    let hidden: HiddenSet?
-    let hiddenBelow: Int
+    /// The parts (the base, each written level) with hidden features.
+    let hidden: [HiddenPart]
 
-    public func makeIterator() -> Iterator { Iterator(position: 0, indices: self) }
+    public func makeIterator() -> Iterator { Iterator(position: 0, part: 0, indices: self) }
 
     public struct Iterator: IteratorProtocol {
         var position: Int
+        var part: Int
         let indices: LayerIndices
 
         public mutating func next() -> Int? {
             while position < indices.slots {
                 defer { position += 1 }
-                if let hidden = indices.hidden, position < indices.hiddenBelow, hidden.contains(position) { continue }
+                while part < indices.hidden.count && position >= indices.hidden[part].end { part += 1 }
+                if part < indices.hidden.count, position >= indices.hidden[part].start,
+                   indices.hidden[part].set.contains(position - indices.hidden[part].start) { continue }
                 return position
             }
             return nil
         }
     }
+}
+
+/// The hidden features of one part of a layer, whose indices are `start..<end`.
+struct HiddenPart: Sendable {
+    let start: Int
+    let end: Int
+    let set: HiddenSet
 }
 
 /// One part of a layer's index: the structure, the shift of its indices, and what it hides.
@@ -165,8 +190,8 @@ struct LayerPoints: Sendable {
 extension Layer {
     /// The layer after a write: `written` maps each fid the batch touched to its stored version
     /// (nil: deleted). A layer of at most `limits.maxFeaturesRebuiltPerWrite` features is
-    /// rebuilt whole; a larger one keeps its base's indexes and gets the written features as a
-    /// layer beside them (see above), until they outgrow a quarter of the base. A layer whose
+    /// rebuilt whole; a larger one keeps its base's indexes and gets the written features in
+    /// levels beside them (see above), until they outgrow a quarter of the base. A layer whose
     /// rows stay in the database keeps none. `old` is nil for a layer the batch created.
     static func rebuilt(_ old: Layer?, info: LayerInfo, written: [Int64: StoredFeature?], limits: EngineLimits) throws(EngineError) -> Layer {
         var info = info
@@ -186,21 +211,33 @@ extension Layer {
         info.featureCount = count
 
         let base = old.changes?.base ?? old
-        var all = old.changes?.written ?? [:]
-        all.merge(written) { $1 }
-        let added = all.values.compactMap { $0 }.sorted { $0.fid < $1.fid }
-        let addedFamily = Layer.family(of: added.map(\.feature.geometry), kind: info.kind)
-        // The written part is rebuilt on every write, so it is kept to a quarter of its base
-        // (or the whole-rebuild size, if larger): past that the layer is compacted, rebuilt whole
-        // as a new base, which costs what the last quarter's writes cost again, spread over
-        // them. A mapped base stays (compacting would read the file's layer into memory); its
-        // written part is folded in by a reload, which maps a fresh snapshot file.
-        let compact = added.count > Layer.overlayLimit(base, limits) && base.storage != .mapped
-        if base.count + added.count > limits.maxFeaturesRebuiltPerWrite && !compact && (added.isEmpty || addedFamily == base.family) {
+        let writtenCount = (old.changes?.writtenCount ?? 0) + written.values.count { $0 != nil }
+        let batch = written.values.compactMap { $0 }
+        let batchFamily = batch.isEmpty ? base.family : Layer.family(of: batch.map(\.feature.geometry), kind: info.kind)
+        // The written levels are kept to a quarter of their base (or the whole-rebuild size, if
+        // larger): past that the layer is compacted, rebuilt whole as a new base, which costs
+        // what the last quarter's writes cost again, spread over them. A mapped base stays
+        // (compacting would read the file's layer into memory); its written levels are folded
+        // in by a reload, which maps a fresh snapshot file.
+        let compact = writtenCount > Layer.overlayLimit(base, limits) && base.storage != .mapped
+        if base.count + writtenCount > limits.maxFeaturesRebuiltPerWrite && !compact && batchFamily == base.family {
             var hidden = old.changes?.hidden ?? HiddenSet(slots: base.slots)
             for fid in written.keys { if let index = base.index(ofFID: fid) { hidden.insert(index) } }
-            let addedLayer = try Layer(info: info, features: added, family: base.family)
-            return Layer(info: info, changes: LayerChanges(base: base, written: all, added: addedLayer, hidden: hidden))
+            var levels = (old.changes?.levels ?? []).map { $0.hiding(written.keys) }
+            // The newest level takes the write while it is small, or no larger than the write.
+            var merged = written
+            while let last = levels.last, last.written.count <= max(merged.count, limits.maxFeaturesRebuiltPerWrite) {
+                merged = last.written.merging(merged) { $1 }
+                levels.removeLast()
+            }
+            levels.append(try WrittenLevel(merged, info: info, family: base.family))
+            // A level as large as the one before it merges with it. The merged level is the
+            // newest, so nothing hides any of its features.
+            while levels.count >= 2, levels[levels.count - 2].written.count <= levels[levels.count - 1].written.count {
+                let newer = levels.removeLast(), older = levels.removeLast()
+                levels.append(try WrittenLevel(older.written.merging(newer.written) { $1 }, info: info, family: base.family))
+            }
+            return Layer(info: info, changes: LayerChanges(base: base, levels: levels, hidden: hidden))
         }
         // Whole: the old layer's features but the written ones, and the written that exist.
         var features: [StoredFeature] = []
@@ -220,14 +257,31 @@ extension Layer {
     }
 }
 
+extension WrittenLevel {
+    /// The level of these writes, its existing features indexed as a layer of their own.
+    init(_ written: [Int64: StoredFeature?], info: LayerInfo, family: Layer.Family) throws(EngineError) {
+        self.written = written
+        let layer = try Layer(info: info, features: written.values.compactMap { $0 }.sorted { $0.fid < $1.fid }, family: family)
+        self.layer = layer
+        hidden = HiddenSet(slots: layer.slots)
+    }
+
+    /// This level with its versions of `fids` hidden (a later write replaced or deleted them).
+    func hiding(_ fids: some Collection<Int64>) -> WrittenLevel {
+        var hidden = self.hidden
+        for fid in fids { if written[fid] != nil, let index = layer.index(ofFID: fid) { hidden.insert(index) } }
+        return WrittenLevel(written: written, layer: layer, hidden: hidden)
+    }
+}
+
 extension Snapshot {
-    /// Whether a mapped layer's written part has outgrown its limit: writes cannot compact a
-    /// mapped base, so every write keeps rebuilding all that was written since it, until a
-    /// reload maps a fresh snapshot file. A server reloads when this turns true (EngineState).
+    /// Whether a mapped layer's written levels have outgrown their limit: writes cannot compact
+    /// a mapped base, so they go on adding levels until a reload maps a fresh snapshot file.
+    /// A server reloads when this turns true (EngineState).
     public var hasOutgrownOverlay: Bool {
         layers.contains { layer in
             guard let changes = layer.changes, changes.base.storage == .mapped else { return false }
-            return changes.added.count > Layer.overlayLimit(changes.base, limits)
+            return changes.writtenCount > Layer.overlayLimit(changes.base, limits)
         }
     }
 }

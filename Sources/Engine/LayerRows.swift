@@ -1,7 +1,7 @@
 // A layer's geometries and attributes, by feature index: Swift arrays for a layer loaded from
 // the store, or records read in place from a mapped snapshot file (SnapshotFile.swift), where
 // a feature's Geometry or Attributes is made only when an answer asks for it, or the two parts
-// of a layer changed by writes (a base and the written features after it: LayerChanges.swift).
+// of a layer changed by writes (a base and the written levels after it: LayerChanges.swift).
 // All are collections, so `layer.geometries[i]` and `layer.properties[i]` read the same either
 // way; loops over a layer's features go through `layer.indices`, which skips what writes
 // replaced or deleted.
@@ -16,18 +16,21 @@ public struct LayerGeometries: RandomAccessCollection, Sendable {
     }
 
     private let storage: Storage
-    /// The written features after a base's (LayerChanges.swift); empty otherwise.
-    private let tail: [Geometry?]
+    /// The written levels' features after a base's (LayerChanges.swift); empty otherwise.
+    private let tail: LevelParts<[Geometry?]>
     private let storedCount: Int
 
-    init(_ geometries: [Geometry?]) { self.init(.memory(geometries), tail: []) }
-    init(encoded rows: EncodedRows) { self.init(.encoded(rows), tail: []) }
-    /// `first`'s features, then `second`'s (a layer built in memory).
-    init(joining first: LayerGeometries, _ second: LayerGeometries) {
-        self.init(first.storage, tail: first.tail + Array(second))
+    init(_ geometries: [Geometry?]) { self.init(.memory(geometries), tail: LevelParts()) }
+    init(encoded rows: EncodedRows) { self.init(.encoded(rows), tail: LevelParts()) }
+    /// A base's features, then each written level's (each a layer built in memory).
+    init(joining base: LayerGeometries, _ levels: [LayerGeometries]) {
+        self.init(base.storage, tail: LevelParts(levels.map { level in
+            if case .memory(let geometries) = level.storage { return geometries }
+            return Array(level)
+        }))
     }
 
-    private init(_ storage: Storage, tail: [Geometry?]) {
+    private init(_ storage: Storage, tail: LevelParts<[Geometry?]>) {
         self.storage = storage
         self.tail = tail
         switch storage {
@@ -60,18 +63,21 @@ public struct LayerProperties: RandomAccessCollection, Sendable {
     }
 
     private let storage: Storage
-    /// The written features after a base's (LayerChanges.swift); empty otherwise.
-    private let tail: [Attributes]
+    /// The written levels' features after a base's (LayerChanges.swift); empty otherwise.
+    private let tail: LevelParts<[Attributes]>
     private let storedCount: Int
 
-    init(_ properties: [Attributes]) { self.init(.memory(properties), tail: []) }
-    init(encoded rows: EncodedRows, names: [String]) { self.init(.encoded(rows, names: names), tail: []) }
-    /// `first`'s features, then `second`'s (a layer built in memory).
-    init(joining first: LayerProperties, _ second: LayerProperties) {
-        self.init(first.storage, tail: first.tail + Array(second))
+    init(_ properties: [Attributes]) { self.init(.memory(properties), tail: LevelParts()) }
+    init(encoded rows: EncodedRows, names: [String]) { self.init(.encoded(rows, names: names), tail: LevelParts()) }
+    /// A base's features, then each written level's (each a layer built in memory).
+    init(joining base: LayerProperties, _ levels: [LayerProperties]) {
+        self.init(base.storage, tail: LevelParts(levels.map { level in
+            if case .memory(let properties) = level.storage { return properties }
+            return Array(level)
+        }))
     }
 
-    private init(_ storage: Storage, tail: [Attributes]) {
+    private init(_ storage: Storage, tail: LevelParts<[Attributes]>) {
         self.storage = storage
         self.tail = tail
         switch storage {
@@ -94,28 +100,56 @@ public struct LayerProperties: RandomAccessCollection, Sendable {
 }
 
 /// A column of flat values by feature index (fids, areas): one flat array, or a base's and the
-/// written features' after it.
+/// written levels' after it.
 public struct LayerColumn<Element: BitwiseCopyable & Sendable>: RandomAccessCollection, Sendable {
     let first: FlatArray<Element>
-    let second: FlatArray<Element>
+    let rest: LevelParts<FlatArray<Element>>
 
     init(_ values: FlatArray<Element>) {
         first = values
-        second = FlatArray()
+        rest = LevelParts()
     }
 
-    init(joining first: LayerColumn<Element>, _ second: LayerColumn<Element>) {
-        // A base is never itself joined (LayerChanges keeps one level).
-        self.first = first.first
-        self.second = second.first
+    /// A base's values, then each written level's. Neither is itself joined: a level is built
+    /// whole, and a base is never a changed layer (LayerChanges.swift).
+    init(joining base: LayerColumn<Element>, _ levels: [LayerColumn<Element>]) {
+        first = base.first
+        rest = LevelParts(levels.map(\.first))
     }
 
     public var startIndex: Int { 0 }
-    public var endIndex: Int { first.count + second.count }
+    public var endIndex: Int { first.count + rest.count }
 
     @inline(__always)
     public subscript(index: Int) -> Element {
-        index < first.count ? first[index] : second[index - first.count]
+        index < first.count ? first[index] : rest[index - first.count]
+    }
+}
+
+/// The written levels' values after a base's, oldest first (LayerChanges.swift): an index past
+/// the base's finds its level by the levels' first indices, newest first (the newest is the
+/// smallest, and there are few: about log2 of the written features over the rebuild size).
+struct LevelParts<Part: RandomAccessCollection & Sendable>: Sendable where Part.Index == Int {
+    let parts: [Part]
+    /// Each part's first index, counted from the first part's first value.
+    let starts: [Int]
+    let count: Int
+
+    init() { parts = []; starts = []; count = 0 }
+
+    init(_ parts: [Part]) {
+        self.parts = parts
+        var starts: [Int] = [], total = 0
+        for part in parts { starts.append(total); total += part.count }
+        self.starts = starts
+        count = total
+    }
+
+    @inline(__always)
+    subscript(index: Int) -> Part.Element {
+        var part = parts.count - 1
+        while index < starts[part] { part -= 1 }
+        return parts[part][parts[part].startIndex + index - starts[part]]
     }
 }
 

@@ -157,6 +157,19 @@ public final class EngineState: Sendable {
         let batch: WriteBatch
         let precondition: Precondition?
         let done: CheckedContinuation<WriteReceipt, any Error>
+        /// The request's budget, from when it queued (`maxRequestSeconds`).
+        let deadline: Deadline
+
+        /// Refuses the write, unapplied, if it waited for the writes' thread past its budget
+        /// (a reload, a long batch ahead of it): its client is told to try again (503), never
+        /// left waiting on a write it may have given up on. True when refused.
+        func refusedIfLate() -> Bool {
+            guard deadline.hasPassed else { return false }
+            done.resume(throwing: APIError.engine(.write(
+                code: "deadline_exceeded", category: .unavailable,
+                message: "the write waited \(deadline.seconds) s for the writes before it and was not applied; try again")))
+            return true
+        }
     }
 
     private let pending = Locked<[PendingWrite]>([])
@@ -175,7 +188,8 @@ public final class EngineState: Sendable {
         defer { changeSignal.published() }
         return try await withCheckedThrowingContinuation { continuation in
             let first = pending.withLock { waiting in
-                waiting.append(PendingWrite(batch: batch, precondition: precondition, done: continuation))
+                waiting.append(PendingWrite(batch: batch, precondition: precondition, done: continuation,
+                                            deadline: .after(seconds: host.snapshot.limits.maxRequestSeconds)))
                 return waiting.count == 1
             }
             if first { writes.async { [self] in writePending(host) } }
@@ -202,6 +216,10 @@ public final class EngineState: Sendable {
     private func writePending(_ host: Engine) {
         var waiting = pending.withLock { waiting in defer { waiting.removeAll() }; return waiting }[...]
         while let next = waiting.first {
+            if next.refusedIfLate() {
+                waiting.removeFirst()
+                continue
+            }
             if let precondition = next.precondition {
                 waiting.removeFirst()
                 do {
@@ -218,8 +236,10 @@ public final class EngineState: Sendable {
                 }
                 continue
             }
-            let group = waiting.prefix { $0.precondition == nil }
-            waiting.removeFirst(group.count)
+            let taken = waiting.prefix { $0.precondition == nil }
+            waiting.removeFirst(taken.count)
+            let group = taken.filter { !$0.refusedIfLate() }
+            if group.isEmpty { continue }
             do throws(EngineError) {
                 let results = try host.write(group.map(\.batch))
                 for (write, result) in zip(group, results) { write.done.resume(with: result.mapError(APIError.engine)) }

@@ -26,7 +26,12 @@ struct RTreeCell {
         maxY = RTreeCell.up(box.maxLat)
     }
 
-    init(id: Int64, covering cells: ArraySlice<RTreeCell>) {
+    init(id: Int64, minX: Float, maxX: Float, minY: Float, maxY: Float) {
+        self.id = id
+        self.minX = minX; self.maxX = maxX; self.minY = minY; self.maxY = maxY
+    }
+
+    init(id: Int64, covering cells: some Sequence<RTreeCell>) {
         self.id = id
         minX = .infinity; maxX = -.infinity; minY = .infinity; maxY = -.infinity
         for cell in cells {
@@ -62,20 +67,8 @@ extension GeoPackage {
         let writeRowID = try database.prepare("INSERT INTO \(quoted(rtreeName + "_rowid")) (rowid, nodeno) VALUES (?, ?)")
         let writeParent = try database.prepare("INSERT INTO \(quoted(rtreeName + "_parent")) (nodeno, parentnode) VALUES (?, ?)")
         var blob = [UInt8](repeating: 0, count: Int(nodeSize))
-
         func write(node: Int64, depth: Int, _ entries: ArraySlice<RTreeCell>) throws {
-            for i in blob.indices { blob[i] = 0 }
-            blob[0] = UInt8(truncatingIfNeeded: depth >> 8)
-            blob[1] = UInt8(truncatingIfNeeded: depth)
-            blob[2] = UInt8(truncatingIfNeeded: entries.count >> 8)
-            blob[3] = UInt8(truncatingIfNeeded: entries.count)
-            var offset = 4
-            for cell in entries {
-                withUnsafeBytes(of: cell.id.bigEndian) { for b in $0 { blob[offset] = b; offset += 1 } }
-                for value in [cell.minX, cell.maxX, cell.minY, cell.maxY] {
-                    withUnsafeBytes(of: value.bitPattern.bigEndian) { for b in $0 { blob[offset] = b; offset += 1 } }
-                }
-            }
+            RTreeCell.encodeNode(depth: depth, entries, into: &blob)
             try writeNode.run([.integer(node), .blob(blob)])
         }
 
@@ -112,6 +105,45 @@ extension GeoPackage {
 }
 
 extension RTreeCell {
+    /// A node as the module stores it, in `blob` (the table's node size): depth (read from the
+    /// root only), cell count, then the cells.
+    static func encodeNode(depth: Int, _ entries: some Collection<RTreeCell>, into blob: inout [UInt8]) {
+        for i in blob.indices { blob[i] = 0 }
+        blob[0] = UInt8(truncatingIfNeeded: depth >> 8)
+        blob[1] = UInt8(truncatingIfNeeded: depth)
+        blob[2] = UInt8(truncatingIfNeeded: entries.count >> 8)
+        blob[3] = UInt8(truncatingIfNeeded: entries.count)
+        var offset = 4
+        for cell in entries {
+            withUnsafeBytes(of: cell.id.bigEndian) { for b in $0 { blob[offset] = b; offset += 1 } }
+            for value in [cell.minX, cell.maxX, cell.minY, cell.maxY] {
+                withUnsafeBytes(of: value.bitPattern.bigEndian) { for b in $0 { blob[offset] = b; offset += 1 } }
+            }
+        }
+    }
+
+    /// The depth and cells of a stored node; nil when the blob is not one of `capacity` cells.
+    static func decodeNode(_ blob: UnsafeRawBufferPointer, capacity: Int) -> (depth: Int, cells: [RTreeCell])? {
+        guard blob.count >= 4 else { return nil }
+        let depth = Int(blob[0]) << 8 | Int(blob[1])
+        let count = Int(blob[2]) << 8 | Int(blob[3])
+        guard count <= capacity, blob.count >= 4 + 24 * count else { return nil }
+        var cells: [RTreeCell] = []
+        cells.reserveCapacity(count + 1)
+        for i in 0..<count {
+            let offset = 4 + 24 * i
+            var id: UInt64 = 0
+            for b in 0..<8 { id = id << 8 | UInt64(blob[offset + b]) }
+            func float(_ at: Int) -> Float {
+                var bits: UInt32 = 0
+                for b in 0..<4 { bits = bits << 8 | UInt32(blob[at + b]) }
+                return Float(bitPattern: bits)
+            }
+            cells.append(RTreeCell(id: Int64(bitPattern: id), minX: float(offset + 8), maxX: float(offset + 12), minY: float(offset + 16), maxY: float(offset + 20)))
+        }
+        return (depth, cells)
+    }
+
     /// Sort-Tile-Recursive order: vertical slabs by centre x, each sorted by centre y, so that
     /// every run of `capacity` cells is a compact tile.
     static func sortTileRecursive(_ cells: inout [RTreeCell], capacity: Int) {

@@ -194,6 +194,13 @@ private struct GeoPackageBatch: BatchStore {
     /// The batch's statements by their text, prepared once: a batch of 1,000 inserts into one
     /// layer runs the same two (the row and its change) a thousand times.
     var statements: [String: Statement] = [:]
+    /// Per layer the batch inserts into: its R-tree insert trigger's SQL, dropped for the batch,
+    /// and the inserted rows' envelopes, which `addToRTrees` adds in one pass and then puts the
+    /// trigger back (RTreeInsert.swift), all in the batch's transaction: no other connection
+    /// ever sees the layer without its trigger or its index without a committed row.
+    var deferredRTrees: [String: (rtree: String, trigger: String, cells: [RTreeCell])] = [:]
+    /// Layers with no R-tree insert trigger to defer (none, or not the spec's name).
+    var undeferred: Set<String> = []
 
     init(store: GeoPackage) { self.store = store }
 
@@ -203,6 +210,7 @@ private struct GeoPackageBatch: BatchStore {
               seq INTEGER PRIMARY KEY AUTOINCREMENT, layer TEXT NOT NULL, fid INTEGER, change TEXT NOT NULL, at TEXT NOT NULL)
             """)
         let outcome = try BatchPlanner.apply(batch, to: &self)
+        for name in Array(deferredRTrees.keys) { try addToRTree(of: name) }
         // The changed features as stored, read back through the store's one reader (so in
         // EPSG:4326 whatever the layer's CRS), and each layer's extent.
         var features: [String: [Int64: StoredFeature?]] = [:]
@@ -265,20 +273,50 @@ private struct GeoPackageBatch: BatchStore {
     }
 
     mutating func insert(_ row: CheckedRow, fid: Int64?, into layer: LayerInfo) throws -> Int64 {
-        let (columns, values) = try stored(row, of: layer)
+        let (columns, values, box) = try stored(row, of: layer)
+        var deferred = false
+        if row.geometry != nil { deferred = try deferRTree(of: layer) }
         let insert = try statement("INSERT INTO \(quoted(layer.name)) (\((["fid"] + columns).map(quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")))")
         try insert.run([fid.map { .integer($0) } ?? .null] + values)
-        return database.lastInsertRowID
+        let inserted = database.lastInsertRowID
+        // The trigger's condition: a geometry that is not empty.
+        if deferred, let box, !box.isEmpty { deferredRTrees[layer.name]?.cells.append(RTreeCell(id: inserted, box: box)) }
+        return inserted
+    }
+
+    /// Drops the layer's R-tree insert trigger for the rest of the batch; false when it has none.
+    private mutating func deferRTree(of layer: LayerInfo) throws -> Bool {
+        if deferredRTrees[layer.name] != nil { return true }
+        guard !undeferred.contains(layer.name), let column = layer.geometryColumn else { return false }
+        let rtree = GeoPackage.rtreeName(layer.name, column)
+        guard case .text(let trigger)? = try database.scalar("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", .text(rtree + "_insert")),
+              try database.hasTable(rtree) else {
+            undeferred.insert(layer.name)
+            return false
+        }
+        try database.execute("DROP TRIGGER \(quoted(rtree + "_insert"))")
+        deferredRTrees[layer.name] = (rtree, trigger, [])
+        return true
+    }
+
+    /// Adds the envelopes the batch inserted into the layer to its R-tree and puts its insert
+    /// trigger back; before an update or a delete, whose triggers expect the index whole.
+    private mutating func addToRTree(of name: String) throws {
+        guard let deferred = deferredRTrees.removeValue(forKey: name) else { return }
+        try store.insertIntoRTree(deferred.rtree, cells: deferred.cells)
+        try database.execute(deferred.trigger)
     }
 
     mutating func update(_ row: CheckedRow, fid: Int64, in layer: LayerInfo) throws -> Bool {
+        try addToRTree(of: layer.name)
         guard !row.isEmpty else { return try exists(fid, in: layer) }
-        let (columns, values) = try stored(row, of: layer)
+        let (columns, values, _) = try stored(row, of: layer)
         try statement("UPDATE \(quoted(layer.name)) SET \(columns.map { "\(quoted($0)) = ?" }.joined(separator: ", ")) WHERE fid = ?").run(values + [.integer(fid)])
         return database.changes == 1
     }
 
     mutating func delete(_ fid: Int64, from layer: LayerInfo) throws -> Bool {
+        try addToRTree(of: layer.name)
         try statement("DELETE FROM \(quoted(layer.name)) WHERE fid = ?").run([.integer(fid)])
         return database.changes == 1
     }
@@ -290,18 +328,21 @@ private struct GeoPackageBatch: BatchStore {
     }
 
     /// The row's columns and values as the file stores them: the geometry as GeoPackage binary
-    /// in the layer's CRS.
-    private func stored(_ row: CheckedRow, of layer: LayerInfo) throws -> ([String], [SQLiteValue]) {
+    /// in the layer's CRS, whose envelope (the R-tree's box) comes too.
+    private func stored(_ row: CheckedRow, of layer: LayerInfo) throws -> ([String], [SQLiteValue], BBox?) {
         var columns: [String] = [], values: [SQLiteValue] = []
+        var box: BBox?
         if let geometry = row.geometry, let column = layer.geometryColumn {
             columns.append(column)
-            values.append(.blob(try FeatureChecks.encode(geometry, for: layer, row.position)))
+            let encoded = try FeatureChecks.encode(geometry, for: layer, row.position)
+            values.append(.blob(encoded.bytes))
+            box = encoded.box
         }
         for attribute in row.attributes {
             columns.append(attribute.column.name)
             values.append(attribute.stored)
         }
-        return (columns, values)
+        return (columns, values, box)
     }
 
     private mutating func statement(_ sql: String) throws -> Statement {
@@ -379,13 +420,14 @@ public struct FeatureChecks {
         return (geometry, warning)
     }
 
-    /// GeoPackage binary in the layer's CRS.
-    static func encode(_ geometry: Geometry, for layer: LayerInfo, _ position: Int) throws -> [UInt8] {
-        guard let crs = layer.crs, crs != "EPSG:4326" else { return GeoPackageBinary.encode(geometry, srsID: 4326) }
+    /// GeoPackage binary in the layer's CRS, and its envelope there (the header's).
+    static func encode(_ geometry: Geometry, for layer: LayerInfo, _ position: Int) throws -> (bytes: [UInt8], box: BBox) {
+        guard let crs = layer.crs, crs != "EPSG:4326" else { return (GeoPackageBinary.encode(geometry, srsID: 4326), geometry.bbox) }
         do {
             let toLayer = try CoordinateTransformer(from: "EPSG:4326", to: crs)
             let code = Int32(crs.split(separator: ":").last.flatMap { Int32($0) } ?? 0)
-            return GeoPackageBinary.encode(try toLayer.transform(geometry), srsID: code)
+            let projected = try toLayer.transform(geometry)
+            return (GeoPackageBinary.encode(projected, srsID: code), projected.bbox)
         } catch {
             throw StoreError.badWrite(position: position, reason: "cannot reproject it to the layer's \(crs): \(error)")
         }

@@ -149,6 +149,29 @@ import Testing
         #expect(replaced.filter { $0 == 200 }.count == 1 && replaced.filter { $0 == 412 }.count == 11, "\(replaced)")
     }
 
+    /// A write that waits for the writes' thread past its request's budget is refused with
+    /// 503 `deadline_exceeded` and not applied (a budget of 0 s has passed when it is taken).
+    @Test func aWriteLatePastItsBudgetIsNotApplied() async throws {
+        let directory = try Fixtures.temporaryDirectory("write-deadline")
+        let store = directory.appendingPathComponent("demo.gpkg").path
+        try FileManager.default.copyItem(atPath: try await DemoStore.path(), toPath: store)
+        let before = try GeoPackage(path: store).lastSequence()
+        var limits = RunningServer.testLimits
+        limits.maxRequestSeconds = 0
+        let chosen = limits
+        let server = await RunningServer.start({ configuration in
+            configuration.limits = chosen
+            configuration.writeTokens = WriteTokens([(Self.token, nil)])
+        }) { try Engine(storePath: store, limits: chosen) }
+        try await server.ready()
+        defer { server.stop() }
+        let body = #"{"operations": [{"insert": "stations", "feature": {"type": "Feature", "geometry": {"type": "Point", "coordinates": [14.43, 50.1]}, "properties": {}}}]}"#
+        let late = try await post(server.port, "/v1/write", body: body, headers: [("Authorization", "Bearer \(Self.token)")])
+        #expect(late.status == 503 && late.object["code"] == .string("deadline_exceeded"), "\(late.text)")
+        #expect(try GeoPackage(path: store).lastSequence() == before)
+        #expect(try await get(server.port, "/v1/layers/stations/nearest?lon=14.43&lat=50.1&k=1").text.contains("14.43,50.1") == false)
+    }
+
     /// A batch over two layers is all or nothing; the refused one names its operation.
     @Test func aBatchIsAllOrNothing() async throws {
         let (server, store) = try await Self.writableServer("write-batch")
