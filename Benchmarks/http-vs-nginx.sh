@@ -43,30 +43,13 @@ wait_up() { for _ in $(seq 300); do curl -sf "$1" >/dev/null && return 0; sleep 
 nginx_port=$(free_port)
 mkdir -p "$work/nginx/html"
 python3 -c 'import json; body = json.dumps({"status": "ok", "pad": "x" * 350}); print(body[:379] + "}", end="")' >"$work/nginx/html/static.json"
-user_line=""
-[[ $EUID == 0 ]] && user_line="user root;"
-cat >"$work/nginx.conf" <<EOF
-$user_line
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
+source "$root/Benchmarks/nginx.sh"
+nginx_conf "$work/nginx.conf" "$work/nginx" "    keepalive_requests 1000000;
     server {
         listen 127.0.0.1:$nginx_port;
         root $work/nginx/html;
         default_type application/json;
-    }
-}
-EOF
+    }"
 "$nginx_bin" -c "$work/nginx.conf" -p "$work/nginx" 2>"$work/nginx/start.log" &
 pids+=($!)
 wait_up "http://127.0.0.1:$nginx_port/static.json" || { cat "$work/nginx/start.log"; exit 1; }

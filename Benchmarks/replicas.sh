@@ -85,25 +85,8 @@ for ((i = 0; i < replicas; i++)); do
 done
 
 port=$(free_port)
-mkdir -p "$work/nginx"
-# As root, nginx's workers would switch to nobody, who cannot write the temporary directories.
-user_line=""
-[[ $EUID == 0 ]] && user_line="user root;"
-cat >"$work/nginx.conf" <<EOF
-$user_line
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
-    upstream vltava {
+source "$root/Benchmarks/nginx.sh"
+nginx_conf "$work/nginx.conf" "$work/nginx" "    upstream vltava {
 $upstreams        keepalive 64;
     }
     server {
@@ -111,15 +94,13 @@ $upstreams        keepalive 64;
         location / {
             proxy_pass http://vltava;
             proxy_http_version 1.1;
-            proxy_set_header Connection "";
+            proxy_set_header Connection \"\";
             # A replica that is gone or still loading its snapshot: ask another (GETs are idempotent).
             proxy_next_upstream error timeout http_502 http_503;
             proxy_next_upstream_tries $replicas;
             proxy_connect_timeout 1s;
         }
-    }
-}
-EOF
+    }"
 "$nginx_bin" -c "$work/nginx.conf" -p "$work/nginx" 2>"$work/nginx/start.log" &
 nginx_pid=$!
 base="http://127.0.0.1:$port"
