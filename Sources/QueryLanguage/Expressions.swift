@@ -124,45 +124,19 @@ extension Parser {
         if accept("LIKE") {
             // SQL's and CQL2's LIKE: `%` any run, `_` one character, `\` escapes; case counts.
             let position = tokens[index].position
-            let pattern: String
-            switch tokens[index].kind {
-            case .string(let string):
-                index += 1
-                pattern = string
-            case .parameter(let n):
-                let (value, at) = try boundValue(n, "the LIKE pattern")
-                switch value {
-                case nil: pattern = ""
-                case .text(let string)?: pattern = string
-                case let other?: throw wrongKind(n, other, expected: "text (a LIKE pattern)", at: at)
-                }
-            default:
-                throw error(expected: "a pattern or a parameter after LIKE", hint: "name LIKE 'Praha 4%'")
-            }
+            let pattern = try text("the LIKE pattern", kind: "text (a LIKE pattern)", missing: "a pattern or a parameter after LIKE",
+                                   hint: "name LIKE 'Praha 4%'") ?? ""
             guard !LikePattern.endsInEscape(pattern) else { throw invalid("a LIKE pattern must not end in a lone '\\'", at: position) }
             return .like(field, pattern: pattern, negated: negatedLike)
         }
         if accept(symbol: "~") {
             let czech = accept("CZECH")
-            let text: String
-            switch tokens[index].kind {
-            case .string(let string):
-                index += 1
-                text = string
-            case .parameter(let n):
-                // A bound parameter, so that an app matches a name its user typed without
-                // pasting it into the text; it must be text.
-                let (value, position) = try boundValue(n, "the text to match")
-                switch value {
-                case nil: text = ""
-                case .text(let string)?: text = string
-                case let other?: throw wrongKind(n, other, expected: "text (~ matches text)", at: position)
-                }
-            default:
-                throw error(expected: czech ? "a string or a parameter after '~ CZECH'" : "a string or a parameter after '~'",
-                            hint: czech ? "~ CZECH matches Czech word forms: name ~ CZECH 'bizoni'" : "~ matches text: name ~ 'praha 6'")
-            }
-            return czech ? .matchesCzech(field, text) : .matches(field, text)
+            // A bound parameter, so that an app matches a name its user typed without pasting
+            // it into the text.
+            let matched = try text("the text to match", kind: "text (~ matches text)",
+                                missing: czech ? "a string or a parameter after '~ CZECH'" : "a string or a parameter after '~'",
+                                hint: czech ? "~ CZECH matches Czech word forms: name ~ CZECH 'bizoni'" : "~ matches text: name ~ 'praha 6'") ?? ""
+            return czech ? .matchesCzech(field, matched) : .matches(field, matched)
         }
         let operatorToken = peek
         let comparison: Comparison
@@ -184,6 +158,26 @@ extension Parser {
                              hint: comparison == .notEqual ? "write \(field.label) IS NOT NULL" : "write \(field.label) IS NULL")
         }
         return .compare(field, comparison, value, position: operatorToken.position)
+    }
+
+    /// A 'string', or a parameter bound to text (nil when it is bound to nothing): what `~`,
+    /// LIKE and SEARCH take. `what` names the value, `kind` what a parameter must hold,
+    /// `missing` what was expected when neither is there.
+    mutating func text(_ what: String, kind: String, missing: String, hint: String) throws(QueryError) -> String? {
+        switch tokens[index].kind {
+        case .string(let string):
+            index += 1
+            return string
+        case .parameter(let n):
+            let (value, position) = try boundValue(n, what)
+            switch value {
+            case nil: return nil
+            case .text(let string)?: return string
+            case let other?: throw wrongKind(n, other, expected: kind, at: position)
+            }
+        default:
+            throw error(expected: missing, hint: hint)
+        }
     }
 
     mutating func literal() throws(QueryError) -> Literal {

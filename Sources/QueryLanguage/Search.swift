@@ -24,21 +24,9 @@ struct SearchStatement: StatementSyntax, Equatable {
 
 extension Parser {
     mutating func search(at start: SourcePosition) throws(QueryError) -> SearchStatement {
-        let text: String
-        switch tokens[index].kind {
-        case .string(let string):
-            index += 1
-            text = string
-        case .parameter(let n):
-            let (value, position) = try boundValue(n, "the text to search for")
-            switch value {
-            case nil: text = "?"
-            case .text(let string)?: text = string
-            case let other?: throw wrongKind(n, other, expected: "text (what the user typed)", at: position)
-            }
-        default:
-            throw error(expected: "the text to search for, a string or a parameter, after SEARCH", hint: "SEARCH 'gori' IN pens, pavilions NEAR POINT(14.4085 50.1170)")
-        }
+        let text = try self.text("the text to search for", kind: "text (what the user typed)",
+                                 missing: "the text to search for, a string or a parameter, after SEARCH",
+                                 hint: "SEARCH 'gori' IN pens, pavilions NEAR POINT(14.4085 50.1170)") ?? "?"
         var statement = SearchStatement(text: text, position: start)
         try clauses(["IN", "NEAR", "LIMIT"], of: "SEARCH") { (parser, keyword) throws(QueryError) in
             switch keyword {
