@@ -22,7 +22,8 @@ extension Endpoints {
         var w = JSONWriter(reservingCapacity: 256)
         w.beginObject()
         w.key("status"); w.string("ok")
-        w.key("loaded_at"); w.string(snapshot.loadedAt.formatted(.iso8601))
+        // Whole seconds, as Foundation's ISO 8601 style writes them, without a formatter per request.
+        w.key("loaded_at"); w.string(UTCTime(seconds: Int64(snapshot.loadedAt.timeIntervalSince1970.rounded(.down))).iso)
         w.key("load_seconds"); w.number((snapshot.loadSeconds * 1000).rounded() / 1000)
         w.key("layers"); w.integer(Int64(snapshot.layers.count))
         w.key("tilesets"); w.integer(Int64(snapshot.tileSets.count))
@@ -107,7 +108,8 @@ extension Endpoints {
         return Reply.json(request: request) { w in
             w.beginObject()
             w.key("status"); w.string("reloaded")
-            w.key("loaded_at"); w.string(snapshot.loadedAt.formatted(.iso8601))
+            // Whole seconds, as Foundation's ISO 8601 style writes them, without a formatter per request.
+        w.key("loaded_at"); w.string(UTCTime(seconds: Int64(snapshot.loadedAt.timeIntervalSince1970.rounded(.down))).iso)
             w.key("load_seconds"); w.number((snapshot.loadSeconds * 1000).rounded() / 1000)
             w.key("layers"); w.integer(Int64(snapshot.layers.count))
             w.key("warnings"); w.integer(Int64(snapshot.warnings.count))

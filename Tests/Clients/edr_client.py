@@ -22,9 +22,8 @@ import json
 import os
 import sys
 import urllib.parse
-import urllib.request
 
-from oas_schemas import oas_validator
+from oas_schemas import fetch, oas_validator, print_verdicts
 
 POLYGON = "POLYGON((14.38 50.07,14.46 50.07,14.46 50.11,14.38 50.11,14.38 50.07))"
 
@@ -52,11 +51,6 @@ def owslib(base):
         "area": [series(c, "pm10") for c in area["coverages"]],
         "location": series(location, "aqi"),
     }, sort_keys=True))
-
-
-def fetch(url):
-    with urllib.request.urlopen(url) as response:
-        return json.load(response)
 
 
 def validate(base, directory):
@@ -97,9 +91,7 @@ def validate(base, directory):
     broken = copy.deepcopy(documents["collection"][1])
     del broken["data_queries"]
     documents["broken-collection"] = (edr_validator("collection"), broken)
-    for name, (validator, document) in documents.items():
-        errors = sorted(e.message for e in validator.iter_errors(document))
-        print(name, "valid" if not errors else "invalid: " + "; ".join(errors))
+    print_verdicts(documents)
 
 
 if __name__ == "__main__":

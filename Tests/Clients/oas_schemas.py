@@ -52,6 +52,13 @@ def oas_validator(schemas, schema):
     return jsonschema.Draft202012Validator({"$defs": definitions, **as_json_schema(with_nulls(schema))})
 
 
+def print_verdicts(documents):
+    """One line per document, NAME valid | NAME invalid: REASONS, from {NAME: (validator, document)}."""
+    for name, (check, document) in documents.items():
+        errors = sorted(e.message for e in check.iter_errors(document))
+        print(name, "valid" if not errors else "invalid: " + "; ".join(errors))
+
+
 def fetch(url):
     with urllib.request.urlopen(url) as response:
         return json.load(response)
@@ -79,9 +86,7 @@ def tiles(base, directory):
     broken = copy.deepcopy(documents["WebMercatorQuad"][1])
     del broken["tileMatrices"][0]["scaleDenominator"]
     documents["broken-matrix"] = (validator("TileMatrixSet"), broken)
-    for name, (check, document) in documents.items():
-        errors = sorted(e.message for e in check.iter_errors(document))
-        print(name, "valid" if not errors else "invalid: " + "; ".join(errors))
+    print_verdicts(documents)
 
 
 if __name__ == "__main__":
