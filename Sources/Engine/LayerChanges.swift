@@ -191,7 +191,7 @@ extension Layer {
     /// The layer after a write: `written` maps each fid the batch touched to its stored version
     /// (nil: deleted). A layer of at most `limits.maxFeaturesRebuiltPerWrite` features is
     /// rebuilt whole; a larger one keeps its base's indexes and gets the written features in
-    /// levels beside them (see above), until they outgrow a quarter of the base. A layer whose
+    /// levels beside them (see above), until they outgrow the base. A layer whose
     /// rows stay in the database keeps none. `old` is nil for a layer the batch created.
     static func rebuilt(_ old: Layer?, info: LayerInfo, written: [Int64: StoredFeature?], limits: EngineLimits) throws(EngineError) -> Layer {
         var info = info
@@ -214,9 +214,11 @@ extension Layer {
         let writtenCount = (old.changes?.writtenCount ?? 0) + written.values.count { $0 != nil }
         let batch = written.values.compactMap { $0 }
         let batchFamily = batch.isEmpty ? base.family : Layer.family(of: batch.map(\.feature.geometry), kind: info.kind)
-        // The written levels are kept to a quarter of their base (or the whole-rebuild size, if
-        // larger): past that the layer is compacted, rebuilt whole as a new base, which costs
-        // what the last quarter's writes cost again, spread over them. A mapped base stays
+        // The written levels are kept to their base's size (or the whole-rebuild size, if
+        // larger): past that the layer is compacted, rebuilt whole as a new base of twice the
+        // size, so a layer grown by writes alone rebuilds each feature about twice in all (at a
+        // quarter it was five times: compaction was the largest cost of a 1,000-point batch),
+        // and a query reads at most the base and as much again. A mapped base stays
         // (compacting would read the file's layer into memory); its written levels are folded
         // in by a reload, which maps a fresh snapshot file.
         let compact = writtenCount > Layer.overlayLimit(base, limits) && base.storage != .mapped
@@ -253,7 +255,7 @@ extension Layer {
 
     /// How many written features a base keeps beside it before the layer is compacted.
     static func overlayLimit(_ base: Layer, _ limits: EngineLimits) -> Int {
-        max(limits.maxFeaturesRebuiltPerWrite, base.count / 4)
+        max(limits.maxFeaturesRebuiltPerWrite, base.count)
     }
 }
 

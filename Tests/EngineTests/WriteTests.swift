@@ -199,27 +199,26 @@ import Testing
         }
     }
 
-    /// The written part of an overlaid layer is rebuilt with every write, so it is kept to a
-    /// quarter of its base: past that the layer is compacted into a new base, and answers as
-    /// a fresh load.
-    @Test func anOverlayOutgrowingAQuarterOfItsBaseIsCompacted() throws {
+    /// The written part of an overlaid layer is kept to its base's size: past that the layer is
+    /// compacted into a new base, and answers as a fresh load.
+    @Test func anOverlayOutgrowingItsBaseIsCompacted() throws {
         let path = try Self.demoCopy("write-compaction")
         var limits = EngineLimits()
         limits.maxFeaturesRebuiltPerWrite = 0
         let engine = try Engine(storePath: path, limits: limits)
         let base = try engine.snapshot.layer("stations").count
         #expect(base == 17)
-        // 4 written features: a quarter of 17 rounds down to 4, so the overlay stays.
+        // 17 written features, as many as the base: the overlay stays.
         try engine.write { batch in
-            for i in 0..<4 { batch.insert(Self.point(14.40 + Double(i) / 100, 50.05), into: "stations") }
+            for i in 0..<17 { batch.insert(Self.point(14.40 + Double(i) / 100, 50.05), into: "stations") }
         }
-        #expect(try engine.snapshot.layer("stations").changes?.writtenCount == 4)
+        #expect(try engine.snapshot.layer("stations").changes?.writtenCount == 17)
         try engine.write { batch in batch.insert(Self.point(14.50, 50.06), into: "stations") }
         let compacted = try engine.snapshot.layer("stations")
         #expect(compacted.changes == nil)
         let fresh = try Snapshot.load(storePath: path, limits: limits)
         let reference = try fresh.layer("stations")
-        #expect(compacted.count == 22 && Array(compacted.fids) == Array(reference.fids))
+        #expect(compacted.count == 35 && Array(compacted.fids) == Array(reference.fids))
         for point in [Point(lon: 14.42, lat: 50.05), Point(lon: 14.5, lat: 50.1), Point(lon: 14.3, lat: 50.0)] {
             #expect(Self.same(try engine.snapshot.nearest(compacted, to: point, k: 5), try fresh.nearest(reference, to: point, k: 5)))
         }
@@ -239,15 +238,15 @@ import Testing
             let x = 14.40 + Double(i) / 1000
             return Feature(geometry: .polygon(Polygon(rings: [[x, 50.10, x + 0.0005, 50.10, x + 0.0005, 50.1005, x, 50.1005, x, 50.10]])), properties: Attributes())
         }
-        // 57 / 4 = 14 written features stay beside the base; the 15th is one too many.
-        snapshot = try snapshot.applying(try store.apply(WriteBatch((0..<14).map { .change(layer: "districts", .insert(square($0))) })))
-        #expect(try snapshot.layer("districts").changes?.writtenCount == 14 && !snapshot.hasOutgrownOverlay)
-        snapshot = try snapshot.applying(try store.apply(WriteBatch([.change(layer: "districts", .insert(square(14)))])))
+        // 57 written features stay beside the base of 57; the 58th is one too many.
+        snapshot = try snapshot.applying(try store.apply(WriteBatch((0..<57).map { .change(layer: "districts", .insert(square($0))) })))
+        #expect(try snapshot.layer("districts").changes?.writtenCount == 57 && !snapshot.hasOutgrownOverlay)
+        snapshot = try snapshot.applying(try store.apply(WriteBatch([.change(layer: "districts", .insert(square(57)))])))
         let written = try snapshot.layer("districts")
-        #expect(written.changes?.writtenCount == 15 && written.changes?.base.storage == .mapped && snapshot.hasOutgrownOverlay)
-        #expect(written.count == 72)
+        #expect(written.changes?.writtenCount == 58 && written.changes?.base.storage == .mapped && snapshot.hasOutgrownOverlay)
+        #expect(written.count == 115)
         let reloaded = try Snapshot.load(storePath: path, limits: limits, mappedLayerMinimumFeatures: 1)
-        #expect(try reloaded.layer("districts").count == 72 && !reloaded.hasOutgrownOverlay)
+        #expect(try reloaded.layer("districts").count == 115 && !reloaded.hasOutgrownOverlay)
     }
 
     /// Many small writes leave a large layer's written features in several levels (the
@@ -298,7 +297,7 @@ import Testing
         let fresh = try Snapshot.load(storePath: path, limits: limits, mappedLayerMinimumFeatures: minimum)
         for name in ["districts", "parking"] {
             let layer = try snapshot.layer(name), reference = try fresh.layer(name)
-            // In memory, districts (57) is compacted past a quarter of its base; parking is not.
+            // In memory, districts (57) is compacted past its base's size; parking is not.
             if name == "parking" || mapped {
                 let levels = try #require(layer.changes?.levels.count)
                 #expect(levels >= 2, "\(name) has \(levels) written levels")
