@@ -143,6 +143,7 @@ public enum PostGISStore {
             // The change feed and the row triggers that number other programs' changes
             // (PostGISWrites.swift): installed after the rows are in, so a push numbers none.
             try installFeed(database, connection)
+            for info in layers { try recordLayerChange(info.name, .imported, database, connection) }
             try database.execute(connection, "SELECT pg_notify($1, 'layers')", [.text(channel)])
         }
         // Marks the new tables' pages all-visible (VACUUM runs outside a transaction), so that
@@ -166,6 +167,8 @@ public enum PostGISStore {
             try database.execute(connection, "DROP TABLE \(SQL.identifier(name))")
             try database.execute(connection, "DELETE FROM \(Self.catalogue) WHERE name = $1", [.text(name)])
             try database.execute(connection, "UPDATE \(Self.catalogue) SET time_series = NULL WHERE (time_series::json)->>'key_layer' = $1", [.text(name)])
+            try installFeed(database, connection)
+            try recordLayerChange(name, .dropped, database, connection)
             try database.execute(connection, "SELECT pg_notify($1, 'layers')", [.text(channel)])
         }
     }
@@ -188,6 +191,10 @@ public enum PostGISStore {
                 UPDATE \(Self.catalogue) SET time_series = jsonb_set(time_series::jsonb, '{key_layer}', to_jsonb($1::text))::text
                 WHERE (time_series::json)->>'key_layer' = $2
                 """, [.text(newName), .text(name)])
+            // In the feed, the old name goes and the new one comes whole (as in a GeoPackage).
+            try installFeed(database, connection)
+            try recordLayerChange(name, .dropped, database, connection)
+            try recordLayerChange(newName, .imported, database, connection)
             try database.execute(connection, "SELECT pg_notify($1, 'layers')", [.text(channel)])
         }
     }

@@ -83,6 +83,16 @@ extension PostGISStore {
     static let sequenceLock = "SELECT pg_advisory_xact_lock(\(sequenceLockKey))"
     static let feedLockKey = 7_436_153
 
+    /// Numbers a change to a layer as a whole (`imported`, `dropped`) in the open transaction,
+    /// under the sequence lock, as a write numbers its changes.
+    static func recordLayerChange(_ layer: String, _ kind: Change.Kind, _ database: PostGISDatabase, _ connection: PostgresConnection) throws {
+        try database.execute(connection, sequenceLock)
+        try database.execute(connection, """
+            INSERT INTO \(changeTable) (seq, layer, fid, kind, at)
+            VALUES (\(nextSequence), $1, NULL, $2, to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+            """, [.text(layer), .text(kind.rawValue)])
+    }
+
     /// The change table, and the row trigger that numbers other programs' changes on every
     /// layer's table. Idempotent: run by `push` and by every writer that opens.
     static func installFeed(_ database: PostGISDatabase, _ connection: PostgresConnection) throws {

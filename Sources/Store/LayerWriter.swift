@@ -216,6 +216,7 @@ final class LayerWriter {
             try store.register(name, kind: kind, geometryType: geometryType, columns: finalColumns, box: kind == .features ? box : .empty,
                                description: description, timeSeries: timeSeries)
             if kind == .features { try store.createSpatialIndex(table: name, column: "geom", fidColumn: "fid", cells: &rtreeCells) }
+            try store.recordLayerChange(name, .imported)
             return Summary(kind: kind, geometryType: geometryType, featureCount: count, renames: renames)
         }
     }

@@ -1,5 +1,6 @@
 // Dropping and renaming what the store holds: layers (with their catalog rows, their spatial
-// index and their time-series links) and registered tile sets. Each change is one transaction.
+// index and their time-series links) and registered tile sets. Each change is one transaction,
+// and numbered in the change feed (a layer's; tile sets are not in the feed).
 
 import Foundation
 import SQLite
@@ -16,6 +17,7 @@ extension GeoPackage {
                     if try database.hasTable("vltava_time_series") {
                         try database.prepare("DELETE FROM vltava_time_series WHERE key_layer = ?").run([.text(name)])
                     }
+                    try recordLayerChange(name, .dropped)
                 }
             }
         } else if try tileSets().contains(where: { $0.name == name }) {
@@ -69,6 +71,10 @@ extension GeoPackage {
             if let column, let fid = try tableColumns(newName).fid {
                 try createSpatialIndex(table: newName, column: column, fidColumn: fid, boxes: storedBoxes(table: newName, column: column, fidColumn: fid))
             }
+            // In the feed, the old name goes and the new one comes whole: what a follower
+            // holding the layer under its old name must do.
+            try recordLayerChange(name, .dropped)
+            try recordLayerChange(newName, .imported)
         }
     }
 }

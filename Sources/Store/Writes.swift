@@ -74,6 +74,11 @@ public struct WriteBatch: Sendable, Equatable {
 public struct Change: Sendable, Equatable {
     public enum Kind: String, Sendable {
         case created, inserted, replaced, updated, deleted
+        /// A layer written whole, outside the write path: `vltava import` (new or `--replace`),
+        /// `vltava push`, and the new name of a renamed layer. A follower reads it again.
+        case imported
+        /// A layer removed: `vltava drop`, and the old name of a renamed layer.
+        case dropped
     }
 
     public var sequence: Int64
@@ -83,6 +88,14 @@ public struct Change: Sendable, Equatable {
     public var kind: Kind
     /// When it was committed: UTC, ISO 8601 with milliseconds.
     public var at: String
+
+    /// Now, in GeoPackage's form for `last_change` (UTC, milliseconds, Req 15).
+    static func now() -> String {
+        let now = Date().timeIntervalSince1970
+        let whole = now.rounded(.down)
+        let milliseconds = min(999, max(0, Int(((now - whole) * 1000).rounded(.down))))
+        return String(UTCTime(seconds: Int64(whole)).iso.dropLast()) + "." + String(milliseconds + 1000).dropFirst() + "Z"
+    }
 
     public init(sequence: Int64, layer: String, fid: Int64?, kind: Kind, at: String) {
         self.sequence = sequence
@@ -124,6 +137,20 @@ extension GeoPackage {
             if case .integer(let last)? = try database.scalar("SELECT max(seq) FROM vltava_changes") { return last }
             return 0
         }
+    }
+
+    /// The change table's schema, made by the first write or layer change that numbers one.
+    static let changeTable = """
+        CREATE TABLE IF NOT EXISTS vltava_changes (
+          seq INTEGER PRIMARY KEY AUTOINCREMENT, layer TEXT NOT NULL, fid INTEGER, change TEXT NOT NULL, at TEXT NOT NULL)
+        """
+
+    /// Numbers a change to a layer as a whole (`imported`, `dropped`) in the open transaction,
+    /// so the feed has it exactly when the store does.
+    func recordLayerChange(_ layer: String, _ kind: Change.Kind) throws {
+        try database.execute(Self.changeTable)
+        try database.prepare("INSERT INTO vltava_changes (layer, fid, change, at) VALUES (?, NULL, ?, ?)")
+            .run([.text(layer), .text(kind.rawValue), .text(Change.now())])
     }
 
     /// The changes after `sequence`, oldest first, at most `limit`.
@@ -188,12 +215,7 @@ private struct GeoPackageBatch: BatchStore {
     let store: GeoPackage
     var database: Database { store.database }
     /// The batch's time, in GeoPackage's form for `last_change` (milliseconds, Req 15).
-    let at: String = {
-        let now = Date().timeIntervalSince1970
-        let whole = now.rounded(.down)
-        let milliseconds = min(999, max(0, Int(((now - whole) * 1000).rounded(.down))))
-        return String(UTCTime(seconds: Int64(whole)).iso.dropLast()) + "." + String(milliseconds + 1000).dropFirst() + "Z"
-    }()
+    let at = Change.now()
     /// The batch's statements by their text, prepared once: a batch of 1,000 inserts into one
     /// layer runs the same two (the row and its change) a thousand times.
     var statements: [String: Statement] = [:]
@@ -208,10 +230,7 @@ private struct GeoPackageBatch: BatchStore {
     init(store: GeoPackage) { self.store = store }
 
     mutating func run(_ batch: WriteBatch) throws -> AppliedBatch {
-        try database.execute("""
-            CREATE TABLE IF NOT EXISTS vltava_changes (
-              seq INTEGER PRIMARY KEY AUTOINCREMENT, layer TEXT NOT NULL, fid INTEGER, change TEXT NOT NULL, at TEXT NOT NULL)
-            """)
+        try database.execute(GeoPackage.changeTable)
         let outcome = try BatchPlanner.apply(batch, to: &self)
         for name in Array(deferredRTrees.keys) { try addToRTree(of: name) }
         // The changed features as stored, read back through the store's one reader (so in

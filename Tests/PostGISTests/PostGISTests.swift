@@ -622,6 +622,11 @@ struct PostGISStoreTests {
             #expect(layers.status == 0 && !layers.stdout.contains("air_stations") && layers.stdout.contains("observations"), "\(layers.stdout)")
             let unknown = try CLI.run(["drop", "nothing_here", "--db", url])
             #expect(unknown.status != 0 && unknown.stderr.contains("unknown layer 'nothing_here'"), "\(unknown.stderr)")
+            // The feed: the push's layers imported, then the rename and the drop, numbered in order.
+            let feed = try cluster.psql("SELECT string_agg(kind || ' ' || layer, ', ' ORDER BY seq) FROM vltava_changes WHERE fid IS NULL AND seq > (SELECT max(seq) FROM vltava_changes WHERE kind = 'imported' AND layer = 'stations')", database: "vltava_manage")
+            #expect(feed == "dropped stations, imported air_stations, dropped air_stations")
+            let gaps = try cluster.psql("SELECT count(*) = max(seq) FROM vltava_changes", database: "vltava_manage")
+            #expect(gaps == "t")
         }
     }
 

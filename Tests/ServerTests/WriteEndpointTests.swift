@@ -64,7 +64,8 @@ import Testing
         let changes = try #require(receipt["changes"] as? [[String: Any]])
         let fid = try #require(changes.first?["fid"] as? Int)
         #expect(fid == 18)  // the 17 stations are fids 1–17
-        #expect(changes.first?["change"] as? String == "inserted" && receipt["sequence"] as? Int == 1)
+        let imported = Int(DemoFixtureStore.importedLayers)  // the demo's layers, numbered first
+        #expect(changes.first?["change"] as? String == "inserted" && receipt["sequence"] as? Int == imported + 1)
         #expect(Self.header("Location", in: created.headers) == base + "/ogc/collections/stations/items/18")
 
         // Read-your-writes: the nearest station to a point 60 m away is the new one.
@@ -104,12 +105,12 @@ import Testing
         #expect(deleted.status == 200, "\(deleted.body)")
         #expect(try await Self.curl([base + "/ogc/collections/stations/items/18"]).status == 404)
 
-        // The feed: four changes in order, resumable from any of them.
+        // The feed: the demo's imports, then four changes in order, resumable from any of them.
         let feed = Self.json(try await Self.curl([base + "/v1/changes?since=0"]).body)
         let kinds = (feed["changes"] as? [[String: Any]])?.compactMap { $0["change"] as? String }
-        #expect(kinds == ["inserted", "replaced", "updated", "deleted"] && feed["last"] as? Int == 4)
-        let later = Self.json(try await Self.curl([base + "/v1/changes?since=2&limit=1"]).body)
-        #expect((later["changes"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int } == [3])
+        #expect(kinds == Array(repeating: "imported", count: imported) + ["inserted", "replaced", "updated", "deleted"] && feed["last"] as? Int == imported + 4)
+        let later = Self.json(try await Self.curl([base + "/v1/changes?since=\(imported + 2)&limit=1"]).body)
+        #expect((later["changes"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int } == [imported + 3])
     }
 
     /// Many clients at once: their batches are committed together (group commit), each still
@@ -129,8 +130,9 @@ import Testing
             return try await group.reduce(into: [Int: Int]()) { $0[$1.0] = $1.1 }
         }
         #expect(statuses.filter { $0.key % 5 == 4 }.allSatisfy { $0.value == 400 } && statuses.filter { $0.key % 5 != 4 }.allSatisfy { $0.value == 200 }, "\(statuses)")
-        let feed = Self.json(try await Self.curl(["http://127.0.0.1:\(port)/v1/changes?since=0&limit=100"]).body)
-        #expect((feed["changes"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int } == Array(1...48))
+        let imported = Int(DemoFixtureStore.importedLayers)
+        let feed = Self.json(try await Self.curl(["http://127.0.0.1:\(port)/v1/changes?since=\(imported)&limit=100"]).body)
+        #expect((feed["changes"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int } == Array(imported + 1...imported + 48))
         let codes = Self.json(try await Self.curl(["http://127.0.0.1:\(port)/ogc/collections/stations/items?limit=100"]).body)
         let written = Set(((codes["features"] as? [[String: Any]]) ?? []).compactMap { ($0["properties"] as? [String: Any])?["code"] as? String }.filter { $0.hasPrefix("C") || $0.hasPrefix("D") })
         #expect(written == Set((0..<30).filter { $0 % 5 != 4 }.flatMap { ["C\($0)", "D\($0)"] }))
@@ -289,8 +291,8 @@ import Testing
         let disabled = try await post(readOnly.port, "/ogc/collections/stations/items", body: body)
         #expect(disabled.status == 403 && disabled.object["code"] == .string("writes_disabled"), "\(disabled.text)")
         // Its feed can be read, and reading it does not make the server the store's writer.
-        let feed = try await get(readOnly.port, "/v1/changes")
-        #expect(feed.status == 200 && feed.text == #"{"changes":[],"last":0}"#, "\(feed.text)")
+        let feed = try await get(readOnly.port, "/v1/changes?since=\(DemoFixtureStore.importedLayers)")
+        #expect(feed.status == 200 && feed.text == #"{"changes":[],"last":\#(DemoFixtureStore.importedLayers)}"#, "\(feed.text)")
         #expect(!FileManager.default.fileExists(atPath: try await DemoStore.path() + "-writer"))
 
         let (server, _) = try await Self.writableServer("write-auth")
@@ -321,7 +323,8 @@ import Testing
         let auth = json + [("Authorization", "Bearer \(Self.stationsToken)")]
         let inserted = try await post(server.port, "/v1/query", body: insert, headers: auth)
         #expect(inserted.status == 200, "\(inserted.text)")
-        #expect(inserted.text.contains(#""rows":[{"sequence":1,"layer":"stations","fid":18,"change":"inserted"}]"#), "\(inserted.text)")
+        let imported = DemoFixtureStore.importedLayers
+        #expect(inserted.text.contains(#""rows":[{"sequence":\#(imported + 1),"layer":"stations","fid":18,"change":"inserted"}]"#), "\(inserted.text)")
         let nearest = try await get(server.port, "/v1/layers/stations/nearest?lon=14.4208&lat=50.0880&k=1")
         #expect(nearest.text.contains(#""code":"QTEST""#), "\(nearest.text)")
 
@@ -330,7 +333,7 @@ import Testing
         let updated = try await post(server.port, "/v1/query", body: script, headers: auth)
         #expect(updated.status == 200 && updated.text.contains(#""name":"Staroměstské náměstí""#), "\(updated.text)")
         let feed = try await get(server.port, "/v1/changes?since=0")
-        #expect(feed.text.contains(#"{"sequence":2,"layer":"stations","fid":18,"change":"updated""#), "\(feed.text)")
+        #expect(feed.text.contains(#"{"sequence":\#(imported + 2),"layer":"stations","fid":18,"change":"updated""#), "\(feed.text)")
 
         // EXPLAIN plans without writing, and needs no token.
         let explain = try await post(server.port, "/v1/query", body: "EXPLAIN DELETE FROM stations WHERE code = 'QTEST'")

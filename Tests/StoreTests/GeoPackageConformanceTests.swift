@@ -127,6 +127,15 @@ import ZooPraha
         _ = try Importer.importFile(Fixtures.path("air/stations-prague.csv"), into: store, options: ImportOptions(layer: "air_stations"))
         #expect(try store.layer("air_stations").featureCount == 17)
         #expect(try GeoPackageValidator.problems(path) == nil)
+
+        // The feed numbers each layer change after the demo's own imports, in order: a rename
+        // as the old name dropped and the new one imported; tile sets are not in the feed.
+        let imports = try store.changes(since: 0, limit: 100)
+        let demoLayers = imports.prefix { !($0.layer == "stations" && $0.kind == .dropped) }
+        #expect(demoLayers.allSatisfy { $0.kind == .imported && $0.fid == nil } && demoLayers.map(\.layer).contains("pens"))
+        let after = imports.dropFirst(demoLayers.count).map { "\($0.kind.rawValue) \($0.layer)" }
+        #expect(after == ["dropped stations", "imported air_stations", "dropped air_stations", "imported air_stations"])
+        #expect(imports.map(\.sequence) == Array(1...Int64(imports.count)))
     }
 
     /// A tile set is registered relative to the store: the store and its tiles move together.

@@ -5,6 +5,10 @@ import ZooPraha
 /// The demo store that scripts/build-demo-store.sh builds with the CLI, built in-process here
 /// for the tests of the modules below the CLI.
 public enum DemoFixtureStore {
+    /// The change feed of a freshly built demo store (and of its push into PostgreSQL): one
+    /// `imported` change for each of its nine layers, so a test's first write is change 10.
+    public static let importedLayers: Int64 = 9
+
     public static func build(at path: String) throws {
         let store = try GeoPackage(path: path, mode: .readWrite)
         func load(_ fixture: String, _ layer: String, _ configure: (inout ImportOptions) -> Void = { _ in }) throws {
