@@ -27,16 +27,38 @@ public struct AppendPlan: Sendable {
     public var isTimeSeries: Bool
 }
 
+/// What appending reads of the store it appends to, whichever store it is (a GeoPackage, or
+/// PostgreSQL through the engine's source): the layer written to, and for observations the
+/// stations' layer with the values of its key column.
+public struct AppendTarget {
+    public var layer: LayerInfo
+    public var stations: (TimeSeriesLink) throws -> (layer: LayerInfo, keys: Set<String>)
+
+    public init(layer: LayerInfo, stations: @escaping (TimeSeriesLink) throws -> (layer: LayerInfo, keys: Set<String>)) {
+        self.layer = layer
+        self.stations = stations
+    }
+}
+
 extension Importer {
-    /// The batch that adds the file at `path` to the layer `options.layer` of `store`, which
-    /// must exist. Nothing is written: the caller applies the batch through the store's writer.
-    /// The file is read whole into memory (a batch is one transaction).
-    public static func appendBatch(_ path: String, to store: GeoPackage, options: ImportOptions, mode: AppendMode,
+    /// The batch that adds the file at `path` to `target`'s layer, which must exist. Nothing
+    /// is written: the caller applies the batch through the store's writer. The file is read
+    /// whole into memory (a batch is one transaction).
+    public static func appendBatch(_ path: String, to target: AppendTarget, options: ImportOptions, mode: AppendMode,
                                    formats: [ImportFormat] = ImportFormat.builtIn) throws(StoreError) -> AppendPlan {
         guard FileManager.default.fileExists(atPath: path) else { throw .fileNotFound(path) }
-        let layer = try store.layer(options.layer, countingRows: false)
+        let layer = target.layer
         if let link = layer.timeSeries {
-            return try observations(path, into: layer, link: link, store: store)
+            let stations: (layer: LayerInfo, keys: Set<String>)
+            do {
+                stations = try target.stations(link)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .importFailed(file: (path as NSString).lastPathComponent, problems: [ImportProblem(
+                    location: "", message: "cannot read the stations of '\(layer.name)' (layer '\(link.keyLayer)'): \(error)")])
+            }
+            return try observations(path, into: layer, link: link, stations: stations.layer, keys: stations.keys)
         }
         guard layer.kind == .features else {
             throw .importFailed(file: (path as NSString).lastPathComponent, problems: [ImportProblem(
@@ -76,16 +98,10 @@ extension Importer {
     }
 
     /// A series' new observations, from CSV as `--time-series-of` reads them.
-    private static func observations(_ path: String, into layer: LayerInfo, link: TimeSeriesLink, store: GeoPackage) throws(StoreError) -> AppendPlan {
+    private static func observations(_ path: String, into layer: LayerInfo, link: TimeSeriesLink, stations: LayerInfo, keys: Set<String>) throws(StoreError) -> AppendPlan {
         let source = try ImportSource(path: path)
         guard ImportFormat.isCSV(source.lowercasedPath) || source.jsonShape == nil else {
             throw .importFailed(file: source.file, problems: [ImportProblem(location: "", message: "observations are appended from CSV (as `--time-series-of` imports them); JSON rows go to POST /v1/layers/\(layer.name)/rows")])
-        }
-        let stations = try store.layer(link.keyLayer, countingRows: false)
-        var keys: Set<String> = []
-        try store.forEachFeature(of: link.keyLayer) { stored in
-            if let key = stored.feature.properties[link.layerKeyColumn]?.stringValue { keys.insert(key) }
-            return true
         }
         let rows = try TimeSeriesRows.fromCSV(try source.bytes(), link: link, keyLayer: stations, keys: keys)
         let batch = WriteBatch(TimeSeriesRows.operations(rows, into: layer.name, link: link))

@@ -67,29 +67,58 @@ struct ImportCommand: ParsableCommand {
     }
 
     func run() throws {
-        if PostGISURL.isDatabase(store.db) {
-            guard !append && !upsert else { throw CLIError("--append and --upsert add files to a GeoPackage store; a PostGIS store takes writes through vltava serve (POST /v1/write, OGC API – Features Part 4) or the library") }
-            return try importIntoDatabase()
-        }
-        if append || upsert, (try? GeoPackage(path: store.db).hasLayer(layer)) == true { return try appendFile() }
+        let isDatabase = PostGISURL.isDatabase(store.db)
+        if append || upsert, let target = try existingLayer(isDatabase) { return try appendFile(to: target) }
+        if isDatabase { return try importIntoDatabase() }
         try importFile()
     }
 
-    /// Into a layer that exists: the file as one write batch, through the store's writer (so
-    /// refused while a server writes the store: its snapshot would not see the batch).
-    private func appendFile() throws {
+    /// The layer to append to with its store, if the store has it (else the file is imported
+    /// as a new layer). The same for a GeoPackage and a PostGIS store: the engine's source.
+    private func existingLayer(_ isDatabase: Bool) throws -> (source: any SnapshotSource, layer: LayerInfo)? {
+        if !isDatabase && !FileManager.default.fileExists(atPath: store.db) { return nil }
+        do {
+            return try describe(layer).map { (try StoreLocation.source(store.db), $0) }
+        } catch {
+            throw CLIError(error, message: PostGISURL.redacted("\(error)"))
+        }
+    }
+
+    /// A layer of the store, nil if it has none of that name: from PostgreSQL's catalogue, or
+    /// from the GeoPackage without counting its rows.
+    private func describe(_ name: String) throws -> LayerInfo? {
+        if PostGISURL.isDatabase(store.db) { return try StoreLocation.source(store.db).layerInfos().first { $0.name == name } }
+        let file = try GeoPackage(path: store.db)
+        return try file.hasLayer(name) ? file.layer(name, countingRows: false) : nil
+    }
+
+    /// Into a layer that exists: the file as one write batch, through the store's writer (on a
+    /// GeoPackage refused while a server writes it: its snapshot would not see the batch; on
+    /// PostgreSQL numbered in the feed, which the servers on the database follow).
+    private func appendFile(to target: (source: any SnapshotSource, layer: LayerInfo)) throws {
         do {
             let mode: AppendMode = upsert ? .upsert(keys: (key ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) : .append
             let options = ImportOptions(
                 layer: layer, format: format, crs: crs, strict: strict, only: only,
                 lonColumn: lon, latColumn: lat, keyColumn: upsert ? nil : key, sourceLayer: sourceLayer, force: force)
-            let plan = try Importer.appendBatch(file, to: try GeoPackage(path: store.db), options: options, mode: mode, formats: ImportCommand.formats)
+            let source = target.source
+            let appendTarget = AppendTarget(layer: target.layer) { link in
+                guard let stations = try describe(link.keyLayer) else {
+                    throw CLIError("the stations' layer '\(link.keyLayer)' of '\(target.layer.name)' is not in the store")
+                }
+                var keys: Set<String> = []
+                try source.forEachFeature(of: link.keyLayer, pageSize: 10_000) { stored in
+                    if let key = stored.feature.properties[link.layerKeyColumn]?.stringValue { keys.insert(key) }
+                }
+                return (stations, keys)
+            }
+            let plan = try Importer.appendBatch(file, to: appendTarget, options: options, mode: mode, formats: ImportCommand.formats)
             for warning in plan.warnings { printError("warning: \(warning)") }
             guard !plan.batch.operations.isEmpty else {
                 print("nothing to add: \(file) has no \(plan.isTimeSeries ? "rows" : "features")")
                 return
             }
-            let applied = try GeoPackageSource(path: store.db).openWriter().apply(plan.batch)
+            let applied = try source.openWriter().apply(plan.batch)
             for warning in applied.warnings { printError("warning: \(warning)") }
             let counts = Dictionary(grouping: applied.changes, by: \.kind).mapValues(\.count)
             let what = plan.isTimeSeries ? "rows" : "features"

@@ -659,3 +659,43 @@ struct PostGISStoreTests {
         }
     }
 }
+
+extension PostGISStoreTests {
+    /// `vltava import --append` and `--upsert --key` on a PostGIS store, as on a GeoPackage
+    /// (AppendCLITests): the file as one batch through the database's writer, numbered in its
+    /// feed after the push's nine imports, and what PostgreSQL holds read back with psql.
+    @Test func appendAndUpsertOnAURL() async throws {
+        try await onAThreadOfItsOwn {
+            let (cluster, _) = try PushedStore.pushed.get()
+            let url = try PushedStore.database("vltava_append")
+            func psql(_ sql: String) throws -> String { try cluster.psql(sql, database: "vltava_append").trimmingCharacters(in: .whitespacesAndNewlines) }
+            #expect(try psql("SELECT max(seq) FROM vltava_changes") == "9")
+
+            // The series' own file again: every row is there, so each replaces its station's hour.
+            let observations = try CLI.run(["import", Fixtures.path("air/observations-2019-04-15-16.csv"), "--layer", "observations", "--append", "--db", url])
+            #expect(observations.status == 0, "\(observations.stderr)")
+            #expect(observations.stdout == "appended 816 rows to layer 'observations': 0 added, 816 replaced (changes 10–825 of the feed)\n")
+            #expect(try psql("SELECT count(*) FROM observations") == "816")
+
+            // The stations with one renamed and one new: 17 replaced by code, 1 added.
+            let folder = try Fixtures.temporaryDirectory("postgis-upsert")
+            var lines = try String(contentsOf: Fixtures.url("air/stations-prague.csv"), encoding: .utf8).split(whereSeparator: \.isNewline).map(String.init)
+            #expect(lines.count == 18 && lines[1].hasPrefix("ABREA,"))
+            lines[1] = lines[1].replacingOccurrences(of: "Praha 6-Břevnov", with: "Praha 6 – Břevnov")
+            lines.append(lines[2].replacingOccurrences(of: lines[2].prefix(5), with: "ZNEWA"))
+            let file = folder.appendingPathComponent("stations.csv")
+            try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+            let upserted = try CLI.run(["import", file.path, "--layer", "stations", "--upsert", "--key", "code", "--db", url])
+            #expect(upserted.status == 0, "\(upserted.stderr)")
+            #expect(upserted.stdout == "upserted 18 features to layer 'stations': 1 added, 17 replaced (changes 826–843 of the feed)\n")
+            #expect(try psql("SELECT count(*) || ' ' || max(fid) FROM stations") == "18 18")
+            #expect(try psql("SELECT name FROM stations WHERE code = 'ABREA'") == "Praha 6 – Břevnov")
+            #expect(try psql("SELECT string_agg(DISTINCT kind, ',' ORDER BY kind) FROM vltava_changes WHERE seq > 9") == "inserted,replaced")
+
+            // A polygon into the point layer fails the batch and changes nothing.
+            let polygons = try CLI.run(["import", Fixtures.path("prague/districts.wgs84.geojson"), "--layer", "stations", "--append", "--db", url])
+            #expect(polygons.status == 1 && polygons.stderr.contains("operation 1 of the batch: layer 'stations' holds POINT geometries"), "\(polygons.stderr)")
+            #expect(try psql("SELECT max(seq) FROM vltava_changes") == "843")
+        }
+    }
+}
