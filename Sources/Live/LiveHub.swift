@@ -24,12 +24,18 @@ public final class LiveHub: Sendable {
     /// Counts every change of the layers or their objects, behind a lock of its own, so a
     /// reader asking whether anything moved never waits for a batch being evaluated.
     private let changes = Locked<UInt64>(0)
+    /// The events position updates may still make now (`LiveLimits.maxEventsPerSecond`), and
+    /// when it was last topped up (seconds of uptime). It refills at the limit, up to a second's
+    /// worth. A batch is let in while it is positive and may overdraw it: so the rate over time
+    /// keeps to the limit, and a batch's events are never cut in half.
+    private let eventBudget: Locked<(events: Double, at: Double)>
     public let limits: LiveLimits
 
     public init(limits: LiveLimits = LiveLimits()) {
         self.limits = limits
         state = Locked(LiveState(limits: limits))
         log = Locked(EventLog(capacity: limits.retainedEvents))
+        eventBudget = Locked((Double(limits.maxEventsPerSecond), ProcessInfo.processInfo.systemUptime))
     }
 
     // MARK: - Reading
@@ -80,9 +86,26 @@ public final class LiveHub: Sendable {
         guard updates.count <= limits.maxUpdatesPerBatch else {
             throw .limit("\(updates.count) updates in one batch; at most \(limits.maxUpdatesPerBatch)")
         }
+        try admitEvents()
         var stale = 0
         let events = try changing { (s: inout LiveState, emit: (FenceEvent) -> Void) throws(LiveError) in stale = try s.update(layer, updates, now: now, emit: emit) }
+        eventBudget.withLock { $0.events -= Double(events.count) }
         return PositionReceipt(events: events, stale: stale)
+    }
+
+    /// Refuses a batch while the events budget is spent, saying when it will not be.
+    private func admitEvents() throws(LiveError) {
+        let rate = Double(limits.maxEventsPerSecond)
+        let wait = eventBudget.withLock { budget -> Double in
+            let now = ProcessInfo.processInfo.systemUptime
+            budget.events = min(rate, budget.events + max(0, now - budget.at) * rate)
+            budget.at = now
+            return budget.events > 0 ? 0 : (1 - budget.events) / rate
+        }
+        guard wait == 0 else {
+            throw LiveError(code: "too_many_events", category: .unavailable, message:
+                "position updates made more than \(limits.maxEventsPerSecond) fence events a second; nothing of this batch was applied: send it again in \(Rounding.seconds(max(wait, 0.1))) s")
+        }
     }
 
     /// Removes an object (its exits are sent with reason `deleted`). False when there is none.

@@ -509,6 +509,11 @@ public struct LiveLimits: Sendable, Equatable {
     /// them is told so).
     public var retainedEvents = 100_000
     public var maxUpdatesPerBatch = 10_000
+    /// Events that position updates may make a second, over the process: a batch that comes
+    /// while the budget is spent is refused whole (503 `too_many_events`), so a client cannot
+    /// make events faster than streams and webhooks can be kept for. About three times what
+    /// this machine's library path makes (283,000 a second in `vltava-bench F1`).
+    public var maxEventsPerSecond = 1_000_000
     public var maxWebhooks = 100
     /// Events that exhausted their retries, kept per webhook for its owner to read.
     public var maxDeadLetters = 10_000

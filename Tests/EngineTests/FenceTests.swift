@@ -156,6 +156,27 @@ import Testing
         #expect(hub.object("phones", id: "a")?.time == 6 && hub.object("phones", id: "a")?.history.map(\.time) == [5])
     }
 
+    /// Events a second are bounded: a batch that comes while the budget is spent is refused
+    /// whole (nothing moves, no event), and let in again once the budget has refilled.
+    @Test func eventsASecondAreBounded() throws {
+        var limits = LiveLimits()
+        limits.maxEventsPerSecond = 20
+        let hub = try Self.hub([Self.circle("c", radius: 50)], limits: limits)
+        // 30 objects entering: the budget of 20 is positive, so the batch goes in and overdraws it.
+        let first = try hub.update("phones", (0..<30).map { PositionUpdate(id: "o\($0)", point: Self.centre, time: 1) })
+        #expect(first.events.count == 30)
+        let refused = #expect(throws: LiveError.self) {
+            try hub.update("phones", [PositionUpdate(id: "o0", point: Self.north(500), time: 2)])
+        }
+        #expect(refused?.code == "too_many_events" && refused?.category == .unavailable)
+        #expect(refused?.message.hasPrefix("position updates made more than 20 fence events a second; nothing of this batch was applied: send it again in ") == true, "\(String(describing: refused))")
+        #expect(hub.object("phones", id: "o0")?.time == 1 && hub.events(after: 0, limit: 100).events.count == 30)
+        // 30 − 20 = 10 over: after half a second (10 refilled) it is still spent; after 0.6 s it is not.
+        Thread.sleep(forTimeInterval: 0.6)
+        let later = try hub.update("phones", [PositionUpdate(id: "o0", point: Self.north(500), time: 2)])
+        #expect(later.events.map(\.kind) == ["exit"])
+    }
+
     @Test func theEventLogResumesAndSaysWhatWasMissed() {
         var log = EventLog(capacity: 3, startingAt: 1_000)
         for n in 0..<5 {
