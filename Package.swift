@@ -112,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "VltavaCLI",
             dependencies: [
-                "Support", "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS", "Vltava",
+                "Support", "Geometry", "Store", "Indoor", "ZooPraha", "VectorTiles", "Engine", "QueryLanguage", "Server", "CEditline", "PostGIS", "Vltava", "Live",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "RoutingTests", dependencies: ["Support", "Routing", "Geometry", "SpatialIndex", "TestSupport"]),
         .testTarget(name: "EngineTests", dependencies: ["Support", "Engine", "Live", "Routing", "Store", "Geometry", "SpatialIndex", "VectorTiles", "TestSupport"]),
         .testTarget(name: "QueryLanguageTests", dependencies: ["Support", "QueryLanguage", "Engine", "Store", "SQLite", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["Support", "VltavaCLI", "Engine", "Store", "Geometry", "VectorTiles", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["Support", "VltavaCLI", "Engine", "Store", "Geometry", "VectorTiles", "TestSupport", "Live"]),
         .testTarget(name: "VltavaTests", dependencies: ["Support", "Vltava", "TestSupport"]),
         // End-to-end over real HTTP on loopback; depends on the CLI so the binary is built for
         // the tests that import through it and run `vltava serve`.

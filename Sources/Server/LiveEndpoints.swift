@@ -392,3 +392,11 @@ extension Endpoints {
             """#),
     ]
 }
+
+/// The body of `POST /v1/live/{layer}/positions`, read by the endpoint's own reader, for
+/// `vltava positions`: with no count limit (the caller sends them in batches).
+public enum PositionsBody {
+    public static func parse(_ body: String, now: Double) throws(APIError) -> [PositionUpdate] {
+        try Endpoints.parsePositions(body, now: now, maxCount: .max)
+    }
+}
