@@ -150,7 +150,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ]),
         // The PostGIS store against a throwaway PostgreSQL 15 + PostGIS 3 cluster (TestSupport/PostgresCluster.swift).
-        .testTarget(name: "PostGISTests", dependencies: ["Support", "PostGIS", "Vltava", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport"]),
+        .testTarget(name: "PostGISTests", dependencies: ["Support", "PostGIS", "Vltava", "Server", "VltavaCLI", "Engine", "QueryLanguage", "Store", "Geometry", "TestSupport", "Live"]),
 
         // The library's example app (Examples/AirQualityServer) is a package of its own, as an
         // app's backend would be; its library and its test are built here too, so that `swift

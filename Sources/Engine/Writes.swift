@@ -41,11 +41,11 @@ public protocol StoreWriter: Sendable {
 
 extension StoreWriter {
     public func save(_ definition: LiveDefinition) throws(EngineError) {
-        throw .write(code: "not_supported", category: .impossible, message: "this store keeps no live layers or fences yet (a GeoPackage store does)")
+        throw .write(code: "not_supported", category: .impossible, message: "this store keeps no live layers or fences (a GeoPackage or PostGIS store does)")
     }
 
     public func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool {
-        throw .write(code: "not_supported", category: .impossible, message: "this store keeps no live layers or fences yet (a GeoPackage store does)")
+        throw .write(code: "not_supported", category: .impossible, message: "this store keeps no live layers or fences (a GeoPackage or PostGIS store does)")
     }
 
     public func apply(_ batches: [WriteBatch]) throws(EngineError) -> [Result<AppliedBatch, EngineError>] {

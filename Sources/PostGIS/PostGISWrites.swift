@@ -44,6 +44,50 @@ final class PostGISStoreWriter: StoreWriter, @unchecked Sendable {
     func changes(since sequence: Int64, limit: Int) throws(EngineError) -> [Change] {
         try PostGISStore.changes(in: database, since: sequence, limit: limit)
     }
+
+    /// Keeps a live layer's, fence's or webhook's definition in `vltava_live`, as a GeoPackage
+    /// does (durable at commit).
+    func save(_ definition: LiveDefinition) throws(EngineError) {
+        try PostGISStore.transaction(database) { connection in
+            try database.execute(connection, PostGISStore.liveTable)
+            try database.execute(connection, """
+                INSERT INTO vltava_live (kind, name, definition) VALUES ($1, $2, $3)
+                ON CONFLICT (kind, name) DO UPDATE SET definition = excluded.definition
+                """, [.text(definition.kind.rawValue), .text(definition.name), .text(definition.definition)])
+        }
+    }
+
+    func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool {
+        var deleted = false
+        try PostGISStore.transaction(database) { connection in
+            try database.execute(connection, PostGISStore.liveTable)
+            deleted = try !database.rows(connection, "DELETE FROM vltava_live WHERE kind = $1 AND name = $2 RETURNING name",
+                                         [.text(kind.rawValue), .text(name)]).isEmpty
+        }
+        return deleted
+    }
+}
+
+extension PostGISStore {
+    /// The declared live layers, fences and webhooks (Store/LiveDefinitions.swift), each as the
+    /// JSON a client sent. Every server on the database reads them when it starts.
+    static let liveTable = "CREATE TABLE IF NOT EXISTS vltava_live (kind text NOT NULL, name text NOT NULL, definition text NOT NULL, PRIMARY KEY (kind, name))"
+}
+
+extension PostGISSource {
+    public func liveDefinitions() throws(EngineError) -> [LiveDefinition] {
+        let rows: [[AttributeValue]]
+        do {
+            rows = try database.rows("SELECT kind, name, definition FROM vltava_live ORDER BY kind, name COLLATE \"C\"", [], deadline: .none)
+        } catch .store(let message) where message.contains("42P01") {
+            return []  // nothing declared yet: no table
+        }
+        return rows.compactMap { row in
+            guard row.count == 3, let kind = row[0].stringValue.flatMap(LiveDefinition.Kind.init(rawValue:)),
+                  let name = row[1].stringValue, let definition = row[2].stringValue else { return nil }
+            return LiveDefinition(kind: kind, name: name, definition: definition)
+        }
+    }
 }
 
 extension PostGISSource {

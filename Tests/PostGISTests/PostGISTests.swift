@@ -6,6 +6,7 @@ import Dispatch
 import Engine
 import Foundation
 import Geometry
+import Live
 @testable import PostGIS
 import QueryLanguage
 import Store
@@ -696,6 +697,36 @@ extension PostGISStoreTests {
             let polygons = try CLI.run(["import", Fixtures.path("prague/districts.wgs84.geojson"), "--layer", "stations", "--append", "--db", url])
             #expect(polygons.status == 1 && polygons.stderr.contains("operation 1 of the batch: layer 'stations' holds POINT geometries"), "\(polygons.stderr)")
             #expect(try psql("SELECT max(seq) FROM vltava_changes") == "843")
+        }
+    }
+}
+
+extension PostGISStoreTests {
+    /// Live layers and fences on a PostGIS store: kept in `vltava_live` (read back with psql),
+    /// so a new engine on the database runs them, and a walk fires the fence there.
+    @Test func liveLayersAndFencesAreKeptInPostgreSQL() async throws {
+        try await onAThreadOfItsOwn {
+            let (cluster, _) = try PushedStore.pushed.get()
+            let url = try PushedStore.database("vltava_fences")
+            // The gorillas' pen, fid 4791797957, within 20 m.
+            let fence = #"{"watch": {"layer": "visitors"}, "area": {"layer": "pens", "fids": [4791797957], "within_m": 20}}"#
+            do {
+                let engine = try StoreLocation.engine(url)
+                try engine.declareLiveLayer("visitors", settings: LiveLayerSettings(ttlSeconds: 600))
+                try engine.putFence(FenceDefinition.parse(name: "gorillas", try JSON.parse(fence)))
+                try engine.putFence(FenceDefinition.parse(name: "gone", try JSON.parse(#"{"watch": {"layer": "visitors"}, "area": {"point": [14.4, 50.1], "radius_m": 5}}"#)))
+                #expect(try engine.deleteFence("gone") && !engine.deleteFence("gone"))
+            }
+            #expect(try cluster.psql("SELECT string_agg(kind || ' ' || name, ', ' ORDER BY kind, name) FROM vltava_live", database: "vltava_fences")
+                .trimmingCharacters(in: .whitespacesAndNewlines) == "fence gorillas, layer visitors")
+
+            let engine = try StoreLocation.engine(url)
+            #expect(engine.fences.map { "\($0.definition.name) \($0.problem ?? "running")" } == ["gorillas running"])
+            let pens = try engine.snapshot.layer("pens")
+            let pen = try #require(pens.index(ofFID: 4791797957))
+            guard case .point(let where_) = pens.geometries[pen] else { Issue.record("the gorillas' pen is not a point"); return }
+            let receipt = try engine.updatePositions("visitors", [PositionUpdate(id: "phone-1", point: where_, time: 1_780_000_000)])
+            #expect(receipt.events.map { "\($0.fence) \($0.kind) \($0.feature?.layer ?? "") \($0.feature?.fid ?? 0)" } == ["gorillas enter pens 4791797957"])
         }
     }
 }
