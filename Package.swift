@@ -24,6 +24,8 @@ let package = Package(
         // NIOHTTPTypes) directly; Hummingbird and postgres-nio bring the same versions anyway.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // TLS for webhooks' https:// receivers (already built for postgres-nio).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // HTTPFields for the router tests' requests (Tests/ServerTests/RoutedServer.swift).
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // Graceful shutdown (Hummingbird's own): the change feed's open streams end on SIGTERM.
@@ -97,6 +99,9 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -9,14 +9,14 @@ import Support
 
 public struct WebhookDefinition: Sendable, Equatable {
     public let name: String
-    /// An http:// URL.
+    /// An http:// or https:// URL.
     public let url: URL
     /// The HMAC-SHA256 key of the signature header.
     public let secret: String
     /// The fences whose events it gets; nil: every fence's.
     public let fences: Set<String>?
 
-    /// Parses `{"url": "http://…", "secret": "…", "fences": ["a", "b"]}`.
+    /// Parses `{"url": "https://…", "secret": "…", "fences": ["a", "b"]}`.
     public static func parse(name: String, _ value: JSONValue) throws(EngineError) -> WebhookDefinition {
         func invalid(_ message: String) -> EngineError { .write(code: "invalid_webhook", category: .invalid, message: message) }
         try FenceDefinition.checkName(name, of: "webhook")
@@ -24,8 +24,8 @@ public struct WebhookDefinition: Sendable, Equatable {
         if let unknown = object.keys.first(where: { !["url", "secret", "fences"].contains($0) }) {
             throw invalid("unknown member \(Quote.input(unknown)); a webhook has url, secret, fences")
         }
-        guard let text = object["url"]?.string, let url = URL(string: text), url.scheme?.lowercased() == "http", url.host != nil else {
-            throw invalid("url: expected an http:// URL (a receiver behind TLS takes the events through a local relay)")
+        guard let text = object["url"]?.string, let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased()), url.host != nil else {
+            throw invalid("url: expected an http:// or https:// URL")
         }
         guard let secret = object["secret"]?.string, secret.utf8.count >= 16, secret.utf8.count <= 256 else {
             throw invalid("secret: expected 16 to 256 bytes, the key the signature header is made with")

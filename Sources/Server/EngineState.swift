@@ -34,9 +34,9 @@ public final class EngineState: Sendable {
     /// Delivers events to the webhooks the engine has (Webhooks.swift).
     let webhooks: WebhookDispatcher
 
-    init(metrics: HTTPMetrics) {
+    init(metrics: HTTPMetrics, webhookCAFile: String? = nil) {
         self.metrics = metrics
-        webhooks = WebhookDispatcher()
+        webhooks = WebhookDispatcher(caFile: webhookCAFile)
     }
 
     /// The snapshot a request works on from start to end.

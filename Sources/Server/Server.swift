@@ -73,6 +73,9 @@ public struct ServerConfiguration: Sendable {
     /// `/healthz`, `containing` and `nearest` answered on the event loop that read them
     /// (FastPath.swift); off, every request goes through the router (tests compare the two).
     public var fastPath = true
+    /// A PEM file of certificates that https:// webhook receivers' chains may end in, besides
+    /// the system's trust store (`--webhook-ca`).
+    public var webhookCAFile: String?
 
     public init() {}
 }
@@ -117,7 +120,7 @@ public final class VltavaServer: Sendable {
         var logger = logger ?? Logger(label: "vltava.server")
         logger.logLevel = configuration.logLevel
         self.logger = logger
-        state = EngineState(metrics: metrics)
+        state = EngineState(metrics: metrics, webhookCAFile: configuration.webhookCAFile)
         let wait = configuration.heavyQueueTimeout.components
         heavy = WorkPool(threads: configuration.heavyWorkers, queueLimit: configuration.heavyQueue,
                          maxWaitSeconds: Double(wait.seconds) + Double(wait.attoseconds) / 1e18)

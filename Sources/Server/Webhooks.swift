@@ -60,6 +60,15 @@ final class WebhookDispatcher: Sendable {
     static let longestRetry = 10.0
     static let timeout = 5.0
 
+    init(caFile: String? = nil) {
+        tls = Result { () throws(WebhookClient.Failure) in
+            do { return try WebhookTLS(caFile: caFile) } catch { throw WebhookClient.Failure(description: "\(error)") }
+        }
+    }
+
+    /// What https:// receivers' certificates are checked against (a bad `--webhook-ca` file
+    /// fails their deliveries with its reason, which `GET /v1/webhooks/{name}` shows).
+    private let tls: Result<WebhookTLS, WebhookClient.Failure>
     private let workers = Locked<[String: Worker]>([:])
     private let statuses = Locked<[String: Status]>([:])
 
@@ -135,7 +144,7 @@ final class WebhookDispatcher: Sendable {
             if worker.isStopped { return false }
             var failure: String
             do {
-                let status = try WebhookClient.post(webhook.url, headers: headers, body: body, timeout: Self.timeout)
+                let status = try WebhookClient.post(webhook.url, headers: headers, body: body, timeout: Self.timeout, tls: tls)
                 if (200..<300).contains(status) {
                     record(webhook.name, limits) { $0.delivered += 1; $0.attempts += 1; $0.lastError = nil }
                     return true

@@ -56,6 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Answer every request through the router, /healthz, containing and nearest too (by default they are answered on the event loop that read them: the same answers, less CPU).")
     var routerOnly = false
     @Option(help: "Milliseconds from which a request is logged as slow (at warning).") var slowMs: Int = 500
+    @Option(help: "A PEM file of certificates that https:// webhook receivers may chain to, besides the system's trust store.")
+    var webhookCA: String?
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw CLIError("unknown --log-level '\(logLevel)'") }
@@ -116,6 +118,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.logSampleEvery = logSample
         configuration.fastPath = !routerOnly
         configuration.slowRequest = .milliseconds(slowMs)
+        if let webhookCA {
+            do { _ = try WebhookTLS(caFile: webhookCA) } catch { throw CLIError("\(error)") }  // refused at start, not per delivery
+            configuration.webhookCAFile = webhookCA
+        }
         let source = if let dbRead { try StoreLocation.source(store.db, readingFrom: dbRead, maxReplicaLag: maxReplicaLag) } else { try StoreLocation.source(store.db) }
         let server = VltavaServer(configuration: configuration, source: source)
         // The bound port on standard output, for scripts and tests that ask for port 0.

@@ -47,7 +47,7 @@ class Server:
     Subclasses add their own request helpers and override `close_clients` to drop their
     connections before the process is stopped."""
 
-    def __init__(self, binary, store, port=None, prefix="vltava-"):
+    def __init__(self, binary, store, port=None, prefix="vltava-", extra=()):
         self.dir = tempfile.mkdtemp(prefix=prefix)
         self.db = os.path.join(self.dir, "store.gpkg")
         shutil.copyfile(store, self.db)
@@ -61,7 +61,7 @@ class Server:
         # A new session, so that stop() can signal the whole process group.
         self.proc = subprocess.Popen(
             [binary, "serve", "--db", self.db, "--host", "127.0.0.1", "--port", str(self.port),
-             "--write-token-file", tokens, "--log-level", "warning"],
+             "--write-token-file", tokens, "--log-level", "warning", *extra],
             stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True)
         self.wait_healthy()
 

@@ -143,6 +143,21 @@ import TestSupport
         #expect(run.stdout.contains("all delivered in order"), "\(run.stdout.suffix(1000))")
     }
 
+    /// The same over https: the receiver's certificate comes from a CA made for the run, which
+    /// `--webhook-ca` trusts, and its name (localhost) is checked. A file that holds no
+    /// certificate stops the server at start, naming it.
+    @Test func anHTTPSWebhookReceiverGetsEveryEventInOrder() async throws {
+        let run = try await Self.client("webhook_delivery.py", ["--tls", "--failure-rate", "0.3", "--restarts", "1", "--events", "60",
+                                                                "--duration", "2", "--max-drops", "2", "--seed", "4"])
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))\n\(run.stderr.suffix(2000))")
+        #expect(run.stdout.contains("webhook: 60 events") && run.stdout.contains("all delivered in order"), "\(run.stdout.suffix(1000))")
+
+        let notPEM = try Fixtures.temporaryDirectory("webhook-ca").appendingPathComponent("ca.pem")
+        try "not a certificate\n".write(to: notPEM, atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["serve", "--db", try await DemoStore.copy(), "--port", "0", "--webhook-ca", notPEM.path])
+        #expect(refused.status != 0 && refused.stderr.contains("--webhook-ca \(notPEM.path): "), "\(refused.stderr)")
+    }
+
     static func client(_ script: String, _ arguments: [String]) async throws -> CLI.Result {
         let store = try await DemoStore.copy()
         let path = Fixtures.root.appendingPathComponent("Tests/Clients/\(script)").path
