@@ -38,6 +38,8 @@ public protocol SnapshotSource: Sendable {
     func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]?
     /// The live layers and fences declared in the store (LiveLayers.swift). The default: none.
     func liveDefinitions() throws(EngineError) -> [LiveDefinition]
+    /// Durable live layers' objects as the store kept them. The default: none.
+    func livePositions() throws(EngineError) -> [StoredPosition]
     /// The layers' descriptions with their row counts and extents (`vltava layers`).
     func layerInfos() throws(EngineError) -> [LayerInfo]
     /// Calls `body` with each of a layer's features in fid order, holding at most `pageSize` of
@@ -73,6 +75,7 @@ extension SnapshotSource {
     public func currentFeatures(_ fids: [String: Set<Int64>], of layers: [String: LayerInfo]) throws(EngineError) -> [String: [Int64: StoredFeature?]]? { nil }
     public func checkReady(timeout: Double) throws(EngineError) {}
     public func liveDefinitions() throws(EngineError) -> [LiveDefinition] { [] }
+    public func livePositions() throws(EngineError) -> [StoredPosition] { [] }
     public func metrics() -> String { "" }
     public func openWriter() throws(EngineError) -> any StoreWriter {
         throw .write(code: "read_only", category: .impossible, message: "the store at \(location) takes no writes")
@@ -110,6 +113,13 @@ public struct GeoPackageSource: SnapshotSource {
     public func liveDefinitions() throws(EngineError) -> [LiveDefinition] {
         do {
             return try GeoPackage(path: path, mode: .readOnly).liveDefinitions()
+        } catch {
+            throw .store(error.description)
+        }
+    }
+    public func livePositions() throws(EngineError) -> [StoredPosition] {
+        do {
+            return try GeoPackage(path: path, mode: .readOnly).livePositions()
         } catch {
             throw .store(error.description)
         }

@@ -244,8 +244,8 @@ extension LiveLayerSettings {
     public static func parse(_ value: JSONValue) throws(EngineError) -> LiveLayerSettings {
         func invalid(_ message: String) -> EngineError { .write(code: "invalid_live_layer", category: .invalid, message: message) }
         guard case .object(let object) = value else { throw invalid("a live layer's settings are a JSON object") }
-        if let unknown = object.keys.first(where: { !["history", "ttl_s"].contains($0) }) {
-            throw invalid("unknown member \(Quote.input(unknown)); a live layer has history, ttl_s")
+        if let unknown = object.keys.first(where: { !["history", "ttl_s", "durable"].contains($0) }) {
+            throw invalid("unknown member \(Quote.input(unknown)); a live layer has history, ttl_s, durable")
         }
         var settings = LiveLayerSettings()
         switch object["history"] {
@@ -268,6 +268,11 @@ extension LiveLayerSettings {
             }
             settings.ttlSeconds = seconds
         }
+        switch object["durable"] {
+        case nil: break
+        case .bool(let durable)?: settings.durable = durable
+        default: throw invalid("durable: expected true or false")
+        }
         return settings
     }
 
@@ -279,6 +284,7 @@ extension LiveLayerSettings {
         case .window(let seconds): object["history"] = .object(JSONObject([("seconds", .double(seconds))]))
         }
         if let ttlSeconds { object["ttl_s"] = .double(ttlSeconds) }
+        if durable { object["durable"] = .bool(true) }
         return .object(object)
     }
 }

@@ -1,7 +1,9 @@
 // The engine's live side: live layers and fences declared (kept in the store, under the update
 // lock, as writes are), resolved against the current snapshot into the hub's areas, and
 // resolved again when a write changes a layer they come from; threshold fences checked after a
-// write appends observations. Positions go straight to the hub: memory, no store write.
+// write appends observations. Positions go straight to the hub: memory, no store write, unless
+// the layer is durable: then each batch's objects are kept in the store before it is answered,
+// and put back at the next start.
 
 import Foundation
 import Geometry
@@ -43,25 +45,62 @@ extension Engine {
             throw .write(code: "layer_exists", category: .impossible, message: "\(Quote.input(name)) is a store layer; a live layer needs a name of its own")
         }
         try updating { (writer: any StoreWriter) throws(EngineError) in
+            if settings.durable { try writer.savePositions([]) }  // refused by a store that keeps no objects
             try hub { () throws(LiveError) in try live.declare(name, settings: settings) }
             try writer.save(LiveDefinition(kind: .layer, name: name, definition: JSON.serialize(settings.json)))
+            if !settings.durable { try writer.deletePositions(layer: name, id: nil) }
         }
     }
 
     /// Drops a live layer and its objects; false when there is none.
     public func dropLiveLayer(_ name: String) throws(EngineError) -> Bool {
         try updating { (writer: any StoreWriter) throws(EngineError) -> Bool in
-            _ = try writer.deleteLiveDefinition(kind: .layer, name: live.layer(name)?.name ?? name)
+            let kept = live.layer(name)?.name ?? name
+            _ = try writer.deleteLiveDefinition(kind: .layer, name: kept)
+            try writer.deletePositions(layer: kept, id: nil)
             return live.drop(name)
         }
     }
 
     /// Applies a batch of positions to a live layer (all or nothing), evaluating every fence
     /// that watches it; returns the events, numbered, and the stale positions left out. Memory
-    /// only (LiveHub.swift).
+    /// only (LiveHub.swift), but on a durable layer the batch's objects are then kept in the
+    /// store, in one transaction, before this returns (under the update lock, as writes are).
     @discardableResult
     public func updatePositions(_ layer: String, _ updates: [PositionUpdate]) throws(EngineError) -> PositionReceipt {
-        try hub { () throws(LiveError) in try live.update(layer, updates) }
+        guard let settings = live.layer(layer)?.settings, settings.durable else {
+            return try hub { () throws(LiveError) in try live.update(layer, updates) }
+        }
+        return try updating { (writer: any StoreWriter) throws(EngineError) -> PositionReceipt in
+            let receipt = try hub { () throws(LiveError) in try live.update(layer, updates) }
+            let name = live.layer(layer)?.name ?? layer
+            var seen = Set<String>()
+            var kept: [StoredPosition] = []
+            for update in updates where seen.insert(update.id).inserted {
+                guard let object = live.object(name, id: update.id) else { continue }
+                kept.append(StoredPosition(layer: name, id: object.id, lon: object.point.lon, lat: object.point.lat, time: object.time,
+                                           fields: object.fields.map { JSON.serialize(.object($0)) }, expires: object.expires))
+            }
+            do throws(EngineError) {
+                try writer.savePositions(kept)
+            } catch {
+                // Applied in memory but not kept: the client is told to send it again, which
+                // changes nothing in memory (the same times) and keeps it.
+                throw .write(code: "positions_not_kept", category: .unavailable,
+                             message: "the positions were not kept in the store (\(error.description)); send the batch again")
+            }
+            return receipt
+        }
+    }
+
+    /// Removes an object (its exits fire with reason `deleted`), and from the store when its
+    /// layer is durable. False when there is none.
+    public func removeLiveObject(_ layer: String, id: String) throws(EngineError) -> Bool {
+        guard let settings = live.layer(layer)?.settings, settings.durable else { return live.remove(layer, id: id) }
+        return try updating { (writer: any StoreWriter) throws(EngineError) -> Bool in
+            try writer.deletePositions(layer: live.layer(layer)?.name ?? layer, id: id)
+            return live.remove(layer, id: id)
+        }
     }
 
     // MARK: - Fences
@@ -143,6 +182,19 @@ extension Engine {
             }
         }
         try? install(storeSnapshot, changed: [])
+        // Durable layers' objects back where they were kept, each fence's state with them, and
+        // no event for it. An object whose time ran out while the server was down stays out.
+        let now = Date().timeIntervalSince1970
+        let kept = Dictionary(grouping: (try? source.livePositions()) ?? [], by: \.layer)
+        for (layer, positions) in kept where live.layer(layer)?.settings.durable == true {
+            let updates = positions.compactMap { p -> PositionUpdate? in
+                if let expires = p.expires, expires <= now { return nil }
+                let fields: JSONObject? = if let text = p.fields, case .object(let object)? = try? JSON.parse(text) { object } else { nil }
+                return PositionUpdate(id: p.id, point: Point(lon: p.lon, lat: p.lat), time: p.time, fields: fields,
+                                      ttlSeconds: p.expires.map { $0 - now } ?? 0)
+            }
+            try? live.restore(layer, updates, now: now)
+        }
     }
 
     /// Resolves every moving fence against `snapshot` and hands them to the hub; fences in

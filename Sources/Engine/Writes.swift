@@ -37,6 +37,11 @@ public protocol StoreWriter: Sendable {
     func save(_ definition: LiveDefinition) throws(EngineError)
     /// Deletes one; false when there was none.
     func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool
+    /// Keeps durable live layers' objects, durably (LiveLayers.swift). The default: the store
+    /// keeps none.
+    func savePositions(_ positions: [StoredPosition]) throws(EngineError)
+    /// Forgets a kept object, or all of a layer's (`id` nil).
+    func deletePositions(layer: String, id: String?) throws(EngineError)
 }
 
 extension StoreWriter {
@@ -47,6 +52,12 @@ extension StoreWriter {
     public func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool {
         throw .write(code: "not_supported", category: .impossible, message: "this store keeps no live layers or fences (a GeoPackage or PostGIS store does)")
     }
+
+    public func savePositions(_ positions: [StoredPosition]) throws(EngineError) {
+        throw .write(code: "not_supported", category: .impossible, message: "this store keeps no live objects (a GeoPackage or PostGIS store does)")
+    }
+
+    public func deletePositions(layer: String, id: String?) throws(EngineError) {}
 
     public func apply(_ batches: [WriteBatch]) throws(EngineError) -> [Result<AppliedBatch, EngineError>] {
         batches.map { batch in Result { () throws(EngineError) in try apply(batch) } }
@@ -252,6 +263,14 @@ final class GeoPackageStoreWriter: StoreWriter, SurveyWriter, @unchecked Sendabl
 
     func deleteLiveDefinition(kind: LiveDefinition.Kind, name: String) throws(EngineError) -> Bool {
         try run { (store: GeoPackage) throws(StoreError) in try store.deleteLiveDefinition(kind: kind, name: name) }
+    }
+
+    func savePositions(_ positions: [StoredPosition]) throws(EngineError) {
+        try run { (store: GeoPackage) throws(StoreError) in try store.savePositions(positions) }
+    }
+
+    func deletePositions(layer: String, id: String?) throws(EngineError) {
+        try run { (store: GeoPackage) throws(StoreError) in try store.deletePositions(layer: layer, id: id) }
     }
 
     /// Appends to a venue's survey (`SurveyWriter`), in the store's one writing connection.

@@ -108,6 +108,14 @@ public final class LiveHub: Sendable {
         }
     }
 
+    /// Puts objects back where a durable layer's store kept them, at start: applied as updates,
+    /// so each object's fence states follow from where it is, but the events that makes are
+    /// neither kept nor sent (the object was there before the restart).
+    public func restore(_ layer: String, _ updates: [PositionUpdate], now: Double = Date().timeIntervalSince1970) throws(LiveError) {
+        _ = try state.withLock { (s: inout LiveState) throws(LiveError) -> Int in try s.update(layer, updates, now: now, emit: { _ in }) }
+        changes.withLock { $0 += 1 }
+    }
+
     /// Removes an object (its exits are sent with reason `deleted`). False when there is none.
     public func remove(_ layer: String, id: String, now: Double = Date().timeIntervalSince1970) -> Bool {
         var found = false

@@ -26,10 +26,14 @@ public struct LiveLayerSettings: Sendable, Equatable {
     public var history: HistoryPolicy
     /// Seconds after its last update when an object expires, unless its update says otherwise.
     public var ttlSeconds: Double?
+    /// Whether each batch's objects are kept in the store before the batch is answered, and
+    /// put back where they were at the next start (the Engine does both). Memory only otherwise.
+    public var durable: Bool
 
-    public init(history: HistoryPolicy = .none, ttlSeconds: Double? = nil) {
+    public init(history: HistoryPolicy = .none, ttlSeconds: Double? = nil, durable: Bool = false) {
         self.history = history
         self.ttlSeconds = ttlSeconds
+        self.durable = durable
     }
 }
 

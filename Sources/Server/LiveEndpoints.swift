@@ -212,9 +212,9 @@ extension Endpoints {
         let name = try request.pathParameter("layer", context)
         let id = try request.pathParameter("id", context)
         try authorizeWrite(request, layers: [name])
-        let hub = try state.host().live
-        guard hub.layer(name) != nil else { throw Endpoints.unknownLiveLayer(name) }
-        guard hub.remove(name, id: id) else {
+        let engine = try state.host()
+        guard engine.live.layer(name) != nil else { throw Endpoints.unknownLiveLayer(name) }
+        guard try engine.removeLiveObject(name, id: id) else {
             throw APIError(.notFound, code: "unknown_object", detail: "the live layer \(Quote.input(name)) has no object \(Quote.input(id))")
         }
         return Response(status: .noContent)

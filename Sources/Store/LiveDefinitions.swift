@@ -18,7 +18,76 @@ public struct LiveDefinition: Sendable, Equatable {
     }
 }
 
+/// An object of a durable live layer as the store keeps it: its latest position (no history).
+public struct StoredPosition: Sendable, Equatable {
+    public var layer: String
+    public var id: String
+    public var lon: Double
+    public var lat: Double
+    /// Seconds since 1970.
+    public var time: Double
+    /// Its fields as JSON, nil: none.
+    public var fields: String?
+    /// When it expires (seconds since 1970), nil: never.
+    public var expires: Double?
+
+    public init(layer: String, id: String, lon: Double, lat: Double, time: Double, fields: String?, expires: Double?) {
+        self.layer = layer
+        self.id = id
+        self.lon = lon
+        self.lat = lat
+        self.time = time
+        self.fields = fields
+        self.expires = expires
+    }
+}
+
 extension GeoPackage {
+    /// Every durable live layer's objects, by layer and id.
+    public func livePositions() throws(StoreError) -> [StoredPosition] {
+        try sqlite {
+            guard try database.hasTable("vltava_positions") else { return [] }
+            let statement = try database.prepare("SELECT layer, id, lon, lat, time, fields, expires FROM vltava_positions ORDER BY layer, id")
+            var found: [StoredPosition] = []
+            while try statement.step() {
+                let expires = statement.value(6)
+                found.append(StoredPosition(layer: statement.text(0) ?? "", id: statement.text(1) ?? "", lon: statement.double(2), lat: statement.double(3),
+                                            time: statement.double(4), fields: statement.text(5), expires: expires == .null ? nil : statement.double(6)))
+            }
+            return found
+        }
+    }
+
+    /// Keeps objects' latest positions (replacing what was kept for each), in one transaction,
+    /// durable when it returns (WAL with synchronous = FULL, as a write batch).
+    public func savePositions(_ positions: [StoredPosition]) throws(StoreError) {
+        try sqlite {
+            try database.execute("PRAGMA synchronous = FULL")
+            try database.transaction {
+                try database.execute("CREATE TABLE IF NOT EXISTS vltava_positions (layer TEXT NOT NULL, id TEXT NOT NULL, lon REAL NOT NULL, lat REAL NOT NULL, time REAL NOT NULL, fields TEXT, expires REAL, PRIMARY KEY (layer, id))")
+                let statement = try database.prepare("""
+                    INSERT INTO vltava_positions (layer, id, lon, lat, time, fields, expires) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (layer, id) DO UPDATE SET lon = excluded.lon, lat = excluded.lat, time = excluded.time, fields = excluded.fields, expires = excluded.expires
+                    """)
+                for p in positions {
+                    try statement.run([.text(p.layer), .text(p.id), .real(p.lon), .real(p.lat), .real(p.time), p.fields.map { .text($0) } ?? .null, p.expires.map { .real($0) } ?? .null])
+                }
+            }
+        }
+    }
+
+    /// Forgets a kept object, or every object of the layer when `id` is nil.
+    public func deletePositions(layer: String, id: String?) throws(StoreError) {
+        try sqlite {
+            guard try database.hasTable("vltava_positions") else { return }
+            if let id {
+                try database.prepare("DELETE FROM vltava_positions WHERE layer = ? AND id = ?").run([.text(layer), .text(id)])
+            } else {
+                try database.prepare("DELETE FROM vltava_positions WHERE layer = ?").run([.text(layer)])
+            }
+        }
+    }
+
     /// Every definition, by kind and name.
     public func liveDefinitions() throws(StoreError) -> [LiveDefinition] {
         try sqlite {

@@ -1,4 +1,5 @@
 @testable import Engine
+import Engine
 import Foundation
 import Geometry
 import Live
@@ -327,5 +328,47 @@ import Testing
         // The same hour again changes nothing: no second event.
         try engine.write(WriteBatch(TimeSeriesRows.operations(rows, into: "observations", link: link)))
         #expect(engine.live.events(after: before, limit: 10).events.count == 1)
+    }
+}
+
+/// A durable live layer (`"durable": true`): each batch's objects are kept in the store before
+/// it is answered, and a new engine on the store (a restart, or a start after `kill -9`) puts
+/// them back with their fence states and no event; a memory layer's objects are gone.
+@Suite(.validatesStores) struct DurableLiveLayerTests {
+    @Test func objectsComeBackAfterARestartWithTheirFenceStates() throws {
+        let path = try Fixtures.temporaryDirectory("durable-live").appendingPathComponent("live.gpkg").path
+        try DemoFixtureStore.build(at: path)
+        let fence = try JSON.parse(#"{"watch": {"layer": "keepers"}, "area": {"point": [14.40519, 50.11576], "radius_m": 50}}"#)
+        do {
+            let engine = try Engine(storePath: path)
+            try engine.declareLiveLayer("keepers", settings: LiveLayerSettings.parse(try JSON.parse(#"{"durable": true, "ttl_s": 3600}"#)))
+            try engine.declareLiveLayer("visitors", settings: LiveLayerSettings())
+            try engine.putFence(FenceDefinition.parse(name: "pen", fence))
+            try engine.putFence(FenceDefinition.parse(name: "pen-visitors", try JSON.parse(#"{"watch": {"layer": "visitors"}, "area": {"point": [14.40519, 50.11576], "radius_m": 50}}"#)))
+            let inside = try engine.updatePositions("keepers", [
+                PositionUpdate(id: "k1", point: FenceTests.centre, time: 100, fields: JSONObject([("shift", .string("morning"))])),
+                PositionUpdate(id: "k2", point: FenceTests.north(500), time: 100),
+            ])
+            #expect(inside.events.map { "\($0.fence) \($0.kind) \($0.object ?? "")" } == ["pen enter k1"])
+            _ = try engine.updatePositions("visitors", [PositionUpdate(id: "v1", point: FenceTests.centre, time: 100)])
+            #expect(try engine.removeLiveObject("keepers", id: "k2"))
+        }
+        // What the store keeps: k1 alone (k2 was removed), with its fields and expiry.
+        let kept = try GeoPackage(path: path).livePositions()
+        #expect(kept.map(\.id) == ["k1"] && kept.first?.fields == #"{"shift":"morning"}"# && kept.first?.time == 100)
+        #expect(kept.first.map { abs(($0.expires ?? 0) - Date().timeIntervalSince1970 - 3600) < 60 } == true)
+
+        let restarted = try Engine(storePath: path)
+        let k1 = try #require(restarted.live.object("keepers", id: "k1"))
+        #expect(k1.point == FenceTests.centre && k1.time == 100 && k1.fields?["shift"] == .string("morning"))
+        #expect(restarted.live.object("keepers", id: "k2") == nil && restarted.live.object("visitors", id: "v1") == nil)
+        #expect(restarted.live.events(after: 0, limit: 10).events.isEmpty)
+        // Inside still: moving out fires exit, not a second enter.
+        let out = try restarted.updatePositions("keepers", [PositionUpdate(id: "k1", point: FenceTests.north(500), time: 200)])
+        #expect(out.events.map { "\($0.fence) \($0.kind)" } == ["pen exit"])
+        #expect(try GeoPackage(path: path).livePositions().map(\.lat) == [FenceTests.north(500).lat])
+        // Made a memory layer again: its kept objects are forgotten.
+        try restarted.declareLiveLayer("keepers", settings: LiveLayerSettings())
+        #expect(try GeoPackage(path: path).livePositions().isEmpty)
     }
 }
