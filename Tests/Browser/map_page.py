@@ -553,6 +553,11 @@ def indoor_venue(driver, args, out):
     not_blank(driver, "indoor", out)
     no_console_errors(driver, "with the indoor venue and a track")
     shot(driver, args.screenshots, "map-indoor.png", out)
+    # The switcher shows only with the venue in view, at a building's zooms.
+    check(driver.find_element(By.ID, "floor-switcher").is_displayed(), "the floor switcher is hidden at the venue")
+    driver.execute_async_script(MOVE_TIMED, {"center": [14.43, 50.08], "zoom": 12})
+    check(not driver.find_element(By.ID, "floor-switcher").is_displayed(), "the floor switcher shows at city zoom")
+    check(rendered(driver, ["indoor-beacons", "indoor-area"]) == {"indoor-beacons": 0, "indoor-area": 0}, "the venue is drawn at city zoom")
     out["indoor"] = {"venues": venues, "floor_buttons": buttons, "drawn": drawn, "track": {k: track[k] for k in ("scans", "placed", "floors")},
                      "track_m": round(expected_length, 2), "track_lines_drawn": lines, "median_error_m": round(errors[len(errors) // 2], 3)}
 

@@ -1179,6 +1179,7 @@
   // switcher shows the venue's floors; a track of scans (a JSON file {"scans": [...]}, dropped
   // or chosen as a GPX trace is) is located with POST /v1/locate/track and drawn on its floor.
   const indoor = { type: 'FeatureCollection', features: [] };
+  const INDOOR_MINZOOM = 16;   // a building's zooms: the venue, its switcher and its track
   let venues = [], floorShown = null, indoorControl = null;
   Object.assign(exposed, { venues: [], floor: null, lastTrack: null });
   function hull(points) {
@@ -1193,12 +1194,22 @@
   }
   function addIndoorLayers() {
     map.addSource('indoor', { type: 'geojson', data: indoor });
-    map.addLayer({ id: 'indoor-area', type: 'fill', source: 'indoor', filter: ['==', ['get', 'role'], 'indoor-area'], paint: { 'fill-color': '#f4efe6', 'fill-opacity': 0.9 } }, 'results-fill');
-    map.addLayer({ id: 'indoor-outline', type: 'line', source: 'indoor', filter: ['==', ['get', 'role'], 'indoor-area'], paint: { 'line-color': '#6b4f2a', 'line-width': 2 } }, 'results-fill');
+    map.addLayer({ id: 'indoor-area', type: 'fill', source: 'indoor', minzoom: INDOOR_MINZOOM, filter: ['==', ['get', 'role'], 'indoor-area'], paint: { 'fill-color': '#f4efe6', 'fill-opacity': 0.9 } }, 'results-fill');
+    map.addLayer({ id: 'indoor-outline', type: 'line', source: 'indoor', minzoom: INDOOR_MINZOOM, filter: ['==', ['get', 'role'], 'indoor-area'], paint: { 'line-color': '#6b4f2a', 'line-width': 2 } }, 'results-fill');
     map.addLayer({ id: 'indoor-points', type: 'circle', source: 'indoor', filter: ['==', ['get', 'role'], 'indoor-point'], minzoom: 17, paint: { 'circle-color': '#8c8c8c', 'circle-radius': 1.5 } }, 'results-fill');
-    map.addLayer({ id: 'indoor-track', type: 'line', source: 'indoor', filter: ['==', ['get', 'role'], 'indoor-track'], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': '#e7298a', 'line-width': 3 } });
+    map.addLayer({ id: 'indoor-track', type: 'line', source: 'indoor', minzoom: INDOOR_MINZOOM, filter: ['==', ['get', 'role'], 'indoor-track'], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': '#e7298a', 'line-width': 3 } });
     map.addLayer({ id: 'indoor-fixes', type: 'circle', source: 'indoor', filter: ['==', ['get', 'role'], 'indoor-fix'], minzoom: 18, paint: { 'circle-color': '#e7298a', 'circle-radius': 2 } });
-    map.addLayer({ id: 'indoor-beacons', type: 'circle', source: 'indoor', filter: ['==', ['get', 'role'], 'indoor-beacon'], paint: { 'circle-color': '#1b9e77', 'circle-radius': 5, 'circle-stroke-color': '#ffffff', 'circle-stroke-width': 2 } });
+    map.addLayer({ id: 'indoor-beacons', type: 'circle', source: 'indoor', minzoom: INDOOR_MINZOOM + 1, filter: ['==', ['get', 'role'], 'indoor-beacon'], paint: { 'circle-color': '#1b9e77', 'circle-radius': 5, 'circle-stroke-color': '#ffffff', 'circle-stroke-width': 2 } });
+  }
+  // Whether the switcher shows: a venue's area in the view, at building zooms.
+  function updateIndoorControl() {
+    if (!indoorControl) return;
+    const b = map.getBounds();
+    const inView = map.getZoom() >= INDOOR_MINZOOM && venues.some((v) => {
+      const box = extent(indoor.features.filter((f) => f.properties.venue === v.name && f.properties.role === 'indoor-area'));
+      return box && box[0] <= b.getEast() && box[2] >= b.getWest() && box[1] <= b.getNorth() && box[3] >= b.getSouth();
+    });
+    indoorControl.hidden = !inView;
   }
   const INDOOR_LAYERS = ['indoor-area', 'indoor-outline', 'indoor-points', 'indoor-track', 'indoor-fixes', 'indoor-beacons'];
   function showFloor(floor) {
@@ -1254,6 +1265,8 @@
     drawIndoor();
     floorControl();
     showFloor(venues[0].floors[0].floor);
+    updateIndoorControl();
+    map.on('moveend', updateIndoorControl);
   }
   // The venue of a track: the only georeferenced one, else the one whose area is in view.
   function trackVenue() {
