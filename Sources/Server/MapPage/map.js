@@ -984,7 +984,7 @@
   // one feature area the event names) flashes in the event's colour, and the event is listed.
   const FENCE = '#ff7f00', EVENT_COLOURS = { enter: '#d7301f', inside: '#d7301f', exit: '#2a6fdb', outside: '#2a6fdb', cross: '#7b3294' };
   const EVENT_KINDS = ['enter', 'exit', 'inside', 'outside', 'cross', 'above', 'below', 'rise'];
-  const FLASH_MS = 1500, LIVE_POLL_MS = 1000, EVENTS_KEPT = 50;
+  const FLASH_MS = 1500, LIVE_POLL_MS = 1000, DISCOVER_MS = 60000, EVENTS_KEPT = 50;
   const fences = { type: 'FeatureCollection', features: [] };
   const live = { type: 'FeatureCollection', features: [] };
   const fenceIds = new Map();      // fence name -> [{ id, fid }] of its drawn areas
@@ -1159,18 +1159,23 @@
         el('b', {}, e.fence), what, e.object ? ` · ${e.object}` : '', value, el('span', { class: 'when' }, ' ' + String(e.time || '').slice(11, 19))));
     }
   }
+  let stream = null;
   function listenEvents() {
-    if (typeof EventSource === 'undefined') return;
-    const stream = new EventSource('/v1/events');
+    if (typeof EventSource === 'undefined' || stream) return;
+    stream = new EventSource('/v1/events');
     for (const kind of EVENT_KINDS) stream.addEventListener(kind, (e) => onFenceEvent(kind, e.data));
     stream.addEventListener('missed', () => { loadFences(); readObjects(); renderEvents('Some events were missed while the page was away.'); });
   }
+  // The events' stream is opened only when the store has fences (a browser keeps 6 connections
+  // to a server, and the change feed holds one already): until then, and while no live layer
+  // is polled, the fences and live layers are looked for again every minute.
   async function startLive() {
     await Promise.all([readLiveLayers(), loadFences()]);
-    listenEvents();
+    if (fenceDefinitions.length) listenEvents();
     if (liveLayers.size) readObjects();
-    document.addEventListener('visibilitychange', () => { if (!document.hidden && liveLayers.size && !polling) readObjects(); });
+    else if (!stream) setTimeout(startLive, DISCOVER_MS);
   }
+  document.addEventListener('visibilitychange', () => { if (!document.hidden && liveLayers.size && !polling) readObjects(); });
 
   // ---- indoor: georeferenced venues (GET /v1/venues), a floor switcher, located tracks ----
   // A venue whose floor has a frame on the globe is drawn on it: its reference points (small
