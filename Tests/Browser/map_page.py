@@ -538,7 +538,10 @@ def indoor_venue(driver, args, out):
         " const map = document.getElementById('map');"
         " for (const type of ['dragenter', 'dragover', 'drop']) map.dispatchEvent(new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));",
         json.dumps(body))
-    track = wait_for(driver, "return vltava.lastTrack", "the located track", 30)
+    try:
+        track = wait_for(driver, "return vltava.lastTrack", "the located track", 60)
+    except Failed as failure:
+        raise Failed(f"{failure}; the panel says {panel_text(driver)!r}; console: {console_errors(driver)}")
     idle(driver)
     status, reference = api(args.base, "POST", track["url"], body)
     check(status == 200, f"/v1/locate/track answered {status}")
