@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The map page on MapLibre against the Leaflet page it replaced, at the same views, in one run.
 
-    Benchmarks/map-speed.py --backend http://127.0.0.1:PORT [--old-rev HEAD] [--runs 3] [--json FILE]
+    Benchmarks/map-speed.py --backend http://127.0.0.1:PORT [--old-rev 3bdfcee^] [--runs 3] [--json FILE]
 
 --backend is a running `vltava serve` on the demo store (scripts/build-demo-store.sh). The script
 starts two scripts/map-dev-proxy.py in front of it: one serves the new page from the working
@@ -237,7 +237,8 @@ def start_proxy(backend, port, log, extra):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backend", required=True)
-    parser.add_argument("--old-rev", default="HEAD", help="the git revision whose map page is the Leaflet one")
+    parser.add_argument("--old-rev", default="3bdfcee^", help="the git revision whose map page is the Leaflet one (default: the"
+                        " commit before the MapLibre page's)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", metavar="FILE", help="also write the medians and every run's values to FILE")
     args = parser.parse_args()
@@ -270,7 +271,7 @@ def summarise(runs):
     for page, measured in runs.items():
         bare = [m["bare"] for m in measured]
         page_out = {"bare": {"ms": statistics.median(b["ms"] for b in bare), "ms_all": [round(b["ms"], 1) for b in bare],
-                             "requests": bare[0]["requests"], "visible": sum(bare[0]["visible"].values())},
+                             "requests": bare[0]["requests"], "visible": sum(bare[0]["visible"].values()), "visible_by_source": bare[0]["visible"]},
                     "steps": [], "console_errors": sorted({e for m in measured for e in m["console_errors"]})}
         for i in range(len(measured[0]["steps"])):
             steps = [m["steps"][i] for m in measured]
@@ -294,7 +295,8 @@ def print_table(result, runs):
         print(f"{a['view']:<16} {a['ms']:>12.0f} {b['ms']:>11.0f}  "
               f"{reqs(a['requests']) + ' (' + str(a['visible']) + ')':<42} {reqs(b['requests'])}")
     print(f"{'sequence total':<16} {new['sequence_ms']:>12.0f} {old['sequence_ms']:>11.0f}")
-    over = [(s["view"], s["requests"]["by_source"], s["visible_by_source"]) for s in new["steps"]
+    views = [dict(new["bare"], view="bare URL", visible_by_source=new["bare"]["visible_by_source"])] + new["steps"]
+    over = [(s["view"], s["requests"]["by_source"], s["visible_by_source"]) for s in views
             if any(n > s["visible_by_source"].get(k, 0) for k, n in s["requests"]["by_source"].items())]
     print("MapLibre views fetching more tiles than visible:", over or "none")
     print("console errors: MapLibre", new["console_errors"] or "none", "| Leaflet", old["console_errors"] or "none")

@@ -32,5 +32,16 @@ import "$fixtures/zoo/zoo-prague-geojson-tiles.mbtiles" --layer zoo_map
 "$vltava" indoor import --db "$tmp" "$fixtures/indoor/ble-rssi-wmu-labeled.csv" --venue wmu_library \
     --title "Waldo Library, Western Michigan University" --grid letter-column --cell-size 1 --floor 1 --floor-name "first floor"
 
+# With VLTAVA_DEMO_FLAT=1: calib2021's flat (a 9 × 7 m survey with 6 anchors) as a venue on the
+# globe, for the map page's indoor view. The data set gives no position on Earth, so it is placed
+# inside Pavilon goril (its centre at the pavilion's centroid, the frame's y axis 30° east of
+# north), with anchors.csv as the beacons' positions. Off by default: with two venues a locate
+# must name its venue, and the demo's one-venue examples (and their tests) leave it out.
+if [[ ${VLTAVA_DEMO_FLAT:-} == 1 ]]; then
+    "$vltava" indoor import --db "$tmp" "$fixtures/indoor/calib2021/calibration_df.csv" --venue flat \
+        --title "calib2021 flat" --floor-name ground --beacon-columns 'rssi_*' --time-unit ns \
+        --origin 14.404804,50.11542 --rotation 30 --beacon-positions "$fixtures/indoor/calib2021/anchors.csv"
+fi
+
 rm -f "$out-wal" "$out-shm"
 mv "$tmp" "$out"

@@ -5,6 +5,7 @@
 # Ctrl-C stops the server.
 #   VLTAVA_PORT   the port (default 8080)
 #   VLTAVA_BUILD  the build whose binary runs: release (default) or debug
+#   VLTAVA_DEMO_FLAT=1  also import calib2021's flat as a venue on the map (build-demo-store.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 vltava=.build/${VLTAVA_BUILD:-release}/vltava

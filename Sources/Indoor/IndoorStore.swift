@@ -300,12 +300,16 @@ extension IndoorStore {
     /// venue as stored.
     public static func importSurvey(_ path: String, into store: GeoPackage, options: SurveyOptions, folder: PositionPattern? = nil,
                                     mode: ImportMode = .create) throws(IndoorError) -> Venue {
-        let venue: Venue
+        var venue: Venue
         if let folder {
             venue = try SurveyReader.readFolder(path, pattern: folder, options: options)
         } else {
             guard let data = FileManager.default.contents(atPath: path) else { throw .store("no such file: \(path)") }
             venue = try SurveyReader.read([UInt8](data), file: (path as NSString).lastPathComponent, options: options)
+        }
+        for i in venue.beacons.indices {
+            guard let known = options.beaconPositions[venue.beacons[i].id] else { continue }
+            (venue.beacons[i].floor, venue.beacons[i].x, venue.beacons[i].y) = (known.floor ?? options.floor, known.x, known.y)
         }
         if mode == .append { return try append(venue, into: store) }
         try write(venue, into: store, replace: mode == .replace)

@@ -66,6 +66,8 @@ public struct SurveyOptions: Sendable {
     /// Floors declared with their names and frames; floors the survey uses but does not
     /// declare get a floor without a frame.
     public var floors: [Floor] = []
+    /// Where beacons hang, by beacon id (floor, x, y in the frame): set on the beacons read.
+    public var beaconPositions: [String: Beacon] = [:]
 
     public init(venue: String) {
         self.venue = venue

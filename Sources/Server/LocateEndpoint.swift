@@ -162,6 +162,83 @@ extension Endpoints {
         return part
     }
 
+    /// GET /v1/venues: each venue with its floors (and their frames on the globe), its beacons
+    /// and its reference points, in the floor's frame and, on a georeferenced floor, as lon/lat
+    /// (what the map page draws). Venues are small (a survey's points and beacons).
+    func listVenues(_ request: Request, _ context: APIContext) throws -> Response {
+        _ = try Parameters(request, allowed: [])
+        let snapshot = try state.snapshot()
+        return Reply.json(request: request) { w in
+            w.beginObject()
+            w.key("venues")
+            w.beginArray()
+            for indoor in snapshot.venues {
+                let venue = indoor.venue
+                var frames: [Int: (Double, Double) -> Point] = [:]
+                for floor in venue.floors { if let frame = floor.frame { frames[floor.number] = { x, y in frame.lonLat(x: x, y: y) } } }
+                w.beginObject()
+                w.key("name"); w.string(venue.name)
+                w.key("title"); w.string(venue.title)
+                w.key("units"); w.string(Output.frameUnits(venue))
+                w.key("scans"); w.integer(Int64(venue.scans.count))
+                w.key("floors")
+                w.beginArray()
+                let numbers = Set(venue.floors.map(\.number)).union(venue.points.map(\.floor)).sorted()
+                for number in numbers {
+                    let floor = venue.floor(number)
+                    w.beginObject()
+                    w.key("floor"); w.integer(Int64(number))
+                    w.key("name"); w.string(floor?.name ?? "")
+                    if let frame = floor?.frame {
+                        w.key("origin"); w.beginArray(); w.coordinate(frame.origin.lon); w.coordinate(frame.origin.lat); w.endArray()
+                        w.key("rotation_deg"); w.number(frame.rotationDegrees)
+                    } else {
+                        w.key("origin"); w.null()
+                        w.key("rotation_deg"); w.null()
+                    }
+                    w.endObject()
+                }
+                w.endArray()
+                w.key("beacons")
+                w.beginArray()
+                for beacon in venue.beacons {
+                    w.beginObject()
+                    w.key("id"); w.string(beacon.id)
+                    Endpoints.venuePlace(&w, frames, beacon.floor, beacon.x, beacon.y)
+                    w.endObject()
+                }
+                w.endArray()
+                w.key("points")
+                w.beginArray()
+                for point in venue.points {
+                    w.beginObject()
+                    w.key("label"); w.string(point.label)
+                    Endpoints.venuePlace(&w, frames, point.floor, point.x, point.y)
+                    w.endObject()
+                }
+                w.endArray()
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+        }
+    }
+
+    /// A beacon's or point's floor and x, y, with its lon, lat when its floor is on the globe.
+    static func venuePlace(_ w: inout JSONWriter, _ frames: [Int: (Double, Double) -> Point], _ floor: Int?, _ x: Double?, _ y: Double?) {
+        w.key("floor"); if let floor { w.integer(Int64(floor)) } else { w.null() }
+        w.key("x"); if let x { w.number(Rounding.metres(x)) } else { w.null() }
+        w.key("y"); if let y { w.number(Rounding.metres(y)) } else { w.null() }
+        if let floor, let x, let y, let lonLat = frames[floor] {
+            let p = lonLat(x, y)
+            w.key("lon"); w.coordinate(p.lon)
+            w.key("lat"); w.coordinate(p.lat)
+        } else {
+            w.key("lon"); w.null()
+            w.key("lat"); w.null()
+        }
+    }
+
     /// With `live=LAYER&id=OBJECT`: the located positions go into that live layer as that
     /// object (a write: a token covering the layer), and its fences fire (`Engine.placeInLiveLayer`).
     func placeInLiveLayer(_ parameters: Parameters, _ request: Request, venue: IndoorVenue,
@@ -296,6 +373,15 @@ extension Endpoints {
                 "408": {"$ref": "#/components/responses/Problem"},
                 "413": {"$ref": "#/components/responses/Problem"},
                 "422": {"$ref": "#/components/responses/Problem"},
+                "503": {"$ref": "#/components/responses/Problem"}
+              }
+            }
+            """#),
+        Route(.get, "/v1/venues", { try $0.listVenues($1, $2) }, openAPI: #"""
+            {
+              "summary": "The indoor venues: floors (with their frame on the globe), beacons and reference points, in the floor's frame and as lon/lat on a georeferenced floor",
+              "responses": {"414": {"$ref": "#/components/responses/Problem"},
+                "200": {"description": "venues: name, title, units, scans (how many), floors (floor, name, origin [lon, lat] or null, rotation_deg), beacons (id, floor, x, y, lon, lat; null where unknown), points (label, floor, x, y, lon, lat).", "content": {"application/json": {"schema": {"type": "object", "required": ["venues"], "properties": {"venues": {"type": "array", "items": {"type": "object"}}}}}}},
                 "503": {"$ref": "#/components/responses/Problem"}
               }
             }

@@ -59,6 +59,7 @@ struct IndoorImportCommand: ParsableCommand {
     @Option(help: "The name of that floor.") var floorName: String = ""
     @Option(help: "The floor frame's origin on the globe, LON,LAT (then answers carry lon/lat).") var origin: String?
     @Option(help: "Degrees clockwise from north of the frame's y axis.") var rotation: Double = 0
+    @Option(help: "A CSV of where the beacons hang: id,x,y[,z][,floor] in the frame (an id matches a beacon of that name, or with --beacon-columns NAME* the column NAME+id).") var beaconPositions: String?
     @Option(help: "A folder's files: where a file's name gives its point, e.g. '{x:3}{y:3}_raw.csv' ({x}, {y}, {floor}; :N a width in digits).") var namePattern: String?
     @Option(help: "Numeric labels as positions, e.g. '{x:3}{y:3}' (instead of --grid).") var labelPattern: String?
     @Option(help: "Multiply the positions read by --name-pattern or --label-pattern by this (0.01: centimetres to metres).") var positionScale: Double = 1
@@ -106,6 +107,7 @@ struct IndoorImportCommand: ParsableCommand {
             guard rotation.isFinite else { throw CLIError("--rotation must be a number of degrees") }
         }
         if frame != nil || !floorName.isEmpty { options.floors = [Floor(number: floor, name: floorName, frame: frame)] }
+        if let beaconPositions { options.beaconPositions = try readBeaconPositions(beaconPositions, prefixes: (options.beaconColumns ?? []).filter { $0.hasSuffix("*") }.map { String($0.dropLast()) }) }
         guard !(replace && append) else { throw CLIError("give --replace or --append, not both") }
         guard !(append && model != nil) else { throw CLIError("--model is a new venue's: an appended venue keeps its own (re-import it with --replace to change it)") }
         var isFolder: ObjCBool = false
@@ -131,6 +133,30 @@ struct IndoorImportCommand: ParsableCommand {
 }
 
 extension SurveyOptions.Shape: ExpressibleByArgument {}
+
+/// `--beacon-positions`: a CSV with a header naming id, x, y (and optionally floor; other
+/// columns, such as z, are left out), keyed by the id and by each column prefix + id
+/// (calib2021's anchors.csv names beacon 1, its survey the column rssi_1).
+func readBeaconPositions(_ path: String, prefixes: [String]) throws -> [String: Beacon] {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw CLIError("--beacon-positions: cannot read \(path)") }
+    let lines = text.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } }
+    guard let header = lines.first?.map({ $0.lowercased() }), let id = header.firstIndex(of: "id"), let x = header.firstIndex(of: "x"), let y = header.firstIndex(of: "y") else {
+        throw CLIError("--beacon-positions: \(path) needs a header with id, x and y")
+    }
+    let floor = header.firstIndex(of: "floor")
+    var positions: [String: Beacon] = [:]
+    for (number, row) in lines.dropFirst().enumerated() where !(row.count == 1 && row[0].isEmpty) {
+        guard row.count == header.count, let px = Double(row[x]), let py = Double(row[y]), px.isFinite, py.isFinite else {
+            throw CLIError("--beacon-positions: \(path), line \(number + 2): expected \(header.count) columns with numbers for x and y")
+        }
+        let level = try floor.map { column -> Int in
+            guard let value = Int(row[column]) else { throw CLIError("--beacon-positions: \(path), line \(number + 2): the floor must be a whole number") }
+            return value
+        }
+        for name in [row[id]] + prefixes.map({ $0 + row[id] }) { positions[name] = Beacon(id: name, floor: level, x: px, y: py) }
+    }
+    return positions
+}
 
 /// "a, b,c" → ["a", "b", "c"]: the CLI's lists of columns.
 func commaList(_ text: String) -> [String] {

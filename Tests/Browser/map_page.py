@@ -70,6 +70,16 @@ ROUTE_VIEW = "map=16/50.11610/14.40800&layers=zoo_map,pavilions"
 PRAGUE_Z12 = "map=12/50.08000/14.43000"
 PHONE_VIEW = "map=16/50.11545/14.40497&layers=zoo_map,pavilions,pens"
 LIVE_POINT = (14.4072, 50.1170)   # a free spot in the zoo, in ZOO_Z16's view
+# Fences: a circle on a pond in the zoo and the gorillas' pen (its feature), watched on a
+# live layer; the keeper walks from outside into the circle, out, and to the gorillas.
+FENCE_VIEW = "map=17/50.11640/14.40640&layers=zoo_map,pavilions,pens"
+FENCE_CIRCLE = (14.4068, 50.1166)
+FENCE_RADIUS_M = 25
+KEEPER_WALK = [(14.4080, 50.1160), FENCE_CIRCLE, (14.4080, 50.1160), GORILLA_PEN]
+FENCE_COLOUR, FENCE_OPACITY = "#ff7f00", 0.25
+# Indoor: calib2021's flat placed in Pavilon goril (build-demo-store.sh, VLTAVA_DEMO_FLAT=1).
+INDOOR_VIEW = "map=19/50.11542/14.40488&layers=zoo_map,pavilions"
+INDOOR_SCANS = 120
 REACH_VIEW = "map=15/50.11760/14.40780&layers=zoo_map,pavilions,pens&mode=reach&minutes=10"
 TRIP_VIEW = "map=16/50.11680/14.40700&layers=zoo_map,pavilions,pens"
 # Five pens, in the order clicked (not the order a walk would take).
@@ -116,6 +126,22 @@ return arguments[0].map(([lon, lat]) => {
   const d = g.getImageData(Math.round(p.x * ratio), Math.round(p.y * ratio), 1, 1).data;
   return '#' + [d[0], d[1], d[2]].map(v => v.toString(16).padStart(2, '0')).join('');
 });
+"""
+
+# The canvas's pixel at [lon, lat] with some style layers hidden, then shown again: an async
+# script answering [hidden, shown] as #rrggbb (each read after the map is idle).
+PIXEL_WITHOUT = """
+const [lonlat, layers, done] = arguments, map = vltava.map;
+const read = () => {
+  const source = map.getCanvas(), ratio = source.width / source.clientWidth, p = map.project(lonlat);
+  const c = document.createElement('canvas'); c.width = source.width; c.height = source.height;
+  const g = c.getContext('2d'); g.drawImage(source, 0, 0);
+  const d = g.getImageData(Math.round(p.x * ratio), Math.round(p.y * ratio), 1, 1).data;
+  return '#' + [d[0], d[1], d[2]].map(v => v.toString(16).padStart(2, '0')).join('');
+};
+const after = (then) => { map.once('idle', then); map.triggerRepaint(); };
+for (const id of layers) map.setLayoutProperty(id, 'visibility', 'none');
+after(() => { const hidden = read(); for (const id of layers) map.setLayoutProperty(id, 'visibility', 'visible'); after(() => done([hidden, read()])); });
 """
 
 # MapLibre's own style validation: a map given the style with validateStyle (the default)
@@ -392,6 +418,153 @@ def routing_questions(driver, args, out):
     no_console_errors(driver, "after the traces")
 
 
+def api(base, method, path, body=None, token=None):
+    """A JSON request; answers (status, parsed body or None)."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(base + path, data=None if body is None else json.dumps(body).encode(), method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            text = response.read()
+            return response.status, (json.loads(text) if text else None)
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def blend(colour, opacity, under):
+    """`colour` at `opacity` over `under` (#rrggbb each), as MapLibre composes a fill."""
+    return "#" + "".join(f"{round(opacity * int(colour[i:i + 2], 16) + (1 - opacity) * int(under[i:i + 2], 16)):02x}" for i in (1, 3, 5))
+
+
+def near_colour(a, b, tolerance=8):
+    return all(abs(int(a[i:i + 2], 16) - int(b[i:i + 2], 16)) <= tolerance for i in (1, 3, 5))
+
+
+def fences_and_events(driver, args, out):
+    """Fences drawn, a live object moving, and the events listed as they fire (the docstring)."""
+    token, base = args.write_token, args.base
+    status, _ = api(base, "PUT", "/v1/live/keepers", {"ttl_s": 600}, token)
+    check(status == 200, f"the live layer was refused: {status}")
+    pens = get_json(f"{base}/ogc/collections/pens/items?limit=1000")["features"]
+    gorillas = next(f for f in pens if f["properties"].get("name") == "gorily")
+    fences = {"pond": {"watch": {"layer": "keepers"}, "area": {"point": list(FENCE_CIRCLE), "radius_m": FENCE_RADIUS_M}},
+              "gorillas": {"watch": {"layer": "keepers"}, "area": {"layer": "pens", "fids": [int(gorillas["id"])], "within_m": 15}}}
+    for name, definition in fences.items():
+        status, answer = api(base, "PUT", f"/v1/fences/{name}", definition, token)
+        check(status == 200 and answer["running"], f"the fence {name} was refused: {status} {answer}")
+    walk = [{"id": "keeper-1", "position": list(p), "time": 1780304400 + 60 * i} for i, p in enumerate(KEEPER_WALK)]
+    status, answer = api(base, "POST", "/v1/live/keepers/positions", {"positions": walk[:1]}, token)
+    check(status == 200 and answer["events"] == [], f"the keeper's first position: {status} {answer}")
+    try:
+        open_page(driver, base, FENCE_VIEW)
+        drawn = wait_for(driver, "const f = vltava.fences; return f.length === 2 && f.every(x => x.areas === 1) && vltava.liveObjects === 1 && f",
+                         "the fences and the keeper drawn", 20)
+        idle(driver)
+        check(rendered(driver, ["fences-fill"])["fences-fill"] >= 2 and rendered(driver, ["live-objects"])["live-objects"] == 1,
+              f"the fences or the keeper are not drawn: {rendered(driver, ['fences-fill', 'live-objects'])}")
+        # The circle's centre: the fence's fill over what is under it.
+        hidden, shown = driver.execute_async_script(PIXEL_WITHOUT, list(FENCE_CIRCLE), ["fences-fill", "fences-line"])
+        expected = blend(FENCE_COLOUR, FENCE_OPACITY, hidden)
+        check(near_colour(shown, expected), f"the pond fence's centre is {shown}, not {expected} ({FENCE_COLOUR} at {FENCE_OPACITY} over {hidden})")
+        check(driver.execute_script("return document.getElementById('events').hidden") is False, "the fences' section is hidden")
+        seen = []
+        for step, (kind, fence) in enumerate([("enter", "pond"), ("exit", "pond"), ("enter", "gorillas")], start=1):
+            answer = driver.execute_async_script("""
+                const [token, body, kind, fence, done] = arguments, started = performance.now();
+                const before = vltava.fenceEvents;
+                fetch('/v1/live/keepers/positions', {method: 'POST', headers: {'Content-Type': 'application/json', Authorization: 'Bearer ' + token},
+                  body: JSON.stringify(body)}).then(r => r.json()).then((receipt) => {
+                  const poll = () => {
+                    const e = vltava.lastFenceEvent;
+                    if (vltava.fenceEvents > before && e && e.event === kind && e.fence === fence) done({receipt, event: e, shown_ms: performance.now() - started});
+                    else if (performance.now() - started > 10000) done({receipt, event: e, shown_ms: null});
+                    else requestAnimationFrame(poll);
+                  };
+                  poll();
+                }).catch((error) => done({error: String(error)}));""", token, {"positions": [walk[step]]}, kind, fence)
+            check(answer.get("shown_ms") is not None and answer["shown_ms"] <= args.live_within_ms,
+                  f"the {kind} event of {fence} did not show within {args.live_within_ms} ms: {answer}")
+            fired = [(e["event"], e["fence"]) for e in answer["receipt"]["events"]]
+            check(fired == [(kind, fence)], f"the server fired {fired}, not {kind} {fence}")
+            check(answer["event"]["flashed"] == 1, f"the {fence} fence did not flash: {answer['event']}")
+            state = driver.execute_script("return vltava.map.getFeatureState({source: 'fences', id: arguments[0]}).flash",
+                                          driver.execute_script("return vltava.fenceAreaIds(arguments[0])[0]", fence))
+            at = driver.execute_script("return vltava.liveObjectsList()")
+            check(at == [["keepers/keeper-1", walk[step]["position"]]], f"the keeper is not drawn where it went: {at}")
+            seen.append({"event": kind, "fence": fence, "shown_ms": round(answer["shown_ms"], 1), "flash": state,
+                         "feature": answer["event"]["feature"]})
+            if step == 1:
+                idle(driver)
+                shot(driver, args.screenshots, "map-fences.png", out)
+        rows = driver.execute_script("return [...document.querySelectorAll('#event-list li.event')].map(li => [li.dataset.kind, li.dataset.fence, li.textContent])")
+        check([r[:2] for r in rows] == [["enter", "gorillas"], ["exit", "pond"], ["enter", "pond"]], f"the events listed (newest first): {rows}")
+        check("gorily" in rows[0][2] and "keeper-1" in rows[0][2], f"the gorillas' event does not name the pen and the keeper: {rows[0]}")
+        check(seen[2]["feature"] and seen[2]["feature"]["name"] == "gorily", f"the pen's event names no feature: {seen[2]}")
+        no_console_errors(driver, "with fences and their events")
+        out["fences"] = {"drawn": drawn, "centre_pixel": {"without": hidden, "with": shown, "expected": expected}, "events": seen,
+                         "listed": [r[2] for r in rows], "live_reads": driver.execute_script("return vltava.liveReads")}
+    finally:
+        for name in fences:
+            api(base, "DELETE", f"/v1/fences/{name}", None, token)
+        api(base, "DELETE", "/v1/live/keepers", None, token)
+
+
+def robot_scans(count):
+    """The first `count` scans of calib2021's robot test track: seconds, readings, the true x, y."""
+    import csv
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../Fixtures/indoor/calib2021/test_robot_df.csv")) as f:
+        rows = list(csv.DictReader(f))[:count]
+    return [{"time": float(r["ts"]) / 1e9, "readings": {f"rssi_{i}": float(r[f"rssi_{i}"]) for i in range(1, 7)},
+             "truth": (float(r["x"]), float(r["y"]))} for r in rows]
+
+
+def indoor_venue(driver, args, out):
+    """calib2021's flat on the map: its area, beacons, the floor switcher, a located track."""
+    open_page(driver, args.base, INDOOR_VIEW)
+    venues = wait_for(driver, "return vltava.venues.length && vltava.venues", "the georeferenced venue", 20)
+    check([v["name"] for v in venues] == ["flat"] and venues[0]["beacons"] == 6, f"the venues drawn: {venues}")
+    buttons = driver.execute_script("return [...document.querySelectorAll('#floor-switcher button')].map(b => [b.dataset.floor || null, b.textContent])")
+    check(buttons == [[None, "calib2021 flat"], ["0", "0 · ground"]], f"the floor switcher: {buttons}")
+    driver.find_element(By.CSS_SELECTOR, "#floor-switcher button[data-floor='0']").click()
+    check(driver.execute_script("return vltava.floor") == 0, "the floor switcher did not show floor 0")
+    idle(driver)
+    drawn = rendered(driver, ["indoor-area", "indoor-beacons", "indoor-points"])
+    check(drawn["indoor-area"] == 1 and drawn["indoor-beacons"] == 6 and drawn["indoor-points"] > 100, f"the venue is not drawn: {drawn}")
+    scans = robot_scans(INDOOR_SCANS)
+    body = {"scans": [{"time": s["time"], "readings": s["readings"]} for s in scans]}
+    driver.execute_script(
+        "const dt = new DataTransfer(); dt.items.add(new File([arguments[0]], 'robot-track.json', {type: 'application/json'}));"
+        " const map = document.getElementById('map');"
+        " for (const type of ['dragenter', 'dragover', 'drop']) map.dispatchEvent(new DragEvent(type, {dataTransfer: dt, bubbles: true, cancelable: true}));",
+        json.dumps(body))
+    try:
+        track = wait_for(driver, "return vltava.lastTrack", "the located track", 60)
+    except Failed as failure:
+        raise Failed(f"{failure}; the panel says {panel_text(driver)!r}; console: {console_errors(driver)}")
+    idle(driver)
+    status, reference = api(args.base, "POST", track["url"], body)
+    check(status == 200, f"/v1/locate/track answered {status}")
+    check(track["positions"] == INDOOR_SCANS == len(reference["positions"]) and track["placed"] == INDOOR_SCANS and track["floors"] == [0],
+          f"the page's track: {track}")
+    expected_length = sum(math.hypot(b["x"] - a["x"], b["y"] - a["y"]) for a, b in zip(reference["positions"], reference["positions"][1:]))
+    check(abs(track["length_m"] - expected_length) < 1e-6 and float(driver.find_element(By.ID, "track-length").text) == round(expected_length, 1),
+          f"the page's track is {track['length_m']} m, /v1/locate/track's {expected_length} m")
+    lines = rendered(driver, ["indoor-track"])["indoor-track"]
+    check(lines >= 1, "the located track is not drawn")
+    errors = sorted(math.hypot(p["x"] - s["truth"][0], p["y"] - s["truth"][1]) for p, s in zip(reference["positions"], scans))
+    not_blank(driver, "indoor", out)
+    no_console_errors(driver, "with the indoor venue and a track")
+    shot(driver, args.screenshots, "map-indoor.png", out)
+    # The switcher shows only with the venue in view, at a building's zooms.
+    check(driver.find_element(By.ID, "floor-switcher").is_displayed(), "the floor switcher is hidden at the venue")
+    driver.execute_async_script(MOVE_TIMED, {"center": [14.43, 50.08], "zoom": 12})
+    check(not driver.find_element(By.ID, "floor-switcher").is_displayed(), "the floor switcher shows at city zoom")
+    check(rendered(driver, ["indoor-beacons", "indoor-area"]) == {"indoor-beacons": 0, "indoor-area": 0}, "the venue is drawn at city zoom")
+    out["indoor"] = {"venues": venues, "floor_buttons": buttons, "drawn": drawn, "track": {k: track[k] for k in ("scans", "placed", "floors")},
+                     "track_m": round(expected_length, 2), "track_lines_drawn": lines, "median_error_m": round(errors[len(errors) // 2], 3)}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", required=True)
@@ -503,6 +676,7 @@ def main():
             check(status == 304, f"an unchanged tile answered {status} to If-None-Match, not 304")
             out["live"]["tile_revalidation"] = {"etag": etag, "status": status, "cache_control": cache_control}
             no_console_errors(driver, "after the live insert")
+            fences_and_events(driver, args, out)
 
         # Where am I: inside the gorilla pavilion.
         open_page(driver, args.base, ROUTE_VIEW)
@@ -621,6 +795,7 @@ def main():
         no_console_errors(driver, "after panning and zooming")
 
         routing_questions(driver, args, out)
+        indoor_venue(driver, args, out)
     finally:
         driver.quit()
 

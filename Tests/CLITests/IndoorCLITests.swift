@@ -116,6 +116,26 @@ import Testing
 
     /// calib2021 imported as its files come, on the globe (an origin and a rotation): LOCATE
     /// answers lon/lat, at the frame's distance and bearing from the origin.
+    /// `--beacon-positions`: calib2021's anchors (ids 1–6) name the columns rssi_1–rssi_6; a file
+    /// without x and y, or with a position that is not a number, is refused with nothing written.
+    /// (GET /v1/venues answers the positions: MapPageTests.)
+    @Test func beaconPositionsFromAFile() throws {
+        let directory = try Fixtures.temporaryDirectory("cli-indoor-anchors")
+        let db = directory.appendingPathComponent("anchors.gpkg").path
+        let survey = Fixtures.path("indoor/calib2021/calibration_df.csv")
+        let common = ["indoor", "import", survey, "--venue", "flat", "--beacon-columns", "rssi_*", "--time-unit", "ns", "--db", db]
+        for (name, text, message) in [("no-y.csv", "id,x\n1,5.48\n", "needs a header with id, x and y"),
+                                      ("bad-x.csv", "id,x,y\n1,5.48,2.41\n2,far,6.75\n", "line 3: expected 3 columns with numbers for x and y")] {
+            let file = directory.appendingPathComponent(name).path
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let refused = try CLI.run(common + ["--beacon-positions", file])
+            #expect(refused.status != 0 && refused.stderr.contains(message), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: db))
+        }
+        let imported = try CLI.run(common + ["--beacon-positions", Fixtures.path("indoor/calib2021/anchors.csv")])
+        #expect(imported.status == 0 && imported.stdout.contains("of 6 beacons"), "\(imported.stdout) \(imported.stderr)")
+    }
+
     @Test func aGeoreferencedVenueEndToEnd() throws {
         let db = try Fixtures.temporaryDirectory("cli-indoor-calib").appendingPathComponent("calib.gpkg").path
         let imported = try CLI.run(["indoor", "import", Fixtures.path("indoor/calib2021/calibration_df.csv"), "--venue", "flat",

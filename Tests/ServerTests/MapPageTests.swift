@@ -12,6 +12,12 @@ import Testing
 import TestSupport
 
 @Suite(.validatesStores) struct MapPageTests {
+    /// The flat of calib2021 placed in Pavilon goril (the arguments of build-demo-store.sh).
+    static let flatImport = ["indoor", "import", Fixtures.path("indoor/calib2021/calibration_df.csv"), "--venue", "flat",
+                             "--title", "calib2021 flat", "--floor-name", "ground", "--beacon-columns", "rssi_*", "--time-unit", "ns",
+                             "--origin", "14.404804,50.11542", "--rotation", "30",
+                             "--beacon-positions", Fixtures.path("indoor/calib2021/anchors.csv")]
+
     @Test func thePageAndItsFiles() async throws {
         let server = try await RunningServer.shared.value
         let page = try await get(server.port, "/", headers: [("Accept", "text/html,application/xhtml+xml")])
@@ -86,8 +92,28 @@ import TestSupport
     /// The page in Chromium: the checks are in map_page.py (it exits 1 naming the first that
     /// fails); here its measured values are checked against the API's own answers.
     @Test func inARealBrowser() async throws {
-        let (server, _) = try await WriteEndpointTests.writableServer("map-page")
+        // The demo store, and calib2021's flat as a venue on the globe (inside Pavilon goril,
+        // rotated 30°, its anchors as the beacons' positions), as scripts/build-demo-store.sh
+        // adds it with VLTAVA_DEMO_FLAT=1: the page draws it, with a located track.
+        let store = try Fixtures.temporaryDirectory("map-page").appendingPathComponent("demo.gpkg").path
+        try FileManager.default.copyItem(atPath: try await DemoStore.path(), toPath: store)
+        let imported = try await offPool { try CLI.run(MapPageTests.flatImport + ["--db", store]) }
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let server = await RunningServer.start(store: store) { $0.writeTokens = WriteTokens([(WriteEndpointTests.token, nil)]) }
         defer { server.stop() }
+        try await server.ready()
+        // GET /v1/venues: the flat's one floor on the globe, its 6 beacons where anchors.csv
+        // puts them; the library has no frame (lon/lat null).
+        let venues = try await get(server.port, "/v1/venues").json["venues"]?.items ?? []
+        #expect(venues.compactMap { $0["name"]?.string } == ["flat", "wmu_library"], "\(venues)")
+        if let flat = venues.first {
+            #expect(flat["floors"]?[0]?["origin"] == .array([.double(14.404804), .double(50.11542)]) && flat["floors"]?[0]?["rotation_deg"]?.number == 30)
+            let beacons = flat["beacons"]?.items ?? []
+            #expect(beacons.map { $0["id"]?.string ?? "" } == (1...6).map { "rssi_\($0)" } && beacons.allSatisfy { $0["lon"]?.number != nil })
+            #expect(beacons.first?["x"]?.number == 5.48 && beacons.first?["y"]?.number == 2.41)
+            #expect((flat["points"]?.items.count ?? 0) > 100 && flat["points"]?[0]?["lat"]?.number != nil)
+        }
+        #expect(venues.last?["points"]?[0]?["lon"] == .null)
         let screenshots = Fixtures.root.appendingPathComponent(".build/screenshots").path
         let run = try await offPool {
             try Fixtures.run(URL(fileURLWithPath: "/usr/bin/env"),

@@ -25,6 +25,8 @@
 // included) and need nothing built. Their positions come from the tiles already loaded
 // (querySourceFeatures): a point's position, a polygon's area-weighted centroid over its pieces.
 //
+// Fences, live objects and indoor venues: see their sections below.
+//
 // Live: the change feed (/v1/changes as Server-Sent Events) names the layer of each change; a
 // layer on the map then reloads its tiles (source.setTiles with the same URLs). Feature-layer
 // tiles are always asked with `cache: 'no-cache'`: the browser revalidates its copy with
@@ -439,6 +441,8 @@
     if (!map.isStyleLoaded()) await new Promise((resolve) => map.once('style.load', resolve));
     timings.style_loaded_ms = performance.now();
     addResultLayers();
+    addLiveLayers();
+    addIndoorLayers();
 
     // The layer list: the store's feature layers, then its tile sets.
     const list = $('layer-list');
@@ -479,6 +483,8 @@
     timings.layers_ms = performance.now() - started;
     writeURL();
     listen(answer.sequence);
+    startLive();
+    startIndoor();
   }
 
   // ---- live: the change feed ----
@@ -938,9 +944,13 @@
       el('p', { class: 'hint' }, 'Dashed: the recorded trace. Solid: the paths matched.'));
     timings.panel_ms.push(performance.now() - started);
   }
+  // A file: a GPX trace to match, or (JSON) a track of beacon scans to locate indoors.
   async function readTraceFile(file) {
     if (!file) return;
-    try { await matchTrace(await file.text(), file.name); }
+    try {
+      const text = await file.text();
+      if (/^\s*\{/.test(text)) await locateTrack(text, file.name); else await matchTrace(text, file.name);
+    }
     catch (error) { showError(error); }
   }
   $('trace-file').addEventListener('change', () => { readTraceFile($('trace-file').files[0]); });
@@ -960,6 +970,352 @@
     dragDepth = 0; $('map').classList.remove('dropping');
     readTraceFile(event.dataTransfer.files[0]);
   });
+
+  // ---- fences, live objects and their events ----
+  // The fences (GET /v1/fences) are drawn as areas from their definitions: a point and radius
+  // as a circle, a GeoJSON geometry as it is, a layer's features (read from OGC API – Features,
+  // filtered here by the fence's fids and match) as they are (points as circles of within_m),
+  // a walking reach as its /isochrone, a roaming fence as a circle around the object it follows,
+  // a threshold fence as a marker at its place. Positions are memory, not in the change feed:
+  // the live layers (GET /v1/live) are read at start, and while any exists their objects are
+  // read every second (only when the tab is shown); each event also moves its object at once.
+  // Events come as Server-Sent Events (/v1/events; EventSource resumes after Last-Event-ID by
+  // itself, and the server says `missed` when it no longer has what followed): the fence (or the
+  // one feature area the event names) flashes in the event's colour, and the event is listed.
+  const FENCE = '#ff7f00', EVENT_COLOURS = { enter: '#d7301f', inside: '#d7301f', exit: '#2a6fdb', outside: '#2a6fdb', cross: '#7b3294' };
+  const EVENT_KINDS = ['enter', 'exit', 'inside', 'outside', 'cross', 'above', 'below', 'rise'];
+  const FLASH_MS = 1500, LIVE_POLL_MS = 1000, DISCOVER_MS = 60000, EVENTS_KEPT = 50;
+  const fences = { type: 'FeatureCollection', features: [] };
+  const live = { type: 'FeatureCollection', features: [] };
+  const fenceIds = new Map();      // fence name -> [{ id, fid }] of its drawn areas
+  const liveLayers = new Set();
+  const objects = new Map();       // 'layer/id' -> [lon, lat]
+  let fenceDefinitions = [];
+  Object.assign(exposed, { fences: [], fenceEvents: 0, lastFenceEvent: null, liveObjects: 0, liveReads: 0,
+    fenceAreaIds: (name) => (fenceIds.get(name) || []).map((a) => a.id), liveObjectsList: () => [...objects] });
+
+  function circle(lon, lat, radius, properties) {
+    const k = Math.cos(lat * Math.PI / 180), ring = [];
+    for (let i = 0; i <= 64; i++) {
+      const a = 2 * Math.PI * (i % 64) / 64;
+      ring.push([lon + radius * Math.sin(a) / (111195 * k), lat + radius * Math.cos(a) / 111195]);
+    }
+    return { type: 'Feature', properties, geometry: { type: 'Polygon', coordinates: [ring] } };
+  }
+  function addLiveLayers() {
+    map.addSource('fences', { type: 'geojson', data: fences });
+    const flash = ['coalesce', ['feature-state', 'flash'], ''];
+    const colour = ['match', flash, 'enter', EVENT_COLOURS.enter, 'inside', EVENT_COLOURS.inside, 'exit', EVENT_COLOURS.exit, 'outside', EVENT_COLOURS.outside, '', FENCE, EVENT_COLOURS.cross];
+    map.addLayer({ id: 'fences-fill', type: 'fill', source: 'fences', filter: isType('Polygon'), paint: { 'fill-color': colour, 'fill-opacity': ['case', ['==', flash, ''], 0.25, 0.55] } }, 'results-fill');
+    map.addLayer({ id: 'fences-line', type: 'line', source: 'fences', filter: isType('Polygon'), paint: { 'line-color': colour, 'line-width': ['case', ['==', flash, ''], 2, 4], 'line-dasharray': [3, 1.5] } }, 'results-fill');
+    map.addLayer({ id: 'fences-point', type: 'circle', source: 'fences', filter: isType('Point'), paint: { 'circle-color': colour, 'circle-radius': 7, 'circle-opacity': 0.8, 'circle-stroke-color': '#ffffff', 'circle-stroke-width': 2 } }, 'results-fill');
+    map.addSource('live', { type: 'geojson', data: live });
+    map.addLayer({ id: 'live-objects', type: 'circle', source: 'live', paint: { 'circle-color': '#111111', 'circle-radius': 6, 'circle-stroke-color': '#ffd92f', 'circle-stroke-width': 3 } });
+  }
+  const setSource = (id, data) => { const source = map && map.getSource(id); if (source) source.setData(data); };
+
+  // The areas of one fence, as GeoJSON features (null properties filled by the caller).
+  async function fenceAreas(definition) {
+    const area = definition.area || {};
+    if (definition.threshold) return definition.threshold.place ? [point(definition.threshold.place[0], definition.threshold.place[1], 'fence', {})] : [];
+    if (area.point && area.radius_m != null) return [circle(area.point[0], area.point[1], area.radius_m, {})];
+    if (area.geometry) return [{ type: 'Feature', properties: {}, geometry: area.geometry }];
+    if (area.reach) {
+      const r = area.reach, from = r.from;
+      const limit = r.minutes != null ? `time_limit=${Math.round(r.minutes * 60)}` : `distance_limit=${Math.round(r.metres)}`;
+      const answer = await api(`/isochrone?point=${from[1]},${from[0]}&${limit}&buckets=1&profile=${encodeURIComponent(r.profile || 'foot')}`);
+      return answer.polygons.map((f) => ({ type: 'Feature', properties: {}, geometry: f.geometry }));
+    }
+    if (area.near) {
+      const at = objects.get(`${area.near.layer}/${area.near.object}`);
+      return at ? [circle(at[0], at[1], area.radius_m || 0, { near: `${area.near.layer}/${area.near.object}` })] : [];
+    }
+    if (area.layer) {
+      const answer = await api(`/ogc/collections/${encodeURIComponent(area.layer)}/items?limit=10000`);
+      const fids = area.fids ? new Set(area.fids.map(Number)) : null;
+      const match = Object.entries(area.match || {});
+      return answer.features.filter((f) => f.geometry && (!fids || fids.has(Number(f.id))) && match.every(([k, v]) => f.properties[k] === v))
+        .map((f) => {
+          const base = { fid: Number(f.id), name: featureName(f.properties) };
+          if (f.geometry.type === 'Point' && area.within_m) return circle(f.geometry.coordinates[0], f.geometry.coordinates[1], area.within_m, base);
+          return { type: 'Feature', properties: base, geometry: f.geometry };
+        });
+    }
+    return [];
+  }
+  async function loadFences() {
+    let answer;
+    try { answer = await api('/v1/fences'); } catch (error) { return; }
+    fenceDefinitions = answer.fences;
+    const features = [];
+    fenceIds.clear();
+    for (const fence of answer.fences) {
+      let areas = [];
+      try { areas = await fenceAreas(fence.definition); } catch (error) { /* a fence whose area cannot be read is listed, not drawn */ }
+      const ids = [];
+      for (const area of areas) {
+        const id = features.length + 1;
+        area.id = id;
+        area.properties = Object.assign({}, area.properties, { fence: fence.name, running: fence.running });
+        features.push(area);
+        ids.push({ id, fid: area.properties.fid });
+      }
+      fenceIds.set(fence.name, ids);
+    }
+    fences.features = features;
+    setSource('fences', fences);
+    exposed.fences = answer.fences.map((f) => ({ name: f.name, areas: (fenceIds.get(f.name) || []).length, running: f.running }));
+    renderEvents();
+  }
+  // Roaming fences follow their object.
+  function moveRoaming() {
+    let moved = false;
+    for (const fence of fenceDefinitions) {
+      const area = fence.definition.area || {};
+      if (!area.near) continue;
+      const at = objects.get(`${area.near.layer}/${area.near.object}`);
+      const ids = fenceIds.get(fence.name) || [];
+      if (!at || !ids.length) continue;
+      const f = fences.features.find((g) => g.id === ids[0].id);
+      if (f) { Object.assign(f, circle(at[0], at[1], area.radius_m || 0, f.properties), { id: f.id }); moved = true; }
+    }
+    if (moved) setSource('fences', fences);
+  }
+
+  function showObjects() {
+    live.features = [...objects].map(([key, [lon, lat]]) => {
+      const slash = key.indexOf('/');
+      return point(lon, lat, 'live', { layer: key.slice(0, slash), object: key.slice(slash + 1) });
+    });
+    exposed.liveObjects = live.features.length;
+    setSource('live', live);
+    moveRoaming();
+  }
+  async function readLiveLayers() {
+    try {
+      const answer = await api('/v1/live');
+      liveLayers.clear();
+      for (const layer of answer.layers) liveLayers.add(layer.name);
+    } catch (error) { /* no live layers */ }
+  }
+  let polling = null;
+  async function readObjects() {
+    polling = null;
+    if (!document.hidden) {
+      const seen = new Map();
+      for (const layer of liveLayers) {
+        try {
+          const answer = await api(`/v1/live/${encodeURIComponent(layer)}/objects?limit=10000`);
+          for (const f of answer.features) seen.set(`${layer}/${f.id}`, f.geometry.coordinates);
+        } catch (error) { if (error.status === 404) liveLayers.delete(layer); }
+      }
+      objects.clear();
+      for (const [key, at] of seen) objects.set(key, at);
+      exposed.liveReads++;
+      showObjects();
+    }
+    if (liveLayers.size && !polling) polling = setTimeout(readObjects, LIVE_POLL_MS);
+  }
+
+  const eventLog = [];
+  function flashFence(event) {
+    const ids = (fenceIds.get(event.fence) || []).filter((a) => !event.feature || a.fid == null || a.fid === Number(event.feature.fid));
+    for (const { id } of ids) map.setFeatureState({ source: 'fences', id }, { flash: event.event });
+    setTimeout(() => { for (const { id } of ids) if (map.getSource('fences')) map.setFeatureState({ source: 'fences', id }, { flash: '' }); }, FLASH_MS);
+    return ids.length;
+  }
+  function onFenceEvent(kind, data) {
+    let event;
+    try { event = JSON.parse(data); } catch (error) { return; }
+    event.event = event.event || kind;
+    exposed.fenceEvents++;
+    if (event.layer && event.object && event.position) {
+      objects.set(`${event.layer}/${event.object}`, event.position);
+      if (!liveLayers.has(event.layer)) { liveLayers.add(event.layer); if (!polling) polling = setTimeout(readObjects, LIVE_POLL_MS); }
+      showObjects();
+    }
+    // A fence declared since the page read them: read them again, then flash.
+    const known = fenceIds.has(event.fence);
+    const flashed = known ? flashFence(event) : 0;
+    if (!known) loadFences().then(() => flashFence(event));
+    exposed.lastFenceEvent = { id: event.id, fence: event.fence, event: event.event, object: event.object, feature: event.feature || null, flashed, shown_at: performance.now() };
+    eventLog.unshift(event);
+    eventLog.length = Math.min(eventLog.length, EVENTS_KEPT);
+    renderEvents();
+  }
+  function renderEvents(note) {
+    const box = $('events');
+    if (!box) return;
+    box.hidden = !fenceDefinitions.length && !eventLog.length;
+    $('fence-count').textContent = String(fenceDefinitions.length);
+    const list = $('event-list');
+    if (note) list.prepend(el('li', { class: 'missed' }, note));
+    list.querySelectorAll('li.event').forEach((li) => li.remove());
+    for (const e of eventLog) {
+      const what = e.feature && e.feature.name ? ` (${e.feature.name})` : '';
+      const value = e.values && e.values.value != null ? ` ${e.values.column} ${e.values.value}` : '';
+      list.append(el('li', { class: 'event', 'data-kind': e.event, 'data-fence': e.fence },
+        el('span', { class: 'kind', style: `background:${EVENT_COLOURS[e.event] || FENCE}` }, e.event), ' ',
+        el('b', {}, e.fence), what, e.object ? ` · ${e.object}` : '', value, el('span', { class: 'when' }, ' ' + String(e.time || '').slice(11, 19))));
+    }
+  }
+  let stream = null;
+  function listenEvents() {
+    if (typeof EventSource === 'undefined' || stream) return;
+    stream = new EventSource('/v1/events');
+    for (const kind of EVENT_KINDS) stream.addEventListener(kind, (e) => onFenceEvent(kind, e.data));
+    stream.addEventListener('missed', () => { loadFences(); readObjects(); renderEvents('Some events were missed while the page was away.'); });
+  }
+  // The events' stream is opened only when the store has fences (a browser keeps 6 connections
+  // to a server, and the change feed holds one already): until then, and while no live layer
+  // is polled, the fences and live layers are looked for again every minute.
+  async function startLive() {
+    await Promise.all([readLiveLayers(), loadFences()]);
+    if (fenceDefinitions.length) listenEvents();
+    if (liveLayers.size) readObjects();
+    else if (!stream) setTimeout(startLive, DISCOVER_MS);
+  }
+  document.addEventListener('visibilitychange', () => { if (!document.hidden && liveLayers.size && !polling) readObjects(); });
+
+  // ---- indoor: georeferenced venues (GET /v1/venues), a floor switcher, located tracks ----
+  // A venue whose floor has a frame on the globe is drawn on it: its reference points (small
+  // dots), its beacons where their positions are known (squares, named), and the area the
+  // survey covers (the convex hull of its points: the store holds no floor plan). A floor
+  // switcher shows the venue's floors; a track of scans (a JSON file {"scans": [...]}, dropped
+  // or chosen as a GPX trace is) is located with POST /v1/locate/track and drawn on its floor.
+  const indoor = { type: 'FeatureCollection', features: [] };
+  const INDOOR_MINZOOM = 16;   // a building's zooms: the venue, its switcher and its track
+  let venues = [], floorShown = null, indoorControl = null;
+  Object.assign(exposed, { venues: [], floor: null, lastTrack: null });
+  function hull(points) {
+    const p = [...points].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    if (p.length < 3) return null;
+    const cross = (o, a, b) => (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+    const lower = [], upper = [];
+    for (const q of p) { while (lower.length >= 2 && cross(lower.at(-2), lower.at(-1), q) <= 0) lower.pop(); lower.push(q); }
+    for (const q of p.reverse()) { while (upper.length >= 2 && cross(upper.at(-2), upper.at(-1), q) <= 0) upper.pop(); upper.push(q); }
+    const ring = lower.slice(0, -1).concat(upper.slice(0, -1));
+    return ring.length >= 3 ? [...ring, ring[0]] : null;
+  }
+  function addIndoorLayers() {
+    map.addSource('indoor', { type: 'geojson', data: indoor });
+    map.addLayer({ id: 'indoor-area', type: 'fill', source: 'indoor', minzoom: INDOOR_MINZOOM, filter: ['==', ['get', 'role'], 'indoor-area'], paint: { 'fill-color': '#f4efe6', 'fill-opacity': 0.9 } }, 'results-fill');
+    map.addLayer({ id: 'indoor-outline', type: 'line', source: 'indoor', minzoom: INDOOR_MINZOOM, filter: ['==', ['get', 'role'], 'indoor-area'], paint: { 'line-color': '#6b4f2a', 'line-width': 2 } }, 'results-fill');
+    map.addLayer({ id: 'indoor-points', type: 'circle', source: 'indoor', filter: ['==', ['get', 'role'], 'indoor-point'], minzoom: 17, paint: { 'circle-color': '#8c8c8c', 'circle-radius': 1.5 } }, 'results-fill');
+    map.addLayer({ id: 'indoor-track', type: 'line', source: 'indoor', minzoom: INDOOR_MINZOOM, filter: ['==', ['get', 'role'], 'indoor-track'], layout: { 'line-join': 'round', 'line-cap': 'round' }, paint: { 'line-color': '#e7298a', 'line-width': 3 } });
+    map.addLayer({ id: 'indoor-fixes', type: 'circle', source: 'indoor', filter: ['==', ['get', 'role'], 'indoor-fix'], minzoom: 18, paint: { 'circle-color': '#e7298a', 'circle-radius': 2 } });
+    map.addLayer({ id: 'indoor-beacons', type: 'circle', source: 'indoor', minzoom: INDOOR_MINZOOM + 1, filter: ['==', ['get', 'role'], 'indoor-beacon'], paint: { 'circle-color': '#1b9e77', 'circle-radius': 5, 'circle-stroke-color': '#ffffff', 'circle-stroke-width': 2 } });
+  }
+  // Whether the switcher shows: a venue's area in the view, at building zooms.
+  function updateIndoorControl() {
+    if (!indoorControl) return;
+    const b = map.getBounds();
+    const inView = map.getZoom() >= INDOOR_MINZOOM && venues.some((v) => {
+      const box = extent(indoor.features.filter((f) => f.properties.venue === v.name && f.properties.role === 'indoor-area'));
+      return box && box[0] <= b.getEast() && box[2] >= b.getWest() && box[1] <= b.getNorth() && box[3] >= b.getSouth();
+    });
+    indoorControl.hidden = !inView;
+  }
+  const INDOOR_LAYERS = ['indoor-area', 'indoor-outline', 'indoor-points', 'indoor-track', 'indoor-fixes', 'indoor-beacons'];
+  function showFloor(floor) {
+    floorShown = floor;
+    exposed.floor = floor;
+    for (const id of INDOOR_LAYERS) {
+      const base = map.getFilter(id);
+      const role = base[0] === '==' ? base : base[1];
+      map.setFilter(id, ['all', role, ['==', ['get', 'floor'], floor]]);
+    }
+    if (indoorControl) for (const b of indoorControl.querySelectorAll('button[data-floor]')) b.classList.toggle('active', Number(b.dataset.floor) === floor);
+  }
+  function drawIndoor() {
+    const features = [];
+    for (const venue of venues) {
+      for (const floor of venue.floors) {
+        const pts = venue.points.filter((p) => p.floor === floor.floor && p.lon != null).map((p) => [p.lon, p.lat]);
+        const beacons = venue.beacons.filter((b) => b.floor === floor.floor && b.lon != null);
+        const ring = hull(pts.concat(beacons.map((b) => [b.lon, b.lat])));
+        if (ring) features.push({ type: 'Feature', properties: { role: 'indoor-area', venue: venue.name, floor: floor.floor }, geometry: { type: 'Polygon', coordinates: [ring] } });
+        for (const p of pts) features.push(point(p[0], p[1], 'indoor-point', { venue: venue.name, floor: floor.floor }));
+        for (const b of beacons) features.push(point(b.lon, b.lat, 'indoor-beacon', { venue: venue.name, floor: floor.floor, beacon: b.id }));
+      }
+    }
+    indoor.features = features.concat(indoor.features.filter((f) => f.properties.role === 'indoor-track' || f.properties.role === 'indoor-fix'));
+    setSource('indoor', indoor);
+  }
+  function floorControl() {
+    const box = el('div', { class: 'maplibregl-ctrl maplibregl-ctrl-group floor-switcher', id: 'floor-switcher' });
+    for (const venue of venues) {
+      const title = el('button', { type: 'button', class: 'venue', title: 'Show the venue' }, venue.title || venue.name);
+      title.addEventListener('click', () => fitVenue(venue));
+      box.append(title);
+      for (const floor of venue.floors) {
+        const b = el('button', { type: 'button', 'data-floor': String(floor.floor), 'data-venue': venue.name, title: floor.name || `floor ${floor.floor}` }, floor.name ? `${floor.floor} · ${floor.name}` : `floor ${floor.floor}`);
+        b.addEventListener('click', () => showFloor(floor.floor));
+        box.append(b);
+      }
+    }
+    indoorControl = box;
+    map.addControl({ onAdd: () => box, onRemove: () => box.remove() }, 'top-left');
+  }
+  function fitVenue(venue) {
+    const box = extent(indoor.features.filter((f) => f.properties.venue === venue.name));
+    if (box) map.fitBounds([[box[0], box[1]], [box[2], box[3]]], { padding: 60, maxZoom: 21, duration: 0 });
+  }
+  async function startIndoor() {
+    let answer;
+    try { answer = await api('/v1/venues'); } catch (error) { return; }
+    venues = answer.venues.map((v) => Object.assign({}, v, { floors: v.floors.filter((f) => f.origin) })).filter((v) => v.floors.length);
+    exposed.venues = venues.map((v) => ({ name: v.name, floors: v.floors.map((f) => f.floor), points: v.points.length, beacons: v.beacons.filter((b) => b.lon != null).length }));
+    if (!venues.length) return;
+    drawIndoor();
+    floorControl();
+    showFloor(venues[0].floors[0].floor);
+    updateIndoorControl();
+    map.on('moveend', updateIndoorControl);
+  }
+  // The venue of a track: the only georeferenced one, else the one whose area is in view.
+  function trackVenue() {
+    if (venues.length <= 1) return venues[0] || null;
+    const centre = map.getCenter();
+    return venues.find((v) => { const box = extent(indoor.features.filter((f) => f.properties.venue === v.name)); return box && centre.lng >= box[0] && centre.lng <= box[2] && centre.lat >= box[1] && centre.lat <= box[3]; }) || venues[0];
+  }
+  async function locateTrack(text, name) {
+    const started = performance.now();
+    let body;
+    try { body = JSON.parse(text); } catch (error) { panel.replaceChildren(el('div', { class: 'error' }, `${name}: not JSON: ${error.message}`)); return; }
+    if (!body || !Array.isArray(body.scans)) { panel.replaceChildren(el('div', { class: 'error' }, `${name}: expected {"scans": [{"time": …, "readings": {beacon: dBm}}, …]}`)); return; }
+    const venue = trackVenue();
+    if (!venue) { panel.replaceChildren(el('div', { class: 'error' }, `${name}: no venue of this store is on the globe (vltava indoor import --origin)`)); return; }
+    const url = `/v1/locate/track?venue=${encodeURIComponent(venue.name)}`;
+    panel.replaceChildren(el('p', { class: 'hint' }, `${name}: locating ${body.scans.length} scans in ${venue.title || venue.name}…`));
+    let answer;
+    try { answer = await api(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ scans: body.scans }) }); }
+    catch (error) { showError(error); return; }
+    const placed = answer.positions.filter((p) => p.lon != null);
+    const track = [];
+    // One line per run of positions on one floor.
+    let run = null;
+    for (const p of placed) {
+      if (!run || run.floor !== p.floor) { run = { floor: p.floor, coordinates: [] }; track.push(run); }
+      run.coordinates.push([p.lon, p.lat]);
+    }
+    indoor.features = indoor.features.filter((f) => f.properties.role !== 'indoor-track' && f.properties.role !== 'indoor-fix')
+      .concat(track.filter((r) => r.coordinates.length >= 2).map((r) => ({ type: 'Feature', properties: { role: 'indoor-track', venue: venue.name, floor: r.floor }, geometry: { type: 'LineString', coordinates: r.coordinates } })))
+      .concat(placed.map((p) => point(p.lon, p.lat, 'indoor-fix', { venue: venue.name, floor: p.floor })));
+    setSource('indoor', indoor);
+    let length = 0;
+    for (let i = 1; i < placed.length; i++) if (placed[i].floor === placed[i - 1].floor) length += Math.hypot(placed[i].x - placed[i - 1].x, placed[i].y - placed[i - 1].y);
+    const floors = [...new Set(placed.map((p) => p.floor))];
+    if (floors.length) showFloor(floors[0]);
+    fitVenue(venue);
+    exposed.lastTrack = { venue: venue.name, url, scans: body.scans.length, positions: answer.positions.length, placed: placed.length, floors, length_m: length };
+    panel.replaceChildren(
+      el('h2', {}, `Track ${name} in ${venue.title || venue.name}`),
+      el('p', { id: 'track-summary' }, el('span', { id: 'track-positions' }, String(answer.positions.length)), ' positions, ',
+        el('span', { id: 'track-length' }, length.toFixed(1)), ` m walked (${answer.units}), floor${floors.length === 1 ? '' : 's'} ${floors.join(', ')}.`),
+      el('p', { class: 'hint' }, 'Pink: the located track. Green: the beacons. Dots: the survey\'s reference points.'));
+    timings.panel_ms.push(performance.now() - started);
+  }
 
   // ---- the query box: /v1/query ----
   async function runQuery() {
