@@ -1,6 +1,6 @@
 // Live layers, fences and their events over HTTP (docs/HTTP_API.md, "Live layers and fences"):
 //
-//   PUT    /v1/live/{layer}                 declare a live layer (history, ttl_s)
+//   PUT    /v1/live/{layer}                 declare a live layer (history, ttl_s, durable)
 //   GET    /v1/live                         the live layers
 //   DELETE /v1/live/{layer}
 //   POST   /v1/live/{layer}/positions       a batch of positions; fences are evaluated on it
@@ -60,6 +60,7 @@ extension Endpoints {
                 case .window(let seconds): w.beginObject(); w.key("seconds"); w.number(seconds); w.endObject()
                 }
                 w.key("ttl_s"); if let ttl = layer.settings.ttlSeconds { w.number(ttl) } else { w.null() }
+                w.key("durable"); w.bool(layer.settings.durable)
                 w.endObject()
             }
             if only == nil { w.endArray(); w.endObject() }
@@ -268,7 +269,7 @@ extension Endpoints {
         Route(.get, "/v1/live", { try await $0.listLiveLayers($1, $2) }, openAPI: #"""
             {
               "summary": "The live layers",
-              "description": "Each with its object count, history and ttl_s.",
+              "description": "Each with its object count, history, ttl_s and durable.",
               "responses": {"414": {"$ref": "#/components/responses/Problem"},
                 "200": {"description": "layers", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "503": {"$ref": "#/components/responses/Problem"}
@@ -285,7 +286,7 @@ extension Endpoints {
               ],
               "requestBody": {"required": false, "description": "Without a body: no history, no TTL.", "content": {"application/json": {"schema": {"type": "object"}, "example": {"history": {"last": 10}, "ttl_s": 600}}}},
               "responses": {"414": {"$ref": "#/components/responses/Problem"},
-                "200": {"description": "The layer: name, objects, history, ttl_s.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "200": {"description": "The layer: name, objects, history, ttl_s, durable.", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "400": {"$ref": "#/components/responses/Problem"},
                 "401": {"$ref": "#/components/responses/Problem"},
                 "403": {"$ref": "#/components/responses/Problem"},

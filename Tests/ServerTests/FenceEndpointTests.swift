@@ -28,7 +28,8 @@ import TestSupport
     }
 
     /// Declared live layers, fences and webhooks are in the store when the server is killed
-    /// with SIGKILL, and a new server on it runs them (the positions, memory, are gone).
+    /// with SIGKILL, and a new server on it runs them (the positions, memory, are gone, but a
+    /// durable layer's, kept before their answer).
     @Test func fencesSurviveKillMinus9() async throws {
         let store = try await DemoStore.copy()
         guard let (first, port) = try await Self.serve(store) else { return }
@@ -39,6 +40,9 @@ import TestSupport
         let inside = #"{"positions": [{"id": "phone", "position": [14.40519, 50.1160]}]}"#
         let entered = try await post(port, "/v1/live/visitors/positions", body: inside, headers: Self.auth + [("Content-Type", "application/json")])
         #expect(entered.json["events"]?[0]?["event"] == .string("enter") && entered.json["events"]?[0]?["feature"]?["fid"] == .integer(4_791_797_957))
+        #expect(try await Self.put(port, "/v1/live/keepers", #"{"durable": true}"#).status == 200)
+        let keeper = #"{"positions": [{"id": "k1", "position": [14.40519, 50.1160], "time": 1780000000, "fields": {"shift": "early"}}]}"#
+        #expect(try await post(port, "/v1/live/keepers/positions", body: keeper, headers: Self.auth + [("Content-Type", "application/json")]).status == 200)
         kill(first.pid, SIGKILL)
         _ = try first.wait(timeout: 10)
 
@@ -48,7 +52,11 @@ import TestSupport
         #expect(fences.map { $0["name"] } == [.string("gorillas")] && fences.first?["running"] == .bool(true))
         #expect(fences.first?["definition"] == (try? JSON.parse(gorillas)))
         let layers = try await get(again, "/v1/live").json["layers"]?.items ?? []
-        #expect(layers.first?["name"] == .string("visitors") && layers.first?["objects"] == .integer(0) && layers.first?["ttl_s"] == .double(600))
+        #expect(layers.map { $0["name"] } == [.string("keepers"), .string("visitors")])
+        #expect(layers.last?["objects"] == .integer(0) && layers.last?["ttl_s"] == .double(600) && layers.last?["durable"] == .bool(false))
+        #expect(layers.first?["objects"] == .integer(1) && layers.first?["durable"] == .bool(true))
+        let k1 = try await get(again, "/v1/live/keepers/objects/k1").json
+        #expect(k1["geometry"]?["coordinates"] == .array([.double(14.40519), .double(50.116)]) && k1["properties"]?["fields"]?["shift"] == .string("early") && k1["properties"]?["time"] == .string("2026-05-28T20:26:40.000Z"), "\(k1)")
         let webhook = try await get(again, "/v1/webhooks/app", headers: Self.auth).json
         #expect(webhook["url"] == .string("http://127.0.0.1:9/hook") && webhook["secret"] == nil)
         // The phone is unknown again: its next position inside is a new enter.
