@@ -348,16 +348,18 @@ final class LayerStream {
             return SnapshotFile.IndexEntry(numbers: image.numbers, sections: placed)
         }
         let bounds = boxes.reduce(into: BBox.empty) { $0.extend($1) }
-        let tree = try { () throws -> SnapshotFile.IndexEntry in
-            let rtree = try PackedRTree(boxes: boxes)  // cannot fail: every box is finite (checked in `add`)
-            boxes = []
-            return try withExtendedLifetime(rtree) { try index(rtree.image) }
-        }()
         // The arrays above are gone: their pages go back before the grid's are taken.
         Memory.returnFreedPagesNow()
+        // The R-tree builds on another thread while the polygon index builds here (its grid's
+        // candidate lists are one thread's work): 0.3 s less at 1M polygons, for the tree's
+        // arrays held during the polygon index's build (70 MB at 1M).
+        let treeBoxes = boxes
+        boxes = []
+        let rtree = OnAnotherThread { try PackedRTree(boxes: treeBoxes) }
         var builder = PolygonIndex.Builder()
         swap(&builder, &polygons)
         let built = builder.build()
+        let tree = try withExtendedLifetime(try rtree.value()) { try index($0.image) }  // cannot fail: every box is finite (checked in `add`)
         let polygonIndex = try withExtendedLifetime(built) { try index(built.image) }
         let corners = [bounds.minLon, bounds.minLat, bounds.maxLon, bounds.maxLat].map(\.bitPattern)
         return SnapshotFile.LayerEntry(name: info.name, count: count, bounds: corners,
@@ -411,6 +413,23 @@ final class StreamPipeline: @unchecked Sendable {
                 return
             }
         }
+    }
+}
+
+/// A value computed on a thread of Dispatch's pool from now on, waited for by `value()`.
+final class OnAnotherThread<Value: Sendable>: @unchecked Sendable {
+    private struct NotComputed: Error {}
+    /// Written once by the work, read after the group's wait (which orders the two).
+    private var result: Result<Value, any Error> = .failure(NotComputed())
+    private let group = DispatchGroup()
+
+    init(_ work: @escaping @Sendable () throws -> Value) {
+        DispatchQueue.global().async(group: group) { [self] in result = Result { try work() } }
+    }
+
+    func value() throws -> Value {
+        group.wait()
+        return try result.get()
     }
 }
 

@@ -579,9 +579,10 @@ public struct PolygonIndex: Sendable {
     public func geometry(_ index: Int, rings: [[Int]], multi: Bool) -> Geometry? {
         guard index >= 0, index < polygons.count else { return nil }
         let entry = polygons[index]
-        let p = blocks.run(entry)
         let first = Int(entry.firstVertex), end = Int(entry.endVertex)
+        // Only an entry with a run has a checked block (`init(image:)`).
         guard end > first, rings.count >= 1, multi || rings.count == 1 else { return nil }
+        let p = blocks.run(entry)
         var v = first
         var parts: [Polygon] = []
         for lengths in rings {
