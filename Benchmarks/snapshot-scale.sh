@@ -2,7 +2,7 @@
 # The scaling table of docs/ARCHITECTURE.md ("Snapshot files"): for one polygon GeoJSON, the
 # import's seconds and peak RSS, the first load's (which builds the snapshot file, streaming
 # the layer from the store: `vltava import` leaves it to the first load unless given
-# --snapshot-file, because the build holds the polygon index, about 520 MB at 1M), a cold
+# --snapshot-file, because the build holds the polygon index, about 430 MB at 1M), a cold
 # `vltava query`'s seconds, `serve`'s seconds to its
 # first answer, and the server's RSS after the first load and after 10 reloads (POST
 # /v1/admin/reload, one after another, each answered before the next).

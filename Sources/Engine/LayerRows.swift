@@ -1,5 +1,6 @@
 // A layer's geometries and attributes, by feature index: Swift arrays for a layer loaded from
-// the store, or records read in place from a mapped snapshot file (SnapshotFile.swift), where
+// the store, or read in place from a mapped snapshot file (SnapshotFile.swift: a geometry from
+// its shape and the polygon index's run of coordinates, attributes from their record), where
 // a feature's Geometry or Attributes is made only when an answer asks for it, or the two parts
 // of a layer changed by writes (a base and the written levels after it: LayerChanges.swift).
 // All are collections, so `layer.geometries[i]` and `layer.properties[i]` read the same either
@@ -12,7 +13,8 @@ import SpatialIndex
 public struct LayerGeometries: RandomAccessCollection, Sendable {
     private enum Storage: Sendable {
         case memory([Geometry?])
-        case encoded(EncodedRows)
+        /// Shapes (`GeometryShape`) whose coordinates are the runs of the layer's polygon index.
+        case shaped(EncodedRows, runs: PolygonIndex)
     }
 
     private let storage: Storage
@@ -21,7 +23,7 @@ public struct LayerGeometries: RandomAccessCollection, Sendable {
     private let storedCount: Int
 
     init(_ geometries: [Geometry?]) { self.init(.memory(geometries), tail: LevelParts()) }
-    init(encoded rows: EncodedRows) { self.init(.encoded(rows), tail: LevelParts()) }
+    init(shapes: EncodedRows, runs: PolygonIndex) { self.init(.shaped(shapes, runs: runs), tail: LevelParts()) }
     /// A base's features, then each written level's (each a layer built in memory).
     init(joining base: LayerGeometries, _ levels: [LayerGeometries]) {
         self.init(base.storage, tail: LevelParts(levels.map { level in
@@ -35,23 +37,20 @@ public struct LayerGeometries: RandomAccessCollection, Sendable {
         self.tail = tail
         switch storage {
         case .memory(let geometries): storedCount = geometries.count
-        case .encoded(let rows): storedCount = rows.offsets.count - 1
+        case .shaped(let rows, _): storedCount = rows.offsets.count - 1
         }
     }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { storedCount + tail.count }
 
-    /// Feature `index`'s geometry (nil when it has none). From a snapshot file, decoded from its
-    /// WKB at each call: keep the value rather than asking twice in a loop.
+    /// Feature `index`'s geometry (nil when it has none). From a snapshot file, made from its
+    /// shape and run at each call: keep the value rather than asking twice in a loop.
     public subscript(index: Int) -> Geometry? {
         if index >= storedCount { return tail[index - storedCount] }
         switch storage {
         case .memory(let geometries): return geometries[index]
-        case .encoded(let rows):
-            let bytes = rows[index]
-            // Checked to decode exactly when the file was written; a damaged record reads as none.
-            return bytes.isEmpty ? nil : (try? WKB.decodeAllowingEmpty(bytes)) ?? nil
+        case .shaped(let rows, let runs): return GeometryShape.decode(rows[index], feature: index, runs: runs)
         }
     }
 }
@@ -150,6 +149,90 @@ struct LevelParts<Part: RandomAccessCollection & Sendable>: Sendable where Part.
         var part = parts.count - 1
         while index < starts[part] { part -= 1 }
         return parts[part][parts[part].startIndex + index - starts[part]]
+    }
+}
+
+/// How a mapped feature's geometry is read back (SnapshotFile.swift): nothing for no geometry;
+/// tag 1 (a Polygon) or 2 (a MultiPolygon), then LEB128 numbers: for a MultiPolygon its part
+/// count, then per part its ring count and each ring's length in positions, the coordinates
+/// being the polygon index's run (`PolygonIndex.geometry`); or tag 0 and the WKB of a geometry
+/// the run cannot give back. W3's polygons take 3 or 4 bytes each.
+enum GeometryShape {
+    private enum Tag: UInt8 { case wkb, polygon, multiPolygon }
+
+    /// `geometry`'s record into `record`; false when it must be WKB and does not come back from
+    /// WKB exactly. `readableFromRun`: what `PolygonIndex.Builder.add` said of it.
+    static func encode(_ geometry: Geometry, readableFromRun: Bool, into record: inout [UInt8]) -> Bool {
+        record.removeAll(keepingCapacity: true)
+        func number(_ value: Int) {
+            var v = UInt64(max(value, 0))
+            while v >= 0x80 {
+                record.append(UInt8(truncatingIfNeeded: v) | 0x80)
+                v >>= 7
+            }
+            record.append(UInt8(v))
+        }
+        func rings(_ polygon: Polygon) {
+            number(polygon.ringCount)
+            for r in 0..<polygon.ringCount { number(polygon.ringOffsets[r + 1] - polygon.ringOffsets[r]) }
+        }
+        switch geometry {
+        case .polygon(let polygon) where readableFromRun:
+            record.append(Tag.polygon.rawValue)
+            rings(polygon)
+        case .multiPolygon(let multi) where readableFromRun:
+            record.append(Tag.multiPolygon.rawValue)
+            number(multi.polygons.count)
+            for polygon in multi.polygons { rings(polygon) }
+        default:
+            let bytes = WKB.encode(geometry)
+            guard (try? WKB.decodeAllowingEmpty(bytes)) == geometry else { return false }
+            record.append(Tag.wkb.rawValue)
+            record += bytes
+        }
+        return true
+    }
+
+    /// Feature `feature`'s geometry from its record; a damaged record reads as none.
+    static func decode(_ bytes: UnsafeRawBufferPointer, feature: Int, runs: PolygonIndex) -> Geometry? {
+        guard let first = bytes.first, let tag = Tag(rawValue: first) else { return nil }
+        var position = 1
+        func number() -> Int? {
+            var value = 0, shift = 0
+            while position < bytes.count, shift < 35 {
+                let byte = bytes[position]
+                position += 1
+                value |= Int(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+            return nil  // cut short, or more than 35 bits: no count in a file is that large
+        }
+        func rings() -> [Int]? {
+            guard let count = number(), count <= bytes.count else { return nil }
+            var lengths: [Int] = []
+            for _ in 0..<count {
+                guard let n = number() else { return nil }
+                lengths.append(n)
+            }
+            return lengths
+        }
+        switch tag {
+        case .wkb:
+            return (try? WKB.decodeAllowingEmpty(UnsafeRawBufferPointer(rebasing: bytes[1...]))) ?? nil
+        case .polygon:
+            guard let lengths = rings(), position == bytes.count else { return nil }
+            return runs.geometry(feature, rings: [lengths], multi: false)
+        case .multiPolygon:
+            guard let parts = number(), parts <= bytes.count else { return nil }
+            var all: [[Int]] = []
+            for _ in 0..<parts {
+                guard let lengths = rings() else { return nil }
+                all.append(lengths)
+            }
+            guard position == bytes.count else { return nil }
+            return runs.geometry(feature, rings: all, multi: true)
+        }
     }
 }
 

@@ -14,8 +14,15 @@
 //   band its latitude falls in: edges outside that band cannot cross the horizontal ray
 //   through the point, so the answer is exactly the ray-casting answer over all edges.
 //
-// Storage: every polygon's rings sit closed, back to back, in one array of coordinates (the
-// index's only copy of them). In a polygon's run the steps between rings are not edges of the
+// Storage: every polygon's rings sit closed, back to back, in blocks of coordinates (the
+// index's only copy of them, and the snapshot file's: a mapped layer's geometries are read
+// back from these runs, Engine/SnapshotFile.swift). A run whose every value is a multiple of
+// 1e-7 degrees as parsed (GeoJSON with up to 7 decimals, OSM's precision) is kept as Int32
+// pairs of value × 10^7: 8 bytes a vertex instead of 16, and exact, because `Double(q) / 1e7`
+// is the correctly rounded quotient, the very Double a parser gives for the decimal (checked
+// bit for bit per value when the run is added; any other run keeps its Doubles). The point
+// test compares such latitudes as integers against a threshold and decodes only the edges
+// that straddle the point's latitude, so it computes exactly what it would on the Doubles. In a polygon's run the steps between rings are not edges of the
 // polygon: after each ring the run goes back to its very first vertex, and from there to the
 // next ring's first, so every connecting step is walked once in each direction and each of
 // its crossings is counted twice: they cancel. (Crossings are computed from the lower
@@ -44,9 +51,9 @@ import Dispatch
 import Geometry
 
 public struct PolygonIndex: Sendable {
-    /// Closed rings back to back, x, y per vertex, in blocks of about 8 MB; a polygon's run
-    /// never straddles two blocks. Blocks rather than one array: the builder fills them in
-    /// place, so the coordinates are never copied and never exist twice.
+    /// Closed rings back to back, x, y per vertex (Int32 pairs or Doubles, per run), in blocks
+    /// of about 8 MB; a polygon's run never straddles two blocks. Blocks rather than one array:
+    /// the builder fills them in place, so the coordinates are never copied and never exist twice.
     private let blocks: CoordinateBlocks
     private let polygons: FlatArray<PolygonEntry>
     /// Band lists of the large polygons: `bandOffsets[firstBand + b] ..< bandOffsets[firstBand + b + 1]`
@@ -64,14 +71,14 @@ public struct PolygonIndex: Sendable {
         var minX: Float, minY: Float, maxX: Float, maxY: Float
         var box: BBox { BBox(minLon: Double(minX), minLat: Double(minY), maxLon: Double(maxX), maxLat: Double(maxY)) }
 
-        init(box: BBox, block: UInt32, firstVertex: UInt32, endVertex: UInt32, firstBand: UInt32, bandCount: UInt32) {
+        init(box: BBox, block: UInt32, fixed: Bool = false, firstVertex: UInt32, endVertex: UInt32, firstBand: UInt32, bandCount: UInt32) {
             if box.isEmpty {
                 (minX, minY, maxX, maxY) = (.infinity, .infinity, -.infinity, -.infinity)
             } else {
                 (minX, minY) = (PolygonEntry.down(box.minLon), PolygonEntry.down(box.minLat))
                 (maxX, maxY) = (PolygonEntry.up(box.maxLon), PolygonEntry.up(box.maxLat))
             }
-            self.block = block
+            self.block = block | (fixed ? PolygonEntry.fixedFlag : 0)
             self.firstVertex = firstVertex
             self.endVertex = endVertex
             self.firstBand = firstBand
@@ -80,8 +87,13 @@ public struct PolygonIndex: Sendable {
 
         static func down(_ d: Double) -> Float { let f = Float(d); return Double(f) > d ? f.nextDown : f }
         static func up(_ d: Double) -> Float { let f = Float(d); return Double(f) < d ? f.nextUp : f }
-        /// The polygon's vertex run: `firstVertex ..< endVertex` of block `block`.
+        /// The polygon's vertex run: `firstVertex ..< endVertex` of block `blockIndex`, at byte
+        /// `vertexBytes * firstVertex`: Int32 pairs when `fixed` (the flag's bit is set), else Doubles.
         var block: UInt32
+        static let fixedFlag: UInt32 = 1 << 31
+        var blockIndex: Int { Int(block & ~PolygonEntry.fixedFlag) }
+        var fixed: Bool { block & PolygonEntry.fixedFlag != 0 }
+        var vertexBytes: Int { fixed ? 8 : 16 }
         var firstVertex: UInt32
         var endVertex: UInt32
         /// Bands (large polygons only; 0 for small ones and for non-polygons).
@@ -105,12 +117,21 @@ public struct PolygonIndex: Sendable {
         @usableFromInline var scaleY: Double
         @usableFromInline var cellOffsets: FlatArray<Int32>
         @usableFromInline var cellItems: FlatArray<Int32>
-        /// Per fine cell: `outside` (0), `mixed`, or k in 1..<mixed: inside the cell's candidate
-        /// k - 1 only.
+        /// Per fine cell, 4 bits (cell f in byte f / 2, the low half first): `outside` (0),
+        /// `mixed` (15), or k in 1...14: inside the cell's candidate k - 1 only. A cell inside a
+        /// later candidate is `mixed` (tested exactly). Half a byte rather than a byte: the
+        /// largest part of the index after the coordinates (W3: 12.8 MB instead of 25.6).
         @usableFromInline var fineStates: FlatArray<UInt8>
 
         @usableFromInline static let outside: UInt8 = 0
-        @usableFromInline static let mixed: UInt8 = 255
+        @usableFromInline static let mixed: UInt8 = 15
+
+        /// Fine cell `fine`'s state.
+        @inlinable
+        func state(_ fine: Int) -> UInt8 { (fineStates[fine &>> 1] &>> UInt8(truncatingIfNeeded: (fine & 1) &<< 2)) & 15 }
+
+        /// Bytes for `cells` fine cells.
+        static func packedCount(_ cells: Int) -> Int { (cells + 1) / 2 }
 
         @inlinable
         func fineColumn(_ lon: Double) -> Int { min(Int((lon - box.minLon) * scaleX), fineColumns - 1) }
@@ -155,8 +176,10 @@ public struct PolygonIndex: Sendable {
 
         /// The fine column or row of a coordinate that may lie a little outside the grid, clamped.
         func clampedFine(_ value: Double, origin: Double, scale: Double, count: Int) -> Int {
-            let f = ((value - origin) * scale).rounded(.down)
-            return f < 0 ? 0 : f >= Double(count) ? count - 1 : Int(f)
+            // Truncation, which is the floor from 1 on: `rounded(.down)` is a call to floor on
+            // x86-64's baseline (no SSE4.1), and this runs for every edge and row of a build.
+            let f = (value - origin) * scale
+            return !(f >= 1) ? 0 : f >= Double(count) ? count - 1 : Int(f)
         }
     }
 
@@ -181,7 +204,7 @@ public struct PolygonIndex: Sendable {
         /// The current polygon's run, reused between polygons.
         var run: [Double] = []
 
-        static let blockSize = 1 << 20
+        static let blockBytes = 1 << 23
 
         public init() {}
 
@@ -190,8 +213,11 @@ public struct PolygonIndex: Sendable {
 
         /// Adds the next polygon (its index is the number added before it). A NaN or infinite
         /// vertex is refused with `.nonFinite(item:)` and nothing is added: it has no place in
-        /// the grid or the bands, and a crossing test against it means nothing.
-        public mutating func add(_ geometry: Geometry) throws(SpatialIndexError) {
+        /// the grid or the bands, and a crossing test against it means nothing. Returns whether
+        /// `geometry(_:rings:multi:)` gives the geometry back from its run: a Polygon or
+        /// MultiPolygon whose every ring has at least 2 positions, with a run stored.
+        @discardableResult
+        public mutating func add(_ geometry: Geometry) throws(SpatialIndexError) -> Bool {
             let parts: [Polygon]
             switch geometry {
             case .polygon(let p): parts = [p]
@@ -199,6 +225,12 @@ public struct PolygonIndex: Sendable {
             default: parts = []
             }
             for part in parts where !part.coordinates.allSatisfy(\.isFinite) { throw .nonFinite(item: polygons.count) }
+            var readable = !parts.isEmpty
+            for part in parts {
+                let offsets = part.ringOffsets
+                readable = readable && offsets.count >= 2 && offsets[0] == 0 && part.coordinates.count == 2 * (offsets.last ?? 0)
+                    && zip(offsets.dropLast(), offsets.dropFirst()).allSatisfy { $1 - $0 >= 2 }
+            }
             // Polygon indices go into the grid as Int32.
             guard polygons.count < Int(Int32.max) else { throw .tooLarge(polygons.count + 1) }
             run.removeAll(keepingCapacity: true)
@@ -226,10 +258,9 @@ public struct PolygonIndex: Sendable {
             }
             guard run.count >= 8, !box.isEmpty, box.maxLat > box.minLat else {
                 polygons.append(PolygonEntry(box: .empty, block: 0, firstVertex: 0, endVertex: 0, firstBand: 0, bandCount: 0))
-                return
+                return false
             }
-            let (b, firstDouble) = blocks.append(run, blockSize: Builder.blockSize)
-            let first = firstDouble / 2
+            let (b, first, fixed) = blocks.append(run, blockBytes: Builder.blockBytes)
             let edges = run.count / 2 - 1
             var firstBand: UInt32 = 0, bandCount: UInt32 = 0
             if edges > PolygonIndex.smallPolygonEdges {
@@ -237,8 +268,9 @@ public struct PolygonIndex: Sendable {
                 let stored = PolygonEntry(box: box, block: 0, firstVertex: 0, endVertex: 0, firstBand: 0, bandCount: 0).box
                 (firstBand, bandCount) = addBands(box: stored, base: first)
             }
-            polygons.append(PolygonEntry(box: box, block: UInt32(b), firstVertex: UInt32(first), endVertex: UInt32(first + run.count / 2),
+            polygons.append(PolygonEntry(box: box, block: UInt32(b), fixed: fixed, firstVertex: UInt32(first), endVertex: UInt32(first + run.count / 2),
                                          firstBand: firstBand, bandCount: bandCount))
+            return readable
         }
 
         /// Sorts the run's edges into bands (a counting sort: two passes, no per-band arrays).
@@ -299,14 +331,15 @@ public struct PolygonIndex: Sendable {
         }
         guard nonEmpty > 0 else {
             return Grid(box: .empty, columns: 1, rows: 1, shift: 0, scaleX: 0, scaleY: 0, cellOffsets: FlatArray([0, 0]), cellItems: FlatArray(),
-                        fineStates: FlatArray([Grid.mixed]))
+                        fineStates: FlatArray([Grid.mixed | Grid.mixed << 4]))
         }
         // A few cells per polygon for small layers (fewer candidates per point); for large ones
         // at most two cells per polygon, to keep the grid small next to the coordinates.
         let n = Double(nonEmpty)
         let side = max(1, min(1024, Int(min(2.5 * n.squareRoot(), max(4096, 2 * n).squareRoot()))))
-        // Fine cells cost a byte each: at most 8 per vertex (a vertex itself costs 16), and at
-        // least 1 MB, so that a few large polygons (the districts) get the finest split.
+        // Fine cells cost half a byte each: at most 8 per vertex (a vertex itself costs 8 or
+        // 16 bytes), and at least a million, so that a few large polygons (the districts) get
+        // the finest split.
         let budget = max(1 << 20, 8 * vertices)
         var shift = 0
         while shift < 5, (side * side) << (2 * (shift + 1)) <= budget { shift += 1 }
@@ -341,29 +374,43 @@ public struct PolygonIndex: Sendable {
         grid.cellOffsets = FlatArray(counts)
         grid.cellItems = FlatArray(items)
         // Classified in place: the fine cells (64 MB for a million polygons) are never copied.
-        grid.fineStates = FlatArray(count: grid.fineColumns * grid.fineRows, repeating: Grid.outside) { states in
+        grid.fineStates = FlatArray(count: Grid.packedCount(grid.fineColumns * grid.fineRows), repeating: 0) { states in
             classify(grid, polygons, blocks, bandOffsets: bandOffsets, bandEdges: bandEdges, into: states)
         }
         return grid
     }
 
     /// The state of every fine cell (see "Classified cells" in the header), into `states`
-    /// (one per fine cell, all `outside` on entry). Rows of fine cells are classified in
-    /// stripes, several at once: a cell's state depends only on its own row's work (the edges
-    /// that come near it, then the polygons swept along its row, in index order), so each
-    /// stripe writes only its own rows and the states are the same as one thread's.
+    /// (packed, all `outside` on entry). Rows of fine cells are classified in stripes, several
+    /// at once: a cell's state depends only on its own row's work (the edges that come near it,
+    /// then the polygons swept along its row, in index order), so each stripe writes only its
+    /// own rows and the states are the same as one thread's. With an even number of columns
+    /// no byte holds cells of two rows, so no two stripes write the same byte.
     private static func classify(_ grid: Grid, _ polygons: FlatArray<PolygonEntry>, _ blocks: CoordinateBlocks,
                                  bandOffsets: FlatArray<UInt32>, bandEdges: FlatArray<UInt32>, into states: UnsafeMutableBufferPointer<UInt8>) {
         let fineRows = grid.fineRows
         let classifier = StripeClassifier(grid: grid, polygons: polygons, blocks: blocks, bandOffsets: bandOffsets, bandEdges: bandEdges,
-                                          states: states)
+                                          packed: states)
         // A small grid (W1's million cells: a few milliseconds) is done sooner on this thread
         // than handed out: on a busy machine the hand-over alone doubled W1's build.
-        guard states.count >= PolygonIndex.parallelClassifyCells else { return classifier.classify(rows: 0..<fineRows) }
+        guard 2 * states.count >= PolygonIndex.parallelClassifyCells, grid.fineColumns % 2 == 0 else {
+            return classifier.classify(rows: 0..<fineRows, polygons: polygons.indices.lazy.map { Int32($0) })
+        }
         // More stripes than cores, so that a stripe dense with polygons does not hold the rest up.
         let stripes = min(fineRows, 16)
+        @Sendable func rows(_ stripe: Int) -> Range<Int> { (stripe * fineRows / stripes)..<((stripe + 1) * fineRows / stripes) }
+        // Each stripe's polygons, listed once: each stripe scanning every entry for its own
+        // read the entries 16 times (W3: 115 MB, 6% of a first load's time).
+        var stripeOfRow = [Int](repeating: 0, count: fineRows)
+        for stripe in 0..<stripes { for r in rows(stripe) { stripeOfRow[r] = stripe } }
+        var lists = [[Int32]](repeating: [], count: stripes)
+        for (index, entry) in polygons.enumerated() where entry.endVertex > entry.firstVertex {
+            let span = classifier.rowSpan(entry)
+            for stripe in stripeOfRow[span.lowerBound]...stripeOfRow[span.upperBound] { lists[stripe].append(Int32(index)) }
+        }
+        let stripeLists = lists
         DispatchQueue.concurrentPerform(iterations: stripes) { stripe in
-            classifier.classify(rows: (stripe * fineRows / stripes)..<((stripe + 1) * fineRows / stripes))
+            classifier.classify(rows: rows(stripe), polygons: stripeLists[stripe])
         }
     }
 
@@ -377,12 +424,22 @@ public struct PolygonIndex: Sendable {
         let blocks: CoordinateBlocks
         let bandOffsets: FlatArray<UInt32>
         let bandEdges: FlatArray<UInt32>
-        /// Shared by every stripe; each writes only the cells of its own rows.
-        let states: UnsafeMutableBufferPointer<UInt8>
+        /// Shared by every stripe (packed); each writes only the cells of its own rows.
+        let packed: UnsafeMutableBufferPointer<UInt8>
 
-        func classify(rows: Range<Int>) {
+        /// The fine rows an entry's cells may take, its edges' margin included.
+        func rowSpan(_ entry: PolygonEntry) -> ClosedRange<Int> {
+            let marginY = 1 / grid.scaleY / 1024
+            let low = grid.clampedFine(Double(entry.minY) - marginY, origin: grid.box.minLat, scale: grid.scaleY, count: grid.fineRows)
+            let high = grid.clampedFine(Double(entry.maxY) + marginY, origin: grid.box.minLat, scale: grid.scaleY, count: grid.fineRows)
+            return low...max(low, high)
+        }
+
+        /// Classifies the cells of `rows`, which only the polygons `indices` (those with a run)
+        /// come near.
+        func classify(rows: Range<Int>, polygons indices: some Sequence<Int32>) {
             guard !rows.isEmpty else { return }
-            let fineColumns = grid.fineColumns, fineRows = grid.fineRows, side = 1 << grid.shift
+            let fineColumns = grid.fineColumns, fineRows = grid.fineRows
             let cellWidth = 1 / grid.scaleX, cellHeight = 1 / grid.scaleY
             let marginX = cellWidth / 1024, marginY = cellHeight / 1024
             func column(_ x: Double) -> Int { grid.clampedFine(x, origin: grid.box.minLon, scale: grid.scaleX, count: fineColumns) }
@@ -393,54 +450,79 @@ public struct PolygonIndex: Sendable {
                 return first <= last ? first...last : nil
             }
 
-            // A list too long to name its polygon in a byte: its cells are always tested.
-            for fineRow in rows {
-                let r = fineRow >> grid.shift
-                for c in 0..<grid.columns where grid.cellOffsets[r * grid.columns + c + 1] - grid.cellOffsets[r * grid.columns + c] >= Int32(Grid.mixed) {
-                    for fineColumn in (c * side)..<((c + 1) * side) { states[fineRow * fineColumns + fineColumn] = Grid.mixed }
+            // The stripe's cells a byte each while they are classified, packed at the end.
+            let rowBase = rows.lowerBound * fineColumns
+            let states = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: rows.count * fineColumns)
+            states.initialize(repeating: Grid.outside)
+            defer {
+                // Two cells a byte: the stripe starts at an even cell whenever stripes run at
+                // once (see `classify`), so its bytes are its own.
+                var k = 0
+                if rowBase & 1 == 1 {
+                    packed[rowBase >> 1] |= states[0] << 4
+                    k = 1
                 }
+                while k + 1 < states.count {
+                    packed[(rowBase + k) >> 1] = states[k] | states[k + 1] << 4
+                    k += 2
+                }
+                if k < states.count { packed[(rowBase + k) >> 1] |= states[k] }
+                states.deallocate()
             }
-            // The cells an edge comes near: row by row, the longitudes that the part of the edge
-            // within the row's (widened) latitudes spans.
-            for entry in polygons where entry.endVertex > entry.firstVertex {
-                guard ownRows(Double(entry.minY) - marginY, Double(entry.maxY) + marginY) != nil else { continue }
-                let p = blocks.pointers[Int(entry.block)]
-                for v in Int(entry.firstVertex)..<(Int(entry.endVertex) - 1) {
-                    let x1 = p[2 * v], y1 = p[2 * v + 1], x2 = p[2 * v + 2], y2 = p[2 * v + 3]
+            // Per polygon: the cells its edges come near, then its crossings along each row. A
+            // cell's final state does not depend on the order of this work (an edge near it
+            // makes it `mixed` whenever it comes; a second polygon inside makes it `mixed`), so
+            // both are done while the polygon's run is at hand, decoded once into `xy`.
+            var xy: [Double] = []
+            var crossings: [Double] = []
+            for index in indices.lazy.map(Int.init) {
+                let entry = polygons[index]
+                let minY = Double(entry.minY), maxY = Double(entry.maxY)
+                guard entry.endVertex > entry.firstVertex, ownRows(minY - marginY, maxY + marginY) != nil else { continue }
+                let p = blocks.run(entry)
+                let first = Int(entry.firstVertex), count = Int(entry.endVertex) - first
+                xy.removeAll(keepingCapacity: true)
+                for v in first..<(first + count) {
+                    xy.append(p.x(v))
+                    xy.append(p.y(v))
+                }
+                // The cells an edge comes near: row by row, the longitudes that the part of the
+                // edge within the row's (widened) latitudes spans.
+                for e in 0..<(count - 1) {
+                    let x1 = xy[2 * e], y1 = xy[2 * e + 1], x2 = xy[2 * e + 2], y2 = xy[2 * e + 3]
                     guard let edgeRows = ownRows(min(y1, y2) - marginY, max(y1, y2) + marginY) else { continue }
+                    // One division an edge, not two a row: a rounding of an ulp is nothing
+                    // beside the margin of 1/1024 of a cell.
+                    let inverse = y1 != y2 ? 1 / (y2 - y1) : 0
                     for r in edgeRows {
                         var (xa, xb) = (x1, x2)
                         if y1 != y2 {
                             let low = grid.box.minLat + Double(r) * cellHeight - marginY
                             let high = grid.box.minLat + Double(r + 1) * cellHeight + marginY
-                            let ta = max(0, min(1, (low - y1) / (y2 - y1))), tb = max(0, min(1, (high - y1) / (y2 - y1)))
+                            let ta = max(0, min(1, (low - y1) * inverse)), tb = max(0, min(1, (high - y1) * inverse))
                             (xa, xb) = (x1 + ta * (x2 - x1), x1 + tb * (x2 - x1))
                         }
-                        for c in column(min(xa, xb) - marginX)...column(max(xa, xb) + marginX) { states[r * fineColumns + c] = Grid.mixed }
+                        for c in column(min(xa, xb) - marginX)...column(max(xa, xb) + marginX) { states[r * fineColumns + c - rowBase] = Grid.mixed }
                     }
                 }
-            }
-            // The other cells: each polygon's crossings with the horizontal line through a row's
-            // centres, swept west to east; a centre with an odd number of crossings east of it is
-            // inside (the crossing test's own rule).
-            var crossings: [Double] = []
-            for (index, entry) in polygons.enumerated() where entry.endVertex > entry.firstVertex {
-                let minY = Double(entry.minY), maxY = Double(entry.maxY)
+                // The other cells: the polygon's crossings with the horizontal line through a
+                // row's centres, swept west to east; a centre with an odd number of crossings
+                // east of it is inside (the crossing test's own rule).
                 guard let polygonRows = ownRows(minY, maxY) else { continue }
-                let p = blocks.pointers[Int(entry.block)]
+                var placeCell = -1, place = -1
                 for r in polygonRows {
                     let y = grid.box.minLat + (Double(r) + 0.5) * cellHeight
                     crossings.removeAll(keepingCapacity: true)
-                    func add(_ v: Int) {
-                        let x1 = p[2 * v], y1 = p[2 * v + 1], x2 = p[2 * v + 2], y2 = p[2 * v + 3]
+                    func add(_ e: Int) {
+                        let x1 = xy[2 * e], y1 = xy[2 * e + 1], x2 = xy[2 * e + 2], y2 = xy[2 * e + 3]
                         if (y1 > y) != (y2 > y) { crossings.append(PointInPolygon.crossingLongitude(y, x1, y1, x2, y2)) }
                     }
                     if entry.bandCount == 0 {
-                        for v in Int(entry.firstVertex)..<(Int(entry.endVertex) - 1) { add(v) }
+                        for e in 0..<(count - 1) { add(e) }
                     } else {
                         let scale = Double(entry.bandCount) / (maxY - minY)
                         let band = Int(entry.firstBand) + max(0, min(Int(((y - minY) * scale).rounded(.down)), Int(entry.bandCount) - 1))
-                        for k in Int(bandOffsets[band])..<Int(bandOffsets[band + 1]) { add(Int(bandEdges[k])) }
+                        for k in Int(bandOffsets[band])..<Int(bandOffsets[band + 1]) { add(Int(bandEdges[k]) - first) }
                     }
                     guard !crossings.isEmpty else { continue }
                     crossings.sort()
@@ -460,16 +542,23 @@ public struct PolygonIndex: Sendable {
                             continue
                         }
                         defer { c += 1 }
-                        let fine = r * fineColumns + c
+                        let fine = r * fineColumns + c - rowBase
                         guard states[fine] != Grid.mixed else { continue }
                         // A second polygon here (an overlapping layer): test such cells exactly.
                         guard states[fine] == Grid.outside else { states[fine] = Grid.mixed; continue }
                         let cell = (r >> grid.shift) * grid.columns + (c >> grid.shift)
-                        let first = Int(grid.cellOffsets[cell]), end = Int(grid.cellOffsets[cell + 1])
-                        if let place = (first..<end).firstIndex(where: { grid.cellItems[$0] == Int32(index) }) {
-                            states[fine] = UInt8(place - first + 1)
+                        if cell != placeCell {
+                            // The polygon's place in the cell's list, looked up once per top cell.
+                            let first = Int(grid.cellOffsets[cell]), end = Int(grid.cellOffsets[cell + 1])
+                            place = (first..<end).firstIndex { grid.cellItems[$0] == Int32(index) }.map { $0 - first } ?? -1
+                            placeCell = cell
+                        }
+                        if place >= 0, place + 1 < Int(Grid.mixed) {
+                            states[fine] = UInt8(place + 1)
                         } else {
-                            states[fine] = Grid.mixed  // cannot happen (the box holds the centre); safe anyway
+                            // A candidate too far down its cell's list to be named in 4 bits (or,
+                            // which cannot happen, none: the box holds the centre).
+                            states[fine] = Grid.mixed
                         }
                     }
                 }
@@ -486,27 +575,78 @@ public struct PolygonIndex: Sendable {
         let entry = polygons[index]
         guard entry.endVertex > entry.firstVertex,
               x >= Double(entry.minX), x <= Double(entry.maxX), y >= Double(entry.minY), y <= Double(entry.maxY) else { return false }
-        let p = blocks.pointers[Int(entry.block)]
-        @inline(__always) func crosses(_ v: Int) -> Bool {
-            PointInPolygon.crosses(x, y, p[2 * v], p[2 * v + 1], p[2 * v + 2], p[2 * v + 3])
+        let p = blocks.run(entry)
+        var first = Int(entry.firstVertex), end = Int(entry.endVertex) - 1
+        var banded: Range<Int>? = nil
+        if entry.bandCount > 0 {
+            let minY = Double(entry.minY)
+            let scale = Double(entry.bandCount) / (Double(entry.maxY) - minY)
+            let band = Int(entry.firstBand) + max(0, min(Int((y - minY) * scale), Int(entry.bandCount) - 1))
+            banded = Int(bandOffsets[band])..<Int(bandOffsets[band + 1])
+            (first, end) = (0, 0)
         }
         var inside = false
-        if entry.bandCount == 0 {
-            for v in Int(entry.firstVertex)..<(Int(entry.endVertex) - 1) where crosses(v) { inside.toggle() }
-            return inside
+        if entry.fixed {
+            // Latitudes compared as stored: (y1 > y) is (q1 > t); only a straddling edge is decoded.
+            let t = FixedPoint.threshold(y)
+            @inline(__always) func crosses(_ v: Int) -> Bool {
+                guard (p.fixedY(v) > t) != (p.fixedY(v &+ 1) > t) else { return false }
+                return x < PointInPolygon.crossingLongitude(y, p.x(v), p.y(v), p.x(v &+ 1), p.y(v &+ 1))
+            }
+            for v in first..<end where crosses(v) { inside.toggle() }
+            if let banded { for k in banded where crosses(Int(bandEdges[k])) { inside.toggle() } }
+        } else {
+            @inline(__always) func crosses(_ v: Int) -> Bool {
+                PointInPolygon.crosses(x, y, p.doubleX(v), p.doubleY(v), p.doubleX(v &+ 1), p.doubleY(v &+ 1))
+            }
+            for v in first..<end where crosses(v) { inside.toggle() }
+            if let banded { for k in banded where crosses(Int(bandEdges[k])) { inside.toggle() } }
         }
-        let minY = Double(entry.minY)
-        let scale = Double(entry.bandCount) / (Double(entry.maxY) - minY)
-        let band = Int(entry.firstBand) + max(0, min(Int((y - minY) * scale), Int(entry.bandCount) - 1))
-        for k in Int(bandOffsets[band])..<Int(bandOffsets[band + 1]) where crosses(Int(bandEdges[k])) { inside.toggle() }
         return inside
+    }
+
+    /// Polygon `index` read back from its run (see "Storage"): `rings` holds each part's ring
+    /// lengths in positions, as the geometry had them; a MultiPolygon when `multi`. The inverse
+    /// of `Builder.add` for a geometry it called readable: each ring's positions are in the run
+    /// as they were, followed by the closing position if the ring was open and by the run's
+    /// first position if the ring does not end there, both decided by the same comparisons
+    /// here. nil when the lengths do not account for the run exactly (a damaged file).
+    public func geometry(_ index: Int, rings: [[Int]], multi: Bool) -> Geometry? {
+        guard index >= 0, index < polygons.count else { return nil }
+        let entry = polygons[index]
+        let first = Int(entry.firstVertex), end = Int(entry.endVertex)
+        // Only an entry with a run has a checked block (`init(image:)`).
+        guard end > first, rings.count >= 1, multi || rings.count == 1 else { return nil }
+        let p = blocks.run(entry)
+        var v = first
+        var parts: [Polygon] = []
+        for lengths in rings {
+            var coordinates: [Double] = [], offsets = [0]
+            coordinates.reserveCapacity(2 * (end - v))
+            for n in lengths {
+                guard n >= 2, n <= end - v else { return nil }
+                for k in v..<(v + n) {
+                    coordinates.append(p.x(k))
+                    coordinates.append(p.y(k))
+                }
+                offsets.append(offsets[offsets.count - 1] + n)
+                if p.x(v) != p.x(v + n - 1) || p.y(v) != p.y(v + n - 1) { v += 1 }  // the closing position added
+                v += n
+                guard v <= end else { return nil }
+                if p.x(first) != p.x(v - 1) || p.y(first) != p.y(v - 1) { v += 1 }  // back to the run's first
+                guard v <= end else { return nil }
+            }
+            parts.append(Polygon(coordinates: coordinates, ringOffsets: offsets))
+        }
+        guard v == end else { return nil }
+        return multi ? .multiPolygon(MultiPolygon(polygons: parts)) : parts.first.map { .polygon($0) }
     }
 
     /// Calls `visit` with every polygon containing the point, in ascending index order.
     @inlinable
     public func containing(lon: Double, lat: Double, _ visit: (Int) -> Void) {
         guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return }
-        let state = grid.fineStates[fine]
+        let state = grid.state(fine)
         if state != Grid.mixed {
             if let item = grid.classified(state, first: Int(grid.cellOffsets[cell]), cell: cell) { visit(item) }
             return
@@ -526,7 +666,7 @@ public struct PolygonIndex: Sendable {
     /// How many polygons a point test runs the crossing test on, for EXPLAIN: 0 outside the
     /// grid and in a classified cell, else the candidates of the point's cell.
     public func candidateCount(lon: Double, lat: Double) -> Int {
-        guard let (cell, fine) = grid.locate(lon: lon, lat: lat), grid.fineStates[fine] == Grid.mixed else { return 0 }
+        guard let (cell, fine) = grid.locate(lon: lon, lat: lat), grid.state(fine) == Grid.mixed else { return 0 }
         return Int(grid.cellOffsets[cell + 1]) - Int(grid.cellOffsets[cell])
     }
 
@@ -536,7 +676,7 @@ public struct PolygonIndex: Sendable {
     @inlinable
     public func firstContainingIndex(lon: Double, lat: Double) -> Int {
         guard let (cell, fine) = grid.locate(lon: lon, lat: lat) else { return -1 }
-        let state = grid.fineStates[fine]
+        let state = grid.state(fine)
         if state != Grid.mixed { return grid.classifiedItem(state, first: Int(grid.cellOffsets[cell]), cell: cell) }
         return firstTested(cell: cell, lon: lon, lat: lat) ?? -1
     }
@@ -561,53 +701,133 @@ public struct PolygonIndex: Sendable {
 
     /// The share of fine cells answered without a crossing test (for tests and benchmarks).
     public var classifiedShare: Double {
-        Double(grid.fineStates.lazy.filter { $0 != Grid.mixed }.count) / Double(max(grid.fineStates.count, 1))
+        let cells = grid.fineColumns * grid.fineRows
+        return Double((0..<cells).lazy.filter { grid.state($0) != Grid.mixed }.count) / Double(max(cells, 1))
     }
 }
 
 /// The coordinate blocks of a built index: allocated by the builder, never changed after, freed
 /// with the index. Raw memory rather than arrays, so a point test reads coordinates with no
-/// reference counting.
+/// reference counting; read with raw loads, since a block holds Int32 and Double runs.
 final class CoordinateBlocks: @unchecked Sendable {
-    let pointers: [UnsafeMutablePointer<Double>]
-    /// Doubles used in each block.
+    let pointers: [UnsafeMutableRawPointer]
+    /// Bytes used in each block.
     let lengths: [Int]
     /// Set when the blocks lie in memory someone else owns (a mapped snapshot file).
     let owner: AnyObject?
 
-    init(pointers: [UnsafeMutablePointer<Double>], lengths: [Int], owner: AnyObject? = nil) {
+    init(pointers: [UnsafeMutableRawPointer], lengths: [Int], owner: AnyObject? = nil) {
         self.pointers = pointers
         self.lengths = lengths
         self.owner = owner
     }
 
     deinit { if owner == nil { for p in pointers { p.deallocate() } } }
+
+    /// Polygon `entry`'s vertex run.
+    @inline(__always)
+    func run(_ entry: PolygonIndex.PolygonEntry) -> VertexRun {
+        VertexRun(base: UnsafeRawPointer(pointers[entry.blockIndex]), fixed: entry.fixed)
+    }
+}
+
+/// Fixed-point coordinates (see "Storage" in the header): q stands for `Double(q) / 1e7`.
+enum FixedPoint {
+    static let scale = 1e7
+
+    @inline(__always)
+    static func value(_ q: Int32) -> Double { Double(q) / scale }
+
+    /// `d` as q, if `value(q)` gives `d` back bit for bit.
+    @inline(__always)
+    static func exact(_ d: Double) -> Int32? {
+        // Rounded by truncating (value ± 0.5), not `rounded()`, a call on x86-64's baseline; a
+        // q off by one only fails the check below.
+        let scaled = d * scale
+        guard scaled > -2_147_483_000, scaled < 2_147_483_000 else { return nil }  // also false for NaN
+        let q = Int32(scaled + (scaled < 0 ? -0.5 : 0.5))
+        return value(q).bitPattern == d.bitPattern ? q : nil
+    }
+
+    /// The largest q (possibly one past Int32's range) with `value(q) <= y`, for a finite y:
+    /// `value` is monotonic (correctly rounded division), so `value(q) > y` exactly when
+    /// `q > threshold(y)`, and a latitude can be compared with no division.
+    static func threshold(_ y: Double) -> Int64 {
+        // Truncated rather than floored (a call on x86-64's baseline): the loops below correct it.
+        let guess = y * scale
+        guard guess > -3e9, guess < 3e9 else { return guess < 0 ? Int64(Int32.min) - 1 : Int64(Int32.max) }
+        var t = Int64(guess)
+        while t < Int64(Int32.max), Double(t + 1) / scale <= y { t += 1 }
+        while t >= Int64(Int32.min), Double(t) / scale > y { t -= 1 }
+        return t
+    }
+}
+
+/// One block's vertices as one polygon's run stores them: vertex v's x and y.
+struct VertexRun {
+    let base: UnsafeRawPointer
+    let fixed: Bool
+
+    @inline(__always)
+    func x(_ v: Int) -> Double {
+        fixed ? FixedPoint.value(base.load(fromByteOffset: v &* 8, as: Int32.self)) : base.load(fromByteOffset: v &* 16, as: Double.self)
+    }
+
+    @inline(__always)
+    func y(_ v: Int) -> Double {
+        fixed ? FixedPoint.value(base.load(fromByteOffset: v &* 8 &+ 4, as: Int32.self)) : base.load(fromByteOffset: v &* 16 &+ 8, as: Double.self)
+    }
+
+    /// A Double run's coordinates, with no test of the run's kind (the point test's loop).
+    @inline(__always)
+    func doubleX(_ v: Int) -> Double { base.load(fromByteOffset: v &* 16, as: Double.self) }
+    @inline(__always)
+    func doubleY(_ v: Int) -> Double { base.load(fromByteOffset: v &* 16 &+ 8, as: Double.self) }
+
+    /// A fixed run's latitude as stored (q).
+    @inline(__always)
+    func fixedY(_ v: Int) -> Int64 { Int64(base.load(fromByteOffset: v &* 8 &+ 4, as: Int32.self)) }
 }
 
 /// Fills blocks during the build; hands them to `CoordinateBlocks` at the end (or frees them
 /// if the builder is dropped unbuilt).
 final class BlockAllocator {
-    private var pointers: [UnsafeMutablePointer<Double>] = []
+    private var pointers: [UnsafeMutableRawPointer] = []
     private var lengths: [Int] = []
     private var capacity = 0
     private var used = 0
+    private var fixed: [Int32] = []
 
-    /// Copies `values` into the current block, or a new one if they do not fit (a run never
-    /// straddles blocks); returns the block and the offset of the first value.
-    func append(_ values: [Double], blockSize: Int) -> (block: Int, offset: Int) {
-        if pointers.isEmpty || used + values.count > capacity {
-            capacity = max(blockSize, values.count)
-            pointers.append(UnsafeMutablePointer<Double>.allocate(capacity: capacity))
+    /// Copies the run `values` (x, y, ...) into the current block, or a new one if it does not
+    /// fit (a run never straddles blocks), as Int32 pairs if every value is exact in fixed
+    /// point, else as Doubles; returns the block, the vertex number of the first vertex (in
+    /// units of the run's vertex size) and whether it is fixed.
+    func append(_ values: [Double], blockBytes: Int) -> (block: Int, first: Int, fixed: Bool) {
+        fixed.removeAll(keepingCapacity: true)
+        for d in values {
+            guard let q = FixedPoint.exact(d) else { break }
+            fixed.append(q)
+        }
+        let isFixed = fixed.count == values.count
+        let vertexBytes = isFixed ? 8 : 16
+        let bytes = values.count / 2 * vertexBytes
+        var start = (used + vertexBytes - 1) / vertexBytes * vertexBytes
+        if pointers.isEmpty || start + bytes > capacity {
+            capacity = max(blockBytes, bytes)
+            pointers.append(UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16))
             lengths.append(0)
-            used = 0
+            start = 0
         }
-        let offset = used
-        values.withUnsafeBufferPointer { source in
-            if let base = source.baseAddress { (pointers[pointers.count - 1] + offset).update(from: base, count: source.count) }
+        let block = pointers[pointers.count - 1]
+        // Padding zeroed: the same layer gives the same bytes (a snapshot file's sections).
+        if start > used && used > 0 { (block + used).initializeMemory(as: UInt8.self, repeating: 0, count: start - used) }
+        func copy(_ source: UnsafeRawBufferPointer) {
+            if let from = source.baseAddress { (block + start).copyMemory(from: from, byteCount: bytes) }
         }
-        used += values.count
+        if isFixed { fixed.withUnsafeBytes(copy) } else { values.withUnsafeBytes(copy) }
+        used = start + bytes
         lengths[lengths.count - 1] = used
-        return (pointers.count - 1, offset)
+        return (pointers.count - 1, start / vertexBytes, isFixed)
     }
 
     func freeze() -> CoordinateBlocks {
@@ -631,7 +851,7 @@ extension PolygonIndex {
             "entryStride": UInt64(MemoryLayout<PolygonEntry>.stride),
         ]
         for (b, length) in blocks.lengths.enumerated() { numbers["block\(b)"] = UInt64(length) }
-        let coordinates = zip(blocks.pointers, blocks.lengths).map { UnsafeRawBufferPointer(start: $0, count: $1 * 8) }
+        let coordinates = zip(blocks.pointers, blocks.lengths).map { UnsafeRawBufferPointer(start: $0, count: $1) }
         return IndexImage(numbers: numbers,
                           sections: ["coordinates": coordinates, "polygons": [polygons.bytes], "bandOffsets": [bandOffsets.bytes],
                                      "bandEdges": [bandEdges.bytes], "cellOffsets": [grid.cellOffsets.bytes],
@@ -651,24 +871,26 @@ extension PolygonIndex {
         guard bandOffsets.first == 0, zip(bandOffsets.dropLast(), bandOffsets.dropFirst()).allSatisfy({ $0 <= $1 }),
               Int(bandOffsets.last ?? 0) <= bandEdges.count else { throw .corrupt("band offsets out of order") }
 
-        // The coordinate blocks lie back to back in one section.
+        // The coordinate blocks lie back to back in one section, each a whole number of 8-byte
+        // words (so every block starts aligned for the Doubles it may hold).
         let blockCount = try image.count("blocks", atMost: 1 << 24)
-        guard let pieces = image.sections["coordinates"], pieces.count == 1, let all = pieces.first, let owner = image.owner,
-              let coordinates = FlatArray<Double>(bytes: all, owner: owner) else { throw .corrupt("section 'coordinates' is missing or misaligned") }
-        var lengths: [Int] = [], pointers: [UnsafeMutablePointer<Double>] = []
+        guard let pieces = image.sections["coordinates"], pieces.count == 1, let all = pieces.first, image.owner != nil,
+              Int(bitPattern: all.baseAddress) % 8 == 0 else { throw .corrupt("section 'coordinates' is missing or misaligned") }
+        var lengths: [Int] = [], pointers: [UnsafeMutableRawPointer] = []
         var used = 0
         for b in 0..<blockCount {
-            let length = try image.count("block\(b)", atMost: coordinates.count - used)
-            if let base = coordinates.buffer.baseAddress { pointers.append(UnsafeMutablePointer(mutating: base + used)) }
+            let length = try image.count("block\(b)", atMost: all.count - used)
+            guard length % 8 == 0 else { throw .corrupt("coordinate block \(b) is not a whole number of words") }
+            if let base = all.baseAddress { pointers.append(UnsafeMutableRawPointer(mutating: base + used)) }
             lengths.append(length)
             used += length
         }
-        guard used == coordinates.count, pointers.count == blockCount else { throw .corrupt("the coordinate blocks do not fill their section") }
+        guard used == all.count, pointers.count == blockCount else { throw .corrupt("the coordinate blocks do not fill their section") }
 
         for (index, entry) in polygons.enumerated() where entry.endVertex > entry.firstVertex {
             let fine = [entry.minX, entry.minY, entry.maxX, entry.maxY].allSatisfy(\.isFinite) && entry.minX <= entry.maxX && entry.minY < entry.maxY
-            guard fine, Int(entry.block) < blockCount, entry.endVertex - entry.firstVertex >= 2,
-                  2 * Int(entry.endVertex) <= lengths[Int(entry.block)] else { throw .corrupt("polygon \(index) has a bad vertex run") }
+            guard fine, entry.blockIndex < blockCount, entry.endVertex - entry.firstVertex >= 2,
+                  entry.vertexBytes * Int(entry.endVertex) <= lengths[entry.blockIndex] else { throw .corrupt("polygon \(index) has a bad vertex run") }
             guard entry.bandCount > 0 else { continue }
             guard Int(entry.firstBand) + Int(entry.bandCount) < bandOffsets.count else { throw .corrupt("polygon \(index) has bad bands") }
             for k in Int(bandOffsets[Int(entry.firstBand)])..<Int(bandOffsets[Int(entry.firstBand + entry.bandCount)]) {
@@ -684,7 +906,7 @@ extension PolygonIndex {
         guard columns >= 1, rows >= 1 else { throw .corrupt("an empty grid") }
         let cellOffsets = try image.array("cellOffsets", Int32.self, count: columns * rows + 1)
         let cellItems = try image.array("cellItems", Int32.self)
-        let fineStates = try image.array("fineStates", UInt8.self, count: (columns << shift) * (rows << shift))
+        let fineStates = try image.array("fineStates", UInt8.self, count: Grid.packedCount((columns << shift) * (rows << shift)))
         guard cellOffsets.first == 0, Int(cellOffsets.last ?? -1) == cellItems.count,
               zip(cellOffsets.dropLast(), cellOffsets.dropFirst()).allSatisfy({ $0 <= $1 }) else { throw .corrupt("grid cell offsets out of order") }
         guard cellItems.allSatisfy({ $0 >= 0 && Int($0) < items }) else { throw .corrupt("a grid cell names a polygon that does not exist") }
@@ -696,7 +918,7 @@ extension PolygonIndex {
         }
         let grid = Grid(box: box, columns: columns, rows: rows, shift: shift, scaleX: scaleX, scaleY: scaleY,
                         cellOffsets: cellOffsets, cellItems: cellItems, fineStates: fineStates)
-        self.init(blocks: CoordinateBlocks(pointers: pointers, lengths: lengths, owner: owner), polygons: polygons,
+        self.init(blocks: CoordinateBlocks(pointers: pointers, lengths: lengths, owner: image.owner), polygons: polygons,
                   bandOffsets: bandOffsets, bandEdges: bandEdges, grid: grid)
     }
 }

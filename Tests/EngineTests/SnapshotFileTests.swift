@@ -117,6 +117,13 @@ import Testing
             var badItems = whole
             for k in 0..<min(cellItems.length, 64) { badItems[cellItems.offset + k] = 0x7F }  // polygon 2,139,062,143
             damaged.append(("grid cells naming no polygon", badItems))
+            // A file of the format before (version 1: every geometry also as WKB), as a store
+            // built before this version has it: refused for its version and rebuilt.
+            var older = whole
+            for offset in [8, whole.count - SnapshotFile.trailerSize + 24] {
+                older.replaceSubrange(offset..<(offset + 4), with: withUnsafeBytes(of: UInt32(1)) { Data($0) })
+            }
+            damaged.append(("format version 1", older))
             var badTree = whole
             for k in 0..<min(treeIndices.length, 64) { badTree[treeIndices.offset + k] = 0xFF }  // slot -1
             damaged.append(("tree slots out of range", badTree))
@@ -127,6 +134,7 @@ import Testing
                 let snapshot = try Self.mappedSnapshot(path)
                 let refused = snapshot.warnings.filter { $0.hasPrefix("snapshot file \(file) was refused and is rebuilt") }
                 #expect(refused.count == 1, "\(what): \(snapshot.warnings)")
+                if what == "format version 1" { #expect(refused.first?.hasSuffix("it has format version 1, not 2") == true, "\(refused)") }
                 try Self.expectSameLayers(snapshot, reference)
                 // The rebuilt file is whole again.
                 #expect(try Data(contentsOf: URL(fileURLWithPath: file)).count == whole.count, "\(what)")
@@ -195,7 +203,9 @@ import Testing
     /// shifted 0.6° further east, plus the 57 real districts (large polygons: banded edges), with
     /// attributes of every type the store keeps.
     /// `idList`: also a JSON column of id lists, which keeps a layer in memory.
-    static func zonesGeoJSON(copies: Int, idList: Bool) throws -> String {
+    /// `rounded`: the zones' coordinates rounded to 7 decimals (kept as Int32 in the file), the
+    /// districts' left at full precision (Doubles).
+    static func zonesGeoJSON(copies: Int, idList: Bool, rounded: Bool = false) throws -> String {
         func features(_ file: String) throws -> [[String: Any]] {
             let data = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(file)))
             let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
@@ -203,7 +213,9 @@ import Testing
         }
         func shifted(_ coordinates: Any, by dx: Double) -> Any {
             guard let list = coordinates as? [Any] else { return coordinates }
-            if let lon = list.first as? Double, list.count == 2, let lat = list.last as? Double { return [lon + dx, lat] }
+            if let lon = list.first as? Double, list.count == 2, let lat = list.last as? Double {
+                return rounded ? [((lon + dx) * 1e7).rounded() / 1e7, (lat * 1e7).rounded() / 1e7] : [lon + dx, lat]
+            }
             return list.map { shifted($0, by: dx) }
         }
         let zones = try features("prague/parking-zones.wgs84.geojson")
@@ -230,10 +242,10 @@ import Testing
     }
 
     /// A new store holding the zones as layer `zones`.
-    static func zonesStore(_ label: String, copies: Int, idList: Bool) throws -> String {
+    static func zonesStore(_ label: String, copies: Int, idList: Bool, rounded: Bool = false) throws -> String {
         let directory = try Fixtures.temporaryDirectory(label)
         let geojson = directory.appendingPathComponent("zones.geojson")
-        try zonesGeoJSON(copies: copies, idList: idList).write(to: geojson, atomically: true, encoding: .utf8)
+        try zonesGeoJSON(copies: copies, idList: idList, rounded: rounded).write(to: geojson, atomically: true, encoding: .utf8)
         let path = directory.appendingPathComponent("zones.gpkg").path
         _ = try Importer.importFile(geojson.path, into: GeoPackage(path: path, mode: .readWrite), options: ImportOptions(layer: "zones"))
         return path
@@ -260,10 +272,11 @@ import Testing
     /// The file built by streaming the store holds what the layer loaded whole holds: the same
     /// fids, areas (bit for bit), geometries, attributes, bounds and warnings, and the same
     /// R-tree and polygon index byte for byte (the old build wrote those images of the loaded
-    /// layer); and its answers equal GEOS's and the loaded layer's.
-    @Test func aStreamedFileHoldsWhatTheLoadedLayerHolds() async throws {
+    /// layer); and its answers equal GEOS's and the loaded layer's. `rounded`: with the zones at
+    /// 7 decimals, their runs Int32 beside the districts' Doubles.
+    @Test(arguments: [false, true]) func aStreamedFileHoldsWhatTheLoadedLayerHolds(rounded: Bool) async throws {
         try await onAThreadOfItsOwn {
-            let path = try Self.zonesStore("snapshot-stream", copies: 7, idList: false)
+            let path = try Self.zonesStore(rounded ? "snapshot-stream-rounded" : "snapshot-stream", copies: 7, idList: false, rounded: rounded)
             let snapshot = try Snapshot.load(storePath: path)  // the default line: 10,000
             #expect(snapshot.warnings.filter { $0.contains("snapshot file") }.isEmpty, "\(snapshot.warnings)")
             let m = try snapshot.layer("zones")
@@ -281,6 +294,12 @@ import Testing
             #expect(mt.image.numbers == rt.image.numbers && Self.sectionBytes(mt.image) == Self.sectionBytes(rt.image))
             let (mp, rp) = (try #require(m.polygons?.parts.first?.structure), try #require(r.polygons?.parts.first?.structure))
             #expect(mp.image.numbers == rp.image.numbers && Self.sectionBytes(mp.image) == Self.sectionBytes(rp.image))
+            // The coordinates are held once: shapes of a few bytes, no WKB.
+            let entry = try #require(try MappedFile(path: SnapshotFile.path(forStore: path)).directory().layers.first)
+            #expect(entry.sections["geometries"] == nil && (entry.sections["shapes"]?.length ?? .max) < 5 * r.count)
+            // Rounded, the zones' 7 × 13,675 run vertices take 8 bytes instead of 16 (the districts
+            // keep their Doubles): 765,800 bytes less.
+            #expect(entry.polygons.sections["coordinates"]?.length == (rounded ? 1_387_848 : 2_153_648))
 
             // Containing through the mapped layer, against GEOS over every candidate box, and
             // nearest against the same store loaded whole.

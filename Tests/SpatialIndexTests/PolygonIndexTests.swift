@@ -1,6 +1,6 @@
 import Foundation
 import Geometry
-import SpatialIndex
+@testable import SpatialIndex
 import TestSupport
 import Testing
 
@@ -215,5 +215,104 @@ import Testing
         // Boundary points fall both ways.
         #expect(inside > checked / 10 && inside < checked * 9 / 10)
     }
-}
 
+    /// A geometry with every coordinate rounded to 7 decimals, as a parser reads a GeoJSON
+    /// file written with 7 (`Double(q) / 1e7` is the Double nearest q × 10^-7).
+    static func rounded(_ geometry: Geometry) -> Geometry {
+        func round(_ p: Polygon) -> Polygon { Polygon(coordinates: p.coordinates.map { ($0 * 1e7).rounded() / 1e7 }, ringOffsets: p.ringOffsets) }
+        switch geometry {
+        case .polygon(let p): return .polygon(round(p))
+        case .multiPolygon(let m): return .multiPolygon(MultiPolygon(polygons: m.polygons.map(round)))
+        default: return geometry
+        }
+    }
+
+    /// Runs of 7-decimal coordinates are kept as Int32 (8 bytes a vertex, half the Doubles'),
+    /// give their geometries back exactly, and answer exactly as the engine's rule does, also
+    /// a hair from their vertices and edges; in a layer that mixes them with full-precision
+    /// runs (the districts as they are, the zones rounded) too.
+    @Test func sevenDecimalRunsAreIntegersAndAnswerTheSame() throws {
+        let districts = try Self.load("prague/districts.wgs84.geojson")
+        let zones = try Self.load("prague/parking-zones.wgs84.geojson")
+        let roundedZones = zones.map(Self.rounded)
+        func coordinateBytes(_ index: PolygonIndex) -> Int { index.image.sections["coordinates"]?.reduce(0) { $0 + $1.count } ?? 0 }
+        let full = try PolygonIndex(geometries: zones), fixed = try PolygonIndex(geometries: roundedZones)
+        // The zones' runs: 13,675 vertices (the rings as stored plus the steps back to each run's first;
+        // counted by a Python script over the GeoJSON).
+        #expect(coordinateBytes(full) == 16 * 13_675 && coordinateBytes(fixed) == 8 * 13_675)
+        // A rounded value is exact; one with more decimals, or -0.0, is not.
+        #expect(FixedPoint.exact(14.4208123) == 144_208_123 && FixedPoint.exact(14.42081234) == nil && FixedPoint.exact(-0.0) == nil)
+
+        let geometries = districts + roundedZones
+        var builder = PolygonIndex.Builder()
+        var readable = 0
+        for geometry in geometries {
+            if try builder.add(geometry) { readable += 1 }
+        }
+        let index = builder.build()
+        #expect(readable == geometries.count)
+        // Every geometry comes back from its run, bit for bit.
+        var mismatches = 0
+        for (i, geometry) in geometries.enumerated() {
+            let parts: [Polygon] = switch geometry {
+            case .polygon(let p): [p]
+            case .multiPolygon(let m): m.polygons
+            default: []
+            }
+            let back = index.geometry(i, rings: parts.map { p in (0..<p.ringCount).map { p.ringOffsets[$0 + 1] - p.ringOffsets[$0] } },
+                                      multi: { if case .multiPolygon = geometry { return true } else { return false } }())
+            func bits(_ g: Geometry) -> [UInt64] {
+                var out: [UInt64] = []
+                g.forEachCoordinateArray { out += $0.map(\.bitPattern) }
+                return out
+            }
+            let same = back.map { $0 == geometry && bits($0) == bits(geometry) } ?? false
+            if !same { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+
+        let boxes = geometries.map(\.bbox)
+        var points: [(Double, Double)] = []
+        for geometry in roundedZones.prefix(400) {
+            geometry.forEachCoordinateArray { c in
+                var k = 0
+                while k + 3 < c.count {
+                    for (x, y) in [(c[k], c[k + 1]), ((c[k] + c[k + 2]) / 2, (c[k + 1] + c[k + 3]) / 2)] {
+                        for d in [0, 1e-12, -1e-12, 1e-9, -1e-9, 5e-8, -5e-8] { points.append((x + d, y)); points.append((x, y + d)) }
+                    }
+                    k += 2
+                }
+            }
+        }
+        var random = SplitMix(state: 7)
+        let extent = boxes.reduce(into: BBox.empty) { $0.extend($1) }
+        for _ in 0..<5_000 {
+            points.append((Double.random(in: extent.minLon...extent.maxLon, using: &random), Double.random(in: extent.minLat...extent.maxLat, using: &random)))
+        }
+        var wrong = 0, hits = 0
+        for (x, y) in points {
+            let expected = geometries.indices.filter { boxes[$0].contains(lon: x, lat: y) && geometries[$0].contains(lon: x, lat: y) }
+            var found: [Int] = []
+            index.containing(lon: x, lat: y) { found.append($0) }
+            if found != expected || index.firstContaining(lon: x, lat: y) != expected.first { wrong += 1 }
+            hits += expected.contains { $0 >= districts.count } ? 1 : 0
+        }
+        #expect(wrong == 0)
+        #expect(points.count == 89_392 && hits > points.count / 2)  // 59,465 in a zone
+    }
+
+    /// The threshold that lets a fixed run compare latitudes as integers: value(q) > y exactly
+    /// when q > threshold(y), at and around decoded values and between them.
+    @Test func fixedPointThresholdSplitsExactly() {
+        var random = SplitMix(state: 3)
+        for _ in 0..<20_000 {
+            let q = Int32.random(in: -900_000_000...900_000_000, using: &random)
+            let v = FixedPoint.value(q)
+            for y in [v, v.nextUp, v.nextDown, (v + FixedPoint.value(q + 1)) / 2] {
+                let t = FixedPoint.threshold(y)
+                #expect(FixedPoint.value(Int32(t)) <= y && FixedPoint.value(Int32(t + 1)) > y)
+            }
+        }
+        #expect(FixedPoint.threshold(50.0875) == 500_875_000 && FixedPoint.threshold(50.0875.nextDown) == 500_874_999)
+    }
+}
