@@ -38,13 +38,7 @@ struct FencesCommand: ParsableCommand {
                 }
             case "put":
                 guard let name, let file else { throw CLIError("put needs a name and a file: vltava fences put NAME FILE") }
-                let text: String
-                if file == "-" {
-                    text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                } else {
-                    guard let read = try? String(contentsOfFile: file, encoding: .utf8) else { throw CLIError("cannot read \(file)", category: .notFound) }
-                    text = read
-                }
+                let text = try readFileArgument(file)
                 let json: JSONValue
                 do {
                     json = try JSON.parse(text)

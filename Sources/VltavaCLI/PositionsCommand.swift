@@ -32,13 +32,7 @@ struct PositionsCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let text: String
-        if file == "-" {
-            text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-        } else {
-            guard let read = try? String(contentsOfFile: file, encoding: .utf8) else { throw CLIError("cannot read \(file)", category: .notFound) }
-            text = read
-        }
+        let text = try readFileArgument(file)
         do {
             let updates: [PositionUpdate]
             do {

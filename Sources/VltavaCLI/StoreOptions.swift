@@ -63,3 +63,10 @@ enum ExitStatus {
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
+
+/// The text of a FILE argument, or of standard input for `-`.
+func readFileArgument(_ file: String) throws -> String {
+    if file == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
+    guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw CLIError("cannot read \(file)", category: .notFound) }
+    return text
+}
