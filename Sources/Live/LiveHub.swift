@@ -95,7 +95,7 @@ public final class LiveHub: Sendable {
 
     /// Refuses a batch while the events budget is spent, saying when it will not be.
     private func admitEvents() throws(LiveError) {
-        let rate = Double(limits.maxEventsPerSecond)
+        let rate = Double(max(1, limits.maxEventsPerSecond))  // 0 or less would never refill
         let wait = eventBudget.withLock { budget -> Double in
             let now = ProcessInfo.processInfo.systemUptime
             budget.events = min(rate, budget.events + max(0, now - budget.at) * rate)
