@@ -199,24 +199,20 @@ extension Endpoints {
                     w.endObject()
                 }
                 w.endArray()
-                w.key("beacons")
-                w.beginArray()
-                for beacon in venue.beacons {
-                    w.beginObject()
-                    w.key("id"); w.string(beacon.id)
-                    Endpoints.venuePlace(&w, frames, beacon.floor, beacon.x, beacon.y)
-                    w.endObject()
+                // Beacons and reference points alike: a name, then where (Endpoints.venuePlace).
+                func places(_ key: String, _ nameKey: String, _ all: [(name: String, floor: Int?, x: Double?, y: Double?)]) {
+                    w.key(key)
+                    w.beginArray()
+                    for place in all {
+                        w.beginObject()
+                        w.key(nameKey); w.string(place.name)
+                        Endpoints.venuePlace(&w, frames, place.floor, place.x, place.y)
+                        w.endObject()
+                    }
+                    w.endArray()
                 }
-                w.endArray()
-                w.key("points")
-                w.beginArray()
-                for point in venue.points {
-                    w.beginObject()
-                    w.key("label"); w.string(point.label)
-                    Endpoints.venuePlace(&w, frames, point.floor, point.x, point.y)
-                    w.endObject()
-                }
-                w.endArray()
+                places("beacons", "id", venue.beacons.map { ($0.id, $0.floor, $0.x, $0.y) })
+                places("points", "label", venue.points.map { ($0.label, $0.floor, $0.x, $0.y) })
                 w.endObject()
             }
             w.endArray()
