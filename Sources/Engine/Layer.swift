@@ -43,8 +43,28 @@ public final class Layer: Sendable {
     let polygons: LayerPolygons?
     /// Exact k-nearest over point features (point layers).
     let points: LayerPoints?
-    /// For the inside-the-area check of point and line layers: the convex hull of all vertices.
-    let hull: Polygon?
+    /// For the inside-the-area check of point and line layers: the convex hull of all vertices
+    /// (nil for other layers). Made at the first check and kept: a layer is rebuilt by every
+    /// write into it, and the hull was a fifth of a point layer's build.
+    var hull: Polygon? {
+        hullMade.withLock { made in
+            if let made { return made }
+            let hull: Polygon?
+            if let changes {
+                // Over the base's hull and each level's: a deleted feature's vertices stay
+                // inside until the layer is rebuilt (or, for a written one, its level merged).
+                let hulls = ([changes.base] + changes.levels.map(\.layer)).compactMap(\.hull)
+                hull = hulls.count <= 1 ? hulls.first : ConvexHull.of(hulls.map { Geometry.polygon($0) })
+            } else if family == .polygons || family == .table || storage == .mapped {
+                hull = nil
+            } else {
+                hull = ConvexHull.of(Array(geometries))
+            }
+            made = .some(hull)
+            return hull
+        }
+    }
+    private let hullMade = Locked<Polygon??>(nil)
 
     /// Search's index of the names (Search.swift), built on this version's first search.
     let nameIndex = Locked<NameIndex?>(nil)
@@ -149,7 +169,6 @@ public final class Layer: Sendable {
             tree = nil
             polygons = nil
             points = nil
-            hull = nil
             return
         }
         let boxes = geometries.map { $0?.bbox ?? .empty }
@@ -178,7 +197,6 @@ public final class Layer: Sendable {
         } else {
             points = nil
         }
-        hull = family == .polygons ? nil : ConvexHull.of(geometries)
     }
 
     /// The one check of the coordinates that enter a snapshot (a layer built here, or one
@@ -223,7 +241,6 @@ public final class Layer: Sendable {
         tree = LayerTree(parts: [IndexPart(structure: mapped.tree, offset: 0, hidden: nil)], fids: fids)
         polygons = LayerPolygons(parts: [IndexPart(structure: mapped.polygons, offset: 0, hidden: nil)])
         points = nil
-        hull = nil
         warnings = mapped.warnings
     }
 
@@ -270,10 +287,6 @@ public final class Layer: Sendable {
         tree = parts { $0.tree?.parts.first?.structure }.map { LayerTree(parts: $0, fids: fids) }
         polygons = parts { $0.polygons?.parts.first?.structure }.map { LayerPolygons(parts: $0) }
         points = parts { $0.points?.parts.first?.structure }.map { LayerPoints(parts: $0, fids: fids) }
-        // Over the base's hull and each level's: a deleted feature's vertices stay inside
-        // until the layer is rebuilt (or, for a written one, its level merged).
-        let hulls = built.compactMap(\.hull)
-        hull = hulls.count <= 1 ? hulls.first : ConvexHull.of(hulls.map { Geometry.polygon($0) })
         warnings = base.warnings
     }
 

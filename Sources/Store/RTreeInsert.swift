@@ -74,15 +74,16 @@ private struct RTreeEdit {
         }
     }
 
-    mutating func node(_ number: Int64) throws -> [RTreeCell] {
-        if let known = nodes[number] { return known }
+    /// Node `number`'s cells, read into `nodes` on first use; changed in place there (a copy
+    /// taken out and put back copied each node on the path, for every cell).
+    mutating func load(_ number: Int64) throws {
+        guard nodes[number] == nil else { return }
         try read.bind([.integer(number)])
         defer { read.reset() }
         guard try read.step(), let node = read.withBlob(0, { $0.count == nodeSize ? RTreeCell.decodeNode($0, capacity: capacity) : nil }) else {
             throw Unreadable()
         }
         nodes[number] = node.cells
-        return node.cells
     }
 
     mutating func insert(_ cell: RTreeCell) throws {
@@ -90,30 +91,29 @@ private struct RTreeEdit {
         // covers the new cell before any split moves cells about.
         var path: [Int64] = [1]
         for _ in 0..<depth {
-            var cells = try node(path[path.count - 1])
-            guard !cells.isEmpty else { throw Unreadable() }
+            let number = path[path.count - 1]
+            try load(number)
+            guard nodes[number]?.isEmpty == false else { throw Unreadable() }
             var best = 0, bestGrowth = Float.infinity, bestArea = Float.infinity
-            for (i, child) in cells.enumerated() {
+            for (i, child) in nodes[number, default: []].enumerated() {
                 let area = child.area
                 let growth = child.growing(cell).area - area
                 if growth < bestGrowth || (growth == bestGrowth && area < bestArea) { (best, bestGrowth, bestArea) = (i, growth, area) }
             }
-            cells[best] = cells[best].growing(cell)
-            set(path[path.count - 1], cells)
-            path.append(cells[best].id)
+            nodes[number, default: []][best].grow(cell)
+            dirty.insert(number)
+            path.append(nodes[number, default: []][best].id)
         }
         // Into the leaf, then up: an overfull node keeps half its cells and a new sibling
         // beside it in the parent takes the rest; an overfull root moves into two children.
         var entry = cell
         for level in stride(from: path.count - 1, through: 0, by: -1) {
             let number = path[level]
-            var cells = try node(number)
-            cells.append(entry)
+            try load(number)
+            nodes[number, default: []].append(entry)
+            dirty.insert(number)
             place(entry, in: number, leaf: level == path.count - 1)
-            guard cells.count > capacity else {
-                set(number, cells)
-                return
-            }
+            guard let cells = nodes[number], cells.count > capacity else { return }
             let (kept, moved) = RTreeEdit.split(cells)
             let isLeaf = level == path.count - 1
             if number == 1 {
@@ -133,9 +133,10 @@ private struct RTreeEdit {
             set(sibling, moved)
             for child in moved { place(child, in: sibling, leaf: isLeaf) }
             // The node's own box shrinks to what it kept; the sibling goes beside it.
-            var parent = try node(path[level - 1])
-            if let i = parent.firstIndex(where: { $0.id == number }) { parent[i] = RTreeCell(id: number, covering: kept) }
-            set(path[level - 1], parent)
+            let parent = path[level - 1]
+            try load(parent)
+            if let i = nodes[parent]?.firstIndex(where: { $0.id == number }) { nodes[parent, default: []][i] = RTreeCell(id: number, covering: kept) }
+            dirty.insert(parent)
             entry = RTreeCell(id: sibling, covering: moved)
         }
     }
@@ -173,9 +174,10 @@ private struct RTreeEdit {
             try writeNode.run([.integer(number), .blob(blob)])
         }
         let writeRowID = try database.prepare("INSERT OR REPLACE INTO \(quoted(name + "_rowid")) (rowid, nodeno) VALUES (?, ?)")
-        for (fid, number) in rowids { try writeRowID.run([.integer(fid), .integer(number)]) }
+        // In key order: appended fids then land at the end of the table's B-tree, page by page.
+        for (fid, number) in rowids.sorted(by: { $0.key < $1.key }) { try writeRowID.run([.integer(fid), .integer(number)]) }
         let writeParent = try database.prepare("INSERT OR REPLACE INTO \(quoted(name + "_parent")) (nodeno, parentnode) VALUES (?, ?)")
-        for (number, parent) in parents { try writeParent.run([.integer(number), .integer(parent)]) }
+        for (number, parent) in parents.sorted(by: { $0.key < $1.key }) { try writeParent.run([.integer(number), .integer(parent)]) }
     }
 }
 
@@ -185,4 +187,6 @@ private extension RTreeCell {
     func growing(_ other: RTreeCell) -> RTreeCell {
         RTreeCell(id: id, minX: min(minX, other.minX), maxX: max(maxX, other.maxX), minY: min(minY, other.minY), maxY: max(maxY, other.maxY))
     }
+
+    mutating func grow(_ other: RTreeCell) { self = growing(other) }
 }
