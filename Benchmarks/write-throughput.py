@@ -8,6 +8,8 @@ property, from a fixed seed) written
     keep-alive HTTP connections (http.client, a thread each), sending POST /v1/write with one
     insert (singles), then with 1,000 inserts (batches), each connection waiting for its last
     answer (over 8, the server commits the batches that arrive together as one group);
+  - to Vltava through the library: `vltava-bench writes` (Benchmarks/vltava-bench/Writes.swift),
+    `Engine.write` of the same batches on a copy of the same store, one writer;
   - to PostGIS: a throwaway PostgreSQL 15 + PostGIS cluster on loopback, INSERT … VALUES
     (ST_SetSRID(ST_GeomFromGeoJSON(%s), 4326), %s, %s) with bound parameters (psycopg 3): one row
     a statement in autocommit (singles), and 1,000 rows in one multi-row INSERT, its own
@@ -27,9 +29,10 @@ does more per write than PostgreSQL does (the change feed's row, the import's ch
 geometry and attribute, and the next snapshot built before it answers), so the ratio is what
 those cost on top of a durable commit; the single-connection rows compare the same concurrency.
 
-    Benchmarks/write-throughput.py [--binary .build/release/vltava] [--seconds 10] [--work DIR] [--quick]
+    Benchmarks/write-throughput.py [--binary .build/release/vltava] [--bench .build/release/vltava-bench]
+                                   [--seconds 10] [--work DIR] [--quick]
 
-Needs the release build (swift build -c release --product vltava), PostgreSQL 15 with PostGIS 3
+Needs the release builds (swift build -c release --product vltava, and --product vltava-bench), PostgreSQL 15 with PostGIS 3
 (postgresql-15-postgis-3) and psycopg 3 (pip install 'psycopg[binary]==3.3.*'). As root,
 PostgreSQL runs as nobody (runuser), so --work must be a folder nobody can reach (/tmp is).
 Everything it starts (server, cluster, scratch folder) is stopped and removed at exit,
@@ -118,9 +121,7 @@ def binary_identity(binary):
 def start_vltava(binary, scratch, stack):
     """Imports the station fixture into a new store, serves it with a write token on a free
     port, and returns (port, token). The server is stopped when `stack` closes."""
-    store = os.path.join(scratch, "store.gpkg")
-    subprocess.run([binary, "import", os.path.join(ROOT, "Fixtures/air/stations-prague.csv"), "--layer", "stations", "--db", store],
-                   check=True, stdout=subprocess.DEVNULL)
+    store = new_store(binary, scratch)
     token, tokens = benchsupport.write_token_file(scratch, "bench-")
     port = free_port()
     log_path = os.path.join(scratch, "serve.log")
@@ -130,6 +131,30 @@ def start_vltava(binary, scratch, stack):
     stack.callback(show_log, "vltava serve", log_path, lambda line: not line.startswith("listening on"))
     wait_until_ready(f"http://127.0.0.1:{port}/readyz", server, log_path)
     return port, token
+
+
+def new_store(binary, scratch, name="store.gpkg"):
+    """A new store in scratch holding the station fixture: the server's, or (another name) the
+    one the library's benchmark copies, never the file a server has open."""
+    store = os.path.join(scratch, name)
+    if not os.path.exists(store):
+        subprocess.run([binary, "import", os.path.join(ROOT, "Fixtures/air/stations-prague.csv"), "--layer", "stations", "--db", store],
+                       check=True, stdout=subprocess.DEVNULL)
+    return store
+
+
+def library_writes(bench, store, rows, rows_per_write, seconds, scratch):
+    """`vltava-bench writes` on a copy of `store`: (rows, commits, seconds) of Engine.write
+    batches of rows_per_write inserts of `rows` into a new layer."""
+    path = os.path.join(scratch, "rows.json")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            json.dump([list(row) for row in rows], f)
+    done = subprocess.run([bench, "writes", store, path, str(rows_per_write), str(seconds)], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"vltava-bench writes failed ({done.returncode}): {done.stderr[-2000:]}")
+    fields = dict(field.split("=", 1) for field in done.stdout.split() if "=" in field)
+    return int(fields["rows"]), int(fields["commits"]), float(fields["seconds"])
 
 
 def show_log(name, path, wanted):
@@ -307,21 +332,26 @@ def measure(seconds, writers):
 
 def print_table(results):
     """results: (kind, method, connections, rows, commits, elapsed), Vltava's first. Each
-    PostGIS row's ratio is Vltava's rate over the same number of connections divided by its."""
-    print(f"\n{'method':<50} {'conns':>5} {'rows':>9} {'rows/s':>10} {'commits/s':>10} {'Vltava/this':>12}")
-    vltava_rate = {}
+    PostGIS row's ratios are Vltava's rates over HTTP with the same number of connections, and
+    through the library (one writer), divided by its."""
+    print(f"\n{'method':<50} {'conns':>5} {'rows':>9} {'rows/s':>10} {'commits/s':>10} {'HTTP/this':>10} {'library/this':>12}")
+    http_rate, library_rate = {}, {}
     for kind, method, connections, rows, commits, elapsed in results:
         rate = rows / elapsed
-        is_vltava = method.startswith("vltava")
-        ratio = "" if is_vltava else f"{vltava_rate[(kind, connections)] / rate:.2f}"
-        if is_vltava:
-            vltava_rate[(kind, connections)] = rate
-        print(f"{method:<50} {connections:>5} {rows:>9,} {rate:>10,.0f} {commits / elapsed:>10,.1f} {ratio:>12}")
+        ratios = ("", "")
+        if method.startswith("vltava library"):
+            library_rate[kind] = rate
+        elif method.startswith("vltava"):
+            http_rate[(kind, connections)] = rate
+        else:
+            ratios = (f"{http_rate[(kind, connections)] / rate:.2f}", f"{library_rate[kind] / rate:.2f}")
+        print(f"{method:<50} {connections:>5} {rows:>9,} {rate:>10,.0f} {commits / elapsed:>10,.1f} {ratios[0]:>10} {ratios[1]:>12}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/vltava"))
+    parser.add_argument("--bench", default=os.path.join(ROOT, ".build/release/vltava-bench"))
     parser.add_argument("--seconds", type=float, default=10, help="seconds a measurement (default 10)")
     parser.add_argument("--work", help="the folder for the scratch files (default: the system's temporary folder)")
     parser.add_argument("--quick", action="store_true", help="2 s a measurement: checks that the script works")
@@ -330,6 +360,8 @@ def main():
     seconds = 2 if options.quick else options.seconds
     if not os.access(options.binary, os.X_OK):
         sys.exit(f"{options.binary} is missing: swift build -c release --product vltava")
+    if not os.access(options.bench, os.X_OK):
+        sys.exit(f"{options.bench} is missing: swift build -c release --product vltava-bench")
     if not (os.access(os.path.join(PGBIN, "postgres"), os.X_OK) and os.path.exists(POSTGIS_CONTROL)):
         sys.exit("PostgreSQL 15 with PostGIS 3 is missing: scripts/install-deps.sh --bench")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds the cleanup as Ctrl-C does
@@ -345,6 +377,7 @@ def main():
         conninfo = start_postgis(scratch, stack)
         version, postgis, settings = postgis_facts(conninfo)
         print(f"vltava:     {binary_identity(options.binary)}")
+        print(f"library:    {binary_identity(options.bench)}")
         print(f"PostgreSQL: {version}\n            {settings}")
         print(f"PostGIS:    {postgis}")
         print(f"client:     Python {sys.version.split()[0]}, psycopg {psycopg.__version__} ({psycopg.pq.__impl__}, libpq {psycopg.pq.version()})")
@@ -359,6 +392,9 @@ def main():
                     print(f"measuring Vltava {kind} over {count} connection{'s' if count > 1 else ''}…", flush=True)
                     writers = vltava.writers(layer, size, rows, count, connections)
                     results.append((kind, f"vltava POST /v1/write, {size:,} insert{'s' if size > 1 else ''}", count, *measure(seconds, writers)))
+            print(f"measuring Vltava {kind} through the library…", flush=True)
+            results.append((kind, f"vltava library Engine.write, {size:,} insert{'s' if size > 1 else ''}", 1,
+                            *library_writes(options.bench, new_store(options.binary, scratch, "library.gpkg"), rows, size, seconds, scratch)))
             for count in (1, 8):
                 table = f"{kind}_{count}"
                 create_table(conninfo, table)

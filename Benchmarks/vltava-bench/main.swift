@@ -6,8 +6,10 @@
 //
 // `vltava-bench tiles …` runs the tile-encoding benchmark instead (TileEncoding.swift; driven
 // by Benchmarks/tiles-vs-postgis.sh), `vltava-bench fences …` position updates through the
-// library (Fences.swift; driven by Benchmarks/fences-vs-redis.py), `vltava-bench pmtiles …`
-// reading and writing a PMTiles archive (PMTiles.swift).
+// library (Fences.swift; driven by Benchmarks/fences-vs-redis.py), `vltava-bench writes …`
+// durable write batches through the library (Writes.swift; driven by
+// Benchmarks/write-throughput.py), `vltava-bench pmtiles …` reading and writing a PMTiles
+// archive (PMTiles.swift).
 
 import Foundation
 
@@ -38,6 +40,15 @@ if arguments.first == "fences" {
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("F1: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if arguments.first == "writes" {
+    do {
+        print(try runWrites(Array(arguments.dropFirst())))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("X1: \(error)\n".utf8))
         exit(1)
     }
 }

@@ -17,6 +17,7 @@ import Foundation
 import Geometry
 import PostgresNIO
 import Store
+import Support
 
 /// The PostGIS database as the engine's writer (`PostGISSource.openWriter`).
 final class PostGISStoreWriter: StoreWriter, @unchecked Sendable {
@@ -66,12 +67,52 @@ final class PostGISStoreWriter: StoreWriter, @unchecked Sendable {
         }
         return deleted
     }
+
+    /// Keeps durable live layers' objects in `vltava_positions`, as a GeoPackage does: one
+    /// transaction, durable at commit. The batch goes as one JSON parameter that the statement
+    /// unpacks (`json_to_recordset`), so 1,000 objects are one round trip, bound, not pasted.
+    func savePositions(_ positions: [StoredPosition]) throws(EngineError) {
+        let rows = positions.map { p -> JSONValue in
+            .object(JSONObject([
+                ("layer", .string(p.layer)), ("id", .string(p.id)), ("lon", .double(p.lon)), ("lat", .double(p.lat)), ("time", .double(p.time)),
+                ("fields", p.fields.map { .string($0) } ?? .null), ("expires", p.expires.map { .double($0) } ?? .null),
+            ]))
+        }
+        try PostGISStore.transaction(database) { connection in
+            try database.execute(connection, PostGISStore.positionsTable)
+            guard !rows.isEmpty else { return }
+            try database.execute(connection, """
+                INSERT INTO vltava_positions (layer, id, lon, lat, time, fields, expires)
+                SELECT layer, id, lon, lat, time, fields, expires
+                FROM json_to_recordset($1::json) AS p(layer text, id text, lon float8, lat float8, time float8, fields text, expires float8)
+                ON CONFLICT (layer, id) DO UPDATE SET lon = excluded.lon, lat = excluded.lat, time = excluded.time,
+                    fields = excluded.fields, expires = excluded.expires
+                """, [.text(JSON.serialize(.array(rows)))])
+        }
+    }
+
+    /// Forgets a kept object, or every object of the layer when `id` is nil.
+    func deletePositions(layer: String, id: String?) throws(EngineError) {
+        try PostGISStore.transaction(database) { connection in
+            try database.execute(connection, PostGISStore.positionsTable)
+            if let id {
+                try database.execute(connection, "DELETE FROM vltava_positions WHERE layer = $1 AND id = $2", [.text(layer), .text(id)])
+            } else {
+                try database.execute(connection, "DELETE FROM vltava_positions WHERE layer = $1", [.text(layer)])
+            }
+        }
+    }
 }
 
 extension PostGISStore {
     /// The declared live layers, fences and webhooks (Store/LiveDefinitions.swift), each as the
     /// JSON a client sent. Every server on the database reads them when it starts.
     static let liveTable = "CREATE TABLE IF NOT EXISTS vltava_live (kind text NOT NULL, name text NOT NULL, definition text NOT NULL, PRIMARY KEY (kind, name))"
+    /// Durable live layers' objects (Store/LiveDefinitions.swift): the latest position of each.
+    static let positionsTable = """
+        CREATE TABLE IF NOT EXISTS vltava_positions (layer text NOT NULL, id text NOT NULL, lon float8 NOT NULL, lat float8 NOT NULL,
+            time float8 NOT NULL, fields text, expires float8, PRIMARY KEY (layer, id))
+        """
 }
 
 extension PostGISSource {
@@ -91,6 +132,21 @@ extension PostGISSource {
 }
 
 extension PostGISSource {
+    public func livePositions() throws(EngineError) -> [StoredPosition] {
+        let rows: [[AttributeValue]]
+        do {
+            rows = try database.rows("SELECT layer, id, lon, lat, time, fields, expires FROM vltava_positions ORDER BY layer COLLATE \"C\", id COLLATE \"C\"",
+                                     [], deadline: .none)
+        } catch .store(let message) where message.contains("42P01") {
+            return []  // no durable layer yet: no table
+        }
+        return rows.compactMap { row in
+            guard row.count == 7, let layer = row[0].stringValue, let id = row[1].stringValue,
+                  let lon = row[2].doubleValue, let lat = row[3].doubleValue, let time = row[4].doubleValue else { return nil }
+            return StoredPosition(layer: layer, id: id, lon: lon, lat: lat, time: time, fields: row[5].stringValue, expires: row[6].doubleValue)
+        }
+    }
+
     public func openWriter() throws(EngineError) -> any StoreWriter {
         try PostGISStoreWriter(database: database)
     }

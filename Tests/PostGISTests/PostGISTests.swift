@@ -730,3 +730,41 @@ extension PostGISStoreTests {
         }
     }
 }
+
+extension PostGISStoreTests {
+    /// A durable live layer on a PostGIS store: each batch's objects are kept in
+    /// `vltava_positions` (read back with psql) before it is answered, and a new engine on the
+    /// database puts them back with their fence states, firing nothing.
+    @Test func durableLiveObjectsAreKeptInPostgreSQL() async throws {
+        try await onAThreadOfItsOwn {
+            let (cluster, _) = try PushedStore.pushed.get()
+            let url = try PushedStore.database("vltava_durable")
+            let fence = #"{"watch": {"layer": "keepers"}, "area": {"point": [14.40519, 50.11576], "radius_m": 50}}"#
+            do {
+                let engine = try StoreLocation.engine(url)
+                try engine.declareLiveLayer("keepers", settings: LiveLayerSettings.parse(try JSON.parse(#"{"durable": true}"#)))
+                try engine.putFence(FenceDefinition.parse(name: "pen", try JSON.parse(fence)))
+                let inside = try engine.updatePositions("keepers", [
+                    PositionUpdate(id: "k1", point: Point(lon: 14.40519, lat: 50.11576), time: 100, fields: JSONObject([("shift", .string("morning"))])),
+                    PositionUpdate(id: "k2", point: Point(lon: 14.40519, lat: 50.12076), time: 100.25),
+                ])
+                #expect(inside.events.map { "\($0.fence) \($0.kind) \($0.object ?? "")" } == ["pen enter k1"])
+                #expect(try engine.removeLiveObject("keepers", id: "k2"))
+            }
+            #expect(try cluster.psql("SELECT string_agg(id || ' ' || lon || ' ' || lat || ' ' || time || ' ' || fields || ' ' || coalesce(expires::text, 'never'), ', ') FROM vltava_positions",
+                                     database: "vltava_durable").trimmingCharacters(in: .whitespacesAndNewlines)
+                    == #"k1 14.40519 50.11576 100 {"shift":"morning"} never"#)
+
+            let restarted = try StoreLocation.engine(url)
+            let k1 = try #require(restarted.live.object("keepers", id: "k1"))
+            #expect(k1.point == Point(lon: 14.40519, lat: 50.11576) && k1.time == 100 && k1.fields?["shift"] == .string("morning"))
+            #expect(restarted.live.object("keepers", id: "k2") == nil && restarted.live.events(after: 0, limit: 10).events.isEmpty)
+            // Inside still: leaving fires exit, not a second enter.
+            let out = try restarted.updatePositions("keepers", [PositionUpdate(id: "k1", point: Point(lon: 14.40519, lat: 50.12076), time: 200)])
+            #expect(out.events.map { "\($0.fence) \($0.kind)" } == ["pen exit"])
+            // Made a memory layer: its kept objects are forgotten.
+            try restarted.declareLiveLayer("keepers", settings: LiveLayerSettings())
+            #expect(try cluster.psql("SELECT count(*) FROM vltava_positions", database: "vltava_durable").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        }
+    }
+}
