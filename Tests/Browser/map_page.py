@@ -38,6 +38,9 @@ Against a server on the demo store it checks, with real clicks on the map:
     the file input gives the same distance; a 12,000-fix trace is planned as at most 10,000
     fixes in consecutive chunks;
   - on a phone-sized viewport the map and the panel are both on screen, and a click works;
+  - with --write-token, fences of every kind: a circle and a pen's (its pixel, the events shown
+    and flashed as a keeper walks), a geometry as given, a reach as /isochrone's polygon, a
+    roaming circle around a keeper that follows it when it moves, a threshold fence's place;
   - no console errors at any of these views.
 Screenshots (DIR, default .build/screenshots): map-bare.png, map-zoo-z16.png,
 map-prague-z12.png, map-route.png, map-query.png, map-isochrone.png, map-trip.png, map-trace.png,
@@ -77,6 +80,13 @@ FENCE_CIRCLE = (14.4068, 50.1166)
 FENCE_RADIUS_M = 25
 KEEPER_WALK = [(14.4080, 50.1160), FENCE_CIRCLE, (14.4080, 50.1160), GORILLA_PEN]
 FENCE_COLOUR, FENCE_OPACITY = "#ff7f00", 0.25
+# The other kinds of fence, away from the keeper's walk, watching another live layer, so the
+# walk's events are the pond's and the gorillas' alone.
+SHAPE_FENCE = [[14.4045, 50.1170], [14.4051, 50.1170], [14.4051, 50.1174], [14.4045, 50.1174], [14.4045, 50.1170]]
+REACH_FROM = (14.4085, 50.1170)
+KEEPER_2 = [(14.4045, 50.1162), (14.4049, 50.1165)]   # followed by the roaming fence
+ROAMING_RADIUS_M = 30
+THRESHOLD_PLACE = (14.4058, 50.1158)
 # Indoor: calib2021's flat placed in Pavilon goril (build-demo-store.sh, VLTAVA_DEMO_FLAT=1).
 INDOOR_VIEW = "map=19/50.11542/14.40488&layers=zoo_map,pavilions"
 INDOOR_SCANS = 120
@@ -448,20 +458,29 @@ def fences_and_events(driver, args, out):
     check(status == 200, f"the live layer was refused: {status}")
     pens = get_json(f"{base}/ogc/collections/pens/items?limit=1000")["features"]
     gorillas = next(f for f in pens if f["properties"].get("name") == "gorily")
+    status, _ = api(base, "PUT", "/v1/live/visitors", {"ttl_s": 600}, token)
+    check(status == 200, f"the live layer visitors was refused: {status}")
     fences = {"pond": {"watch": {"layer": "keepers"}, "area": {"point": list(FENCE_CIRCLE), "radius_m": FENCE_RADIUS_M}},
-              "gorillas": {"watch": {"layer": "keepers"}, "area": {"layer": "pens", "fids": [int(gorillas["id"])], "within_m": 15}}}
+              "gorillas": {"watch": {"layer": "keepers"}, "area": {"layer": "pens", "fids": [int(gorillas["id"])], "within_m": 15}},
+              "shape": {"watch": {"layer": "visitors"}, "area": {"geometry": {"type": "Polygon", "coordinates": [SHAPE_FENCE]}}},
+              "reach": {"watch": {"layer": "visitors"}, "area": {"reach": {"from": list(REACH_FROM), "minutes": 1}}},
+              "roaming": {"watch": {"layer": "visitors"}, "area": {"near": {"layer": "keepers", "object": "keeper-2"}, "radius_m": ROAMING_RADIUS_M}},
+              "air": {"threshold": {"place": list(THRESHOLD_PLACE), "column": "aqi", "at_least": 4}}}
     for name, definition in fences.items():
         status, answer = api(base, "PUT", f"/v1/fences/{name}", definition, token)
         check(status == 200 and answer["running"], f"the fence {name} was refused: {status} {answer}")
     walk = [{"id": "keeper-1", "position": list(p), "time": 1780304400 + 60 * i} for i, p in enumerate(KEEPER_WALK)]
-    status, answer = api(base, "POST", "/v1/live/keepers/positions", {"positions": walk[:1]}, token)
-    check(status == 200 and answer["events"] == [], f"the keeper's first position: {status} {answer}")
+    keeper_2 = [{"id": "keeper-2", "position": list(p), "time": 1780304400 + 60 * i} for i, p in enumerate(KEEPER_2)]
+    status, answer = api(base, "POST", "/v1/live/keepers/positions", {"positions": walk[:1] + keeper_2[:1]}, token)
+    check(status == 200 and answer["events"] == [], f"the keepers' first positions: {status} {answer}")
     try:
         open_page(driver, base, FENCE_VIEW)
-        drawn = wait_for(driver, "const f = vltava.fences; return f.length === 2 && f.every(x => x.areas === 1) && vltava.liveObjects === 1 && f",
-                         "the fences and the keeper drawn", 20)
+        drawn = wait_for(driver, """const f = vltava.fences, n = Object.fromEntries(f.map(x => [x.name, x.areas]));
+            return f.length === 6 && n.pond === 1 && n.gorillas === 1 && n.shape === 1 && n.reach >= 1 && n.roaming === 1 && n.air === 1
+              && vltava.liveObjects === 2 && f""", "the six fences and the two keepers drawn", 20)
         idle(driver)
-        check(rendered(driver, ["fences-fill"])["fences-fill"] >= 2 and rendered(driver, ["live-objects"])["live-objects"] == 1,
+        other_kinds(driver, base, token, keeper_2, out)
+        check(rendered(driver, ["fences-fill"])["fences-fill"] >= 2 and rendered(driver, ["live-objects"])["live-objects"] == 2,
               f"the fences or the keeper are not drawn: {rendered(driver, ['fences-fill', 'live-objects'])}")
         # The circle's centre: the fence's fill over what is under it.
         hidden, shown = driver.execute_async_script(PIXEL_WITHOUT, list(FENCE_CIRCLE), ["fences-fill", "fences-line"])
@@ -490,8 +509,8 @@ def fences_and_events(driver, args, out):
             check(answer["event"]["flashed"] == 1, f"the {fence} fence did not flash: {answer['event']}")
             state = driver.execute_script("return vltava.map.getFeatureState({source: 'fences', id: arguments[0]}).flash",
                                           driver.execute_script("return vltava.fenceAreaIds(arguments[0])[0]", fence))
-            at = driver.execute_script("return vltava.liveObjectsList()")
-            check(at == [["keepers/keeper-1", walk[step]["position"]]], f"the keeper is not drawn where it went: {at}")
+            at = dict(map(tuple, driver.execute_script("return vltava.liveObjectsList()")))
+            check(at.get("keepers/keeper-1") == walk[step]["position"], f"the keeper is not drawn where it went: {at}")
             seen.append({"event": kind, "fence": fence, "shown_ms": round(answer["shown_ms"], 1), "flash": state,
                          "feature": answer["event"]["feature"]})
             if step == 1:
@@ -508,6 +527,41 @@ def fences_and_events(driver, args, out):
         for name in fences:
             api(base, "DELETE", f"/v1/fences/{name}", None, token)
         api(base, "DELETE", "/v1/live/keepers", None, token)
+        api(base, "DELETE", "/v1/live/visitors", None, token)
+
+
+def other_kinds(driver, base, token, keeper_2, out):
+    """The fences that are not a circle or a layer's features, as drawn: the geometry as given,
+    the reach as /isochrone's polygon for the same point and minutes, the roaming circle around
+    its object and following it when it moves, the threshold fence as a point at its place."""
+    shapes = {name: driver.execute_script("return vltava.fenceGeometries(arguments[0])", name) for name in ("shape", "reach", "roaming", "air")}
+    check(shapes["shape"] == [{"type": "Polygon", "coordinates": [SHAPE_FENCE]}], f"the geometry fence is drawn as {shapes['shape']}")
+    isochrone = get_json(f"{base}/isochrone?point={REACH_FROM[1]},{REACH_FROM[0]}&time_limit=60&buckets=1&profile=foot")["polygons"]
+    check(shapes["reach"] == [p["geometry"] for p in isochrone], "the reach fence is not /isochrone's polygon for 1 minute from its point")
+    check(shapes["air"] == [{"type": "Point", "coordinates": list(THRESHOLD_PLACE)}], f"the threshold fence is drawn as {shapes['air']}")
+    # The roaming circle re-sets the source each second, so the point is waited for, not read once.
+    wait_for(driver, "return vltava.map.queryRenderedFeatures({layers: ['fences-point']}).length >= 1", "the threshold fence's point rendered", 5)
+
+    def centre(ring):
+        corners = ring[:-1]
+        return [sum(p[0] for p in corners) / len(corners), sum(p[1] for p in corners) / len(corners)]
+
+    def metres(a, b):
+        k = math.cos(math.radians(a[1]))
+        return math.hypot((a[0] - b[0]) * k, a[1] - b[1]) * 111_195  # the page's metres a degree
+
+    first = centre(shapes["roaming"][0]["coordinates"][0])
+    check(metres(first, keeper_2[0]["position"]) < 0.5, f"the roaming circle is centred at {first}, not at keeper-2 {keeper_2[0]['position']}")
+    radius = metres(first, shapes["roaming"][0]["coordinates"][0][0])
+    check(abs(radius - ROAMING_RADIUS_M) < 0.5, f"the roaming circle's radius is {radius:.2f} m, not {ROAMING_RADIUS_M}")
+    status, _ = api(base, "POST", "/v1/live/keepers/positions", {"positions": keeper_2[1:]}, token)
+    check(status == 200, f"keeper-2's move was refused: {status}")
+    moved = wait_for(driver, """const g = vltava.fenceGeometries('roaming')[0], want = arguments[0];
+        if (!g) return false;
+        const ring = g.coordinates[0].slice(0, -1), c = [0, 1].map(i => ring.reduce((s, p) => s + p[i], 0) / ring.length);
+        return Math.abs(c[0] - want[0]) < 1e-6 && Math.abs(c[1] - want[1]) < 1e-6 && c""", "the roaming circle following keeper-2", 5, keeper_2[1]["position"])
+    out["other_fences"] = {"reach_polygons": len(shapes["reach"]), "roaming_centre": first, "roaming_moved_to": moved,
+                           "roaming_radius_m": round(radius, 2)}
 
 
 def robot_scans(count):

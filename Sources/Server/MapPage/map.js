@@ -992,7 +992,8 @@
   const objects = new Map();       // 'layer/id' -> [lon, lat]
   let fenceDefinitions = [];
   Object.assign(exposed, { fences: [], fenceEvents: 0, lastFenceEvent: null, liveObjects: 0, liveReads: 0,
-    fenceAreaIds: (name) => (fenceIds.get(name) || []).map((a) => a.id), liveObjectsList: () => [...objects] });
+    fenceAreaIds: (name) => (fenceIds.get(name) || []).map((a) => a.id), liveObjectsList: () => [...objects],
+    fenceGeometries: (name) => (fenceIds.get(name) || []).map((a) => (fences.features.find((g) => g.id === a.id) || {}).geometry) });
 
   function circle(lon, lat, radius, properties) {
     const k = Math.cos(lat * Math.PI / 180), ring = [];
@@ -1064,22 +1065,32 @@
     }
     fences.features = features;
     setSource('fences', fences);
-    exposed.fences = answer.fences.map((f) => ({ name: f.name, areas: (fenceIds.get(f.name) || []).length, running: f.running }));
+    exposeFences();
+    moveRoaming();
     renderEvents();
   }
-  // Roaming fences follow their object.
+  // Roaming fences follow their object, and are drawn once it is known: the fences are read
+  // before the first objects are.
   function moveRoaming() {
     let moved = false;
     for (const fence of fenceDefinitions) {
       const area = fence.definition.area || {};
       if (!area.near) continue;
       const at = objects.get(`${area.near.layer}/${area.near.object}`);
+      if (!at) continue;
       const ids = fenceIds.get(fence.name) || [];
-      if (!at || !ids.length) continue;
-      const f = fences.features.find((g) => g.id === ids[0].id);
-      if (f) { Object.assign(f, circle(at[0], at[1], area.radius_m || 0, f.properties), { id: f.id }); moved = true; }
+      const drawn = ids.length ? fences.features.find((g) => g.id === ids[0].id) : null;
+      const id = drawn ? drawn.id : fences.features.reduce((m, g) => Math.max(m, g.id), 0) + 1;
+      const properties = drawn ? drawn.properties : { near: `${area.near.layer}/${area.near.object}`, fence: fence.name, running: fence.running };
+      const around = Object.assign(circle(at[0], at[1], area.radius_m || 0, properties), { id });
+      if (drawn) Object.assign(drawn, around);
+      else { fences.features.push(around); fenceIds.set(fence.name, [{ id, fid: undefined }]); }
+      moved = true;
     }
-    if (moved) setSource('fences', fences);
+    if (moved) { setSource('fences', fences); exposeFences(); }
+  }
+  function exposeFences() {
+    exposed.fences = fenceDefinitions.map((f) => ({ name: f.name, areas: (fenceIds.get(f.name) || []).length, running: f.running }));
   }
 
   function showObjects() {
