@@ -34,39 +34,20 @@ let workloads: [(id: String, run: (String) throws -> String)] = [
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "fences" {
+/// The benchmarks run as `vltava-bench NAME ARGUMENTS…`, driven by their scripts: the name, the
+/// id their errors are reported under, and the run, which prints one line.
+let subcommands: [(name: String, id: String, run: ([String]) throws -> String)] = [
+    ("fences", "F1", runFenceUpdates),
+    ("writes", "X1", runWrites),
+    ("pmtiles", "P1", runPMTiles),
+    ("tiles", "T1", runTileEncoding),
+]
+if let name = arguments.first, let subcommand = subcommands.first(where: { $0.name == name }) {
     do {
-        print(try runFenceUpdates(Array(arguments.dropFirst())))
+        print(try subcommand.run(Array(arguments.dropFirst())))
         exit(0)
     } catch {
-        FileHandle.standardError.write(Data("F1: \(error)\n".utf8))
-        exit(1)
-    }
-}
-if arguments.first == "writes" {
-    do {
-        print(try runWrites(Array(arguments.dropFirst())))
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("X1: \(error)\n".utf8))
-        exit(1)
-    }
-}
-if arguments.first == "pmtiles" {
-    do {
-        print(try runPMTiles(Array(arguments.dropFirst())))
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("P1: \(error)\n".utf8))
-        exit(1)
-    }
-}
-if arguments.first == "tiles" {
-    do {
-        print(try runTileEncoding(Array(arguments.dropFirst())))
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("T1: \(error)\n".utf8))
+        FileHandle.standardError.write(Data("\(subcommand.id): \(error)\n".utf8))
         exit(1)
     }
 }
