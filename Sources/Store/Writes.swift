@@ -226,11 +226,23 @@ private struct GeoPackageBatch: BatchStore {
     var deferredRTrees: [String: (rtree: String, trigger: String, cells: [RTreeCell])] = [:]
     /// Layers with no R-tree insert trigger to defer (none, or not the spec's name).
     var undeferred: Set<String> = []
+    /// The batch's inserts and upserts per layer (lowercased). Below `fewestDeferredInserts`
+    /// into a layer, its trigger is left be: dropping and making it again changes the schema,
+    /// which writes `sqlite_master` and makes the connection prepare its statements again, more
+    /// than the trigger costs for a few rows (a one-feature write: 18 page writes, not 12).
+    var inserts: [String: Int] = [:]
+    static let fewestDeferredInserts = 32
 
     init(store: GeoPackage) { self.store = store }
 
     mutating func run(_ batch: WriteBatch) throws -> AppliedBatch {
         try database.execute(GeoPackage.changeTable)
+        for case .change(let layer, let change) in batch.operations {
+            switch change {
+            case .insert, .upsert: inserts[layer.lowercased(), default: 0] += 1
+            default: break
+            }
+        }
         let outcome = try BatchPlanner.apply(batch, to: &self)
         for name in Array(deferredRTrees.keys) { try addToRTree(of: name) }
         // The changed features as stored, read back through the store's one reader (so in
@@ -309,7 +321,8 @@ private struct GeoPackageBatch: BatchStore {
     /// Drops the layer's R-tree insert trigger for the rest of the batch; false when it has none.
     private mutating func deferRTree(of layer: LayerInfo) throws -> Bool {
         if deferredRTrees[layer.name] != nil { return true }
-        guard !undeferred.contains(layer.name), let column = layer.geometryColumn else { return false }
+        guard !undeferred.contains(layer.name), inserts[layer.name.lowercased(), default: 0] >= Self.fewestDeferredInserts,
+              let column = layer.geometryColumn else { return false }
         let rtree = GeoPackage.rtreeName(layer.name, column)
         guard case .text(let trigger)? = try database.scalar("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", .text(rtree + "_insert")),
               try database.hasTable(rtree) else {
