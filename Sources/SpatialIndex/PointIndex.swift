@@ -110,7 +110,7 @@ public struct PointIndex: Sendable {
     public func nearestIndices(k: Int, lon: Double, lat: Double, into result: UnsafeMutableBufferPointer<Int32>) -> Int {
         guard k > 0, count > 0 else { return 0 }
         return withUnsafeTemporaryAllocation(of: (Double, Int32).self, capacity: min(k, count)) { storage in
-            withTree { tree in tree.nearest(Geodesy.unitVector(lon: lon, lat: lat), storage, into: result) }
+            withTree { tree in tree.nearest(lon: lon, lat: lat, storage, into: result) }
         }
     }
 
@@ -126,9 +126,19 @@ public struct PointIndex: Sendable {
         guard count > 0 else { return }
         withUnsafeTemporaryAllocation(of: (Double, Int32).self, capacity: min(k, count)) { storage in
             withTree { tree in
+                if tree.scans(k: k) {
+                    // Two queries a scan (one in each lane); the odd last one in both lanes.
+                    for i in stride(from: 0, to: n, by: 2) {
+                        let j = min(i + 1, n - 1)
+                        tree.nearestByScan((queries[2 * i], queries[2 * i + 1]), (queries[2 * j], queries[2 * j + 1]), storage,
+                                           into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]),
+                                           UnsafeMutableBufferPointer(rebasing: result[(k * j)..<(k * j + k)]))
+                    }
+                    return
+                }
                 guard count >= PointIndex.sortedBatchMinimum else {
                     for i in 0..<n {
-                        _ = tree.nearest(Geodesy.unitVector(lon: queries[2 * i], lat: queries[2 * i + 1]), storage,
+                        _ = tree.nearest(lon: queries[2 * i], lat: queries[2 * i + 1], storage,
                                          into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]))
                     }
                     return
@@ -143,6 +153,10 @@ public struct PointIndex: Sendable {
         }
     }
 
+    /// Up to this many points, a search for up to `scanMaximumK` nearest with no filter scans
+    /// every point instead of walking the tree (see `Tree.scan`): W4, 17 stations.
+    static let scanMaximum = 32
+    static let scanMaximumK = 3
     /// A tree this small sits in the first-level cache, and sorting a batch costs more than it
     /// saves (W4, 17 points: a tenth more time per query).
     static let sortedBatchMinimum = 1_024
@@ -293,19 +307,109 @@ private struct Tree {
     let axes: UnsafeBufferPointer<UInt8>
     let count: Int
 
+    /// Every query path's search: the k best (k = `best.storage.count`) into `best`. A small
+    /// set is scanned when the scan's answer is settled (see `scan`); otherwise, and always
+    /// with a filter, the tree is walked from the query's exact unit vector.
     func search(lon: Double, lat: Double, _ best: inout Best, _ filter: ((Int) -> Bool)?) {
-        let q = Geodesy.unitVector(lon: lon, lat: lat)
+        if filter == nil && scans(k: best.storage.count) {
+            let (slots, _) = scan((lon, lat), (lon, lat))
+            if settle(slots, &best) { return }
+        }
+        searchTree(Geodesy.unitVector(lon: lon, lat: lat), &best, filter)
+    }
+
+    private func searchTree(_ q: (x: Double, y: Double, z: Double), _ best: inout Best, _ filter: ((Int) -> Bool)?) {
         Searcher(tree: self, qx: q.x, qy: q.y, qz: q.z, filter: filter).visit(0, count, 0, 0, 0, &best)
     }
 
-    /// The k nearest (k = `storage.count`) of the unit vector q into `result`; returns how many
-    /// were found.
-    func nearest(_ q: (x: Double, y: Double, z: Double), _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
+    /// The k nearest (k = `storage.count`) of a position into `result`; returns how many were
+    /// found.
+    func nearest(lon: Double, lat: Double, _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
                  into result: UnsafeMutableBufferPointer<Int32>) -> Int {
         var best = Best(storage: storage, limit: 9)
-        Searcher(tree: self, qx: q.x, qy: q.y, qz: q.z, filter: nil).visit(0, count, 0, 0, 0, &best)
+        search(lon: lon, lat: lat, &best, nil)
         for i in 0..<best.size { result[i] = storage[i].1 }
         return best.size
+    }
+
+    /// Whether a search for k nearest without a filter scans (see `scan`).
+    func scans(k: Int) -> Bool { count <= PointIndex.scanMaximum && k <= PointIndex.scanMaximumK }
+
+    /// `nearest(lon:lat:_:into:)` of two positions at once, a and b (which may be the same
+    /// position with the same result buffer): one scan, each lane settled on its own.
+    func nearestByScan(_ a: (lon: Double, lat: Double), _ b: (lon: Double, lat: Double), _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
+                       into resultA: UnsafeMutableBufferPointer<Int32>, _ resultB: UnsafeMutableBufferPointer<Int32>) {
+        let (slotsA, slotsB) = scan(a, b)
+        @inline(__always) func answer(_ slots: Slots, _ position: (lon: Double, lat: Double), _ result: UnsafeMutableBufferPointer<Int32>) {
+            var best = Best(storage: storage, limit: 9)
+            if !settle(slots, &best) { searchTree(Geodesy.unitVector(lon: position.lon, lat: position.lat), &best, nil) }
+            for i in 0..<best.size { result[i] = storage[i].1 }
+        }
+        answer(slotsA, a, resultA)
+        answer(slotsB, b, resultB)
+    }
+
+    /// The four nearest points of two positions (one in each SIMD lane) by a scan of every
+    /// point, as keys: a squared chord whose lowest 5 bits are replaced by the point's tree
+    /// position (below `scanMaximum` = 32), read as a Double. Non-negative Doubles order as
+    /// their bit patterns, so the four smallest keys are kept by min/max alone, with no branch
+    /// (W4, 17 points and queries in random order: a branch per candidate mispredicts).
+    ///
+    /// The query's unit vector comes from `approximateUnitVector`, not `Geodesy.unitVector`
+    /// (libm's sin and cos were a third of W4's time), so each squared chord here may differ
+    /// from the exact path's by up to `scanError`; `settle` accepts the answer only where that
+    /// cannot change it. A position the approximation does not cover (|lon| > 360, |lat| > 90,
+    /// NaN) gives keys that `settle` refuses.
+    func scan(_ a: (lon: Double, lat: Double), _ b: (lon: Double, lat: Double)) -> (Slots, Slots) {
+        let u = approximateUnitVector(a.lon, a.lat), v = approximateUnitVector(b.lon, b.lat)
+        let qx = SIMD2(u.x, v.x), qy = SIMD2(u.y, v.y), qz = SIMD2(u.z, v.z)
+        var s0 = SIMD2<Double>(repeating: .infinity), s1 = s0, s2 = s0, s3 = s0
+        let keep = SIMD2<UInt64>(repeating: ~PointIndex.scanPositionMask)
+        for i in 0..<count {
+            let dx = SIMD2(repeating: coords[i]) - qx
+            let dy = SIMD2(repeating: coords[count &+ i]) - qy
+            let dz = SIMD2(repeating: coords[2 &* count &+ i]) - qz
+            let d2 = dx * dx + dy * dy + dz * dz
+            let bits = unsafeBitCast(d2, to: SIMD2<UInt64>.self) & keep | SIMD2(repeating: UInt64(truncatingIfNeeded: i))
+            // Insert into the sorted four: each slot keeps the smaller, passes on the larger.
+            var key = unsafeBitCast(bits, to: SIMD2<Double>.self)
+            var less = key .< s0
+            (s0, key) = (s0.replacing(with: key, where: less), key.replacing(with: s0, where: less))
+            less = key .< s1
+            (s1, key) = (s1.replacing(with: key, where: less), key.replacing(with: s1, where: less))
+            less = key .< s2
+            (s2, key) = (s2.replacing(with: key, where: less), key.replacing(with: s2, where: less))
+            s3 = s3.replacing(with: key, where: key .< s3)
+        }
+        let valid = (abs(a.lon) <= 360 && abs(a.lat) <= 90, abs(b.lon) <= 360 && abs(b.lat) <= 90)
+        return (Slots(keys: SIMD4(s0[0], s1[0], s2[0], s3[0]), valid: valid.0), Slots(keys: SIMD4(s0[1], s1[1], s2[1], s3[1]), valid: valid.1))
+    }
+
+    /// Puts a scan's answer into `best` (empty, its bound still the limit) if it is certainly
+    /// the exact path's: every squared chord in it farther than 2 × `scanError` from the next
+    /// one (so no nearer point could be ranked after it, and no tie is decided by the
+    /// approximation: ties go to the exact path, which breaks them by index), and farther than
+    /// `scanError` from the limit. Returns false, leaving `best` empty, otherwise.
+    func settle(_ slots: Slots, _ best: inout Best) -> Bool {
+        guard slots.valid else { return false }
+        let keys = slots.keys
+        let limit = best.bound, margin = PointIndex.scanError
+        @inline(__always) func chord2(_ slot: Int) -> Double {
+            Double(bitPattern: keys[slot].bitPattern & ~PointIndex.scanPositionMask)
+        }
+        var found = 0
+        while found < best.storage.count {
+            let d2 = chord2(found)
+            if d2 > limit + margin { break }
+            guard d2 < limit - margin else { return false }
+            if found + 1 < count && !(chord2(found + 1) - d2 > 2 * margin) { return false }
+            found += 1
+        }
+        best.visited &+= 1  // the scan, as one leaf
+        for slot in 0..<found {
+            best.insert(chord2(slot), order[Int(keys[slot].bitPattern & PointIndex.scanPositionMask)])
+        }
+        return true
     }
 
     /// The k nearest of each of the queries `range` (k = `storage.count`), into `result` at
@@ -339,9 +443,60 @@ private struct Tree {
             starts[key] += 1
         }
         for (lon, lat, i) in sorted {
-            _ = nearest(Geodesy.unitVector(lon: lon, lat: lat), storage, into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]))
+            _ = nearest(lon: lon, lat: lat, storage, into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]))
         }
     }
+}
+
+/// A scan's four best keys for one query (see `Tree.scan`), and whether the query was within
+/// the approximation's range.
+private struct Slots {
+    var keys: SIMD4<Double>
+    var valid: Bool
+}
+
+extension PointIndex {
+    /// The low bits of a scan's key that hold the point's position.
+    static let scanPositionMask: UInt64 = 31
+    /// How far a scan's squared chord may be from the exact path's, with room to spare: the
+    /// approximate unit vector is within 2e-15 of libm's per coordinate (tested to 6.2e-16
+    /// over a million positions), which moves a squared chord (at most 4, between vectors of
+    /// length 1) by at most 2 × |Δq| × 2 + rounding ≈ 3e-14; the key drops 5 bits, at most
+    /// 32 ulps of 4 (2.8e-14).
+    static let scanError = 1e-12
+}
+
+/// sin and cos of an angle in degrees, |degrees| ≤ 360, without libm: the angle is reduced
+/// by whole quarter turns in degrees (exact: both terms are multiples of the angle's ulp),
+/// to |r| ≤ 45°, then Taylor polynomials in r radians up to r¹⁵ for sin and r¹⁶ for cos,
+/// whose truncation errors are below the first omitted term, (π/4)¹⁷/17! = 4.6e-17 and
+/// (π/4)¹⁸/18! = 2e-18. With the rounding of r and of the evaluation, each result is within
+/// a few ulps of libm's (of 1). Only the scan uses it, and only through `settle`'s check.
+@inline(__always)
+private func approximateSinCos(degrees: Double) -> (sin: Double, cos: Double) {
+    let turns = (degrees * (1.0 / 90)).rounded()
+    let r = (degrees - 90 * turns) * (Double.pi / 180)
+    let r2 = r * r
+    let s = r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5_040 + r2 * (1.0 / 362_880 + r2 * (-1.0 / 39_916_800
+        + r2 * (1.0 / 6_227_020_800 + r2 * (-1.0 / 1_307_674_368_000)))))))
+    let c = 1 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40_320 + r2 * (-1.0 / 3_628_800
+        + r2 * (1.0 / 479_001_600 + r2 * (-1.0 / 87_178_291_200 + r2 * (1.0 / 20_922_789_888_000))))))))
+    // turns is a whole number in -4...4 (the caller's range).
+    switch Int(turns) & 3 {
+    case 0: return (s, c)
+    case 1: return (c, -s)
+    case 2: return (-s, -c)
+    default: return (-c, s)
+    }
+}
+
+/// `Geodesy.unitVector` through `approximateSinCos`, for |lon| ≤ 360 and |lat| ≤ 90; any other
+/// position (NaN included) is computed as (0, 0), for the caller to discard.
+@inline(__always)
+func approximateUnitVector(_ lon: Double, _ lat: Double) -> (x: Double, y: Double, z: Double) {
+    let inRange = abs(lon) <= 360 && abs(lat) <= 90
+    let lambda = approximateSinCos(degrees: inRange ? lon : 0), phi = approximateSinCos(degrees: inRange ? lat : 0)
+    return (phi.cos * lambda.cos, phi.cos * lambda.sin, phi.sin)
 }
 
 /// One query's walk over the tree.
