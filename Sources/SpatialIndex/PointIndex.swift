@@ -311,11 +311,16 @@ private struct Tree {
     /// set is scanned when the scan's answer is settled (see `scan`); otherwise, and always
     /// with a filter, the tree is walked from the query's exact unit vector.
     func search(lon: Double, lat: Double, _ best: inout Best, _ filter: ((Int) -> Bool)?) {
-        if filter == nil && scans(k: best.storage.count) {
-            let (slots, _) = scan((lon, lat), (lon, lat))
-            if settle(slots, &best) { return }
-        }
+        if filter == nil && scans(k: best.storage.count) && searchByScan(lon: lon, lat: lat, &best) { return }
         searchTree(Geodesy.unitVector(lon: lon, lat: lat), &best, filter)
+    }
+
+    /// The scan of one position (in both lanes), settled or not. Out of line: inlined, it made
+    /// every tree search 3% slower (W5).
+    @inline(never)
+    private func searchByScan(lon: Double, lat: Double, _ best: inout Best) -> Bool {
+        let (slots, _) = scan((lon, lat), (lon, lat))
+        return settle(slots, &best)
     }
 
     private func searchTree(_ q: (x: Double, y: Double, z: Double), _ best: inout Best, _ filter: ((Int) -> Bool)?) {
@@ -355,14 +360,14 @@ private struct Tree {
     /// their bit patterns, so the four smallest keys are kept by min/max alone, with no branch
     /// (W4, 17 points and queries in random order: a branch per candidate mispredicts).
     ///
-    /// The query's unit vector comes from `approximateUnitVector`, not `Geodesy.unitVector`
+    /// The query's unit vector comes from `approximateUnitVectors`, not `Geodesy.unitVector`
     /// (libm's sin and cos were a third of W4's time), so each squared chord here may differ
     /// from the exact path's by up to `scanError`; `settle` accepts the answer only where that
     /// cannot change it. A position the approximation does not cover (|lon| > 360, |lat| > 90,
     /// NaN) gives keys that `settle` refuses.
+    @inline(__always)
     func scan(_ a: (lon: Double, lat: Double), _ b: (lon: Double, lat: Double)) -> (Slots, Slots) {
-        let u = approximateUnitVector(a.lon, a.lat), v = approximateUnitVector(b.lon, b.lat)
-        let qx = SIMD2(u.x, v.x), qy = SIMD2(u.y, v.y), qz = SIMD2(u.z, v.z)
+        let (qx, qy, qz, inRange) = approximateUnitVectors(lon: SIMD2(a.lon, b.lon), lat: SIMD2(a.lat, b.lat))
         var s0 = SIMD2<Double>(repeating: .infinity), s1 = s0, s2 = s0, s3 = s0
         let keep = SIMD2<UInt64>(repeating: ~PointIndex.scanPositionMask)
         for i in 0..<count {
@@ -381,8 +386,7 @@ private struct Tree {
             (s2, key) = (s2.replacing(with: key, where: less), key.replacing(with: s2, where: less))
             s3 = s3.replacing(with: key, where: key .< s3)
         }
-        let valid = (abs(a.lon) <= 360 && abs(a.lat) <= 90, abs(b.lon) <= 360 && abs(b.lat) <= 90)
-        return (Slots(keys: SIMD4(s0[0], s1[0], s2[0], s3[0]), valid: valid.0), Slots(keys: SIMD4(s0[1], s1[1], s2[1], s3[1]), valid: valid.1))
+        return (Slots(keys: SIMD4(s0[0], s1[0], s2[0], s3[0]), valid: inRange[0]), Slots(keys: SIMD4(s0[1], s1[1], s2[1], s3[1]), valid: inRange[1]))
     }
 
     /// Puts a scan's answer into `best` (empty, its bound still the limit) if it is certainly
@@ -466,37 +470,56 @@ extension PointIndex {
     static let scanError = 1e-12
 }
 
-/// sin and cos of an angle in degrees, |degrees| ≤ 360, without libm: the angle is reduced
-/// by whole quarter turns in degrees (exact: both terms are multiples of the angle's ulp),
-/// to |r| ≤ 45°, then Taylor polynomials in r radians up to r¹⁵ for sin and r¹⁶ for cos,
-/// whose truncation errors are below the first omitted term, (π/4)¹⁷/17! = 4.6e-17 and
-/// (π/4)¹⁸/18! = 2e-18. With the rounding of r and of the evaluation, each result is within
-/// a few ulps of libm's (of 1). Only the scan uses it, and only through `settle`'s check.
+/// sin and cos of two angles in degrees (one a lane), |degrees| ≤ 360, without libm: each
+/// is reduced by whole quarter turns in degrees (exact: both terms are multiples of the
+/// angle's ulp) to |r| ≤ 45°, then Taylor polynomials in r radians up to r¹⁵ for sin and r¹⁶
+/// for cos, whose truncation errors are below the first omitted term, (π/4)¹⁷/17! = 4.6e-17
+/// and (π/4)¹⁸/18! = 2e-18. With the rounding of r and of the evaluation, each result is
+/// within a few ulps of libm's (of 1). The quarter turns are rounded by adding and
+/// subtracting 1.5 × 2⁵² (no SSE4.1 round in a baseline x86-64 build), which also leaves
+/// their count modulo 4 in the low bits. Branch-free: the quadrant swaps sin and cos and
+/// flips signs by bit masks. Only the scan uses it, and only through `settle`'s check.
 @inline(__always)
-private func approximateSinCos(degrees: Double) -> (sin: Double, cos: Double) {
-    let turns = (degrees * (1.0 / 90)).rounded()
+private func approximateSinCos(degrees: SIMD2<Double>) -> (sin: SIMD2<Double>, cos: SIMD2<Double>) {
+    let shifter = SIMD2<Double>(repeating: 0x1.8p52)
+    let shifted = degrees * (1.0 / 90) + shifter
+    let turns = shifted - shifter
     let r = (degrees - 90 * turns) * (Double.pi / 180)
     let r2 = r * r
-    let s = r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5_040 + r2 * (1.0 / 362_880 + r2 * (-1.0 / 39_916_800
-        + r2 * (1.0 / 6_227_020_800 + r2 * (-1.0 / 1_307_674_368_000)))))))
-    let c = 1 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40_320 + r2 * (-1.0 / 3_628_800
-        + r2 * (1.0 / 479_001_600 + r2 * (-1.0 / 87_178_291_200 + r2 * (1.0 / 20_922_789_888_000))))))))
-    // turns is a whole number in -4...4 (the caller's range).
-    switch Int(turns) & 3 {
-    case 0: return (s, c)
-    case 1: return (c, -s)
-    case 2: return (-s, -c)
-    default: return (-c, s)
-    }
+    var s = r2 * (-1.0 / 1_307_674_368_000) + 1.0 / 6_227_020_800
+    s = s * r2 + -1.0 / 39_916_800
+    s = s * r2 + 1.0 / 362_880
+    s = s * r2 + -1.0 / 5_040
+    s = s * r2 + 1.0 / 120
+    s = s * r2 + -1.0 / 6
+    s = r + r * r2 * s
+    var c = r2 * (1.0 / 20_922_789_888_000) + -1.0 / 87_178_291_200
+    c = c * r2 + 1.0 / 479_001_600
+    c = c * r2 + -1.0 / 3_628_800
+    c = c * r2 + 1.0 / 40_320
+    c = c * r2 + -1.0 / 720
+    c = c * r2 + 1.0 / 24
+    c = c * r2 + -0.5
+    c = c * r2 + 1
+    // Quadrant q: sin = (s, c, -s, -c)[q], cos = (c, -s, -c, s)[q].
+    let q = unsafeBitCast(shifted, to: SIMD2<UInt64>.self)
+    let swap = 0 &- (q & 1)
+    let sBits = unsafeBitCast(s, to: SIMD2<UInt64>.self), cBits = unsafeBitCast(c, to: SIMD2<UInt64>.self)
+    let sinBits = (sBits & ~swap | cBits & swap) ^ ((q & 2) &<< 62)
+    let cosBits = (cBits & ~swap | sBits & swap) ^ (((q &+ 1) & 2) &<< 62)
+    return (unsafeBitCast(sinBits, to: SIMD2<Double>.self), unsafeBitCast(cosBits, to: SIMD2<Double>.self))
 }
 
-/// `Geodesy.unitVector` through `approximateSinCos`, for |lon| ≤ 360 and |lat| ≤ 90; any other
-/// position (NaN included) is computed as (0, 0), for the caller to discard.
+/// `Geodesy.unitVector` of two positions (one a lane) through `approximateSinCos`, where
+/// |lon| ≤ 360 and |lat| ≤ 90 (`inRange`); a lane out of that range (NaN included) is
+/// computed as (0, 0), for the caller to discard.
 @inline(__always)
-func approximateUnitVector(_ lon: Double, _ lat: Double) -> (x: Double, y: Double, z: Double) {
-    let inRange = abs(lon) <= 360 && abs(lat) <= 90
-    let lambda = approximateSinCos(degrees: inRange ? lon : 0), phi = approximateSinCos(degrees: inRange ? lat : 0)
-    return (phi.cos * lambda.cos, phi.cos * lambda.sin, phi.sin)
+func approximateUnitVectors(lon: SIMD2<Double>, lat: SIMD2<Double>)
+    -> (x: SIMD2<Double>, y: SIMD2<Double>, z: SIMD2<Double>, inRange: SIMDMask<SIMD2<Int64>>) {
+    let inRange = (lon .>= -360) .& (lon .<= 360) .& (lat .>= -90) .& (lat .<= 90)
+    let lambda = approximateSinCos(degrees: lon.replacing(with: 0, where: .!inRange))
+    let phi = approximateSinCos(degrees: lat.replacing(with: 0, where: .!inRange))
+    return (phi.cos * lambda.cos, phi.cos * lambda.sin, phi.sin, inRange)
 }
 
 /// One query's walk over the tree.
