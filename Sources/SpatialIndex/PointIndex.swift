@@ -20,6 +20,10 @@
 // order as a candidate's own squared chord. Every point in the cell is at least as far along
 // each axis, and rounding is monotone, so the rounded bound never exceeds a rounded candidate
 // distance: no answer, and no tie, is ever pruned.
+//
+// A set of at most `scanMaximum` points asked for at most 3 nearest without a filter is scanned
+// whole instead, from a cheaper unit vector than libm's, and its answer kept only where that
+// cannot have changed it; the rest go to the tree (see `Tree.scan` and `Tree.settle`).
 
 import Dispatch
 import Foundation
