@@ -467,8 +467,8 @@ extension PointIndex {
     /// The low bits of a scan's key that hold the point's position.
     static let scanPositionMask: UInt64 = 31
     /// How far a scan's squared chord may be from the exact path's, with room to spare: the
-    /// approximate unit vector is within 2e-15 of libm's per coordinate (tested to 6.2e-16
-    /// over a million positions), which moves a squared chord (at most 4, between vectors of
+    /// approximate unit vector is within 2e-15 of libm's per coordinate (5.6e-16 at most in
+    /// `approximateUnitVectorIsWithinItsBound`), which moves a squared chord (at most 4, between vectors of
     /// length 1) by at most 2 × |Δq| × 2 + rounding ≈ 3e-14; the key drops 5 bits, at most
     /// 32 ulps of 4 (2.8e-14).
     static let scanError = 1e-12
