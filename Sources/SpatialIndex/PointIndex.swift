@@ -20,6 +20,10 @@
 // order as a candidate's own squared chord. Every point in the cell is at least as far along
 // each axis, and rounding is monotone, so the rounded bound never exceeds a rounded candidate
 // distance: no answer, and no tie, is ever pruned.
+//
+// A set of at most `scanMaximum` points asked for at most 3 nearest without a filter is scanned
+// whole instead, from a cheaper unit vector than libm's, and its answer kept only where that
+// cannot have changed it; the rest go to the tree (see `Tree.scan` and `Tree.settle`).
 
 import Dispatch
 import Foundation
@@ -110,7 +114,7 @@ public struct PointIndex: Sendable {
     public func nearestIndices(k: Int, lon: Double, lat: Double, into result: UnsafeMutableBufferPointer<Int32>) -> Int {
         guard k > 0, count > 0 else { return 0 }
         return withUnsafeTemporaryAllocation(of: (Double, Int32).self, capacity: min(k, count)) { storage in
-            withTree { tree in tree.nearest(Geodesy.unitVector(lon: lon, lat: lat), storage, into: result) }
+            withTree { tree in tree.nearest(lon: lon, lat: lat, storage, into: result) }
         }
     }
 
@@ -126,9 +130,19 @@ public struct PointIndex: Sendable {
         guard count > 0 else { return }
         withUnsafeTemporaryAllocation(of: (Double, Int32).self, capacity: min(k, count)) { storage in
             withTree { tree in
+                if tree.scans(k: k) {
+                    // Two queries a scan (one in each lane); the odd last one in both lanes.
+                    for i in stride(from: 0, to: n, by: 2) {
+                        let j = min(i + 1, n - 1)
+                        tree.nearestByScan((queries[2 * i], queries[2 * i + 1]), (queries[2 * j], queries[2 * j + 1]), storage,
+                                           into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]),
+                                           UnsafeMutableBufferPointer(rebasing: result[(k * j)..<(k * j + k)]))
+                    }
+                    return
+                }
                 guard count >= PointIndex.sortedBatchMinimum else {
                     for i in 0..<n {
-                        _ = tree.nearest(Geodesy.unitVector(lon: queries[2 * i], lat: queries[2 * i + 1]), storage,
+                        _ = tree.nearest(lon: queries[2 * i], lat: queries[2 * i + 1], storage,
                                          into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]))
                     }
                     return
@@ -143,6 +157,10 @@ public struct PointIndex: Sendable {
         }
     }
 
+    /// Up to this many points, a search for up to `scanMaximumK` nearest with no filter scans
+    /// every point instead of walking the tree (see `Tree.scan`): W4, 17 stations.
+    static let scanMaximum = 32
+    static let scanMaximumK = 3
     /// A tree this small sits in the first-level cache, and sorting a batch costs more than it
     /// saves (W4, 17 points: a tenth more time per query).
     static let sortedBatchMinimum = 1_024
@@ -293,19 +311,113 @@ private struct Tree {
     let axes: UnsafeBufferPointer<UInt8>
     let count: Int
 
+    /// Every query path's search: the k best (k = `best.storage.count`) into `best`. A small
+    /// set is scanned when the scan's answer is settled (see `scan`); otherwise, and always
+    /// with a filter, the tree is walked from the query's exact unit vector.
     func search(lon: Double, lat: Double, _ best: inout Best, _ filter: ((Int) -> Bool)?) {
-        let q = Geodesy.unitVector(lon: lon, lat: lat)
+        if filter == nil && scans(k: best.storage.count) && searchByScan(lon: lon, lat: lat, &best) { return }
+        searchTree(Geodesy.unitVector(lon: lon, lat: lat), &best, filter)
+    }
+
+    /// The scan of one position (in both lanes), settled or not. Out of line: inlined, it made
+    /// every tree search 3% slower (W5).
+    @inline(never)
+    private func searchByScan(lon: Double, lat: Double, _ best: inout Best) -> Bool {
+        let (slots, _) = scan((lon, lat), (lon, lat))
+        return settle(slots, &best)
+    }
+
+    private func searchTree(_ q: (x: Double, y: Double, z: Double), _ best: inout Best, _ filter: ((Int) -> Bool)?) {
         Searcher(tree: self, qx: q.x, qy: q.y, qz: q.z, filter: filter).visit(0, count, 0, 0, 0, &best)
     }
 
-    /// The k nearest (k = `storage.count`) of the unit vector q into `result`; returns how many
-    /// were found.
-    func nearest(_ q: (x: Double, y: Double, z: Double), _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
+    /// The k nearest (k = `storage.count`) of a position into `result`; returns how many were
+    /// found.
+    func nearest(lon: Double, lat: Double, _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
                  into result: UnsafeMutableBufferPointer<Int32>) -> Int {
         var best = Best(storage: storage, limit: 9)
-        Searcher(tree: self, qx: q.x, qy: q.y, qz: q.z, filter: nil).visit(0, count, 0, 0, 0, &best)
+        search(lon: lon, lat: lat, &best, nil)
         for i in 0..<best.size { result[i] = storage[i].1 }
         return best.size
+    }
+
+    /// Whether a search for k nearest without a filter scans (see `scan`).
+    func scans(k: Int) -> Bool { count <= PointIndex.scanMaximum && k <= PointIndex.scanMaximumK }
+
+    /// `nearest(lon:lat:_:into:)` of two positions at once, a and b (which may be the same
+    /// position with the same result buffer): one scan, each lane settled on its own.
+    func nearestByScan(_ a: (lon: Double, lat: Double), _ b: (lon: Double, lat: Double), _ storage: UnsafeMutableBufferPointer<(Double, Int32)>,
+                       into resultA: UnsafeMutableBufferPointer<Int32>, _ resultB: UnsafeMutableBufferPointer<Int32>) {
+        let (slotsA, slotsB) = scan(a, b)
+        @inline(__always) func answer(_ slots: Slots, _ position: (lon: Double, lat: Double), _ result: UnsafeMutableBufferPointer<Int32>) {
+            var best = Best(storage: storage, limit: 9)
+            if !settle(slots, &best) { searchTree(Geodesy.unitVector(lon: position.lon, lat: position.lat), &best, nil) }
+            for i in 0..<best.size { result[i] = storage[i].1 }
+        }
+        answer(slotsA, a, resultA)
+        answer(slotsB, b, resultB)
+    }
+
+    /// The four nearest points of two positions (one in each SIMD lane) by a scan of every
+    /// point, as keys: a squared chord whose lowest 5 bits are replaced by the point's tree
+    /// position (below `scanMaximum` = 32), read as a Double. Non-negative Doubles order as
+    /// their bit patterns, so the four smallest keys are kept by min/max alone, with no branch
+    /// (W4, 17 points and queries in random order: a branch per candidate mispredicts).
+    ///
+    /// The query's unit vector comes from `approximateUnitVectors`, not `Geodesy.unitVector`
+    /// (libm's sin and cos were a third of W4's time), so each squared chord here may differ
+    /// from the exact path's by up to `scanError`; `settle` accepts the answer only where that
+    /// cannot change it. A position the approximation does not cover (|lon| > 360, |lat| > 90,
+    /// NaN) gives keys that `settle` refuses.
+    @inline(__always)
+    func scan(_ a: (lon: Double, lat: Double), _ b: (lon: Double, lat: Double)) -> (Slots, Slots) {
+        let (qx, qy, qz, inRange) = approximateUnitVectors(lon: SIMD2(a.lon, b.lon), lat: SIMD2(a.lat, b.lat))
+        var s0 = SIMD2<Double>(repeating: .infinity), s1 = s0, s2 = s0, s3 = s0
+        let keep = SIMD2<UInt64>(repeating: ~PointIndex.scanPositionMask)
+        for i in 0..<count {
+            let dx = SIMD2(repeating: coords[i]) - qx
+            let dy = SIMD2(repeating: coords[count &+ i]) - qy
+            let dz = SIMD2(repeating: coords[2 &* count &+ i]) - qz
+            let d2 = dx * dx + dy * dy + dz * dz
+            let bits = unsafeBitCast(d2, to: SIMD2<UInt64>.self) & keep | SIMD2(repeating: UInt64(truncatingIfNeeded: i))
+            // Insert into the sorted four: each slot keeps the smaller, passes on the larger.
+            var key = unsafeBitCast(bits, to: SIMD2<Double>.self)
+            var less = key .< s0
+            (s0, key) = (s0.replacing(with: key, where: less), key.replacing(with: s0, where: less))
+            less = key .< s1
+            (s1, key) = (s1.replacing(with: key, where: less), key.replacing(with: s1, where: less))
+            less = key .< s2
+            (s2, key) = (s2.replacing(with: key, where: less), key.replacing(with: s2, where: less))
+            s3 = s3.replacing(with: key, where: key .< s3)
+        }
+        return (Slots(keys: SIMD4(s0[0], s1[0], s2[0], s3[0]), valid: inRange[0]), Slots(keys: SIMD4(s0[1], s1[1], s2[1], s3[1]), valid: inRange[1]))
+    }
+
+    /// Puts a scan's answer into `best` (empty, its bound still the limit) if it is certainly
+    /// the exact path's: every squared chord in it farther than 2 × `scanError` from the next
+    /// one (so no nearer point could be ranked after it, and no tie is decided by the
+    /// approximation: ties go to the exact path, which breaks them by index), and farther than
+    /// `scanError` from the limit. Returns false, leaving `best` empty, otherwise.
+    func settle(_ slots: Slots, _ best: inout Best) -> Bool {
+        guard slots.valid else { return false }
+        let keys = slots.keys
+        let limit = best.bound, margin = PointIndex.scanError
+        @inline(__always) func chord2(_ slot: Int) -> Double {
+            Double(bitPattern: keys[slot].bitPattern & ~PointIndex.scanPositionMask)
+        }
+        var found = 0
+        while found < best.storage.count {
+            let d2 = chord2(found)
+            if d2 > limit + margin { break }
+            guard d2 < limit - margin else { return false }
+            if found + 1 < count && !(chord2(found + 1) - d2 > 2 * margin) { return false }
+            found += 1
+        }
+        best.visited &+= 1  // the scan, as one leaf
+        for slot in 0..<found {
+            best.insert(chord2(slot), order[Int(keys[slot].bitPattern & PointIndex.scanPositionMask)])
+        }
+        return true
     }
 
     /// The k nearest of each of the queries `range` (k = `storage.count`), into `result` at
@@ -339,9 +451,79 @@ private struct Tree {
             starts[key] += 1
         }
         for (lon, lat, i) in sorted {
-            _ = nearest(Geodesy.unitVector(lon: lon, lat: lat), storage, into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]))
+            _ = nearest(lon: lon, lat: lat, storage, into: UnsafeMutableBufferPointer(rebasing: result[(k * i)..<(k * i + k)]))
         }
     }
+}
+
+/// A scan's four best keys for one query (see `Tree.scan`), and whether the query was within
+/// the approximation's range.
+private struct Slots {
+    var keys: SIMD4<Double>
+    var valid: Bool
+}
+
+extension PointIndex {
+    /// The low bits of a scan's key that hold the point's position.
+    static let scanPositionMask: UInt64 = 31
+    /// How far a scan's squared chord may be from the exact path's, with room to spare: the
+    /// approximate unit vector is within 2e-15 of libm's per coordinate (5.6e-16 at most in
+    /// `approximateUnitVectorIsWithinItsBound`), which moves a squared chord (at most 4, between vectors of
+    /// length 1) by at most 2 × |Δq| × 2 + rounding ≈ 3e-14; the key drops 5 bits, at most
+    /// 32 ulps of 4 (2.8e-14).
+    static let scanError = 1e-12
+}
+
+/// sin and cos of two angles in degrees (one a lane), |degrees| ≤ 360, without libm: each
+/// is reduced by whole quarter turns in degrees (exact: both terms are multiples of the
+/// angle's ulp) to |r| ≤ 45°, then Taylor polynomials in r radians up to r¹⁵ for sin and r¹⁶
+/// for cos, whose truncation errors are below the first omitted term, (π/4)¹⁷/17! = 4.6e-17
+/// and (π/4)¹⁸/18! = 2e-18. With the rounding of r and of the evaluation, each result is
+/// within a few ulps of libm's (of 1). The quarter turns are rounded by adding and
+/// subtracting 1.5 × 2⁵² (no SSE4.1 round in a baseline x86-64 build), which also leaves
+/// their count modulo 4 in the low bits. Branch-free: the quadrant swaps sin and cos and
+/// flips signs by bit masks. Only the scan uses it, and only through `settle`'s check.
+@inline(__always)
+private func approximateSinCos(degrees: SIMD2<Double>) -> (sin: SIMD2<Double>, cos: SIMD2<Double>) {
+    let shifter = SIMD2<Double>(repeating: 0x1.8p52)
+    let shifted = degrees * (1.0 / 90) + shifter
+    let turns = shifted - shifter
+    let r = (degrees - 90 * turns) * (Double.pi / 180)
+    let r2 = r * r
+    var s = r2 * (-1.0 / 1_307_674_368_000) + 1.0 / 6_227_020_800
+    s = s * r2 + -1.0 / 39_916_800
+    s = s * r2 + 1.0 / 362_880
+    s = s * r2 + -1.0 / 5_040
+    s = s * r2 + 1.0 / 120
+    s = s * r2 + -1.0 / 6
+    s = r + r * r2 * s
+    var c = r2 * (1.0 / 20_922_789_888_000) + -1.0 / 87_178_291_200
+    c = c * r2 + 1.0 / 479_001_600
+    c = c * r2 + -1.0 / 3_628_800
+    c = c * r2 + 1.0 / 40_320
+    c = c * r2 + -1.0 / 720
+    c = c * r2 + 1.0 / 24
+    c = c * r2 + -0.5
+    c = c * r2 + 1
+    // Quadrant q: sin = (s, c, -s, -c)[q], cos = (c, -s, -c, s)[q].
+    let q = unsafeBitCast(shifted, to: SIMD2<UInt64>.self)
+    let swap = 0 &- (q & 1)
+    let sBits = unsafeBitCast(s, to: SIMD2<UInt64>.self), cBits = unsafeBitCast(c, to: SIMD2<UInt64>.self)
+    let sinBits = (sBits & ~swap | cBits & swap) ^ ((q & 2) &<< 62)
+    let cosBits = (cBits & ~swap | sBits & swap) ^ (((q &+ 1) & 2) &<< 62)
+    return (unsafeBitCast(sinBits, to: SIMD2<Double>.self), unsafeBitCast(cosBits, to: SIMD2<Double>.self))
+}
+
+/// `Geodesy.unitVector` of two positions (one a lane) through `approximateSinCos`, where
+/// |lon| ≤ 360 and |lat| ≤ 90 (`inRange`); a lane out of that range (NaN included) is
+/// computed as (0, 0), for the caller to discard.
+@inline(__always)
+func approximateUnitVectors(lon: SIMD2<Double>, lat: SIMD2<Double>)
+    -> (x: SIMD2<Double>, y: SIMD2<Double>, z: SIMD2<Double>, inRange: SIMDMask<SIMD2<Int64>>) {
+    let inRange = (lon .>= -360) .& (lon .<= 360) .& (lat .>= -90) .& (lat .<= 90)
+    let lambda = approximateSinCos(degrees: lon.replacing(with: 0, where: .!inRange))
+    let phi = approximateSinCos(degrees: lat.replacing(with: 0, where: .!inRange))
+    return (phi.cos * lambda.cos, phi.cos * lambda.sin, phi.sin, inRange)
 }
 
 /// One query's walk over the tree.

@@ -209,6 +209,129 @@ import Testing
         #expect(all.map { codes[$0.index] } == ["AREPA", "ARIEA"])
     }
 
+    /// The scan's unit vector (PointIndex.scan) is within the 2e-15 per coordinate that its
+    /// error margin assumes, of `Geodesy.unitVector`'s: at the quarter turns and the halfway
+    /// points between them (where the reduction switches), at the range's ends, and over
+    /// random positions.
+    @Test func approximateUnitVectorIsWithinItsBound() {
+        var g = SplitMix(state: 41)
+        var positions: [(Double, Double)] = []
+        for base in stride(from: -360.0, through: 360, by: 45) {
+            for lon in [base, base.nextUp, base.nextDown, base + 1e-9, base - 1e-9] where abs(lon) <= 360 {
+                positions.append((lon, Double.random(in: -90...90, using: &g)))
+                positions.append((Double.random(in: -360...360, using: &g), max(-90, min(90, lon / 4))))
+            }
+        }
+        positions += [(0, 90), (0, -90), (180, 0), (-180, 0), (360, 90), (-360, -90), (-0.0, -0.0)]
+        for _ in 0..<200_000 { positions.append((Double.random(in: -360...360, using: &g), Double.random(in: -90...90, using: &g))) }
+        var worst = 0.0
+        for (lon, lat) in positions {
+            let a = approximateUnitVectors(lon: SIMD2(lon, -lon), lat: SIMD2(lat, -lat))
+            #expect(a.inRange[0] && a.inRange[1])
+            for (lane, sign) in [(0, 1.0), (1, -1.0)] {
+                let b = Geodesy.unitVector(lon: sign * lon, lat: sign * lat)
+                worst = max(worst, abs(a.x[lane] - b.x), abs(a.y[lane] - b.y), abs(a.z[lane] - b.z))
+            }
+        }
+        #expect(worst <= 2e-15)
+        for (lon, lat) in [(360.5, 0.0), (0, 90.5), (.nan, 0), (0, .nan), (-1e300, 0), (.infinity, 0)] {
+            #expect(!approximateUnitVectors(lon: SIMD2(lon, 0), lat: SIMD2(lat, 0)).inRange[0])
+        }
+        print("approximate unit vector: at most \(worst) from libm's per coordinate")
+    }
+
+    /// Sets small enough to be scanned (PointIndex.scanMaximum) against brute force in the
+    /// index's own terms, for k = 1...3 with and without a limit, through the list, the single
+    /// query and the batch (even and odd counts of queries): points with exact duplicates, a
+    /// lattice with many ties, both poles and both sides of the antimeridian; queries at tie
+    /// points, on the poles, across the antimeridian, and outside the approximation's range.
+    @Test(arguments: [1, 2, 3, 4, 9, 17, 31, 32])
+    func scannedSetsEqualBruteForce(count: Int) throws {
+        var g = SplitMix(state: UInt64(count) &+ 43)
+        var lons: [Double] = [], lats: [Double] = []
+        for i in 0..<count {
+            let (lon, lat): (Double, Double)
+            switch i % 8 {
+            case 0: (lon, lat) = (Double.random(in: 14...15, using: &g), Double.random(in: 49.9...50.2, using: &g))
+            case 1: (lon, lat) = ([180, -180, 179.999_999, -179.999_999][i / 8 % 4], Double.random(in: -1...1, using: &g))
+            case 2: (lon, lat) = (Double.random(in: -180...180, using: &g), [90, -90][i / 8 % 2])
+            case 3 where i > 8: (lon, lat) = (lons[i - 3], lats[i - 3])  // a duplicate
+            case 4, 5: (lon, lat) = (Double(Int.random(in: -1...1, using: &g)), Double(Int.random(in: -1...1, using: &g)))  // lattice
+            default: (lon, lat) = (Double.random(in: 14...15, using: &g), Double.random(in: 49.9...50.2, using: &g))
+            }
+            lons.append(lon)
+            lats.append(lat)
+        }
+        let index = try PointIndex(lons: lons, lats: lats)
+        let vectors = lons.indices.map { Geodesy.unitVector(lon: lons[$0], lat: lats[$0]) }
+        func brute(lon: Double, lat: Double, k: Int, limit: Double) -> [Int] {
+            let q = Geodesy.unitVector(lon: lon, lat: lat)
+            return vectors.indices.map { i -> (Double, Int) in
+                let (dx, dy, dz) = (vectors[i].x - q.x, vectors[i].y - q.y, vectors[i].z - q.z)
+                return (dx * dx + dy * dy + dz * dz, i)
+            }.filter { $0.0 <= limit }.sorted { $0 < $1 }.prefix(k).map(\.1)
+        }
+        var queries: [Double] = []
+        for q in 0..<301 {
+            switch q % 6 {
+            case 0: queries += [Double(Int.random(in: -1...1, using: &g)) + 0.5, Double(Int.random(in: -1...1, using: &g))]  // ties
+            case 1: queries += [[180, -180, 540, -400][q / 6 % 4], Double.random(in: -1...1, using: &g)]
+            case 2: queries += [Double.random(in: -180...180, using: &g), [90, -90, 95, .nan][q / 6 % 4]]
+            default: queries += [Double.random(in: 13.9...15.1, using: &g), Double.random(in: 49.8...50.3, using: &g)]
+            }
+        }
+        var settled = 0, random = 0
+        for k in 1...3 {
+            for metres in [Double.infinity, 30_000] {
+                let limit = metres.isFinite ? pow(Geodesy.chord(fromMetres: metres), 2) : 9
+                for q in 0..<(queries.count / 2) {
+                    let (lon, lat) = (queries[2 * q], queries[2 * q + 1])
+                    let expected = lon.isFinite && lat.isFinite ? brute(lon: lon, lat: lat, k: k, limit: limit) : []
+                    var visited = 0
+                    #expect(index.nearest(k: k, lon: lon, lat: lat, maxMetres: metres, visited: &visited).map(\.index) == expected,
+                            "k \(k) within \(metres) of \(lon), \(lat)")
+                    if q % 6 >= 3 && count > PointIndex.leafSize {
+                        random += 1
+                        if visited == 1 { settled += 1 }
+                    }
+                }
+            }
+            for n in [queries.count / 2, queries.count / 2 - 1] {
+                var batch = [Int32](repeating: 7, count: k * n)
+                batch.withUnsafeMutableBufferPointer { out in queries.withUnsafeBufferPointer { index.nearestIndices(k: k, queries: UnsafeBufferPointer(rebasing: $0[0..<(2 * n)]), into: out) } }
+                var one = [Int32](repeating: -1, count: k)
+                for q in 0..<n {
+                    let (lon, lat) = (queries[2 * q], queries[2 * q + 1])
+                    let expected = lon.isFinite && lat.isFinite ? brute(lon: lon, lat: lat, k: k, limit: 9) : []
+                    let found = one.withUnsafeMutableBufferPointer { index.nearestIndices(k: k, lon: lon, lat: lat, into: $0) }
+                    #expect(one.prefix(found).map(Int.init) == expected)
+                    let answer = batch[(k * q)..<(k * q + k)]
+                    #expect(answer.prefix(expected.count).map(Int.init) == expected, "batch of \(n), k \(k) at \(lon), \(lat)")
+                    #expect(answer.dropFirst(expected.count).allSatisfy { $0 == -1 })
+                }
+            }
+        }
+        // Duplicates are exact ties, which the scan leaves to the tree; some answers have none.
+        if count > PointIndex.leafSize { #expect(settled > 0, "\(settled) of \(random) random queries settled by the scan") }
+    }
+
+    /// Prague's 17 stations (W4's layer) and random queries around them: brute force's answers,
+    /// and nearly all settled by the scan alone (one node visited), the rest by the tree.
+    @Test func stationsScannedEqualBruteForce() throws {
+        let (_, lons, lats) = try Self.stations()
+        let index = try PointIndex(lons: lons, lats: lats)
+        var g = SplitMix(state: 47)
+        var settled = 0
+        let n = 5_000
+        for _ in 0..<n {
+            let lon = Double.random(in: 14.2...14.71, using: &g), lat = Double.random(in: 49.94...50.18, using: &g)
+            var visited = 0
+            #expect(index.nearest(k: 3, lon: lon, lat: lat, visited: &visited).map(\.index) == Self.bruteNearest(lons, lats, lon: lon, lat: lat, k: 3))
+            if visited == 1 { settled += 1 }
+        }
+        #expect(settled * 100 >= n * 99, "\(settled) of \(n) settled by the scan")
+    }
+
     /// The box bound never exceeds the true minimum distance to the box (sampled densely on its
     /// boundary), so pruning never loses an answer; and it is tight (within 1 m of the sample).
     @Test func boxDistanceIsATightLowerBound() {
