@@ -196,6 +196,17 @@ import Testing
         #expect(log.events(after: 9_999, limit: 10).events.map(\.id) == [1002, 1003, 1004])
     }
 
+    /// Events' times are written digit by digit; the same text as the parts put together.
+    @Test func eventTimesKeepTheirFormat() {
+        for seconds in [0, 0.0004, 0.9996, 1_782_000_000.123, 1_782_000_059.9999, 951_782_400.5, -1.25, -86_400.001, 253_402_300_799.0, -62_135_596_799.0] {
+            let whole = seconds.rounded(.down)
+            let milliseconds = min(999, max(0, Int(((seconds - whole) * 1000).rounded())))
+            let expected = String(UTCTime(seconds: Int64(whole)).iso.dropLast()) + "." + String(milliseconds + 1000).dropFirst() + "Z"
+            #expect(Output.isoMilliseconds(seconds) == expected, "\(seconds)")
+        }
+        #expect(Output.isoMilliseconds(.nan) == "nan")
+    }
+
     // MARK: - The engine
 
     @Test func fencesOnAStoreLayerSurviveARestart() throws {
