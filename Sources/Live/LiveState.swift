@@ -155,6 +155,8 @@ public struct LiveState: Sendable {
     /// Per slot: its fence and area.
     private var slots: [(fence: Int, area: Int)] = []
     private var areaIndex: PackedRTree?
+    /// The same boxes on a grid, which an update searches instead when there is one (SlotGrid.swift).
+    private var areaGrid: SlotGrid?
     /// The box of each slot in `areaIndex` (empty for roaming slots).
     private var slotBoxes: [BBox] = []
     /// Each fence's watched layer, lowercased.
@@ -264,6 +266,7 @@ public struct LiveState: Sendable {
         slots = newSlots
         slotBoxes = boxes
         areaIndex = index
+        areaGrid = index == nil ? nil : SlotGrid(boxes: boxes)
         plans = newPlans
     }
 
@@ -378,7 +381,11 @@ public struct LiveState: Sendable {
         if let areaIndex {
             var box = BBox(minLon: p.lon, minLat: p.lat, maxLon: p.lon, maxLat: p.lat)
             if wantsCross, let previous { box.extend(BBox(minLon: previous.lon, minLat: previous.lat, maxLon: previous.lon, maxLat: previous.lat)) }
-            areaIndex.search(box) { candidates.append($0) }
+            if let areaGrid {
+                areaGrid.search(box) { candidates.append($0) }
+            } else {
+                areaIndex.search(box) { candidates.append($0) }
+            }
         }
         guard !candidates.isEmpty else { return }
         let cosLatitude = Geodesy.cosLatitude(p.lat)
