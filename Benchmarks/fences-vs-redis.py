@@ -34,7 +34,12 @@ Redis and server share this machine's CPUs (printed): on a small machine the cli
 counts, so read the 2-connection row with it in mind.
 
     Benchmarks/fences-vs-redis.py --vltava .build/release/vltava --store demo/vltava.gpkg \\
-        [--objects 1000] [--updates 200000] [--batch 1000] [--rounds 3] [--latency-samples 1000]
+        [--objects 1000] [--updates 200000] [--batch 1000] [--rounds 3] [--latency-samples 1000] \\
+        [--baseline-vltava OTHER/vltava --baseline-bench OTHER/vltava-bench]
+
+With a baseline (another build, say main's), every round also runs its library and 1-connection
+HTTP passes, alternating which build goes first, and prints this build's ratios to it: on a
+shared machine only ratios within one run mean anything.
 """
 
 import argparse
@@ -998,6 +1003,15 @@ def print_summary(rounds, options, command):
     print(f"  Vltava library:               {lib:12,.0f} updates/s                        ratio Vltava/Redis {lib / redis:.3f}")
     print(f"  Vltava HTTP, 1 connection:    {h1:12,.0f} updates/s  {e1:10,.0f} events/s   ratio Vltava/Redis {h1 / redis:.3f}")
     print(f"  Vltava HTTP, 2 connections:   {h2:12,.0f} updates/s  {e2:10,.0f} events/s   ratio Vltava/Redis {h2 / redis:.3f}")
+    if "base_library" in rounds[0]:
+        print("  per round, this build / baseline: library "
+              + ", ".join(f"{r['library']['updates_s'] / r['base_library']['updates_s']:.2f}x" for r in rounds)
+              + "; HTTP 1 connection " + ", ".join(f"{r['http1']['updates_s'] / r['base_http1']['updates_s']:.2f}x" for r in rounds))
+        print("  per round, baseline / Redis: library "
+              + ", ".join(f"{r['base_library']['updates_s'] / r['redis']['updates_s']:.3f}" for r in rounds)
+              + "; HTTP 1 connection " + ", ".join(f"{r['base_http1']['updates_s'] / r['redis']['updates_s']:.3f}" for r in rounds))
+    print("  per round, this build / Redis: library " + ", ".join(f"{r['library']['updates_s'] / r['redis']['updates_s']:.3f}" for r in rounds)
+          + "; HTTP 1 connection " + ", ".join(f"{r['http1']['updates_s'] / r['redis']['updates_s']:.3f}" for r in rounds))
     print(f"  events per run: {rounds[0]['http1']['events']:,} ({len(rounds[0]['http1']['per_fence'])} fences fired)")
     print(f"  update -> SSE event (all rounds' samples): p50 {to_event['p50']:.2f} ms, p90 {to_event['p90']:.2f}, "
           f"p99 {to_event['p99']:.2f}, max {to_event['max']:.2f}; per-round p99 {', '.join(f'{p:.2f}' for p in p99s)}; "
