@@ -75,6 +75,9 @@ public struct LiveObject: Sendable {
     public internal(set) var history: [Fix]
     /// Per area it is inside or waiting at (the area's slot in `LiveState`).
     var states: SlotStates
+
+    /// What holds an object's place in its layer while an update works on it (no allocation).
+    static let placeholder = LiveObject(id: "", serial: 0, point: Point(lon: 0, lat: 0), time: 0, fields: nil, expires: nil, history: [], states: SlotStates())
 }
 
 /// An object's states by slot: a few at most, so a list searched in order beats a hash table.
@@ -328,16 +331,21 @@ public struct LiveState: Sendable {
         let expires = ttl.flatMap { $0 > 0 ? now + $0 : nil }
         var object: LiveObject
         var previous: Point?
-        if let index, let old = layers[key]?.objects.remove(at: index).value {
-            object = old
+        if let index {
+            // Swapped out of its slot, a placeholder there meanwhile, and back after: not removed
+            // and inserted again (a rehash and a probe each, a tenth of an update), and no second
+            // reference to its arrays that would make changing them copy them.
+            object = LiveObject.placeholder
+            swap(&object, &layers[key]!.objects.values[index])
+            let old = Fix(point: object.point, time: object.time)
             previous = old.point
             switch settings.history {
             case .none: break
             case .last(let n):
-                object.history.append(Fix(point: old.point, time: old.time))
+                object.history.append(old)
                 if object.history.count > n { object.history.removeFirst(object.history.count - n) }
             case .window(let seconds):
-                object.history.append(Fix(point: old.point, time: old.time))
+                object.history.append(old)
                 if let keep = object.history.firstIndex(where: { $0.time >= update.time - seconds }) {
                     object.history.removeFirst(keep)
                 } else {
@@ -358,7 +366,11 @@ public struct LiveState: Sendable {
             evaluate(&object, layer: key, name: name, plan: plan, candidates: &candidates, previous: previous, emit: emit)
         }
         let id = object.id
-        layers[key]!.objects[id] = object
+        if let index {
+            layers[key]!.objects.values[index] = object
+        } else {
+            layers[key]!.objects[id] = object
+        }
         // Roaming fences that follow this object: every object they watch, against where it is now.
         if !plan.following.isEmpty, let followers = plan.following[id] {
             for f in followers { reevaluate(roaming: f, target: object, time: update.time, emit: emit) }
