@@ -4,9 +4,9 @@
 //
 // Per object and per area a state: inside or not, and since when a change has been waiting for
 // its dwell. Only the states that are inside or waiting are kept, so an object far from every
-// fence costs its position alone. The fixed areas of every fence sit in one packed R-tree, their
-// boxes grown by their margin and hysteresis, so an update looks at the areas near it and at
-// those it is inside, never at all of them.
+// fence costs its position alone. The fixed areas of every fence sit in one grid (SlotGrid.swift;
+// a packed R-tree where a grid is not worth it), their boxes grown by their margin and
+// hysteresis, so an update looks at the areas near it and at those it is inside, never at all.
 
 import Foundation
 import Geometry
