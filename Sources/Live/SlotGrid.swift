@@ -49,7 +49,7 @@ struct SlotGrid: Sendable {
             for r in r0...r1 { for c in c0...c1 { counts[r * columns + c] += 1 } }
         }
         let total = counts.reduce(0, +)
-        guard total <= 16 * widths.count, counts.allSatisfy({ $0 <= 128 }) else { return nil }
+        guard total <= 16 * widths.count, total < Int(Int32.max), counts.allSatisfy({ $0 <= 128 }) else { return nil }
         var start = [Int32](repeating: 0, count: columns * rows + 1)
         for c in 0..<(columns * rows) { start[c + 1] = start[c] + Int32(counts[c]) }
         var fill = start.map(Int.init)
