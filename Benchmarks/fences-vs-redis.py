@@ -34,7 +34,12 @@ Redis and server share this machine's CPUs (printed): on a small machine the cli
 counts, so read the 2-connection row with it in mind.
 
     Benchmarks/fences-vs-redis.py --vltava .build/release/vltava --store demo/vltava.gpkg \\
-        [--objects 1000] [--updates 200000] [--batch 1000] [--rounds 3] [--latency-samples 1000]
+        [--objects 1000] [--updates 200000] [--batch 1000] [--rounds 3] [--latency-samples 1000] \\
+        [--baseline-vltava OTHER/vltava --baseline-bench OTHER/vltava-bench]
+
+With a baseline (another build, say main's), every round also runs its library and 1-connection
+HTTP passes, alternating which build goes first, and prints this build's ratios to it: on a
+shared machine only ratios within one run mean anything.
 """
 
 import argparse
@@ -569,11 +574,12 @@ def run_redis(options, workload, pipelines, processes):
     return {"updates_s": workload.updates / elapsed, "seconds": elapsed, "used_memory_peak": used_peak, "rss_mb": rss}
 
 
-def run_library(options, fences_file, bodies_file):
+def run_library(options, fences_file, bodies_file, bench=None):
     """Engine.updatePositions over the same batches, in vltava-bench (parsing not timed)."""
-    if not os.path.isfile(options.bench):
-        raise Failure(f"--bench {options.bench}: no such file (swift build -c release --product vltava-bench)")
-    run = subprocess.run([options.bench, "fences", fences_file, bodies_file, options.store], capture_output=True, text=True)
+    bench = bench or options.bench
+    if not os.path.isfile(bench):
+        raise Failure(f"--bench {bench}: no such file (swift build -c release --product vltava-bench)")
+    run = subprocess.run([bench, "fences", fences_file, bodies_file, options.store], capture_output=True, text=True)
     if run.returncode != 0 or "FENCES id=F1" not in run.stdout:
         raise Failure(f"vltava-bench fences failed: {run.stderr[-2000:]}")
     line = run.stdout.strip().splitlines()[-1]
@@ -795,6 +801,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--latency-samples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--baseline-vltava", default=None,
+                        help="another build's vltava (and --baseline-bench its vltava-bench): its library and 1-connection HTTP runs "
+                             "alternate with this build's in every round, and the rounds print the ratios between the two")
+    parser.add_argument("--baseline-bench", default=None)
     parser.add_argument("--work", default=None, help="where the temporary folders go (default: the system's)")
     options = parser.parse_args()
     for name in ("objects", "updates", "batch", "rounds", "latency_samples"):
@@ -804,6 +814,8 @@ def main():
         parser.error("--objects must be at least 2")
     if not (os.path.isfile(options.vltava) and os.access(options.vltava, os.X_OK)):
         parser.error(f"--vltava {options.vltava}: no such executable (build it: swift build -c release)")
+    if (options.baseline_vltava is None) != (options.baseline_bench is None):
+        parser.error("--baseline-vltava and --baseline-bench go together")
     if not os.path.isfile(options.store):
         parser.error(f"--store {options.store}: no such file")
     if not shutil.which(options.redis_server):
@@ -847,19 +859,41 @@ def main():
             result = {"round": r}
             result["redis"] = run_redis(options, workload, pipelines, processes)
             print(f"round {r}: redis done ({result['redis']['updates_s']:,.0f} updates/s)", flush=True)
+            # With a baseline, the two builds alternate which goes first, round by round.
+            baseline_first = options.baseline_bench is not None and r % 2 == 0
+            if baseline_first:
+                result["base_library"] = run_library(options, fences_file, bodies_file, options.baseline_bench)
             result["library"] = run_library(options, fences_file, bodies_file)
             print(f"round {r}: library done ({result['library']['updates_s']:,.0f} updates/s)", flush=True)
+            if options.baseline_bench is not None and not baseline_first:
+                result["base_library"] = run_library(options, fences_file, bodies_file, options.baseline_bench)
+            if "base_library" in result:
+                print(f"round {r}: baseline library done ({result['base_library']['updates_s']:,.0f} updates/s)", flush=True)
             for name, (events, doubtful) in expected.items():
                 got = result["library"]["per_fence"].get(name, 0)
                 if abs(got - events) > doubtful:
                     problems.append(f"round {r} library: fence {name} made {got} events, a replay predicts {events}")
 
+            if baseline_first:
+                server = Vltava(processes, options.baseline_vltava, options.store, work, f"r{r}-base")
+                set_up(server, workload)
+                result["base_http1"] = run_http(server, workload, one)
+                record_log(server, f"round {r}, baseline", problems, notes)
             server = Vltava(processes, options.vltava, options.store, work, f"r{r}-1c")
             set_up(server, workload)
             result["http1"] = run_http(server, workload, one)
             result["http1"]["rss_mb"] = server.peak_rss_mb()
             record_log(server, f"round {r}, 1 connection", problems, notes)
             print(f"round {r}: vltava 1 connection done ({result['http1']['updates_s']:,.0f} updates/s)", flush=True)
+            if options.baseline_vltava is not None and not baseline_first:
+                server = Vltava(processes, options.baseline_vltava, options.store, work, f"r{r}-base")
+                set_up(server, workload)
+                result["base_http1"] = run_http(server, workload, one)
+                record_log(server, f"round {r}, baseline", problems, notes)
+            if "base_http1" in result:
+                print(f"round {r}: baseline 1 connection done ({result['base_http1']['updates_s']:,.0f} updates/s)", flush=True)
+                if result["base_http1"]["per_fence"] != result["http1"]["per_fence"]:
+                    problems.append(f"round {r}: the baseline made other events ({result['base_http1']['events']} vs {result['http1']['events']})")
 
             server = Vltava(processes, options.vltava, options.store, work, f"r{r}-2c")
             set_up(server, workload)
@@ -944,6 +978,13 @@ def print_round(result, options):
     print(f"  latency ms over {len(lat['to_event'])} samples {'p50':>7} {'p90':>7} {'p99':>7} {'max':>7}")
     print(f"    update -> SSE event          {e['p50']:7.2f} {e['p90']:7.2f} {e['p99']:7.2f} {e['max']:7.2f}")
     print(f"    POST round trip              {t['p50']:7.2f} {t['p90']:7.2f} {t['p99']:7.2f} {t['max']:7.2f}", flush=True)
+    print(f"  ratios to Redis: library {lib['updates_s'] / redis['updates_s']:.3f}, HTTP 1 connection {h1['updates_s'] / redis['updates_s']:.3f}", flush=True)
+    if "base_library" in result:
+        bl, bh = result["base_library"], result["base_http1"]
+        print(f"  baseline: library {bl['updates_s']:,.0f} updates/s ({bl['updates_s'] / redis['updates_s']:.3f} of Redis), "
+              f"HTTP 1 connection {bh['updates_s']:,.0f} ({bh['updates_s'] / redis['updates_s']:.3f}); this build / baseline: "
+              f"library {lib['updates_s'] / bl['updates_s']:.2f}x, HTTP {h1['updates_s'] / bh['updates_s']:.2f}x "
+              f"({'baseline first' if r % 2 == 0 else 'this build first'})", flush=True)
 
 
 def print_summary(rounds, options, command):
@@ -962,6 +1003,15 @@ def print_summary(rounds, options, command):
     print(f"  Vltava library:               {lib:12,.0f} updates/s                        ratio Vltava/Redis {lib / redis:.3f}")
     print(f"  Vltava HTTP, 1 connection:    {h1:12,.0f} updates/s  {e1:10,.0f} events/s   ratio Vltava/Redis {h1 / redis:.3f}")
     print(f"  Vltava HTTP, 2 connections:   {h2:12,.0f} updates/s  {e2:10,.0f} events/s   ratio Vltava/Redis {h2 / redis:.3f}")
+    if "base_library" in rounds[0]:
+        print("  per round, this build / baseline: library "
+              + ", ".join(f"{r['library']['updates_s'] / r['base_library']['updates_s']:.2f}x" for r in rounds)
+              + "; HTTP 1 connection " + ", ".join(f"{r['http1']['updates_s'] / r['base_http1']['updates_s']:.2f}x" for r in rounds))
+        print("  per round, baseline / Redis: library "
+              + ", ".join(f"{r['base_library']['updates_s'] / r['redis']['updates_s']:.3f}" for r in rounds)
+              + "; HTTP 1 connection " + ", ".join(f"{r['base_http1']['updates_s'] / r['redis']['updates_s']:.3f}" for r in rounds))
+    print("  per round, this build / Redis: library " + ", ".join(f"{r['library']['updates_s'] / r['redis']['updates_s']:.3f}" for r in rounds)
+          + "; HTTP 1 connection " + ", ".join(f"{r['http1']['updates_s'] / r['redis']['updates_s']:.3f}" for r in rounds))
     print(f"  events per run: {rounds[0]['http1']['events']:,} ({len(rounds[0]['http1']['per_fence'])} fences fired)")
     print(f"  update -> SSE event (all rounds' samples): p50 {to_event['p50']:.2f} ms, p90 {to_event['p90']:.2f}, "
           f"p99 {to_event['p99']:.2f}, max {to_event['max']:.2f}; per-round p99 {', '.join(f'{p:.2f}' for p in p99s)}; "

@@ -395,6 +395,31 @@ extension Output {
         guard seconds.isFinite, seconds > -62_135_596_800, seconds < 253_402_300_800 else { return "\(seconds)" }
         let whole = seconds.rounded(.down)
         let milliseconds = min(999, max(0, Int(((seconds - whole) * 1000).rounded())))
-        return String(UTCTime(seconds: Int64(whole)).iso.dropLast()) + "." + String(milliseconds + 1000).dropFirst() + "Z"
+        let wholeSeconds = Int64(whole)
+        let days = Int(wholeSeconds >= 0 ? wholeSeconds / 86_400 : (wholeSeconds - 86_399) / 86_400)
+        let secondOfDay = Int(wholeSeconds - Int64(days) * 86_400)
+        let (year, month, day) = UTCTime.civilFromDays(days)
+        guard year >= 1000 else {
+            return String(UTCTime(seconds: wholeSeconds).iso.dropLast()) + "." + String(milliseconds + 1000).dropFirst() + "Z"
+        }
+        // The digits written in place: one String, where interpolating the parts made a dozen
+        // (every event of a positions answer has a time).
+        return String(unsafeUninitializedCapacity: 24) { out in
+            func digits(_ value: Int, _ count: Int, at start: Int) {
+                var v = value
+                for i in stride(from: start + count - 1, through: start, by: -1) {
+                    out[i] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: v % 10)
+                    v /= 10
+                }
+            }
+            digits(year, 4, at: 0); out[4] = UInt8(ascii: "-")
+            digits(month, 2, at: 5); out[7] = UInt8(ascii: "-")
+            digits(day, 2, at: 8); out[10] = UInt8(ascii: "T")
+            digits(secondOfDay / 3600, 2, at: 11); out[13] = UInt8(ascii: ":")
+            digits(secondOfDay / 60 % 60, 2, at: 14); out[16] = UInt8(ascii: ":")
+            digits(secondOfDay % 60, 2, at: 17); out[19] = UInt8(ascii: ".")
+            digits(milliseconds, 3, at: 20); out[23] = UInt8(ascii: "Z")
+            return 24
+        }
     }
 }

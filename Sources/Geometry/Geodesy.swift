@@ -13,15 +13,25 @@ public enum Geodesy {
     /// Great-circle distance in metres (haversine formula).
     @inlinable
     public static func haversine(lon1: Double, lat1: Double, lon2: Double, lat2: Double) -> Double {
-        let phi1 = lat1 * degreesToRadians
-        let phi2 = lat2 * degreesToRadians
-        let dPhi = phi2 - phi1
+        haversine(lon1: lon1, lat1: lat1, lon2: lon2, lat2: lat2, cosines: cosLatitude(lat1) * cosLatitude(lat2))
+    }
+
+    /// As `haversine`, given `cosLatitude(lat1) * cosLatitude(lat2)`: a caller measuring from
+    /// one point to many fixed ones (a fence's circles) computes each cosine once. The same
+    /// operations in the same order, so the same metres to the last bit.
+    @inlinable
+    public static func haversine(lon1: Double, lat1: Double, lon2: Double, lat2: Double, cosines: Double) -> Double {
+        let dPhi = lat2 * degreesToRadians - lat1 * degreesToRadians
         let dLambda = (lon2 - lon1) * degreesToRadians
         let s1 = sin(dPhi / 2)
         let s2 = sin(dLambda / 2)
-        let h = s1 * s1 + cos(phi1) * cos(phi2) * s2 * s2
+        let h = s1 * s1 + cosines * s2 * s2
         return 2 * earthRadius * asin(min(1, h.squareRoot()))
     }
+
+    /// The cosine of a latitude in degrees, as `haversine` takes it.
+    @inlinable
+    public static func cosLatitude(_ lat: Double) -> Double { cos(lat * degreesToRadians) }
 
     @inlinable
     public static func distance(_ a: Point, _ b: Point) -> Double {

@@ -14,7 +14,7 @@ extension Geodesy {
         if case .point(let p) = a { return distance(from: p, to: b) }
         if case .point(let p) = b { return distance(from: p, to: a) }
         let chainsA = GeometryChains(a), chainsB = GeometryChains(b)
-        if a.bbox.intersects(b.bbox) && (chainsA.meets(chainsB) || chainsB.meets(chainsA) || chainsA.crosses(chainsB)) { return 0 }
+        if touch(a, chainsA, b, chainsB) { return 0 }
         var best = Double.infinity
         for (x, y) in [(chainsA, b), (chainsB, a)] {
             for chain in x.chains {
@@ -27,6 +27,19 @@ extension Geodesy {
             }
         }
         return best
+    }
+}
+
+extension Geodesy {
+    /// Whether two geometries touch, overlap or cross (one inside the other's polygon, or edges
+    /// crossing in lon/lat): where `distance(between:_:)` is 0 without measuring anything, so a
+    /// caller asking only "within 0 m?" need not measure (a fence's `cross` on a polygon).
+    public static func touch(_ a: Geometry, _ b: Geometry) -> Bool {
+        touch(a, GeometryChains(a), b, GeometryChains(b))
+    }
+
+    fileprivate static func touch(_ a: Geometry, _ chainsA: GeometryChains, _ b: Geometry, _ chainsB: GeometryChains) -> Bool {
+        a.bbox.intersects(b.bbox) && (chainsA.meets(chainsB) || chainsB.meets(chainsA) || chainsA.crosses(chainsB))
     }
 }
 

@@ -73,20 +73,24 @@ public final class FenceArea: Sendable {
     public let shape: Geometry
     public let within: Double
     public let feature: FenceFeature?
+    /// For a point shape, the cosine of its latitude: every update measuring to it needs it.
+    private let cosLatitude: Double
 
     public init(shape: Geometry, within: Double = 0, feature: FenceFeature? = nil) {
         self.shape = shape
         self.within = within
         self.feature = feature
+        cosLatitude = if case .point(let centre) = shape { Geodesy.cosLatitude(centre.lat) } else { 0 }
     }
 
     /// Great-circle metres from the point to the shape (0 inside a polygon). With `exact`
     /// false, a point outside a polygon is +infinity: enough when only inside-or-not matters
     /// (no margin, no hysteresis to measure), and it spares the walk over every edge.
-    func distance(_ lon: Double, _ lat: Double, exact: Bool = true) -> Double {
+    /// `cosLatitude` is the point's (`Geodesy.cosLatitude(lat)`), computed once per update.
+    func distance(_ lon: Double, _ lat: Double, cosLatitude: Double, exact: Bool = true) -> Double {
         switch shape {
         case .point(let centre):
-            return Geodesy.haversine(lon1: lon, lat1: lat, lon2: centre.lon, lat2: centre.lat)
+            return Geodesy.haversine(lon1: lon, lat1: lat, lon2: centre.lon, lat2: centre.lat, cosines: cosLatitude * self.cosLatitude)
         case .polygon, .multiPolygon:
             if shape.contains(lon: lon, lat: lat) { return 0 }
             return exact || within > 0 ? shape.distance(toLon: lon, lat: lat) : .infinity
@@ -102,7 +106,12 @@ public final class FenceArea: Sendable {
         if case .point(let centre) = shape {
             return Geodesy.pointToSegment(lon: centre.lon, lat: centre.lat, ax: a.lon, ay: a.lat, bx: b.lon, by: b.lat) <= within
         }
-        return Geodesy.distance(between: .lineString(LineString(coordinates: [a.lon, a.lat, b.lon, b.lat])), shape) <= within
+        let segment = Geometry.lineString(LineString(coordinates: [a.lon, a.lat, b.lon, b.lat]))
+        // Within 0 m is touching (the distance is 0 when they touch; a vertex exactly on the
+        // other's arc yet off its flat edge, the one other way to 0, is left out): nothing to
+        // measure, where the measure (great-circle metres from every vertex) was a seventh of an update.
+        if within == 0 { return Geodesy.touch(segment, shape) }
+        return Geodesy.distance(between: segment, shape) <= within
     }
 }
 

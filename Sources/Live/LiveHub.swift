@@ -88,7 +88,11 @@ public final class LiveHub: Sendable {
         }
         try admitEvents()
         var stale = 0
-        let events = try changing { (s: inout LiveState, emit: (FenceEvent) -> Void) throws(LiveError) in stale = try s.update(layer, updates, now: now, emit: emit) }
+        // Room for a few events an update, up to a bound: growing the array event by event
+        // copied every event a dozen times a batch.
+        let events = try changing(reserving: min(4 * updates.count, 65_536)) { (s: inout LiveState, emit: (FenceEvent) -> Void) throws(LiveError) in
+            stale = try s.update(layer, updates, now: now, emit: emit)
+        }
         eventBudget.withLock { $0.events -= Double(events.count) }
         return PositionReceipt(events: events, stale: stale)
     }
@@ -138,9 +142,10 @@ public final class LiveHub: Sendable {
     /// Runs `body` on the state, numbering the events it emits into the log before the lock is
     /// left, then wakes every listener once.
     @discardableResult
-    private func changing<E: Error>(_ body: (inout LiveState, (FenceEvent) -> Void) throws(E) -> Void) throws(E) -> [FenceEvent] {
+    private func changing<E: Error>(reserving capacity: Int = 0, _ body: (inout LiveState, (FenceEvent) -> Void) throws(E) -> Void) throws(E) -> [FenceEvent] {
         let events = try state.withLock { (s: inout LiveState) throws(E) -> [FenceEvent] in
             var made: [FenceEvent] = []
+            made.reserveCapacity(capacity)
             try body(&s) { made.append($0) }
             guard !made.isEmpty else { return made }
             log.withLock { log in

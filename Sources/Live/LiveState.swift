@@ -4,9 +4,9 @@
 //
 // Per object and per area a state: inside or not, and since when a change has been waiting for
 // its dwell. Only the states that are inside or waiting are kept, so an object far from every
-// fence costs its position alone. The fixed areas of every fence sit in one packed R-tree, their
-// boxes grown by their margin and hysteresis, so an update looks at the areas near it and at
-// those it is inside, never at all of them.
+// fence costs its position alone. The fixed areas of every fence sit in one grid (SlotGrid.swift;
+// a packed R-tree where a grid is not worth it), their boxes grown by their margin and
+// hysteresis, so an update looks at the areas near it and at those it is inside, never at all.
 
 import Foundation
 import Geometry
@@ -75,6 +75,9 @@ public struct LiveObject: Sendable {
     public internal(set) var history: [Fix]
     /// Per area it is inside or waiting at (the area's slot in `LiveState`).
     var states: SlotStates
+
+    /// What holds an object's place in its layer while an update works on it (no allocation).
+    static let placeholder = LiveObject(id: "", serial: 0, point: Point(lon: 0, lat: 0), time: 0, fields: nil, expires: nil, history: [], states: SlotStates())
 }
 
 /// An object's states by slot: a few at most, so a list searched in order beats a hash table.
@@ -113,6 +116,20 @@ struct SlotStates: Sendable {
     }
 }
 
+/// What an update of one live layer's objects looks up: the slots of the roaming fences
+/// watching all of them or one of them, the slots of fences reporting `outside` (every one is
+/// checked), whether a fence reports `cross`, and the roaming fences following its objects.
+struct LayerPlan: Sendable {
+    /// A fence watches the layer.
+    var watched = false
+    var roaming: [Int] = []
+    var roamingByObject: [String: [Int]] = [:]
+    var outside: [Int] = []
+    var cross = false
+    /// Roaming fences (not slots) by the object of this layer they follow.
+    var following: [String: [Int]] = [:]
+}
+
 struct AreaState: Equatable {
     var inside = false
     /// When the change now waiting for its dwell first held.
@@ -141,21 +158,15 @@ public struct LiveState: Sendable {
     /// Per slot: its fence and area.
     private var slots: [(fence: Int, area: Int)] = []
     private var areaIndex: PackedRTree?
+    /// The same boxes on a grid, which an update searches instead when there is one (SlotGrid.swift).
+    private var areaGrid: SlotGrid?
     /// The box of each slot in `areaIndex` (empty for roaming slots).
     private var slotBoxes: [BBox] = []
-    /// Fences by the live layer they watch (lowercased name), in name order.
-    private var watching: [String: [Int]] = [:]
     /// Each fence's watched layer, lowercased.
     private var watchedKeys: [String] = []
-    /// What an update looks up rather than walking every fence: roaming fences by the one
-    /// object they watch ("layer\u{0}id") or by layer when they watch all, fences reporting
-    /// `outside` by layer, and the layers with a fence reporting `cross`.
-    private var roamingByObject: [String: [Int]] = [:]
-    private var roamingByLayer: [String: [Int]] = [:]
-    private var outsideByLayer: [String: [Int]] = [:]
-    private var crossLayers: Set<String> = []
-    /// Roaming fences by the object they follow ("layer\u{0}id", the layer lowercased).
-    private var following: [String: [Int]] = [:]
+    /// Per live layer (lowercased name), what its updates look up rather than walking every
+    /// fence: read once per batch, so an update hashes no layer name.
+    private var plans: [String: LayerPlan] = [:]
     public let limits: LiveLimits
 
     public init(limits: LiveLimits = LiveLimits()) {
@@ -199,11 +210,10 @@ public struct LiveState: Sendable {
         var newFirst: [Int] = []
         var newSlots: [(Int, Int)] = []
         var boxes: [BBox] = []
-        var newWatching: [String: [Int]] = [:]
-        var newFollowing: [String: [Int]] = [:]
+        var newPlans: [String: LayerPlan] = [:]
         for (f, fence) in sorted.enumerated() {
             newFirst.append(newSlots.count)
-            newWatching[fence.watch.layer.lowercased(), default: []].append(f)
+            newPlans[fence.watch.layer.lowercased(), default: LayerPlan()].watched = true
             switch fence.target {
             case .areas(let areas):
                 for (a, area) in areas.enumerated() {
@@ -213,7 +223,7 @@ public struct LiveState: Sendable {
             case .roaming(let layer, let object, _):
                 newSlots.append((f, 0))
                 boxes.append(.empty)
-                newFollowing[layer.lowercased() + "\u{0}" + object, default: []].append(f)
+                newPlans[layer.lowercased(), default: LayerPlan()].following[object, default: []].append(f)
             }
         }
         let index: PackedRTree?
@@ -240,28 +250,27 @@ public struct LiveState: Sendable {
         }
         fences = sorted
         watchedKeys = sorted.map { $0.watch.layer.lowercased() }
-        roamingByObject = [:]
-        roamingByLayer = [:]
-        outsideByLayer = [:]
-        crossLayers = []
         for (f, fence) in sorted.enumerated() {
             let key = watchedKeys[f]
             if case .roaming = fence.target {
                 if let object = fence.watch.object {
-                    roamingByObject[key + "\u{0}" + object, default: []].append(f)
+                    newPlans[key, default: LayerPlan()].roamingByObject[object, default: []].append(newFirst[f])
                 } else {
-                    roamingByLayer[key, default: []].append(f)
+                    newPlans[key, default: LayerPlan()].roaming.append(newFirst[f])
                 }
             }
-            if fence.rules.detects(.outside) { outsideByLayer[key, default: []].append(f) }
-            if fence.rules.detects(.cross) { crossLayers.insert(key) }
+            if fence.rules.detects(.outside) {
+                let end = f + 1 < newFirst.count ? newFirst[f + 1] : newSlots.count
+                newPlans[key, default: LayerPlan()].outside += newFirst[f]..<end
+            }
+            if fence.rules.detects(.cross) { newPlans[key, default: LayerPlan()].cross = true }
         }
         firstSlot = newFirst
         slots = newSlots
         slotBoxes = boxes
         areaIndex = index
-        watching = newWatching
-        following = newFollowing
+        areaGrid = index == nil ? nil : SlotGrid(boxes: boxes)
+        plans = newPlans
     }
 
     private func slotCount(_ fence: Int) -> Int {
@@ -299,32 +308,44 @@ public struct LiveState: Sendable {
             throw .limit("the live layer \(layers[key]?.name ?? layerName) would hold \(count + fresh.count) objects; at most \(limits.maxObjectsPerLayer)")
         }
         var stale = 0
+        // What stays the same through the batch, read once.
+        guard let settings = layers[key]?.settings, let name = layers[key]?.name else { return 0 }
+        let plan = plans[key] ?? LayerPlan()
+        // One buffer for every update's candidate slots.
+        var candidates: [Int] = []
         for update in updates {
-            if let current = layers[key]?.objects[update.id], update.time < current.time {
+            // The object found once: its time checked and, when it moves, taken out by index.
+            let index = layers[key]?.objects.index(forKey: update.id)
+            if let index, let current = layers[key]?.objects.values[index].time, update.time < current {
                 stale += 1
                 continue
             }
-            apply(key, update, now: now, emit: emit)
+            apply(key, update, at: index, settings: settings, name: name, plan: plan, candidates: &candidates, now: now, emit: emit)
         }
         return stale
     }
 
-    private mutating func apply(_ key: String, _ update: PositionUpdate, now: Double, emit: (FenceEvent) -> Void) {
-        guard let settings = layers[key]?.settings else { return }
+    private mutating func apply(_ key: String, _ update: PositionUpdate, at index: Dictionary<String, LiveObject>.Index?, settings: LiveLayerSettings,
+                                name: String, plan: LayerPlan, candidates: inout [Int], now: Double, emit: (FenceEvent) -> Void) {
         let ttl = update.ttlSeconds ?? settings.ttlSeconds
         let expires = ttl.flatMap { $0 > 0 ? now + $0 : nil }
         var object: LiveObject
         var previous: Point?
-        if let old = layers[key]!.objects.removeValue(forKey: update.id) {
-            object = old
+        if let index {
+            // Swapped out of its slot, a placeholder there meanwhile, and back after: not removed
+            // and inserted again (a rehash and a probe each, a tenth of an update), and no second
+            // reference to its arrays that would make changing them copy them.
+            object = LiveObject.placeholder
+            swap(&object, &layers[key]!.objects.values[index])
+            let old = Fix(point: object.point, time: object.time)
             previous = old.point
             switch settings.history {
             case .none: break
             case .last(let n):
-                object.history.append(Fix(point: old.point, time: old.time))
+                object.history.append(old)
                 if object.history.count > n { object.history.removeFirst(object.history.count - n) }
             case .window(let seconds):
-                object.history.append(Fix(point: old.point, time: old.time))
+                object.history.append(old)
                 if let keep = object.history.firstIndex(where: { $0.time >= update.time - seconds }) {
                     object.history.removeFirst(keep)
                 } else {
@@ -341,35 +362,45 @@ public struct LiveState: Sendable {
             layers[key]!.nextSerial += 1
         }
         if let expires { layers[key]!.earliestExpiry = min(layers[key]!.earliestExpiry, expires) }
-        evaluate(&object, layer: key, name: layers[key]?.name, previous: previous, emit: emit)
+        if plan.watched {
+            evaluate(&object, layer: key, name: name, plan: plan, candidates: &candidates, previous: previous, emit: emit)
+        }
         let id = object.id
-        layers[key]!.objects[id] = object
+        if let index {
+            layers[key]!.objects.values[index] = object
+        } else {
+            layers[key]!.objects[id] = object
+        }
         // Roaming fences that follow this object: every object they watch, against where it is now.
-        if !following.isEmpty, let followers = following[key + "\u{0}" + id] {
+        if !plan.following.isEmpty, let followers = plan.following[id] {
             for f in followers { reevaluate(roaming: f, target: object, time: update.time, emit: emit) }
         }
     }
 
     /// Checks an object that just moved against the fences watching its layer.
-    private func evaluate(_ object: inout LiveObject, layer key: String, name layerName: String?, previous: Point?, emit: (FenceEvent) -> Void) {
-        guard watching[key] != nil else { return }
+    private func evaluate(_ object: inout LiveObject, layer key: String, name layerName: String?, plan: LayerPlan, candidates: inout [Int],
+                          previous: Point?, emit: (FenceEvent) -> Void) {
         let p = object.point
         // The slots to look at: near the new position, the ones it is inside or waiting at,
         // those the move passed (for `cross`), every one of a fence reporting `outside`, and the
         // roaming fences watching it (the loop below checks that a fence watches the object).
-        var candidates: [Int] = object.states.keys
-        for f in roamingByLayer[key] ?? [] { candidates.append(firstSlot[f]) }
-        if !roamingByObject.isEmpty {
-            for f in roamingByObject[key + "\u{0}" + object.id] ?? [] { candidates.append(firstSlot[f]) }
-        }
-        for f in outsideByLayer[key] ?? [] { candidates += firstSlot[f]..<(firstSlot[f] + slotCount(f)) }
-        let wantsCross = crossLayers.contains(key)
+        candidates.removeAll(keepingCapacity: true)
+        candidates += object.states.keys
+        candidates += plan.roaming
+        if !plan.roamingByObject.isEmpty, let slots = plan.roamingByObject[object.id] { candidates += slots }
+        candidates += plan.outside
+        let wantsCross = plan.cross
         if let areaIndex {
             var box = BBox(minLon: p.lon, minLat: p.lat, maxLon: p.lon, maxLat: p.lat)
             if wantsCross, let previous { box.extend(BBox(minLon: previous.lon, minLat: previous.lat, maxLon: previous.lon, maxLat: previous.lat)) }
-            areaIndex.search(box) { candidates.append($0) }
+            if let areaGrid {
+                areaGrid.search(box) { candidates.append($0) }
+            } else {
+                areaIndex.search(box) { candidates.append($0) }
+            }
         }
         guard !candidates.isEmpty else { return }
+        let cosLatitude = Geodesy.cosLatitude(p.lat)
         candidates.sort()
         var last = -1
         for slot in candidates where slot != last {
@@ -388,10 +419,11 @@ public struct LiveState: Sendable {
                     continue
                 }
                 // Leaving past a hysteresis needs the distance outside; nothing else does.
-                let d = area.distance(p.lon, p.lat, exact: state.inside && fence.rules.hysteresisMetres > 0)
+                let d = area.distance(p.lon, p.lat, cosLatitude: cosLatitude, exact: state.inside && fence.rules.hysteresisMetres > 0)
                 var kind = step(&object.states[slot, default: AreaState()], distance: d, within: area.within, rules: fence.rules, time: object.time)
                 if kind == .outside, fence.rules.detects(.cross), let previous, state.isResting, d > area.within,
-                   area.distance(previous.lon, previous.lat, exact: false) > area.within, area.meets(from: previous, to: p) {
+                   area.distance(previous.lon, previous.lat, cosLatitude: Geodesy.cosLatitude(previous.lat), exact: false) > area.within,
+                   area.meets(from: previous, to: p) {
                     kind = .cross
                 }
                 if object.states[slot]?.isResting == true { object.states[slot] = nil }
@@ -477,7 +509,7 @@ public struct LiveState: Sendable {
                             position: object.point, time: time, values: because))
         }
         // Objects inside a roaming fence around it are no longer near anything.
-        for f in following[key + "\u{0}" + id] ?? [] {
+        for f in plans[key]?.following[id] ?? [] {
             let watchedKey = fences[f].watch.layer.lowercased()
             let slot = firstSlot[f]
             for watchedID in (layers[watchedKey]?.objects.keys.sorted() ?? []) where layers[watchedKey]!.objects[watchedID]!.states[slot] != nil {

@@ -24,6 +24,8 @@ import Support
 extension Endpoints {
     /// Bytes of a positions batch: 10,000 positions with a few fields each.
     static let maxPositionsBodyBytes = 8 << 20
+    /// The members a position may have (one array for every position, not one built per member).
+    static let positionMembers = ["id", "position", "time", "fields", "ttl_s"]
 
     // MARK: - Live layers
 
@@ -157,7 +159,7 @@ extension Endpoints {
                 guard let seconds = given.number, seconds.isFinite, seconds >= 0, seconds <= 366 * 86_400 else { throw invalid("ttl_s: expected seconds from 0 (never) to a year") }
                 ttl = seconds
             }
-            if let unknown = p.keys.first(where: { !["id", "position", "time", "fields", "ttl_s"].contains($0) }) {
+            if let unknown = p.keys.first(where: { !Endpoints.positionMembers.contains($0) }) {
                 throw invalid("unknown member \(Quote.input(unknown)); a position has id, position, time, fields, ttl_s")
             }
             updates.append(PositionUpdate(id: id, point: point, time: time, fields: fields, ttlSeconds: ttl))

@@ -147,20 +147,29 @@ public struct PackedRTree: Sendable {
         guard count > 0, !box.isEmpty,
               maxX[root] >= box.minLon && minX[root] <= box.maxLon && maxY[root] >= box.minLat && minY[root] <= box.maxLat else { return 0 }
         var visited = 0
-        var stack: [Int] = [root]
-        while let node = stack.popLast() {
-            visited += 1
-            if node < count {
-                visit(Int(indices[node]))
-                continue
+        // The stack on the machine's stack, not the heap: a fence evaluation searches once per
+        // position update. Depth first, it holds at most one node's children per level.
+        let capacity = nodeSize * (levelBounds.count + 1) + 1
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: capacity) { stack in
+            stack[0] = root
+            var top = 1
+            while top > 0 {
+                top -= 1
+                let node = stack[top]
+                visited += 1
+                if node < count {
+                    visit(Int(indices[node]))
+                    continue
+                }
+                let first = Int(indices[node])
+                let end = min(first + nodeSize, upperBound(ofLevelContaining: first))
+                for c in first..<end where maxX[c] >= box.minLon && minX[c] <= box.maxLon && maxY[c] >= box.minLat && minY[c] <= box.maxLat {
+                    stack[top] = c
+                    top += 1
+                }
             }
-            let first = Int(indices[node])
-            let end = min(first + nodeSize, upperBound(ofLevelContaining: first))
-            for c in first..<end where maxX[c] >= box.minLon && minX[c] <= box.maxLon && maxY[c] >= box.minLat && minY[c] <= box.maxLat {
-                stack.append(c)
-            }
+            return visited
         }
-        return visited
     }
 
     public func search(_ box: BBox) -> [Int] {

@@ -360,7 +360,11 @@ private struct Parser {
             if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
             guard digits(&position) > 0 else { throw error("invalid number: expected a digit in the exponent") }
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        let digitsText = UnsafeBufferPointer(rebasing: bytes[start..<position])
+        // A plain decimal (a coordinate) read exactly without a String: one of 17 digits was a
+        // heap String per number, and a positions body is mostly such numbers.
+        if !isInteger, let d = DecimalText.exactValue(digitsText) { return .double(d) }
+        let text = String(decoding: digitsText, as: UTF8.self)
         if isInteger, let i = Int64(text) { return .integer(i) }
         guard let d = Double(text), d.isFinite else { throw error("number out of range", at: start) }
         return .double(d)

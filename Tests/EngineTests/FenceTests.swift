@@ -2,7 +2,8 @@
 import Engine
 import Foundation
 import Geometry
-import Live
+@testable import Live
+import SpatialIndex
 import Store
 import Support
 import TestSupport
@@ -194,6 +195,41 @@ import Testing
         // An id of an earlier run (below this run's first) missed events; one never given resumes from the oldest.
         #expect(log.events(after: 500, limit: 10).missed)
         #expect(log.events(after: 9_999, limit: 10).events.map(\.id) == [1002, 1003, 1004])
+    }
+
+    /// The grid an update searches finds the slots the R-tree finds (each at least once).
+    @Test func theSlotGridFindsWhatTheRTreeFinds() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<20 {
+            let count = [1, 5, 200, 600][round % 4]
+            let boxes: [BBox] = (0..<count).map { i in
+                if i % 17 == 3 { return .empty }
+                let lon = 14.40 + Double.random(in: 0..<0.01, using: &generator), lat = 50.11 + Double.random(in: 0..<0.01, using: &generator)
+                let w = Double.random(in: 0..<0.002, using: &generator) * (i % 5 == 0 ? 4 : 1), h = Double.random(in: 0..<0.002, using: &generator)
+                return BBox(minLon: lon, minLat: lat, maxLon: lon + w, maxLat: lat + h)
+            }
+            let tree = try PackedRTree(boxes: boxes)
+            guard let grid = SlotGrid(boxes: boxes) else { continue }
+            for _ in 0..<200 {
+                let lon = 14.398 + Double.random(in: 0..<0.014, using: &generator), lat = 50.108 + Double.random(in: 0..<0.014, using: &generator)
+                var query = BBox(minLon: lon, minLat: lat, maxLon: lon, maxLat: lat)
+                if Bool.random(using: &generator) { query.extend(BBox(minLon: lon + 0.0004, minLat: lat - 0.0003, maxLon: lon + 0.0004, maxLat: lat - 0.0003)) }
+                var found = Set<Int>()
+                grid.search(query) { found.insert($0) }
+                #expect(found == Set(tree.search(query)))
+            }
+        }
+    }
+
+    /// Events' times are written digit by digit; the same text as the parts put together.
+    @Test func eventTimesKeepTheirFormat() {
+        for seconds in [0, 0.0004, 0.9996, 1_782_000_000.123, 1_782_000_059.9999, 951_782_400.5, -1.25, -86_400.001, 253_402_300_799.0, -62_135_596_799.0] {
+            let whole = seconds.rounded(.down)
+            let milliseconds = min(999, max(0, Int(((seconds - whole) * 1000).rounded())))
+            let expected = String(UTCTime(seconds: Int64(whole)).iso.dropLast()) + "." + String(milliseconds + 1000).dropFirst() + "Z"
+            #expect(Output.isoMilliseconds(seconds) == expected, "\(seconds)")
+        }
+        #expect(Output.isoMilliseconds(.nan) == "nan")
     }
 
     // MARK: - The engine
