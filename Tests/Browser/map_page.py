@@ -477,7 +477,7 @@ def fences_and_events(driver, args, out):
         open_page(driver, base, FENCE_VIEW)
         drawn = wait_for(driver, """const f = vltava.fences, n = Object.fromEntries(f.map(x => [x.name, x.areas]));
             return f.length === 6 && n.pond === 1 && n.gorillas === 1 && n.shape === 1 && n.reach >= 1 && n.roaming === 1 && n.air === 1
-              && vltava.liveObjects === 2 && f""", "the six fences and the two keepers drawn", 20)
+              && vltava.liveObjects === 2 && f""", "the six fences and the two keepers drawn", 60)
         idle(driver)
         other_kinds(driver, base, token, keeper_2, out)
         check(rendered(driver, ["fences-fill"])["fences-fill"] >= 2 and rendered(driver, ["live-objects"])["live-objects"] == 2,
@@ -540,7 +540,7 @@ def other_kinds(driver, base, token, keeper_2, out):
     check(shapes["reach"] == [p["geometry"] for p in isochrone], "the reach fence is not /isochrone's polygon for 1 minute from its point")
     check(shapes["air"] == [{"type": "Point", "coordinates": list(THRESHOLD_PLACE)}], f"the threshold fence is drawn as {shapes['air']}")
     # The roaming circle re-sets the source each second, so the point is waited for, not read once.
-    wait_for(driver, "return vltava.map.queryRenderedFeatures({layers: ['fences-point']}).length >= 1", "the threshold fence's point rendered", 5)
+    wait_for(driver, "return vltava.map.queryRenderedFeatures({layers: ['fences-point']}).length >= 1", "the threshold fence's point rendered", 30)
 
     def centre(ring):
         corners = ring[:-1]
@@ -559,7 +559,7 @@ def other_kinds(driver, base, token, keeper_2, out):
     moved = wait_for(driver, """const g = vltava.fenceGeometries('roaming')[0], want = arguments[0];
         if (!g) return false;
         const ring = g.coordinates[0].slice(0, -1), c = [0, 1].map(i => ring.reduce((s, p) => s + p[i], 0) / ring.length);
-        return Math.abs(c[0] - want[0]) < 1e-6 && Math.abs(c[1] - want[1]) < 1e-6 && c""", "the roaming circle following keeper-2", 5, keeper_2[1]["position"])
+        return Math.abs(c[0] - want[0]) < 1e-6 && Math.abs(c[1] - want[1]) < 1e-6 && c""", "the roaming circle following keeper-2", 30, keeper_2[1]["position"])
     out["other_fences"] = {"reach_polygons": len(shapes["reach"]), "roaming_centre": first, "roaming_moved_to": moved,
                            "roaming_radius_m": round(radius, 2)}
 
@@ -576,7 +576,7 @@ def robot_scans(count):
 def indoor_venue(driver, args, out):
     """calib2021's flat on the map: its area, beacons, the floor switcher, a located track."""
     open_page(driver, args.base, INDOOR_VIEW)
-    venues = wait_for(driver, "return vltava.venues.length && vltava.venues", "the georeferenced venue", 20)
+    venues = wait_for(driver, "return vltava.venues.length && vltava.venues", "the georeferenced venue", 60)
     check([v["name"] for v in venues] == ["flat"] and venues[0]["beacons"] == 6, f"the venues drawn: {venues}")
     buttons = driver.execute_script("return [...document.querySelectorAll('#floor-switcher button')].map(b => [b.dataset.floor || null, b.textContent])")
     check(buttons == [[None, "calib2021 flat"], ["0", "0 · ground"]], f"the floor switcher: {buttons}")
