@@ -1272,9 +1272,14 @@
     const box = extent(indoor.features.filter((f) => f.properties.venue === venue.name));
     if (box) map.fitBounds([[box[0], box[1]], [box[2], box[3]]], { padding: 60, maxZoom: 21, duration: 0 });
   }
-  async function startIndoor() {
+  async function startIndoor(attempt = 0) {
     let answer;
-    try { answer = await api('/v1/venues'); } catch (error) { return; }
+    try { answer = await api('/v1/venues'); } catch (error) {
+      // A busy server (503) or a dropped connection: asked again a few times, 1 to 8 s apart,
+      // rather than the venue never drawn on this page.
+      if (!(error.status < 500) && attempt < 4) setTimeout(() => startIndoor(attempt + 1), 1000 << attempt);
+      return;
+    }
     venues = answer.venues.map((v) => Object.assign({}, v, { floors: v.floors.filter((f) => f.origin) })).filter((v) => v.floors.length);
     exposed.venues = venues.map((v) => ({ name: v.name, floors: v.floors.map((f) => f.floor), points: v.points.length, beacons: v.beacons.filter((b) => b.lon != null).length }));
     if (!venues.length) return;
