@@ -17,8 +17,8 @@ import Geometry
 import Support
 
 func runWrites(_ arguments: [String]) throws -> String {
-    guard arguments.count == 4, let size = Int(arguments[2]), size > 0, let seconds = Double(arguments[3]), seconds > 0 else {
-        throw BenchError(description: "usage: vltava-bench writes STORE.gpkg ROWS.json ROWS_PER_BATCH SECONDS")
+    guard arguments.count == 4, let size = Int(arguments[2]), size > 0, let seconds = Double(arguments[3]), seconds > 0, seconds <= 86_400 else {
+        throw BenchError(description: "usage: vltava-bench writes STORE.gpkg ROWS.json ROWS_PER_BATCH SECONDS (at most a day)")
     }
     let store = FileManager.default.temporaryDirectory.appendingPathComponent("vltava-bench-x1-\(getpid()).gpkg").path
     try? FileManager.default.removeItem(atPath: store)
